@@ -1,0 +1,35 @@
+# Two commands do all set-up on a fresh machine:  make demo  and  make test
+VENV    ?= .venv
+PYTHON  ?= python3
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+EXTRAS  ?= cpu,dev
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RAGAS_DO_NOT_TRACK=true NEMO_GUARDRAILS_NO_USAGE_STATS=1 OMP_WAIT_POLICY=PASSIVE
+
+.PHONY: install demo test test-fast bench clean
+
+install: $(STAMP)
+
+# torch first, CPU wheel, pinned: nothing later may pull a multi-GB CUDA build
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -c constraints.txt -e '.[$(EXTRAS)]'
+	$(PY) -m pip check
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/ragdoctor demo
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not slow"
+
+bench: $(STAMP)
+	$(PY) bench/retrieval.py
+
+clean:
+	rm -rf .ragdoctor runs

@@ -1,0 +1,315 @@
+#!/usr/bin/env python
+"""Retrieval benchmark: quality of BM25 / dense / hybrid retrieval, faiss index kinds (build time, latency,
+throughput, size, recall against flat) and embedding / BM25 build cost, on BEIR-layout datasets.
+
+    python bench/retrieval.py [--datasets scifact,cranfield] [--max-queries N] [--max-docs N]
+                              [--out bench/results/retrieval.json] [--embedder minilm|fake] [--data-dir DIR]
+
+Prints a set of tables per dataset and writes every number, plus machine info, to the JSON file.
+Not a timed test: numbers depend on the machine. See bench/README.md for what each column means.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import gzip
+import json
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # `python bench/retrieval.py` from anywhere
+    sys.path.insert(0, str(ROOT))
+
+from rag.offline import set_offline_env  # noqa: E402
+
+set_offline_env()
+
+from corpora.errors import InputError  # noqa: E402
+from corpora.loaders import load_beir  # noqa: E402
+from eval.retrieval_metrics import mean_metrics, retrieval_metrics  # noqa: E402
+from rag import faiss_index  # noqa: E402
+from rag.chunking import embedding_text  # noqa: E402
+from rag.config import ChunkingConfig, IndexConfig, RetrievalConfig  # noqa: E402
+from rag.embeddings import make_embedder  # noqa: E402
+from rag.retrievers import make_retriever  # noqa: E402
+from rag.store import build_index  # noqa: E402
+from ragdoctor.table import render  # noqa: E402
+
+DATASETS = {"scifact": "train", "cranfield": "test"}  # name -> qrels split
+MODES = ("bm25", "dense", "hybrid")
+KINDS = ("flat", "ivf", "hnsw", "ivfpq", "sq8")
+CHUNK_K, DOC_K = 200, 100  # chunks retrieved per query, documents scored (first occurrence of each doc id)
+LATENCY_QUERIES = 200  # single-query searches timed per index kind
+THROUGHPUT_SAMPLE = 256  # passages embedded without the cache to measure embedding speed
+CHUNKING = ChunkingConfig(chunk_size=256, chunk_overlap=32)
+_T0 = time.perf_counter()
+
+
+def log(msg: str) -> None:
+    print(f"[{time.perf_counter() - _T0:7.1f}s] {msg}", file=sys.stderr, flush=True)
+
+
+def load_beir_skipping_empty(folder: Path, split: str):
+    """load_beir, but documents with empty text (Cranfield has two) are dropped instead of failing the load:
+    a filtered copy of the corpus goes to a temporary BEIR folder. Returns (docs, samples, dropped ids)."""
+    try:
+        return (*load_beir(folder, split), [])
+    except InputError as exc:
+        if exc.field != "text":
+            raise
+    src = next(folder / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (folder / n).exists())
+    opener = gzip.open if src.suffix == ".gz" else open
+    with opener(src, "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    dropped = [str(r.get("_id", r.get("id"))) for r in rows if not str(r.get("text") or "").strip()]
+    with tempfile.TemporaryDirectory(prefix="ragdoctor-beir-") as tmp:
+        (Path(tmp) / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows
+                                                        if str(r.get("text") or "").strip()), encoding="utf-8")
+        (Path(tmp) / "queries.jsonl").symlink_to((folder / "queries.jsonl").resolve())
+        (Path(tmp) / "qrels").symlink_to((folder / "qrels").resolve())
+        return (*load_beir(tmp, split), dropped)
+
+
+def load_dataset(folder: Path, split: str, max_docs: int | None, max_queries: int | None):
+    """Docs, labelled queries and dropped (empty) doc ids; with --max-docs, docs judged for kept queries go first."""
+    docs, samples, dropped = load_beir_skipping_empty(folder, split)
+    samples = samples[:max_queries] if max_queries else samples
+    if max_docs and len(docs) > max_docs:
+        judged = {d for s in samples for d in s.metadata["qrels"]}
+        docs = sorted(docs, key=lambda d: d.id not in judged)[:max_docs]  # stable: corpus order otherwise
+    return docs, samples, dropped
+
+
+def doc_ranking(nodes, positions, k: int = DOC_K) -> list[str]:
+    """Chunk positions (best first) -> document ids, first occurrence wins, at most k."""
+    ids: dict[str, None] = {}
+    for p in positions:
+        if p >= 0:
+            ids.setdefault(nodes[int(p)].metadata["doc_id"])
+            if len(ids) == k:
+                break
+    return list(ids)
+
+
+def quality(qrels, rankings) -> dict[str, float | None]:
+    at10 = mean_metrics(retrieval_metrics(qrels, rankings, ks=(10,)))  # MRR is cut at max(ks): call twice
+    at100 = mean_metrics(retrieval_metrics(qrels, rankings, ks=(DOC_K,)))
+    return {"ndcg@10": at10.get("ndcg@10"), f"recall@{DOC_K}": at100.get(f"recall@{DOC_K}"), "mrr@10": at10.get("mrr@10")}
+
+
+def eval_retrievers(store, embedder, samples, qrels) -> dict[str, dict]:
+    questions = [s.question for s in samples]
+    out = {}
+    for mode in MODES:
+        cfg = RetrievalConfig(mode=mode, top_k=CHUNK_K, candidate_k=CHUNK_K)
+        retriever = make_retriever(store, embedder, cfg, mode)
+        t = time.perf_counter()
+        hits = retriever.search_batch(questions, CHUNK_K)
+        dt = max(time.perf_counter() - t, 1e-9)
+        rankings = {s.id: doc_ranking(store.nodes, [h.position for h in row]) for s, row in zip(samples, hits)}
+        out[mode] = {**quality(qrels, rankings), "retriever": retriever.name, "search_s": dt,
+                     "queries_per_s": len(questions) / dt}
+        log(f"  {mode}: nDCG@10 {out[mode]['ndcg@10']:.3f}")
+    return out
+
+
+def time_single(search_one, queries: np.ndarray) -> dict[str, float]:
+    search_one(queries[0])  # warm-up
+    lat = []
+    for q in queries:
+        t = time.perf_counter()
+        search_one(q)
+        lat.append(time.perf_counter() - t)
+    return {"p50_ms": float(np.percentile(lat, 50)) * 1e3, "p99_ms": float(np.percentile(lat, 99)) * 1e3,
+            "latency_queries": len(lat)}
+
+
+def time_batch(search_all, queries: np.ndarray):
+    t = time.perf_counter()
+    pos = search_all(queries)
+    return pos, {"batch_qps": len(queries) / max(time.perf_counter() - t, 1e-9)}
+
+
+def search_params(cfg: IndexConfig) -> str:
+    return {"ivf": f"nprobe={cfg.nprobe}", "ivfpq": f"nprobe={cfg.nprobe}", "hnsw": f"efSearch={cfg.ef_search}"}.get(cfg.kind, "-")
+
+
+def bench_faiss_kind(kind: str, vectors: np.ndarray, qv: np.ndarray, nlist: int):
+    import faiss
+
+    cfg = IndexConfig(kind=kind, nlist=nlist)
+    t = time.perf_counter()
+    cpu_index = faiss_index.build(vectors, cfg)
+    build_s = time.perf_counter() - t
+    size = int(faiss.serialize_index(cpu_index).size)
+    index, device = faiss_index.to_device(cpu_index, cfg)
+    faiss_index.tune(index, cfg)
+    lat = time_single(lambda q: faiss_index.search(index, q[None], 10), qv[:LATENCY_QUERIES])
+    pos, batch = time_batch(lambda q: faiss_index.search(index, q, CHUNK_K)[1], qv)
+    info = {"factory": faiss_index.factory_string(cfg, *vectors.shape), "search_params": search_params(cfg),
+            "device": device, "build_s": build_s, "size_bytes": size, **lat, **batch}
+    return info, pos
+
+
+def numpy_topk(vectors: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
+    """Exact top-k by inner product: one matrix product, argpartition, then sort the k."""
+    k = min(k, vectors.shape[0])
+    scores = queries @ vectors.T
+    part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    order = np.argsort(-np.take_along_axis(scores, part, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(part, order, axis=1)
+
+
+def bench_numpy(vectors: np.ndarray, qv: np.ndarray):
+    lat = time_single(lambda q: numpy_topk(vectors, q[None], 10), qv[:LATENCY_QUERIES])
+    pos, batch = time_batch(lambda q: numpy_topk(vectors, q, CHUNK_K), qv)
+    info = {"factory": "numpy matmul+argpartition", "search_params": "-", "device": "cpu", "build_s": 0.0,
+            "size_bytes": int(vectors.nbytes), **lat, **batch}
+    return info, pos
+
+
+def overlap_at10(pos: np.ndarray, ref: np.ndarray) -> float:
+    """Mean share of the reference's top-10 positions that ``pos`` also has in its top 10."""
+    shares = []
+    for a, b in zip(pos, ref):
+        want = {int(x) for x in b[:10] if x >= 0}
+        got = {int(x) for x in a[:10] if x >= 0}
+        shares.append(len(got & want) / max(1, len(want)))
+    return float(np.mean(shares)) if shares else 0.0
+
+
+def eval_indexes(vectors, qv, samples, qrels, nodes) -> dict[str, dict]:
+    nlist = max(1, round(math.sqrt(len(vectors))))
+    results, positions = {}, {}
+    for kind in KINDS:
+        results[kind], positions[kind] = bench_faiss_kind(kind, vectors, qv, nlist)
+        log(f"  faiss {kind}: {results[kind]['factory']} on {results[kind]['device']}")
+    results["numpy"], positions["numpy"] = bench_numpy(vectors, qv)
+    for name, pos in positions.items():
+        rankings = {s.id: doc_ranking(nodes, row) for s, row in zip(samples, pos)}
+        results[name]["recall@10_vs_flat"] = overlap_at10(pos, positions["flat"])
+        results[name]["ndcg@10"] = quality(qrels, rankings)["ndcg@10"]
+    return results
+
+
+def embed_throughput(embedder, texts: list[str]) -> dict[str, float]:
+    """Passages/s on a sample, bypassing the embedding cache (the model is shared, not reloaded)."""
+    embedder.dim  # noqa: B018 - loads the model once, before the copy shares it
+    uncached = copy.copy(embedder)
+    if hasattr(uncached, "cache"):
+        uncached.cache = None
+    sample = texts[:THROUGHPUT_SAMPLE]
+    uncached.embed(sample[:1])  # warm-up
+    t = time.perf_counter()
+    uncached.embed(sample)
+    dt = max(time.perf_counter() - t, 1e-9)
+    return {"sample_passages": len(sample), "sample_s": dt, "passages_per_s": len(sample) / dt}
+
+
+def run_dataset(name: str, folder: Path, split: str, embedder, args) -> dict:
+    docs, samples, dropped = load_dataset(folder, split, args.max_docs, args.max_queries)
+    if dropped:
+        log(f"{name}: dropped {len(dropped)} docs with empty text: {', '.join(dropped[:10])}")
+    qrels = {s.id: s.metadata["qrels"] for s in samples}
+    log(f"{name}: {len(docs)} docs, {len(samples)} queries; building index (chunk, embed, flat, bm25)")
+    with tempfile.TemporaryDirectory(prefix="ragdoctor-bench-") as tmp:
+        store = build_index(docs, Path(tmp) / "idx", embedder, chunking=CHUNKING, index_cfg=IndexConfig(kind="flat"))
+        flat = faiss_index.load(store.index_dir / "dense.faiss")
+        vectors = np.ascontiguousarray(flat.reconstruct_n(0, flat.ntotal), dtype=np.float32)  # embedded once
+        qv = embedder.embed([s.question for s in samples])
+        chunks_per_doc = np.bincount(np.unique([n.metadata["doc_id"] for n in store.nodes], return_inverse=True)[1])
+        build = {f"{k}_s": v for k, v in store.build_seconds.items()}
+        build.update(index_device=store.device, embedding=embed_throughput(embedder, [embedding_text(n) for n in store.nodes]))
+        log(f"{name}: {len(store.nodes)} chunks; retrievers")
+        retrievers = eval_retrievers(store, embedder, samples, qrels)
+        log(f"{name}: faiss index kinds")
+        indexes = eval_indexes(vectors, qv, samples, qrels, store.nodes)
+    return {"split": split, "n_docs": len(docs), "n_chunks": len(vectors), "n_queries": len(samples),
+            "dropped_empty_docs": dropped,
+            "chunks_per_doc": {"mean": float(chunks_per_doc.mean()), "max": int(chunks_per_doc.max()),
+                               "share_le_2": float(np.mean(chunks_per_doc <= 2))},
+            "dim": int(vectors.shape[1]), "build": build, "retrievers": retrievers, "indexes": indexes}
+
+
+def print_tables(name: str, r: dict) -> None:
+    title = (f"\n{name} ({r['split']}): {r['n_docs']} docs, {r['n_chunks']} chunks "
+             f"({r['chunks_per_doc']['mean']:.2f}/doc), {r['n_queries']} queries. Retrieval quality (document level)")
+    rows = [[m, v["ndcg@10"], v[f"recall@{DOC_K}"], v["mrr@10"], v["queries_per_s"]] for m, v in r["retrievers"].items()]
+    print(render(["retriever", "nDCG@10", f"recall@{DOC_K}", "MRR@10", "queries/s"], rows, title))
+    rows = [[k, v["factory"], v["search_params"], v["device"], v["build_s"], v["p50_ms"], v["p99_ms"], v["batch_qps"],
+             v["size_bytes"] / 2**20, v["recall@10_vs_flat"], v["ndcg@10"]] for k, v in r["indexes"].items()]
+    print(render(["index", "factory", "search", "device", "build s", "p50 ms", "p99 ms", "batch q/s", "size MiB",
+                  "R@10 vs flat", "nDCG@10"], rows, f"\n{name}: dense index kinds (dim {r['dim']})"))
+    b, e = r["build"], r["build"]["embedding"]
+    rows = [["chunking", b.get("chunk_s"), "-"], ["embed corpus (cache may hit)", b.get("embed_s"), r["n_chunks"] / max(b.get("embed_s", 0), 1e-9)],
+            [f"embed {e['sample_passages']} passages, no cache", e["sample_s"], e["passages_per_s"]],
+            ["faiss flat build", b.get("faiss_s"), "-"], ["bm25 build", b.get("bm25_s"), "-"]]
+    print(render(["stage", "seconds", "passages/s"], rows, f"\n{name}: build cost (index on {b['index_device']})"))
+
+
+def machine_info(embedder, results: dict) -> dict:
+    import faiss
+
+    devices = {v["device"] for r in results.values() for v in r["indexes"].values()}
+    devices |= {r["build"]["index_device"] for r in results.values()}
+    embed_device = str(embedder.model.device) if hasattr(embedder, "model") else "cpu"
+    return {"cpu_count": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
+            "python": platform.python_version(), "numpy": np.__version__, "faiss_version": faiss.__version__,
+            "faiss_gpus": faiss_index.gpu_count(), "faiss_omp_threads": faiss.omp_get_max_threads(),
+            "embedder": embedder.model_id, "embedder_device": embed_device,
+            "gpu_used": "gpu" in devices or embed_device.startswith("cuda"), "index_devices": sorted(devices)}
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description="Retrieval benchmark (quality, faiss index kinds, build cost).")
+    p.add_argument("--datasets", default=",".join(DATASETS), help=f"comma-separated, from: {', '.join(DATASETS)}")
+    p.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data", help="folder holding the datasets")
+    p.add_argument("--max-queries", type=int, default=None, help="first N labelled queries per dataset")
+    p.add_argument("--max-docs", type=int, default=None, help="at most N docs (judged docs of kept queries first)")
+    p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "retrieval.json")
+    p.add_argument("--embedder", choices=["minilm", "fake"], default="minilm")
+    args = p.parse_args(argv)
+    args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    unknown = [d for d in args.datasets if d not in DATASETS]
+    if unknown or not args.datasets:
+        p.error(f"unknown dataset(s) {unknown}; choose from {', '.join(DATASETS)}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    missing = [str(args.data_dir / d) for d in args.datasets if not (args.data_dir / d).is_dir()]
+    if missing:
+        print(f"retrieval bench: data folder not found: {', '.join(missing)} (use --data-dir)", file=sys.stderr)
+        return 2
+    embedder = make_embedder(args.embedder)
+    results = {}
+    try:
+        for name in args.datasets:
+            results[name] = run_dataset(name, args.data_dir / name, DATASETS[name], embedder, args)
+            print_tables(name, results[name])
+    except InputError as exc:
+        print(f"retrieval bench: {exc}", file=sys.stderr)
+        return 2
+    settings = {"chunking": CHUNKING.model_dump(), "chunk_k": CHUNK_K, "doc_k": DOC_K, "latency_queries": LATENCY_QUERIES,
+                "max_docs": args.max_docs, "max_queries": args.max_queries, "data_dir": str(args.data_dir),
+                "index_defaults": IndexConfig().model_dump(exclude={"kind", "nlist"}), "nlist": "round(sqrt(n_chunks))"}
+    report = {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine_info(embedder, results),
+              "settings": settings, "datasets": results}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

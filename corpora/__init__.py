@@ -1,0 +1,1 @@
+"""Bundled corpora and question sets, and loaders for standard formats."""

@@ -1,0 +1,125 @@
+"""Loaders for corpora and question sets: a BEIR folder, JSONL files, and a folder of .txt/.md files."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from corpora.errors import InputError
+from corpora.jsonl import iter_json_lines, parse_model, read_models
+from corpora.records import Document, Sample
+
+TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+DOC_FIELDS = {"id", "text", "title", "metadata"}
+
+
+def load_documents_jsonl(path: str | Path) -> list[Document]:
+    """JSONL with ``id`` (or BEIR's ``_id``), ``text``, optional ``title`` and ``metadata``."""
+    docs: list[Document] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in iter_json_lines(path):
+        if "_id" in obj and "id" not in obj:
+            obj = {"id": str(obj.pop("_id")), **obj}
+        extra = {k: v for k, v in obj.items() if k not in DOC_FIELDS}
+        obj = {k: v for k, v in obj.items() if k in DOC_FIELDS}
+        if extra:  # BEIR and other exports carry extra keys: keep them as metadata rather than reject them
+            obj["metadata"] = {**(obj.get("metadata") or {}), **extra}
+        doc = parse_model(Document, obj, path, lineno)
+        if not doc.text.strip():
+            raise InputError(path, "empty text", line=lineno, field="text")
+        if doc.id in seen:
+            raise InputError(path, f"duplicate id '{doc.id}' (first on line {seen[doc.id]})", line=lineno, field="id")
+        seen[doc.id] = lineno
+        docs.append(doc)
+    if not docs:
+        raise InputError(path, "no documents found")
+    return docs
+
+
+def load_documents_folder(folder: str | Path) -> list[Document]:
+    """Every .txt/.md file under ``folder``; the id is the path relative to it, the title its first heading or line."""
+    folder = Path(folder)
+    docs: list[Document] = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES):
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = path.read_bytes()[: exc.start].count(b"\n") + 1
+            raise InputError(path, f"not valid UTF-8 (byte {exc.start})", line=line) from None
+        if not text.strip():
+            raise InputError(path, "empty file", field="text")
+        first = text.strip().splitlines()[0].lstrip("# ").strip()
+        docs.append(Document(id=path.relative_to(folder).as_posix(), title=first[:200], text=text, metadata={"path": str(path)}))
+    if not docs:
+        raise InputError(folder, f"no {'/'.join(TEXT_SUFFIXES)} files found")
+    return docs
+
+
+def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+    """BEIR qrels TSV (``query-id``, ``corpus-id``, ``score``, header line) -> {query: {doc: grade}}."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "file not found")
+    qrels: dict[str, dict[str, int]] = {}
+    with open(path, encoding="utf-8", newline="") as fh:
+        for lineno, row in enumerate(csv.reader(fh, delimiter="\t"), start=1):
+            if not row or (lineno == 1 and row[0].strip().lower() in {"query-id", "query_id", "qid"}):
+                continue
+            if len(row) < 3:
+                raise InputError(path, f"expected 3 tab-separated columns, got {len(row)}", line=lineno)
+            try:
+                grade = int(float(row[2]))
+            except ValueError:
+                raise InputError(path, f"score '{row[2]}' is not a number", line=lineno, field="score") from None
+            qrels.setdefault(row[0].strip(), {})[row[1].strip()] = grade
+    return qrels
+
+
+def load_beir(folder: str | Path, split: str = "test") -> tuple[list[Document], list[Sample]]:
+    """A BEIR folder: corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv. Queries without qrels are dropped."""
+    folder = Path(folder)
+    corpus = next((folder / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (folder / n).exists()), None)
+    if corpus is None:
+        raise InputError(folder, "not a BEIR folder: corpus.jsonl(.gz) not found")
+    qrels_path = folder / "qrels" / f"{split}.tsv"
+    if not qrels_path.exists():
+        found = sorted(p.stem for p in (folder / "qrels").glob("*.tsv")) if (folder / "qrels").exists() else []
+        raise InputError(qrels_path, f"qrels split '{split}' not found (available: {', '.join(found) or 'none'})")
+    docs = load_documents_jsonl(corpus)
+    qrels = load_qrels(qrels_path)
+    samples: list[Sample] = []
+    qpath = folder / "queries.jsonl"
+    for lineno, obj in iter_json_lines(qpath):
+        qid = str(obj.get("_id", obj.get("id", "")))
+        if not qid:
+            raise InputError(qpath, "missing required field", line=lineno, field="_id")
+        if qid not in qrels:
+            continue
+        relevant = sorted(d for d, g in qrels[qid].items() if g > 0)
+        samples.append(
+            parse_model(Sample, {"id": qid, "question": obj.get("text", ""), "relevant_doc_ids": relevant,
+                                 "metadata": {"qrels": qrels[qid]}}, qpath, lineno)
+        )
+    return docs, samples
+
+
+def load_questions(path: str | Path) -> list[Sample]:
+    """A question set as JSONL of :class:`~corpora.records.Sample` (id, question, reference, relevant_doc_ids)."""
+    samples = read_models(path, Sample)
+    seen: set[str] = set()
+    for s in samples:
+        if s.id in seen:
+            raise InputError(path, f"duplicate id '{s.id}'", field="id")
+        seen.add(s.id)
+    if not samples:
+        raise InputError(path, "no questions found")
+    return samples
+
+
+def load_corpus(source: str | Path) -> list[Document]:
+    """Dispatch on what ``source`` is: a BEIR folder, a folder of text files, or a JSONL file (or several, comma-joined)."""
+    source = Path(source)
+    if source.is_dir():
+        if any((source / n).exists() for n in ("corpus.jsonl", "corpus.jsonl.gz")):
+            return load_documents_jsonl(next(source / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (source / n).exists()))
+        return load_documents_folder(source)
+    return load_documents_jsonl(source)

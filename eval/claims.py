@@ -1,0 +1,58 @@
+"""Claim decomposition and sentence splitting, deterministic and model-free.
+
+An answer is split into sentences, each sentence into clauses at ';' and at contrastive/coordinating joints
+(', but', ', while', ', and' + subject-like start), citations removed. Fragments under three words are merged back."""
+from __future__ import annotations
+
+import re
+
+from rag.prompt import strip_citations
+
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "dr.", "fig.", "no.", "approx.", "mr.", "ms.", "al.", "eq.", "sec.")
+_ABBREV = "(?i:" + "".join(rf"(?<!\b{re.escape(a)})" for a in _ABBREVIATIONS) + ")"
+_SENT_END = re.compile(_ABBREV + r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
+_CLAUSE = re.compile(r";\s+|,\s+(?:but|while|whereas|and then|so)\s+|\s+—\s+")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` (newlines and bullets are boundaries too)."""
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)", text):
+        block = _BULLET.sub("", block).replace("\n", " ").strip()
+        if block:
+            out.extend(s.strip() for s in _SENT_END.split(block) if s.strip())
+    return out
+
+
+def _words(s: str) -> int:
+    return len(re.findall(r"\w+", s))
+
+
+def decompose(answer: str, *, min_words: int = 3) -> list[str]:
+    """Atomic-ish claims of an answer, in order. Empty for an empty answer."""
+    claims: list[str] = []
+    for sentence in split_sentences(strip_citations(answer)):
+        parts = [p.strip(" ,.") for p in _CLAUSE.split(sentence) if p and p.strip(" ,.")]
+        merged: list[str] = []
+        for p in parts:
+            if merged and _words(p) < min_words:
+                merged[-1] = f"{merged[-1]}, {p}"
+            else:
+                merged.append(p)
+        if merged and _words(merged[0]) < min_words and len(merged) > 1:
+            merged[1] = f"{merged[0]}, {merged[1]}"
+            merged = merged[1:]
+        claims.extend(m if m.endswith((".", "!", "?")) else m + "." for m in merged)
+    return [c for c in claims if _words(c) > 0]
+
+
+def sentence_windows(text: str, size: int = 2) -> list[str]:
+    """Overlapping windows of ``size`` consecutive sentences (premises for claim verification); the single
+    sentences come first so the best-matching sentence can be named as evidence."""
+    sents = split_sentences(text)
+    if len(sents) <= 1:
+        return sents or ([text] if text.strip() else [])
+    windows = list(sents)
+    windows += [" ".join(sents[i : i + size]) for i in range(len(sents) - size + 1)] if size > 1 else []
+    return windows

@@ -1,0 +1,46 @@
+"""What a judge is. A *scorer* gives two primitive signals on text pairs; ``ScorerJudge`` (eval.metrics) turns any
+scorer into every metric. Judges that score whole metrics themselves (ragas) implement ``Judge`` directly."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from eval.records import EvalSample, MetricResult
+
+
+@dataclass(frozen=True)
+class Support:
+    """How strongly a premise supports a hypothesis; ``contradicted`` when the scorer can tell (3-way NLI, LLM)."""
+
+    supported: float
+    contradicted: float | None = None
+
+
+class Scorer(Protocol):
+    name: str
+    family: str  # "nli", "llm", "embedding", "lexical"
+    support_threshold: float  # supported when Support.supported >= this
+    relevance_threshold: float
+
+    def support(self, pairs: list[tuple[str, str]]) -> list[Support]:
+        """(premise, hypothesis) -> support, for a batch."""
+        ...
+
+    def relevance(self, pairs: list[tuple[str, str]]) -> list[float]:
+        """(question, passage) -> [0, 1], does the passage bear on the question."""
+        ...
+
+
+class Judge(Protocol):
+    name: str
+    family: str
+
+    def supports(self, metric: str) -> bool: ...
+
+    def judge(self, metric: str, samples: list[EvalSample]) -> list[MetricResult]:
+        """One result per sample, in order; failures come back as unmeasured results, never exceptions."""
+        ...
+
+
+class JudgeUnavailable(RuntimeError):
+    """A judge that cannot run at all here (model missing, server unreachable): its metrics become unmeasured."""

@@ -1,0 +1,100 @@
+"""Build judges by name. Heavy models load lazily; a judge that cannot be built here becomes an
+``UnavailableJudge`` whose every result is 'unmeasured' with the reason, so the run (and the gate) see it."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from eval.judges.base import JudgeUnavailable
+from eval.metrics import LLM_METRICS, ScorerJudge
+from eval.records import EvalSample, MetricResult
+
+JUDGES = ("nli", "embedding", "lexical", "llm", "ragas", "labels")
+DEFAULT_METRICS = (*LLM_METRICS, "recall@5", "mrr@10", "ndcg@10")
+
+
+@dataclass
+class UnavailableJudge:
+    name: str
+    reason: str
+    family: str = "unavailable"
+
+    @property
+    def config_id(self) -> str:
+        return f"{self.name}:unavailable"
+
+    def supports(self, metric: str) -> bool:
+        return metric in LLM_METRICS
+
+    def judge(self, metric: str, samples: list[EvalSample]) -> list[MetricResult]:
+        return [MetricResult.unmeasured(metric, self.name, f"judge unavailable: {self.reason}") for _ in samples]
+
+
+@dataclass
+class JudgeOptions:
+    nli_model: str | None = None  # CrossEncoder folder; None = the project's shipped default, when present
+    embedder: object | None = None  # shared embedder (defaults to the bundled MiniLM)
+    llm_factory: Callable[[], object] | None = None  # returns a ChatLLM for the llm/ragas judges
+    thresholds: dict[str, float] = field(default_factory=dict)
+
+
+def default_nli_path() -> str | None:
+    try:
+        from eval.judges.weights import default_model_dir
+    except ImportError:
+        return None
+    path = default_model_dir()
+    return str(path) if path else None
+
+
+def _with_config_id(judge, config_id: str):
+    judge.config_id = config_id
+    return judge
+
+
+def make_judge(name: str, opts: JudgeOptions):
+    if name == "lexical":
+        from eval.judges.lexical import LexicalScorer
+
+        return _with_config_id(ScorerJudge(LexicalScorer()), "lexical:v1")
+    if name == "labels":
+        from eval.judges.labels import LabelsJudge
+
+        return _with_config_id(LabelsJudge(), "labels:pytrec_eval")
+    if name == "embedding":
+        from eval.judges.embedding import EmbeddingScorer
+        from rag.embeddings import make_embedder
+
+        embedder = opts.embedder or make_embedder("minilm")
+        return _with_config_id(ScorerJudge(EmbeddingScorer(embedder)), f"embedding:{embedder.model_id}")
+    if name == "nli":
+        from eval.judges.nli import CrossEncoderScorer
+
+        path = opts.nli_model or default_nli_path()
+        if path is None:
+            raise JudgeUnavailable("no NLI model: pass --nli-model PATH (any sentence-transformers CrossEncoder folder)")
+        scorer = CrossEncoderScorer(path, support_threshold=opts.thresholds.get("nli", 0.5))
+        return _with_config_id(ScorerJudge(scorer), f"nli:{path}")
+    if name in ("llm", "ragas"):
+        if opts.llm_factory is None:
+            raise JudgeUnavailable(f"the {name} judge needs an LLM (bundled model or --judge-base-url)")
+        llm = opts.llm_factory()
+        if name == "llm":
+            from eval.judges.llm_claims import LLMJudge
+
+            return _with_config_id(LLMJudge(llm), f"llm:{llm.model_id}")
+        from eval.judges.ragas_judge import RagasJudge
+
+        embedder = opts.embedder or __import__("rag.embeddings", fromlist=["make_embedder"]).make_embedder("minilm")
+        return _with_config_id(RagasJudge(llm, embedder), f"ragas:{llm.model_id}")
+    raise ValueError(f"unknown judge '{name}' (choose from {', '.join(JUDGES)})")
+
+
+def make_judges(names: list[str], opts: JudgeOptions) -> list:
+    judges = []
+    for name in names:
+        try:
+            judges.append(make_judge(name, opts))
+        except JudgeUnavailable as exc:
+            judges.append(UnavailableJudge(name, str(exc)))
+    return judges

@@ -1,0 +1,62 @@
+"""Pure metric math: no models, no I/O. Unit-tested on hand-computed values."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def average_precision(relevant: Sequence[bool | float], n_relevant_total: int | None = None) -> float:
+    """Rank-aware precision of a ranked list of verdicts: mean of precision@k over the ranks k that are relevant.
+
+    ``relevant[i]`` is the verdict for rank i+1 (bool or a 0/1 score). With ``n_relevant_total`` (labels known) the
+    mean is over all relevant items, so missing ones count as 0 (classic AP); otherwise over those retrieved
+    (ragas-style context precision). A list with no relevant item scores 0.
+    """
+    rel = [1.0 if float(r) >= 0.5 else 0.0 for r in relevant]
+    hits, total = 0.0, 0.0
+    for k, r in enumerate(rel, start=1):
+        if r:
+            hits += 1
+            total += hits / k
+    denom = n_relevant_total if n_relevant_total is not None else hits
+    return total / denom if denom else 0.0
+
+
+def fraction(flags: Sequence[bool]) -> float | None:
+    """Share of True; None for an empty list (nothing to measure)."""
+    return sum(1 for f in flags if f) / len(flags) if len(flags) else None
+
+
+def f1(precision: float | None, recall: float | None) -> float | None:
+    if precision is None or recall is None:
+        return None
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def claim_prf(answer_claims_supported: Sequence[bool], reference_claims_covered: Sequence[bool]) -> dict[str, float | None]:
+    """Claim-level precision (answer claims backed by the reference), recall (reference claims present in the
+    answer) and their F1, as in RAGChecker / ragas FactualCorrectness."""
+    p = fraction(answer_claims_supported)
+    r = fraction(reference_claims_covered)
+    return {"precision": p, "recall": r, "f1": f1(p, r)}
+
+
+def bootstrap_ci(values: Sequence[float], *, n_resamples: int = 2000, confidence: float = 0.95,
+                 seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean. One value gives a zero-width interval; none gives (nan, nan)."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        return (float("nan"), float("nan"))
+    if x.size == 1:
+        return (float(x[0]), float(x[0]))
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, x.size, size=(n_resamples, x.size))].mean(axis=1)
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(means, [alpha, 1 - alpha])
+    return (float(lo), float(hi))
+
+
+def cosine_to_unit(cos: float) -> float:
+    """Map a cosine similarity to [0, 1] by clipping negatives (unrelated texts sit near 0 for sentence embedders)."""
+    return float(min(1.0, max(0.0, cos)))

@@ -1,0 +1,236 @@
+"""The metrics, computed from any Scorer's two primitive signals, batched across samples.
+
+groundedness      share of answer claims supported by some retrieved chunk (per-claim evidence kept)
+context_precision average precision of chunk verdicts in rank order (vs the reference when there is one,
+                  else vs the question)
+answer_relevance  does the answer address the question (not whether it is true)
+context_recall    share of reference claims supported by the retrieved chunks
+answer_correctness claim-level F1 between answer and reference (precision and recall in the evidence)
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from eval.answerability import refused, unanswerable
+from eval.claims import decompose, sentence_windows
+from eval.judges.base import Scorer, Support
+from eval.mathx import average_precision, claim_prf, fraction
+from eval.records import EvalSample, MetricResult
+
+LLM_METRICS = ("groundedness", "context_precision", "answer_relevance", "context_recall", "answer_correctness")
+_TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
+_STOP = frozenset("a an the of to in on for and or is are was were be been it its this that with as by at from "
+                  "what which who how why when does do did can could should would may might than then there".split())
+
+
+def content_tokens(text: str) -> list[str]:
+    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
+
+
+def top_premises(claim: str, premises: list[str], m: int) -> list[int]:
+    """Indices of the ``m`` premises sharing most content words with the claim (cheap pre-filter before scoring)."""
+    if len(premises) <= m:
+        return list(range(len(premises)))
+    c = set(content_tokens(claim))
+    overlap = [(len(c & set(content_tokens(p))), -i) for i, p in enumerate(premises)]
+    return [-neg for _, neg in sorted(overlap, reverse=True)[:m]]
+
+
+@dataclass
+class ClaimVerdict:
+    claim: str
+    verdict: str  # supported | unsupported | contradicted
+    score: float
+    chunk_id: str | None
+    sentence: str | None
+    contradiction: float | None = None
+
+    def as_dict(self) -> dict:
+        return self.__dict__.copy()
+
+
+class ScorerJudge:
+    """Every metric from one Scorer. ``max_premises`` caps the sentence windows scored per claim."""
+
+    def __init__(self, scorer: Scorer, max_premises: int = 6):
+        self.scorer = scorer
+        self.name = scorer.name
+        self.family = scorer.family
+        self.max_premises = max_premises
+
+    def supports(self, metric: str) -> bool:
+        return metric in LLM_METRICS
+
+    def judge(self, metric: str, samples: list[EvalSample]) -> list[MetricResult]:
+        fn = getattr(self, f"_{metric}")
+        return fn(samples)
+
+    # claims vs passages -------------------------------------------------------------------------------------------
+    def verify(self, items: list[tuple[list[str], list[tuple[str, str]]]]) -> list[list[ClaimVerdict]]:
+        """For each (claims, [(chunk_id, text)]) find every claim's best supporting sentence window; one batch."""
+        pairs: list[tuple[str, str]] = []
+        index: list[list[list[tuple[int, str, str]]]] = []  # per item, per claim: (pair idx, chunk id, premise)
+        for claims, passages in items:
+            windows = [(cid, w) for cid, text in passages for w in sentence_windows(text)]
+            per_claim = []
+            for claim in claims:
+                chosen = top_premises(claim, [w for _, w in windows], self.max_premises)
+                refs = []
+                for i in chosen:
+                    refs.append((len(pairs), windows[i][0], windows[i][1]))
+                    pairs.append((windows[i][1], claim))
+                per_claim.append(refs)
+            index.append(per_claim)
+        scores: list[Support] = self.scorer.support(pairs) if pairs else []
+        out = []
+        for (claims, _), per_claim in zip(items, index):
+            verdicts = []
+            for claim, refs in zip(claims, per_claim):
+                if not refs:
+                    verdicts.append(ClaimVerdict(claim, "unsupported", 0.0, None, None))
+                    continue
+                best = max(refs, key=lambda r: scores[r[0]].supported)
+                s = scores[best[0]]
+                contra = max((scores[r[0]].contradicted or 0.0) for r in refs)
+                if s.supported >= self.scorer.support_threshold:
+                    verdict = "supported"
+                elif contra >= self.scorer.support_threshold and contra > s.supported:
+                    verdict = "contradicted"
+                else:
+                    verdict = "unsupported"
+                sent = best[2]
+                if verdict == "contradicted":
+                    cbest = max(refs, key=lambda r: scores[r[0]].contradicted or 0.0)
+                    best, sent = cbest, cbest[2]
+                verdicts.append(ClaimVerdict(claim, verdict, round(float(s.supported), 4), best[1], sent,
+                                             None if s.contradicted is None else round(float(contra), 4)))
+            out.append(verdicts)
+        return out
+
+    # metrics -----------------------------------------------------------------------------------------------------
+    def _groundedness(self, samples: list[EvalSample]) -> list[MetricResult]:
+        results: list[MetricResult | None] = [None] * len(samples)
+        todo = []
+        for i, s in enumerate(samples):
+            if s.outcome == "blocked":
+                results[i] = MetricResult.not_applicable("groundedness", self.name, "answer was blocked by a guardrail")
+            elif not decompose(s.answer):
+                results[i] = MetricResult.unmeasured("groundedness", self.name, "empty answer: no claims to check")
+            elif refused(s):
+                results[i] = MetricResult.ok("groundedness", self.name, 1.0, refusal=True, claims=[])
+            elif not s.contexts:
+                results[i] = MetricResult.ok("groundedness", self.name, 0.0, claims=[], note="no context retrieved")
+            else:
+                todo.append(i)
+        verdicts = self.verify([(decompose(samples[i].answer), [(c.id, c.text) for c in samples[i].contexts])
+                                for i in todo])
+        for i, vs in zip(todo, verdicts):
+            value = fraction([v.verdict == "supported" for v in vs])
+            results[i] = MetricResult.ok("groundedness", self.name, value, claims=[v.as_dict() for v in vs])
+        return results  # type: ignore[return-value]
+
+    def _context_precision(self, samples: list[EvalSample]) -> list[MetricResult]:
+        results: list[MetricResult | None] = [None] * len(samples)
+        with_ref = [i for i, s in enumerate(samples) if s.contexts and s.reference and unanswerable(s) is not True]
+        no_ref = [i for i, s in enumerate(samples) if s.contexts and i not in set(with_ref)]
+        for i, s in enumerate(samples):
+            if not s.contexts:
+                results[i] = MetricResult.not_applicable("context_precision", self.name, "no contexts retrieved")
+        ref_verdicts = self.verify([([samples[i].reference or ""], [(c.id, c.text)]) for i in with_ref
+                                    for c in samples[i].contexts])
+        pos = 0
+        for i in with_ref:
+            ctx = samples[i].contexts
+            scores = [v[0].score for v in ref_verdicts[pos : pos + len(ctx)]]
+            pos += len(ctx)
+            verdicts = [s >= self.scorer.support_threshold for s in scores]
+            results[i] = MetricResult.ok("context_precision", self.name, average_precision(verdicts), with_reference=True,
+                                         chunks=[{"chunk_id": c.id, "relevant": v, "score": round(s, 4)}
+                                                 for c, v, s in zip(ctx, verdicts, scores)])
+        rel = self.scorer.relevance([(samples[i].question, c.text) for i in no_ref for c in samples[i].contexts])
+        pos = 0
+        for i in no_ref:
+            ctx = samples[i].contexts
+            scores = rel[pos : pos + len(ctx)]
+            pos += len(ctx)
+            verdicts = [s >= self.scorer.relevance_threshold for s in scores]
+            results[i] = MetricResult.ok("context_precision", self.name, average_precision(verdicts), with_reference=False,
+                                         chunks=[{"chunk_id": c.id, "relevant": v, "score": round(float(s), 4)}
+                                                 for c, v, s in zip(ctx, verdicts, scores)])
+        return results  # type: ignore[return-value]
+
+    def _answer_relevance(self, samples: list[EvalSample]) -> list[MetricResult]:
+        results: list[MetricResult | None] = [None] * len(samples)
+        todo = []
+        for i, s in enumerate(samples):
+            if s.outcome == "blocked":
+                results[i] = MetricResult.not_applicable("answer_relevance", self.name, "answer was blocked by a guardrail")
+            elif refused(s):
+                u = unanswerable(s)
+                if u is None:
+                    results[i] = MetricResult.unmeasured("answer_relevance", self.name,
+                                                         "refusal, and no label says whether the question is answerable")
+                else:  # refusing is the relevant response exactly when nothing answers the question
+                    results[i] = MetricResult.ok("answer_relevance", self.name, 1.0 if u else 0.0, refusal=True)
+            else:
+                todo.append(i)
+        scores = self.scorer.relevance([(samples[i].question, samples[i].answer) for i in todo])
+        for i, sc in zip(todo, scores):
+            results[i] = MetricResult.ok("answer_relevance", self.name, float(min(1.0, max(0.0, sc))))
+        return results  # type: ignore[return-value]
+
+    def _context_recall(self, samples: list[EvalSample]) -> list[MetricResult]:
+        results: list[MetricResult | None] = [None] * len(samples)
+        todo = []
+        for i, s in enumerate(samples):
+            if not s.reference:
+                results[i] = MetricResult.not_applicable("context_recall", self.name, "no reference answer")
+            elif unanswerable(s):
+                results[i] = MetricResult.not_applicable("context_recall", self.name, "question is unanswerable: nothing to recall")
+            elif not s.contexts:
+                results[i] = MetricResult.ok("context_recall", self.name, 0.0, claims=[], note="no context retrieved")
+            else:
+                todo.append(i)
+        verdicts = self.verify([(decompose(samples[i].reference or ""), [(c.id, c.text) for c in samples[i].contexts])
+                                for i in todo])
+        for i, vs in zip(todo, verdicts):
+            value = fraction([v.verdict == "supported" for v in vs])
+            results[i] = (MetricResult.ok("context_recall", self.name, value, claims=[v.as_dict() for v in vs])
+                          if value is not None else
+                          MetricResult.unmeasured("context_recall", self.name, "reference has no claims"))
+        return results  # type: ignore[return-value]
+
+    def _answer_correctness(self, samples: list[EvalSample]) -> list[MetricResult]:
+        results: list[MetricResult | None] = [None] * len(samples)
+        todo = []
+        for i, s in enumerate(samples):
+            u = unanswerable(s)
+            if s.outcome == "blocked":
+                results[i] = MetricResult.not_applicable("answer_correctness", self.name, "answer was blocked by a guardrail")
+            elif u is None:
+                results[i] = MetricResult.not_applicable("answer_correctness", self.name, "no reference answer")
+            elif refused(s) or u:
+                ok = refused(s) == bool(u)
+                why = ("correct refusal" if ok and u else "missed refusal: the corpus cannot answer this" if u
+                       else "wrong refusal: the corpus holds the answer")
+                results[i] = MetricResult.ok("answer_correctness", self.name, 1.0 if ok else 0.0, refusal=refused(s),
+                                             unanswerable=bool(u), note=why)
+            else:
+                todo.append(i)
+        items = []
+        for i in todo:
+            s = samples[i]
+            items.append((decompose(s.answer), [("reference", s.reference or "")]))
+            items.append((decompose(s.reference or ""), [("answer", s.answer)]))
+        verdicts = self.verify(items)
+        for n, i in enumerate(todo):
+            ans_v, ref_v = verdicts[2 * n], verdicts[2 * n + 1]
+            prf = claim_prf([v.verdict == "supported" for v in ans_v], [v.verdict == "supported" for v in ref_v])
+            if prf["f1"] is None:
+                results[i] = MetricResult.unmeasured("answer_correctness", self.name, "answer or reference has no claims")
+                continue
+            results[i] = MetricResult.ok("answer_correctness", self.name, prf["f1"], precision=prf["precision"],
+                                         recall=prf["recall"], answer_claims=[v.as_dict() for v in ans_v],
+                                         reference_claims=[v.as_dict() for v in ref_v])
+        return results  # type: ignore[return-value]

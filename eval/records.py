@@ -1,0 +1,102 @@
+"""Records of evaluation: what is judged (EvalSample), and what comes out (MetricResult, Judgement).
+
+A metric result is a value in [0, 1] or an explicit ``unmeasured`` state with its reason: never a silent NaN or 0."""
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class Context(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    text: str
+    doc_id: str | None = None
+    rank: int | None = None
+    score: float | None = None
+
+
+class EvalSample(BaseModel):
+    """One (question, contexts, answer) to score, from rag/ traces or from any other system."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    contexts: list[Context] = Field(default_factory=list)
+    answer: str = ""
+    reference: str | None = None
+    relevant_ids: list[str] | None = Field(None, description="relevant document ids (ranked-list labels)")
+    outcome: str = "answered"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def context_texts(self) -> list[str]:
+        return [c.text for c in self.contexts]
+
+    @property
+    def retrieved_doc_ids(self) -> list[str]:
+        ranked = sorted(self.contexts, key=lambda c: (c.rank if c.rank is not None else 10**9))
+        return list(dict.fromkeys(c.doc_id or c.id for c in ranked))
+
+
+# ok: a value; unmeasured: the judge could not decide (counts against the gate); not_applicable: the metric does not
+# apply to this sample (no reference, unanswerable question): excluded from means and from the unmeasured rate.
+Status = Literal["ok", "unmeasured", "not_applicable"]
+
+
+class MetricResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str
+    judge: str
+    value: float | None = None
+    status: Status = "ok"
+    reason: str | None = None
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    seconds: float | None = None
+
+    @field_validator("value")
+    @classmethod
+    def _in_unit_interval(cls, v: float | None) -> float | None:
+        if v is None:
+            return v
+        if math.isnan(v) or not 0.0 <= v <= 1.0:
+            raise ValueError(f"metric value must be in [0, 1], got {v}")
+        return float(v)
+
+    @classmethod
+    def ok(cls, metric: str, judge: str, value: float, **evidence: Any) -> MetricResult:
+        return cls(metric=metric, judge=judge, value=value, evidence=evidence)
+
+    @classmethod
+    def unmeasured(cls, metric: str, judge: str, reason: str, **evidence: Any) -> MetricResult:
+        return cls(metric=metric, judge=judge, status="unmeasured", reason=reason, evidence=evidence)
+
+    @classmethod
+    def not_applicable(cls, metric: str, judge: str, reason: str, **evidence: Any) -> MetricResult:
+        return cls(metric=metric, judge=judge, status="not_applicable", reason=reason, evidence=evidence)
+
+    @property
+    def measured(self) -> bool:
+        return self.status == "ok" and self.value is not None
+
+
+class Judgement(BaseModel):
+    """Everything measured for one sample, appended to the run's results log as it completes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sample_id: str
+    results: list[MetricResult] = Field(default_factory=list)
+    eval_hash: str = ""
+    sample: EvalSample | None = None
+
+    def get(self, metric: str, judge: str | None = None) -> MetricResult | None:
+        for r in self.results:
+            if r.metric == metric and (judge is None or r.judge == judge):
+                return r
+        return None

@@ -1,0 +1,43 @@
+"""Aggregate a run's judgements: per (metric, judge) the mean of measured values with a bootstrap 95% CI,
+and the counts and reasons of unmeasured and not-applicable results."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+
+from eval.mathx import bootstrap_ci
+from eval.records import Judgement
+
+
+def results_frame(judgements: list[Judgement]) -> pd.DataFrame:
+    """Long table: one row per (sample, metric, judge)."""
+    rows = [{"sample_id": j.sample_id, "metric": r.metric, "judge": r.judge, "value": r.value, "status": r.status,
+             "reason": r.reason, "seconds": r.seconds} for j in judgements for r in j.results]
+    cols = ["sample_id", "metric", "judge", "value", "status", "reason", "seconds"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def summarize(judgements: list[Judgement], *, n_resamples: int = 2000, seed: int = 0) -> dict:
+    df = results_frame(judgements)
+    metrics: list[dict] = []
+    for (metric, judge), g in df.groupby(["metric", "judge"], sort=False):
+        ok = g[g.status == "ok"]["value"].astype(float).tolist()
+        lo, hi = bootstrap_ci(ok, n_resamples=n_resamples, seed=seed) if ok else (None, None)
+        unmeasured = g[g.status == "unmeasured"]
+        metrics.append({
+            "metric": metric, "judge": judge, "n": len(ok), "mean": float(sum(ok) / len(ok)) if ok else None,
+            "ci_low": lo, "ci_high": hi, "n_unmeasured": int(len(unmeasured)),
+            "n_not_applicable": int((g.status == "not_applicable").sum()),
+            "unmeasured_reasons": dict(Counter(unmeasured["reason"].fillna("unknown")).most_common(5)),
+        })
+    decided = int((df.status != "not_applicable").sum())
+    return {"n_samples": len(judgements), "metrics": metrics,
+            "unmeasured_share": float((df.status == "unmeasured").sum() / decided) if decided else None}
+
+
+def primary(summary: dict, metric: str, judge: str | None = None) -> dict | None:
+    """The summary row for ``metric`` (by ``judge``, else the first judge that measured anything)."""
+    rows = [m for m in summary["metrics"] if m["metric"] == metric and (judge is None or m["judge"] == judge)]
+    measured = [m for m in rows if m["n"] > 0]
+    return (measured or rows or [None])[0]

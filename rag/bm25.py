@@ -1,0 +1,58 @@
+"""BM25 over chunks via the maintained ``bm25s`` library (Lucene scoring, English stopwords, Snowball stemmer)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+class BM25Index:
+    """Keyword index over a fixed list of texts; ``search`` returns (position, score) best first."""
+
+    def __init__(self, retriever, n: int):
+        self._retriever = retriever
+        self.n = n
+        self._stem = _stemmer()
+
+    @classmethod
+    def build(cls, texts: list[str]) -> BM25Index:
+        import bm25s
+
+        tokens = bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), show_progress=False)
+        retriever = bm25s.BM25()
+        retriever.index(tokens, show_progress=False)
+        return cls(retriever, len(texts))
+
+    def _tokens(self, queries: list[str]) -> list[list[str]]:
+        import bm25s
+
+        toks = bm25s.tokenize(queries, stopwords="en", stemmer=self._stem, return_ids=False, show_progress=False)
+        vocab = self._retriever.vocab_dict
+        return [[t for t in q if t in vocab] for q in toks]
+
+    def search_batch(self, queries: list[str], k: int) -> list[list[tuple[int, float]]]:
+        k = max(1, min(k, self.n))
+        out: list[list[tuple[int, float]]] = []
+        for toks in self._tokens(queries):
+            if not toks:  # no query word is in the corpus: BM25 has nothing to say
+                out.append([])
+                continue
+            docs, scores = self._retriever.retrieve([toks], k=k, show_progress=False)
+            out.append([(int(d), float(s)) for d, s in zip(docs[0], scores[0]) if s > 0])
+        return out
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        return self.search_batch([query], k)[0]
+
+    def save(self, folder: str | Path) -> None:
+        self._retriever.save(str(folder), show_progress=False)
+
+    @classmethod
+    def load(cls, folder: str | Path, n: int) -> BM25Index:
+        import bm25s
+
+        return cls(bm25s.BM25.load(str(folder), show_progress=False), n)

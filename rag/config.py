@@ -1,0 +1,133 @@
+"""Pipeline configuration: pydantic models that reject unknown keys, loaded from one TOML file,
+overridable by environment variables (``RAGDOCTOR_<SECTION>__<KEY>``) and CLI flags."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from corpora.errors import InputError
+from corpora.jsonl import validation_error
+
+IndexKind = Literal["flat", "ivf", "hnsw", "ivfpq", "sq8"]
+RetrievalMode = Literal["dense", "bm25", "hybrid"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChunkingConfig(_Strict):
+    chunk_size: int = Field(256, ge=16, le=4096, description="tokens per chunk (embedder's tokenizer)")
+    chunk_overlap: int = Field(32, ge=0, le=1024)
+
+
+class EmbeddingConfig(_Strict):
+    model: str = Field("minilm", description="'minilm' (bundled), 'fake' (tests) or a sentence-transformers folder")
+    batch_size: int = Field(32, ge=1)
+    device: str = Field("auto", description="'auto', 'cpu' or 'cuda'")
+
+
+class IndexConfig(_Strict):
+    kind: IndexKind = "flat"
+    nlist: int = Field(64, ge=1, description="IVF lists (capped by corpus size)")
+    nprobe: int = Field(8, ge=1)
+    hnsw_m: int = Field(32, ge=4)
+    ef_search: int = Field(64, ge=1)
+    pq_bits: int = Field(8, ge=1, le=8)
+    use_gpu: Literal["auto", "never"] = "auto"
+
+
+class RetrievalConfig(_Strict):
+    mode: RetrievalMode = "hybrid"
+    top_k: int = Field(5, ge=1, description="chunks given to the generator")
+    candidate_k: int = Field(20, ge=1, description="candidates per retriever before fusion")
+    rrf_k: int = Field(60, ge=1)
+
+
+class GenerationConfig(_Strict):
+    base_url: str | None = Field(None, description="OpenAI-compatible URL; None starts the bundled model")
+    model: str = Field("qwen2.5-0.5b", description="bundled GGUF name/path, or the server's model name")
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(200, ge=1)
+    seed: int = 0
+    n_ctx: int = Field(4096, ge=512)
+
+
+class PipelineConfig(_Strict):
+    corpus: str = Field("bundled", description="'bundled', a JSONL file, a BEIR folder or a folder of .txt/.md")
+    questions: str = Field("bundled", description="'bundled' or a question-set JSONL")
+    index_dir: str = ".ragdoctor/index"
+    chunking: ChunkingConfig = ChunkingConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    index: IndexConfig = IndexConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    generation: GenerationConfig = GenerationConfig()
+
+    def config_hash(self) -> str:
+        """Short hash of everything that changes an answer (paths to where things are written excluded)."""
+        data = self.model_dump(exclude={"index_dir", "questions"})
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
+
+
+ENV_PREFIX = "RAGDOCTOR_"
+
+
+def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in environ.items():
+        if not key.startswith(ENV_PREFIX):
+            continue
+        path = key[len(ENV_PREFIX):].lower().split("__")
+        if path[0] not in PipelineConfig.model_fields:
+            continue
+        node = out
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = value
+    return out
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for k, v in over.items():
+        merged[k] = _merge(merged[k], v) if isinstance(v, dict) and isinstance(merged.get(k), dict) else v
+    return merged
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
+                environ: dict[str, str] | None = None) -> PipelineConfig:
+    """File (TOML, optional ``[pipeline]`` table) < environment < explicit overrides (CLI flags)."""
+    data: dict[str, Any] = {}
+    source = str(path) if path else "<config>"
+    if path is not None:
+        p = Path(path)
+        if not p.exists():
+            raise InputError(p, "config file not found")
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(p, f"malformed TOML: {exc}") from None
+        data = data.get("pipeline", data)
+    data = _merge(data, _env_overrides(dict(os.environ if environ is None else environ)))
+    data = _merge(data, {k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return PipelineConfig.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(source, None, exc) from None
+
+
+def set_path(overrides: dict[str, Any], dotted: str, value: Any) -> None:
+    """Put ``value`` at ``a.b`` in a nested override dict, skipping ``None`` (flag not given)."""
+    if value is None:
+        return
+    node = overrides
+    *parents, leaf = dotted.split(".")
+    for p in parents:
+        node = node.setdefault(p, {})
+    node[leaf] = value

@@ -1,0 +1,161 @@
+"""Sentence embeddings: the bundled MiniLM through sentence-transformers (batched, L2-normalised, cached by
+content hash) and a deterministic fake for tests. Both share one small interface."""
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+
+class Embedder(Protocol):
+    model_id: str
+    dim: int
+    normalize: bool
+
+    def embed(self, texts: list[str]) -> np.ndarray:  # (n, dim) float32
+        ...
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingCache:
+    """sqlite store of vectors keyed by (model id, sha256 of the text): unchanged text is never re-embedded."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(str(self.path), check_same_thread=False)
+        self._conn.execute("CREATE TABLE IF NOT EXISTS emb (model TEXT, key TEXT, vec BLOB, PRIMARY KEY (model, key))")
+
+    def get_many(self, model: str, keys: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                part = keys[i : i + 500]
+                q = f"SELECT key, vec FROM emb WHERE model=? AND key IN ({','.join('?' * len(part))})"
+                for key, blob in self._conn.execute(q, [model, *part]):
+                    out[key] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+        with self._lock:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO emb VALUES (?, ?, ?)",
+                [(model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+            )
+            self._conn.commit()
+
+
+def _l2_normalize(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return (x / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class SentenceTransformerEmbedder:
+    """Any local sentence-transformers folder; the model loads on first use."""
+
+    def __init__(self, model_dir: str | Path, model_id: str, *, batch_size: int = 32, device: str = "auto",
+                 cache: EmbeddingCache | None = None, show_progress: bool = False):
+        self.model_dir = str(model_dir)
+        self.model_id = model_id
+        self.batch_size = batch_size
+        self.device = device
+        self.cache = cache
+        self.normalize = True
+        self.show_progress = show_progress
+        self._model = None
+        self._dim: int | None = None
+
+    @property
+    def model(self):
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            device = self.device
+            if device == "auto":
+                import torch
+
+                device = "cuda" if torch.cuda.is_available() else "cpu"
+            self._model = SentenceTransformer(self.model_dir, device=device, local_files_only=True)
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.model.get_sentence_embedding_dimension())
+        return self._dim
+
+    @property
+    def tokenizer_dir(self) -> str:
+        return self.model_dir
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        vecs = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                 convert_to_numpy=True, show_progress_bar=self.show_progress and len(texts) > 64)
+        return np.asarray(vecs, dtype=np.float32)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if self.cache is None:
+            return self._encode(texts)
+        keys = [text_key(t) for t in texts]
+        found = self.cache.get_many(self.model_id, list(set(keys)))
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        if missing:
+            by_key = {k: t for k, t in zip(keys, texts)}
+            vecs = self._encode([by_key[k] for k in missing])
+            new = dict(zip(missing, vecs))
+            self.cache.put_many(self.model_id, new)
+            found.update(new)
+        return np.stack([found[k] for k in keys]).astype(np.float32)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+class FakeEmbedder:
+    """Deterministic hashed bag-of-words vectors: no model, same output everywhere; for tests."""
+
+    tokenizer_dir = None
+
+    def __init__(self, dim: int = 256, model_id: str = "fake-embedder"):
+        self.dim = dim
+        self.model_id = f"{model_id}-{dim}"
+        self.normalize = True
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+                out[i, h % self.dim] += 1.0 if (h >> 32) & 1 else -1.0
+            if not out[i].any():
+                out[i, 0] = 1.0
+        return _l2_normalize(out)
+
+
+def make_embedder(model: str = "minilm", *, batch_size: int = 32, device: str = "auto", use_cache: bool = True):
+    """'minilm' (the bundled default), 'fake', or the path of a sentence-transformers folder."""
+    if model == "fake":
+        return FakeEmbedder()
+    from rag import models
+
+    cache = EmbeddingCache(models.cache_dir() / "embeddings.sqlite") if use_cache else None
+    if model == "minilm":
+        return SentenceTransformerEmbedder(models.minilm_path(), models.MINILM_ID, batch_size=batch_size,
+                                           device=device, cache=cache)
+    path = Path(model)
+    if not (path / "modules.json").exists() and not (path / "config.json").exists():
+        from corpora.errors import InputError
+
+        raise InputError(path, "not a sentence-transformers model folder (no modules.json/config.json)", field="embedding.model")
+    return SentenceTransformerEmbedder(path, f"st:{path.resolve()}", batch_size=batch_size, device=device, cache=cache)

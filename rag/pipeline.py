@@ -1,0 +1,63 @@
+"""The pipeline: question -> retrieve -> grounded prompt -> generate -> Trace (with per-stage latency)."""
+from __future__ import annotations
+
+import time
+
+from corpora.records import Sample
+from rag.config import PipelineConfig
+from rag.prompt import build_messages, cited_ids, is_refusal
+from rag.retrievers import make_retriever
+from rag.store import IndexStore
+from rag.trace import RetrievedChunk, Trace
+
+
+class Pipeline:
+    """Holds the loaded index, embedder, retriever and generator; ``answer`` never raises on model failure."""
+
+    def __init__(self, cfg: PipelineConfig, store: IndexStore, embedder, llm):
+        self.cfg = cfg
+        self.store = store
+        self.embedder = embedder
+        self.llm = llm
+        self.retriever = make_retriever(store, embedder, cfg.retrieval)
+        self.config_hash = cfg.config_hash()
+
+    def retrieve(self, question: str, k: int | None = None) -> list[RetrievedChunk]:
+        hits = self.retriever.search(question, k or self.cfg.retrieval.top_k)
+        out = []
+        for rank, h in enumerate(hits, start=1):
+            node = self.store.nodes[h.position]
+            out.append(RetrievedChunk(chunk_id=node.id_, doc_id=node.metadata["doc_id"], rank=rank, score=h.score,
+                                      text=node.text, title=node.metadata.get("title", ""), signals=h.signals))
+        return out
+
+    def generate(self, question: str, contexts: list[RetrievedChunk]) -> tuple[list[dict[str, str]], str]:
+        messages = build_messages(question, [(c.chunk_id, c.text) for c in contexts])
+        g = self.cfg.generation
+        resp = self.llm.chat(messages, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed)
+        return messages, resp.text.strip()
+
+    def answer(self, question: str, sample: Sample | None = None) -> Trace:
+        sample = sample or Sample(id="adhoc", question=question)
+        trace = Trace(sample_id=sample.id, question=question, reference=sample.reference,
+                      relevant_doc_ids=sample.relevant_doc_ids, metadata=dict(sample.metadata),
+                      config_hash=self.config_hash, generator=getattr(self.llm, "model_id", "unknown"),
+                      embedder=self.embedder.model_id)
+        t0 = time.perf_counter()
+        trace.contexts = self.retrieve(question)
+        t1 = time.perf_counter()
+        trace.latency_ms["retrieve"] = (t1 - t0) * 1000
+        trace.prompt = build_messages(question, [(c.chunk_id, c.text) for c in trace.contexts])
+        try:
+            _, trace.answer = self.generate(question, trace.contexts)
+        except Exception as exc:  # a model failure becomes data on the trace, never a crash of the run
+            trace.outcome, trace.error = "error", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        t2 = time.perf_counter()
+        trace.latency_ms["generate"] = (t2 - t1) * 1000
+        trace.latency_ms["total"] = (t2 - t0) * 1000
+        if trace.outcome != "error" and not trace.answer:
+            trace.outcome, trace.error = "error", "the generator returned an empty answer"
+        if trace.outcome != "error":
+            trace.outcome = "refused" if is_refusal(trace.answer) else "answered"
+            trace.cited_chunk_ids = cited_ids(trace.answer, {c.chunk_id for c in trace.contexts})
+        return trace

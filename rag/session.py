@@ -1,0 +1,57 @@
+"""Assemble a ready pipeline from a config: documents, embedder, index (built if stale), generator.
+The bundled model server, when used, is started on demand and stopped when the session closes."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from corpora.bundled import bundled_documents, bundled_questions
+from corpora.loaders import load_corpus, load_questions
+from corpora.records import Document, Sample
+from rag.config import PipelineConfig
+from rag.embeddings import make_embedder
+from rag.pipeline import Pipeline
+from rag.store import IndexStore, ensure_index
+
+
+def load_documents(cfg: PipelineConfig) -> list[Document]:
+    return bundled_documents() if cfg.corpus == "bundled" else load_corpus(cfg.corpus)
+
+
+def load_samples(cfg: PipelineConfig) -> list[Sample]:
+    return bundled_questions() if cfg.questions == "bundled" else load_questions(cfg.questions)
+
+
+def embedder_for(cfg: PipelineConfig):
+    e = cfg.embedding
+    return make_embedder(e.model, batch_size=e.batch_size, device=e.device)
+
+
+def open_index(cfg: PipelineConfig, embedder=None, *, rebuild: bool = False) -> tuple[IndexStore, bool]:
+    embedder = embedder or embedder_for(cfg)
+    return ensure_index(load_documents(cfg), cfg.index_dir, embedder, chunking=cfg.chunking, index_cfg=cfg.index,
+                        rebuild=rebuild)
+
+
+@contextmanager
+def open_generator(cfg: PipelineConfig, llm=None) -> Iterator[object]:
+    """``llm`` if given; else an OpenAI-compatible client to ``generation.base_url``; else the bundled model."""
+    if llm is not None:
+        yield llm
+        return
+    from rag.server import llm_for
+
+    client, server = llm_for(cfg.generation.base_url, cfg.generation.model)
+    try:
+        yield client
+    finally:
+        if server is not None:
+            server.stop()
+
+
+@contextmanager
+def open_pipeline(cfg: PipelineConfig, *, llm=None, embedder=None, rebuild: bool = False) -> Iterator[Pipeline]:
+    embedder = embedder or embedder_for(cfg)
+    store, _ = open_index(cfg, embedder, rebuild=rebuild)
+    with open_generator(cfg, llm) as client:
+        yield Pipeline(cfg, store, embedder, client)

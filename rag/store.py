@@ -1,0 +1,131 @@
+"""An index on disk: chunks (llama-index TextNodes), the faiss index, the BM25 index and the manifest.
+
+Layout of ``index_dir``: ``manifest.json``, ``chunks.jsonl``, ``dense.faiss``, ``bm25/``.
+Written to a temporary sibling folder and renamed into place, so a killed build never leaves half an index."""
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from corpora.errors import InputError
+from corpora.records import Document
+from rag import faiss_index
+from rag.bm25 import BM25Index
+from rag.chunking import chunk_documents, embedding_text, hf_tokenizer, whitespace_tokenizer
+from rag.config import ChunkingConfig, IndexConfig
+from rag.manifest import Manifest, check_build_settings, check_compatible, corpus_checksum, read_manifest
+
+
+@dataclass
+class IndexStore:
+    index_dir: Path
+    manifest: Manifest
+    nodes: list  # llama-index TextNode, position i == faiss id i
+    dense: object  # faiss index (CPU or GPU)
+    device: str
+    bm25: BM25Index | None
+    build_seconds: dict[str, float] = field(default_factory=dict)
+
+    def vector_store(self):
+        """The faiss index wrapped as llama-index's FaissVectorStore (ids are positions into ``nodes``)."""
+        from llama_index.vector_stores.faiss import FaissVectorStore
+
+        return FaissVectorStore(faiss_index=self.dense)
+
+
+def tokenizer_for(embedder):
+    return hf_tokenizer(embedder.tokenizer_dir) if getattr(embedder, "tokenizer_dir", None) else whitespace_tokenizer
+
+
+def _write_nodes(path: Path, nodes) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        for node in nodes:
+            fh.write(json.dumps({"id": node.id_, "text": node.text, "metadata": node.metadata}, ensure_ascii=False) + "\n")
+
+
+def _read_nodes(path: Path):
+    from llama_index.core.schema import TextNode
+
+    nodes = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            obj = json.loads(line)
+            nodes.append(TextNode(id_=obj["id"], text=obj["text"], metadata=obj["metadata"],
+                                  excluded_embed_metadata_keys=["doc_id", "chunk"],
+                                  excluded_llm_metadata_keys=["doc_id", "chunk"]))
+    return nodes
+
+
+def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunking: ChunkingConfig,
+                index_cfg: IndexConfig, with_bm25: bool = True) -> IndexStore:
+    """Chunk, embed, index and save. Returns the loaded store."""
+    import faiss
+
+    index_dir = Path(index_dir)
+    timings: dict[str, float] = {}
+    t = time.perf_counter()
+    nodes = chunk_documents(docs, chunking, tokenizer_for(embedder))
+    if not nodes:
+        raise InputError(index_dir, "the corpus produced no chunks")
+    timings["chunk"] = time.perf_counter() - t
+    t = time.perf_counter()
+    vectors = embedder.embed([embedding_text(n) for n in nodes])
+    timings["embed"] = time.perf_counter() - t
+    t = time.perf_counter()
+    dense = faiss_index.build(vectors, index_cfg)
+    timings["faiss"] = time.perf_counter() - t
+    bm25 = None
+    if with_bm25:
+        t = time.perf_counter()
+        bm25 = BM25Index.build([embedding_text(n) for n in nodes])
+        timings["bm25"] = time.perf_counter() - t
+    manifest = Manifest(
+        embedder_id=embedder.model_id, dim=int(vectors.shape[1]), normalized=bool(embedder.normalize),
+        chunking=chunking, index=index_cfg, factory=faiss_index.factory_string(index_cfg, len(nodes), vectors.shape[1]),
+        corpus_checksum=corpus_checksum(docs), n_documents=len(docs), n_chunks=len(nodes),
+        faiss_version=faiss.__version__, bm25=with_bm25, built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+    tmp = index_dir.with_name(index_dir.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    _write_nodes(tmp / "chunks.jsonl", nodes)
+    faiss_index.save(dense, tmp / "dense.faiss")
+    if bm25 is not None:
+        bm25.save(tmp / "bm25")
+    (tmp / "manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
+    shutil.rmtree(index_dir, ignore_errors=True)
+    tmp.rename(index_dir)
+    store = load_index(index_dir, embedder, index_cfg=index_cfg)
+    store.build_seconds = timings
+    return store
+
+
+def load_index(index_dir: str | Path, embedder, *, index_cfg: IndexConfig | None = None) -> IndexStore:
+    """Load and check the manifest against ``embedder``; move the dense index to the GPU when there is one."""
+    index_dir = Path(index_dir)
+    manifest = read_manifest(index_dir)
+    check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim, normalized=embedder.normalize)
+    cfg = index_cfg or manifest.index
+    dense, device = faiss_index.to_device(faiss_index.load(index_dir / "dense.faiss"), cfg)
+    faiss_index.tune(dense, cfg)
+    nodes = _read_nodes(index_dir / "chunks.jsonl")
+    bm25 = BM25Index.load(index_dir / "bm25", len(nodes)) if manifest.bm25 and (index_dir / "bm25").exists() else None
+    return IndexStore(index_dir, manifest, nodes, dense, device, bm25)
+
+
+def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunking: ChunkingConfig,
+                 index_cfg: IndexConfig, rebuild: bool = False) -> tuple[IndexStore, bool]:
+    """Load the index if it is current for these documents and settings, else (re)build it. Returns (store, built)."""
+    index_dir = Path(index_dir)
+    if not rebuild and (index_dir / "manifest.json").exists():
+        manifest = read_manifest(index_dir)
+        same_kind = manifest.index.model_dump(exclude={"nprobe", "ef_search", "use_gpu"}) == \
+            index_cfg.model_dump(exclude={"nprobe", "ef_search", "use_gpu"})
+        if (manifest.embedder_id == embedder.model_id and same_kind
+                and not check_build_settings(manifest, chunking=chunking, checksum=corpus_checksum(docs))):
+            return load_index(index_dir, embedder, index_cfg=index_cfg), False
+    return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg), True

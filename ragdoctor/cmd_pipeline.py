@@ -1,0 +1,93 @@
+"""`ragdoctor index | ask | run`: build the index, answer one question, answer a question set into traces."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def _cfg(args):
+    from ragdoctor.cli import config_from_args
+
+    return config_from_args(args)
+
+
+def cmd_index(args) -> int:
+    from rag.session import embedder_for, open_index
+
+    cfg = _cfg(args)
+    store, built = open_index(cfg, embedder_for(cfg), rebuild=args.rebuild)
+    m = store.manifest
+    verb = "built" if built else "up to date:"
+    timing = ", ".join(f"{k} {v:.1f}s" for k, v in store.build_seconds.items())
+    print(f"index {verb} {store.index_dir}: {m.n_documents} documents, {m.n_chunks} chunks, {m.factory} "
+          f"({m.dim}-d, {m.embedder_id}) on {store.device}{'; ' + timing if timing else ''}")
+    return 0
+
+
+def cmd_ask(args) -> int:
+    from rag.session import open_pipeline
+
+    cfg = _cfg(args)
+    with open_pipeline(cfg) as pipe:
+        trace = pipe.answer(args.question)
+    if args.json:
+        print(trace.model_dump_json(indent=2))
+        return 0 if trace.outcome != "error" else 1
+    if trace.outcome == "error":
+        print(f"ragdoctor: error: generation failed: {trace.error}", file=sys.stderr)
+        return 1
+    print(trace.answer)
+    print()
+    for c in trace.contexts:
+        print(f"  [{c.rank}] {c.chunk_id}  score={c.score:.3f}  {c.title}")
+    print(f"  ({trace.outcome}; retrieve {trace.latency_ms['retrieve']:.0f} ms, generate {trace.latency_ms['generate']:.0f} ms)")
+    return 0
+
+
+def default_run_dir(name: str | None, cfg) -> Path:
+    return Path("runs") / (name or f"run-{cfg.config_hash()}")
+
+
+def run_pipeline(cfg, *, out: Path, limit: int | None = None, llm=None, progress: bool = True):
+    from rag.runner import run_samples
+    from rag.session import load_samples, open_pipeline
+
+    samples = load_samples(cfg)[: limit or None]
+    with open_pipeline(cfg, llm=llm) as pipe:
+        return run_samples(lambda s: pipe.answer(s.question, s), samples, out, config_hash=pipe.config_hash,
+                           progress=progress)
+
+
+def cmd_run(args) -> int:
+    from ragdoctor.run_report import render_summary, summarize_traces
+
+    cfg = _cfg(args)
+    out = Path(args.out) if args.out else default_run_dir(args.name, cfg) / "traces.jsonl"
+    result = run_pipeline(cfg, out=out, limit=args.limit)
+    summary = summarize_traces(result.traces)
+    (out.parent / "run_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    print(render_summary(summary))
+    print(f"\ntraces: {out} ({result.new} new, {result.resumed} resumed)")
+    return 0
+
+
+def register(sub, pipeline_options) -> None:
+    p = sub.add_parser("index", help="build (or check) the faiss + BM25 index over a corpus")
+    pipeline_options(p)
+    p.add_argument("--rebuild", action="store_true", help="rebuild even if the saved index is current")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("ask", help="answer one question and show the retrieved chunks")
+    p.add_argument("question")
+    p.add_argument("--json", action="store_true", help="print the whole trace as JSON")
+    pipeline_options(p)
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("run", help="answer a question set; traces are appended as JSONL (a rerun resumes)")
+    p.add_argument("--questions", help="question-set JSONL (default: the bundled set)")
+    p.add_argument("--name", help="run folder name under runs/ (default run-<config hash>)")
+    p.add_argument("--out", help="traces file (default runs/<name>/traces.jsonl)")
+    p.add_argument("--limit", type=int, help="only the first N questions")
+    pipeline_options(p)
+    p.set_defaults(func=cmd_run)

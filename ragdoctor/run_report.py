@@ -1,0 +1,38 @@
+"""The summary a pipeline run prints: answered/refused/errors, retrieval recall@k, latency p50/p95 per stage."""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from eval.retrieval_metrics import mean_metrics, retrieval_metrics
+from rag.trace import Trace
+from ragdoctor.table import render
+
+
+def summarize_traces(traces: list[Trace], k: int = 5) -> dict:
+    outcomes = Counter(t.outcome for t in traces)
+    qrels = {t.sample_id: {d: 1 for d in t.relevant_doc_ids} for t in traces if t.relevant_doc_ids}
+    rankings = {t.sample_id: t.retrieved_doc_ids for t in traces}
+    retrieval = mean_metrics(retrieval_metrics(qrels, rankings, ks=(1, k)))
+    stages = sorted({s for t in traces for s in t.latency_ms})
+    latency = {s: {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95)), "n": len(v)}
+               for s in stages if (v := [t.latency_ms[s] for t in traces if s in t.latency_ms])}
+    return {"questions": len(traces), "outcomes": dict(outcomes), "labelled_queries": len(qrels),
+            "retrieval": retrieval, "latency_ms": latency}
+
+
+def render_summary(summary: dict, k: int = 5) -> str:
+    o = summary["outcomes"]
+    r = summary["retrieval"]
+    rows = [
+        ("questions", summary["questions"]),
+        ("answered", o.get("answered", 0)),
+        ("refused", o.get("refused", 0)),
+        ("blocked", o.get("blocked", 0)),
+        ("errors", o.get("error", 0)),
+        (f"recall@{k} (docs, {summary['labelled_queries']} labelled)", r.get(f"recall@{k}")),
+        (f"mrr@{k}", r.get(f"mrr@{k}")),
+    ]
+    lat = [(stage, v["p50"], v["p95"]) for stage, v in summary["latency_ms"].items()]
+    return render(["run", "value"], rows) + "\n\n" + render(["stage", "p50 ms", "p95 ms"], lat)

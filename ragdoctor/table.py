@@ -1,0 +1,31 @@
+"""Plain-text tables for the terminal (no dependency, aligned columns)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def fmt(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 1000 else f"{value:.0f}"
+    return str(value)
+
+
+def render(headers: Sequence[str], rows: Sequence[Sequence], title: str | None = None) -> str:
+    cells = [[fmt(v) for v in row] for row in rows]
+    widths = [max(len(str(h)), *(len(r[i]) for r in cells)) if cells else len(str(h)) for i, h in enumerate(headers)]
+    line = "  ".join(str(h).ljust(w) for h, w in zip(headers, widths))
+    out = [title] if title else []
+    out += [line, "  ".join("-" * w for w in widths)]
+    for r in cells:
+        out.append("  ".join(c.rjust(w) if _numeric(c) else c.ljust(w) for c, w in zip(r, widths)))
+    return "\n".join(out)
+
+
+def _numeric(s: str) -> bool:
+    try:
+        float(s.rstrip("%"))
+        return True
+    except ValueError:
+        return False

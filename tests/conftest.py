@@ -1,0 +1,37 @@
+"""Shared fixtures. Every test runs offline: a socket to anything but loopback raises, in this process and in
+every Python subprocess a test starts (through tests/netguard/sitecustomize.py)."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NETGUARD = Path(__file__).parent / "netguard"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+sys.path.insert(0, str(NETGUARD))
+import ragdoctor_netguard  # noqa: E402
+
+ragdoctor_netguard.install()
+os.environ["RAGDOCTOR_NETGUARD"] = "1"
+os.environ["PYTHONPATH"] = os.pathsep.join([str(NETGUARD), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+from rag.offline import set_offline_env  # noqa: E402
+
+set_offline_env()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Embedding caches and joined models live in one cache per test session, never in the user's home."""
+    cache = os.environ.get("RAGDOCTOR_TEST_CACHE") or str(tmp_path_factory.getbasetemp() / "cache")
+    monkeypatch.setenv("RAGDOCTOR_CACHE", cache)
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.exists():
+        pytest.skip(f"human-labelled dev data not found at {SHARED_DATA} (see README: development data)")
+    return SHARED_DATA

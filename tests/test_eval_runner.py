@@ -1,0 +1,203 @@
+"""The evaluation runner, its bad-input handling, resume, summary and the CI gate (no models: lexical + labels)."""
+import json
+
+import pandas as pd
+import pytest
+
+from eval.dataset import load_eval_samples
+from eval.gate import GateConfig, check, load_gate_config, write_junit
+from eval.judges.lexical import LexicalScorer
+from eval.judges.labels import LabelsJudge
+from eval.metrics import ScorerJudge
+from eval.records import EvalSample, MetricResult
+from eval.runner import evaluate, read_judgements
+from ragdoctor.cli import main
+
+CTX = [{"id": "kv#0", "doc_id": "kv", "text": "The KV cache stores keys and values for every token. It grows with sequence length."},
+       {"id": "fa#0", "doc_id": "fa", "text": "FlashAttention tiles the attention computation to avoid HBM traffic."}]
+
+
+def rows():
+    return [
+        {"id": "good", "question": "What does the KV cache store?", "contexts": CTX,
+         "answer": "The KV cache stores keys and values for every token [kv#0].",
+         "reference": "It stores the keys and values of every token.", "relevant_ids": ["kv"]},
+        {"id": "made-up", "question": "What does the KV cache store?", "contexts": CTX,
+         "answer": "The KV cache stores optimizer momentum on the CPU.", "reference": "Keys and values.", "relevant_ids": ["kv"]},
+        {"id": "refusal-right", "question": "What is the H100 price?", "contexts": CTX,
+         "answer": "I don't know based on the provided documents.", "reference": "The provided documents do not contain the answer.",
+         "relevant_ids": []},
+        {"id": "ragas-shape", "user_input": "What tiles attention?", "retrieved_contexts": [CTX[1]["text"]],
+         "response": "FlashAttention tiles the attention computation.", "reference": "FlashAttention."},
+    ]
+
+
+def write_jsonl(path, items):
+    path.write_text("".join((i if isinstance(i, str) else json.dumps(i)) + "\n" for i in items), encoding="utf-8")
+    return path
+
+
+JUDGES = lambda: [ScorerJudge(LexicalScorer()), LabelsJudge()]  # noqa: E731
+METRICS = ["groundedness", "context_precision", "answer_relevance", "context_recall", "answer_correctness", "recall@5"]
+
+
+def test_scores_are_in_range_and_refusals_follow_the_rules(tmp_path):
+    samples, errors = load_eval_samples(write_jsonl(tmp_path / "in.jsonl", rows()))
+    assert errors == [] and len(samples) == 4
+    run = evaluate(samples, metrics=METRICS, judges=JUDGES(), run_dir=tmp_path / "run", progress=False)
+    by = {j.sample_id: j for j in run.judgements}
+    g = by["good"].get("groundedness", "lexical")
+    assert g.value == 1.0 and g.evidence["claims"][0]["chunk_id"] == "kv#0" and g.evidence["claims"][0]["sentence"]
+    assert by["made-up"].get("groundedness").value == 0.0
+    assert by["made-up"].get("groundedness").evidence["claims"][0]["verdict"] == "unsupported"
+    r = by["refusal-right"]
+    assert r.get("groundedness").value == 1.0 and r.get("groundedness").evidence["refusal"]
+    assert r.get("answer_correctness").value == 1.0
+    assert r.get("context_recall").status == "not_applicable"
+    assert r.get("recall@5").status == "not_applicable"
+    assert by["good"].get("recall@5").value == 1.0
+    for j in run.judgements:
+        for res in j.results:
+            assert res.status != "ok" or 0.0 <= res.value <= 1.0
+    df = pd.read_parquet(tmp_path / "run" / "results.parquet")
+    assert set(df.columns) >= {"sample_id", "metric", "judge", "value", "status", "reason"}
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    row = next(m for m in summary["metrics"] if m["metric"] == "groundedness")
+    assert row["n"] == 4 and row["ci_low"] <= row["mean"] <= row["ci_high"]
+
+
+def test_bad_records_are_reported_one_line_and_the_rest_is_scored(tmp_path):
+    path = tmp_path / "in.jsonl"
+    good = rows()[:2]
+    path.write_bytes(
+        (json.dumps(good[0]) + "\n").encode() + b'{"id": "broken", "question": \n' + b'{"id": "noq", "answer": "x"}\n'
+        + b'{"id": "latin", "question": "caf\xe9?"}\n' + json.dumps({**good[1], "contexts": "oops"}).encode() + b"\n"
+        + json.dumps({"id": "empty", "question": "Q?", "contexts": [], "answer": ""}).encode() + b"\n"
+        + json.dumps({"id": "huge", "question": "Q?", "contexts": CTX, "answer": "word " * 250_000}).encode() + b"\n")
+    samples, errors = load_eval_samples(path)
+    msgs = [str(e) for e in errors]
+    assert [s.id for s in samples] == ["good", "empty", "huge"]
+    assert any(":2: malformed JSON" in m for m in msgs)
+    assert any(":3: field 'question': missing required field" in m for m in msgs)
+    assert any(":4: not valid UTF-8" in m for m in msgs)
+    assert any(":5: contexts must be a list" in m for m in msgs)
+    assert all("\n" not in m and str(path) in m for m in msgs)
+    run = evaluate(samples, metrics=METRICS, judges=JUDGES(), run_dir=tmp_path / "run", input_errors=errors, progress=False)
+    by = {j.sample_id: j for j in run.judgements}
+    assert by["good"].get("groundedness").value == 1.0
+    empty = by["empty"].get("groundedness")
+    assert empty.status == "unmeasured" and empty.reason == "empty answer: no claims to check"
+    assert by["empty"].get("context_precision").status == "not_applicable"
+    huge = by["huge"].get("groundedness")
+    assert huge.status == "unmeasured" and "answer too long" in huge.reason
+    assert len(run.summary["input_errors"]) == 4
+
+
+class ExplodingJudge:
+    name, family, config_id = "boom", "test", "boom:v1"
+
+    def supports(self, metric):
+        return metric == "groundedness"
+
+    def judge(self, metric, samples):
+        raise ValueError("judge returned garbage: '}}{'")
+
+
+class GarbageJudge(ExplodingJudge):
+    name, config_id = "garbage", "garbage:v1"
+
+    def judge(self, metric, samples):
+        return [MetricResult.unmeasured(metric, self.name, "judge output unparseable") if "made" in s.id
+                else MetricResult.ok(metric, self.name, 0.5) for s in samples]
+
+
+def test_judge_failures_become_unmeasured_not_crashes(tmp_path):
+    samples, _ = load_eval_samples(write_jsonl(tmp_path / "in.jsonl", rows()))
+    run = evaluate(samples, metrics=["groundedness"], judges=[ExplodingJudge(), GarbageJudge(), ScorerJudge(LexicalScorer())],
+                   run_dir=tmp_path / "run", progress=False)
+    for j in run.judgements:
+        boom = j.get("groundedness", "boom")
+        assert boom.status == "unmeasured" and boom.reason.startswith("judge failed: ValueError: judge returned garbage")
+        assert j.get("groundedness", "lexical").status == "ok"
+    assert {j.sample_id: j.get("groundedness", "garbage").status for j in run.judgements}["made-up"] == "unmeasured"
+    boom_row = next(m for m in run.summary["metrics"] if m["judge"] == "boom")
+    assert boom_row["n"] == 0 and boom_row["n_unmeasured"] == 4
+
+
+def test_killed_run_resumes_without_judging_twice(tmp_path):
+    samples, _ = load_eval_samples(write_jsonl(tmp_path / "in.jsonl", rows()))
+    run_dir = tmp_path / "run"
+    evaluate(samples[:2], metrics=METRICS, judges=JUDGES(), run_dir=run_dir, batch_size=1, progress=False)
+    log = run_dir / "results.jsonl"
+    log.write_bytes(log.read_bytes() + b'{"sample_id": "refusal-right", "resu')  # killed mid-write
+    calls = []
+
+    class Counting(ScorerJudge):
+        def judge(self, metric, batch):
+            calls.extend(s.id for s in batch)
+            return super().judge(metric, batch)
+
+    run = evaluate(samples, metrics=METRICS, judges=[Counting(LexicalScorer()), LabelsJudge()], run_dir=run_dir,
+                   progress=False)
+    assert run.resumed == 2 and run.new == 2
+    assert set(calls) == {"refusal-right", "ragas-shape"}
+    assert sorted(j.sample_id for j in read_judgements(run_dir)) == sorted(s.id for s in samples)
+
+
+def _summary(mean, n=10, unmeasured=0.0):
+    return {"metrics": [{"metric": "groundedness", "judge": "nli", "n": n, "mean": mean, "ci_low": mean - 0.1,
+                         "ci_high": mean + 0.1}], "unmeasured_share": unmeasured}
+
+
+def test_gate_logic():
+    cfg = GateConfig({"groundedness": 0.8}, max_unmeasured=0.05)
+    assert all(c.passed for c in check(_summary(0.85), cfg))
+    failed = [c for c in check(_summary(0.7), cfg) if not c.passed]
+    assert len(failed) == 1 and "FAIL by 0.100" in failed[0].message and "95% CI 0.600-0.800" in failed[0].message
+    assert not all(c.passed for c in check(_summary(0.85), GateConfig({"groundedness": 0.8}, use_ci_lower=True)))
+    assert not all(c.passed for c in check(_summary(0.9, unmeasured=0.2), cfg))
+    nothing = check({"metrics": [{"metric": "groundedness", "judge": "nli", "n": 0, "mean": None}],
+                     "unmeasured_share": 1.0}, GateConfig(max_unmeasured=1.0))
+    assert not all(c.passed for c in nothing)  # a run with no measured values never passes
+    assert not all(c.passed for c in check(_summary(0.9), GateConfig({"context_precision": 0.5})))
+
+
+def test_gate_config_from_pyproject(tmp_path):
+    p = tmp_path / "pyproject.toml"
+    p.write_text('[tool.ragdoctor.gate]\nmin = { groundedness = 0.8, "answer_relevance:embedding" = 0.5 }\nmax_unmeasured = 0.05\n')
+    cfg = load_gate_config(p)
+    assert cfg.minimums == {"groundedness": 0.8, "answer_relevance:embedding": 0.5} and cfg.max_unmeasured == 0.05
+    p.write_text('[tool.ragdoctor.gate]\nminimum = 1\n')
+    with pytest.raises(Exception, match="unknown key"):
+        load_gate_config(p)
+
+
+def test_gate_cli_exit_codes_and_junit(tmp_path, capsys):
+    samples, _ = load_eval_samples(write_jsonl(tmp_path / "in.jsonl", rows()))
+    evaluate(samples, metrics=METRICS, judges=JUDGES(), run_dir=tmp_path / "run", progress=False)
+    run = str(tmp_path / "run")
+    assert main(["gate", run, "--min", "groundedness=0.5", "--pyproject", str(tmp_path / "none.toml")]) == 0
+    assert main(["gate", run, "--min", "groundedness=0.99", "--pyproject", str(tmp_path / "none.toml")]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  groundedness" in out and "FAIL by" in out
+    xml = (tmp_path / "run" / "gate.xml").read_text()
+    assert 'failures="1"' in xml and "<failure" in xml
+    assert main(["gate", run, "--min", "groundedness=abc", "--pyproject", str(tmp_path / "none.toml")]) == 2
+    assert main(["gate", str(tmp_path / "missing"), "--min", "groundedness=0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "no summary.json" in err and err.count("\n") == 2
+
+
+def test_write_junit_escapes(tmp_path):
+    from eval.gate import Check
+
+    write_junit([Check('a<b "c"', False, 0.1, 0.5, "min")], tmp_path / "j.xml")
+    assert "&lt;" in (tmp_path / "j.xml").read_text()
+
+
+def test_eval_sample_rejects_nan():
+    with pytest.raises(ValueError):
+        MetricResult(metric="m", judge="j", value=float("nan"))
+    with pytest.raises(ValueError):
+        MetricResult(metric="m", judge="j", value=1.5)
+    assert EvalSample(id="x", question="q").retrieved_doc_ids == []

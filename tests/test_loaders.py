@@ -1,0 +1,108 @@
+import gzip
+import json
+
+import pytest
+
+from corpora.bundled import bundled_documents, bundled_questions, planted
+from corpora.errors import InputError
+from corpora.loaders import load_beir, load_corpus, load_documents_folder, load_documents_jsonl, load_questions
+
+
+def _write(path, lines):
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_jsonl_documents_and_beir_style_ids(tmp_path):
+    p = _write(tmp_path / "c.jsonl", ['{"id": "a", "text": "alpha"}', '', '{"_id": "b", "title": "B", "text": "beta", "year": 2020}'])
+    docs = load_documents_jsonl(p)
+    assert [d.id for d in docs] == ["a", "b"]
+    assert docs[1].metadata == {"year": 2020}
+
+
+@pytest.mark.parametrize("lines, line, needle", [
+    (['{"id": "a", "text": "x"}', '{"id": "b", "text": '], 2, "malformed JSON"),
+    (['{"id": "a"}'], 1, "field 'text': missing required field"),
+    (['{"id": "a", "text": "  "}'], 1, "field 'text': empty text"),
+    (['{"id": "a", "text": "x"}', '{"id": "a", "text": "y"}'], 2, "duplicate id 'a'"),
+    (['[1, 2]'], 1, "expected a JSON object"),
+])
+def test_jsonl_bad_input_names_file_line_field(tmp_path, lines, line, needle):
+    p = _write(tmp_path / "bad.jsonl", lines)
+    with pytest.raises(InputError) as err:
+        load_documents_jsonl(p)
+    msg = str(err.value)
+    assert msg.startswith(f"{p}:{line}: ")
+    assert needle in msg
+    assert "\n" not in msg
+
+
+def test_non_utf8_is_reported_with_line(tmp_path):
+    p = tmp_path / "latin1.jsonl"
+    p.write_bytes(b'{"id": "a", "text": "ok"}\n{"id": "b", "text": "caf\xe9"}\n')
+    with pytest.raises(InputError, match=r"latin1.jsonl:2: not valid UTF-8"):
+        load_documents_jsonl(p)
+
+
+def test_folder_of_text_files(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "one.md").write_text("# Title one\n\nBody.", encoding="utf-8")
+    (tmp_path / "sub" / "two.txt").write_text("Plain text two.", encoding="utf-8")
+    (tmp_path / "skip.bin").write_bytes(b"\x00")
+    docs = load_documents_folder(tmp_path)
+    assert [(d.id, d.title) for d in docs] == [("one.md", "Title one"), ("sub/two.txt", "Plain text two.")]
+    assert load_corpus(tmp_path)[0].id == "one.md"
+
+
+def test_folder_errors(tmp_path):
+    with pytest.raises(InputError, match="no .txt"):
+        load_documents_folder(tmp_path)
+    (tmp_path / "bad.txt").write_bytes(b"line one\nline \xff two")
+    with pytest.raises(InputError, match=r"bad.txt:2: not valid UTF-8"):
+        load_documents_folder(tmp_path)
+
+
+def test_beir_folder(tmp_path):
+    with gzip.open(tmp_path / "corpus.jsonl.gz", "wt") as fh:
+        fh.write('{"_id": "d1", "title": "T", "text": "one"}\n{"_id": "d2", "title": "", "text": "two"}\n')
+    _write(tmp_path / "queries.jsonl", ['{"_id": "q1", "text": "first?"}', '{"_id": "q2", "text": "no labels"}'])
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td2\t2\nq1\td1\t0\n")
+    docs, samples = load_beir(tmp_path)
+    assert len(docs) == 2
+    assert [(s.id, s.relevant_doc_ids) for s in samples] == [("q1", ["d2"])]
+    assert samples[0].metadata["qrels"] == {"d2": 2, "d1": 0}
+    with pytest.raises(InputError, match="qrels split 'dev' not found"):
+        load_beir(tmp_path, split="dev")
+    (tmp_path / "qrels" / "bad.tsv").write_text("q1\td1\tx\n")
+    from corpora.loaders import load_qrels
+    with pytest.raises(InputError, match=r"bad.tsv:1: field 'score'"):
+        load_qrels(tmp_path / "qrels" / "bad.tsv")
+
+
+def test_questions_missing_field(tmp_path):
+    p = _write(tmp_path / "q.jsonl", [json.dumps({"id": "q1", "question": "x?"}), json.dumps({"id": "q2"})])
+    with pytest.raises(InputError, match=r"q.jsonl:2: field 'question': missing required field"):
+        load_questions(p)
+
+
+def test_bundled_corpus_shape_and_planted_trouble():
+    docs, questions = bundled_documents(), bundled_questions()
+    assert len(docs) >= 50 and len(questions) >= 80
+    ids = {d.id for d in docs}
+    for q in questions:
+        assert set(q.relevant_doc_ids or []) <= ids, q.id
+        assert q.reference
+    kinds = {}
+    for q in questions:
+        kinds[q.metadata["kind"]] = kinds.get(q.metadata["kind"], 0) + 1
+    assert kinds["conflict"] >= 5 and kinds["unanswerable"] >= 3 and kinds["injection"] >= 1
+    p = planted(docs)
+    assert len(p["outdated"]) >= 5 and len(p["outdated"]) == len(p["current"])
+    assert len(p["near_duplicate"]) >= 2 and len(p["prompt_injection"]) == 1
+    for q in questions:
+        if q.metadata["kind"] == "conflict":
+            assert q.metadata["outdated_doc_id"] in p["outdated"]
+            assert not set(q.relevant_doc_ids) & set(p["outdated"])
+        if q.metadata["kind"] == "unanswerable":
+            assert q.relevant_doc_ids == [] and q.answerable is False

@@ -1,0 +1,50 @@
+import math
+
+import numpy as np
+import pytest
+
+from eval.mathx import average_precision, bootstrap_ci, claim_prf, cosine_to_unit, f1, fraction
+
+
+@pytest.mark.parametrize("verdicts, total, expected", [
+    ([1, 0, 1], None, (1 / 1 + 2 / 3) / 2),
+    ([0, 1, 1], None, (1 / 2 + 2 / 3) / 2),
+    ([1, 1, 0], None, 1.0),
+    ([0, 0, 0], None, 0.0),
+    ([], None, 0.0),
+    ([1, 0, 0], 2, 0.5),  # one of two relevant items found, at rank 1
+    ([0.9, 0.2, 0.7], None, (1 + 2 / 3) / 2),  # scores thresholded at 0.5
+])
+def test_average_precision(verdicts, total, expected):
+    assert average_precision(verdicts, total) == pytest.approx(expected)
+
+
+def test_ap_rewards_relevant_items_ranked_first():
+    assert average_precision([1, 1, 0, 0]) > average_precision([0, 0, 1, 1])
+
+
+def test_claim_prf():
+    out = claim_prf([True, True, False, False], [True, False])
+    assert out["precision"] == 0.5 and out["recall"] == 0.5 and out["f1"] == pytest.approx(0.5)
+    out = claim_prf([True], [True, True, True, False])
+    assert out["f1"] == pytest.approx(2 * 1 * 0.75 / 1.75)
+    assert claim_prf([], [True])["f1"] is None
+    assert f1(0.0, 0.0) == 0.0
+    assert fraction([]) is None
+
+
+def test_bootstrap_ci_contains_mean_and_is_deterministic():
+    rng = np.random.default_rng(1)
+    x = rng.uniform(size=200)
+    lo, hi = bootstrap_ci(x)
+    assert lo < x.mean() < hi
+    assert (lo, hi) == bootstrap_ci(x)
+    assert hi - lo < 0.12
+    assert bootstrap_ci([0.7]) == (0.7, 0.7)
+    assert all(math.isnan(v) for v in bootstrap_ci([]))
+    narrow = bootstrap_ci(np.r_[x, x, x, x])
+    assert narrow[1] - narrow[0] < hi - lo
+
+
+def test_cosine_to_unit():
+    assert cosine_to_unit(-0.3) == 0.0 and cosine_to_unit(0.4) == 0.4 and cosine_to_unit(1.2) == 1.0
