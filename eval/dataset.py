@@ -18,7 +18,8 @@ def from_trace(t: Trace) -> EvalSample:
     return EvalSample(
         id=t.sample_id, question=t.question, answer=t.answer, reference=t.reference, relevant_ids=t.relevant_doc_ids,
         outcome=t.outcome, metadata={**t.metadata, "config_hash": t.config_hash, "latency_ms": t.latency_ms,
-                                     **({"error": t.error} if t.error else {})},
+                                     "candidates": t.candidates, **({"error": t.error} if t.error else {}),
+                                     **({"guardrails": t.guardrails} if t.guardrails else {})},
         contexts=[Context(id=c.chunk_id, text=c.text, doc_id=c.doc_id, rank=c.rank, score=c.score) for c in t.contexts],
     )
 

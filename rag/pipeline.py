@@ -23,7 +23,9 @@ class Pipeline:
         self.config_hash = cfg.config_hash()
 
     def retrieve(self, question: str, k: int | None = None) -> list[RetrievedChunk]:
-        hits = self.retriever.search(question, k or self.cfg.retrieval.top_k)
+        """Ranked chunks: the first ``top_k`` go to the generator, the rest (up to ``candidate_k``) are candidates."""
+        k = k or max(self.cfg.retrieval.top_k, self.cfg.retrieval.candidate_k)
+        hits = self.retriever.search(question, k)
         out = []
         for rank, h in enumerate(hits, start=1):
             node = self.store.nodes[h.position]
@@ -44,7 +46,11 @@ class Pipeline:
                       config_hash=self.config_hash, generator=getattr(self.llm, "model_id", "unknown"),
                       embedder=self.embedder.model_id)
         t0 = time.perf_counter()
-        trace.contexts = self.retrieve(question)
+        ranked = self.retrieve(question)
+        top_k = self.cfg.retrieval.top_k
+        trace.contexts = ranked[:top_k]
+        trace.candidates = [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "rank": c.rank, "score": c.score}
+                            for c in ranked[top_k:]]
         t1 = time.perf_counter()
         trace.latency_ms["retrieve"] = (t1 - t0) * 1000
         trace.prompt = build_messages(question, [(c.chunk_id, c.text) for c in trace.contexts])

@@ -30,6 +30,8 @@ class Trace(BaseModel):
     reference: str | None = None
     relevant_doc_ids: list[str] | None = None
     contexts: list[RetrievedChunk] = Field(default_factory=list)
+    candidates: list[dict[str, Any]] = Field(default_factory=list,
+                                             description="retrieved below the top-k cut: chunk_id, doc_id, rank, score")
     prompt: list[dict[str, str]] = Field(default_factory=list, description="chat messages sent to the generator")
     answer: str = ""
     outcome: Outcome = "answered"

@@ -1,0 +1,149 @@
+"""Assign every evaluated sample a primary failure category (plus secondary ones), with the rule that fired and
+the evidence that made it fire. Rules are ordered by what a person should look at first; see taxonomy.py."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from diagnostics.taxonomy import Diagnosis
+from eval.answerability import refused, unanswerable
+from eval.records import EvalSample, Judgement, MetricResult
+
+JUDGE_PREFERENCE = ("nli", "llm", "ragas", "embedding", "lexical")
+
+
+@dataclass
+class Thresholds:
+    grounded: float = 0.75  # groundedness at or above: the claims are (essentially all) supported
+    ungrounded: float = 0.5  # groundedness below: the answer is ungrounded
+    correct: float = 0.5  # answer-correctness F1 at or above: right
+    incomplete_recall: float = 0.5  # right, but reference-claim recall below this: incomplete
+    noisy: float = 0.34  # context precision below: mostly noise
+    off_topic: float = 0.3  # answer relevance below: off topic
+    far_rank: int = 3  # first relevant chunk ranked below this: far down
+
+
+@dataclass
+class Signals:
+    sample: EvalSample
+    metrics: dict[str, MetricResult]
+    refused: bool
+    unanswerable: bool | None
+    relevant_ranks: list[int] | None  # ranks (1-based, top-k contexts) of chunks from relevant documents
+    relevant_beyond_cut: list[int] = field(default_factory=list)  # ranks among candidates past the cut-off
+
+    def value(self, metric: str) -> float | None:
+        r = self.metrics.get(metric)
+        return r.value if r is not None and r.measured else None
+
+
+def pick(judgement: Judgement, metric: str, preference=JUDGE_PREFERENCE) -> MetricResult | None:
+    """The result of the most trusted judge that measured ``metric`` (else the first unmeasured one, for its reason)."""
+    rs = [r for r in judgement.results if r.metric == metric]
+    order = {j: i for i, j in enumerate(preference)}
+    rs.sort(key=lambda r: (not r.measured, order.get(r.judge, len(order))))
+    return rs[0] if rs else None
+
+
+def signals(j: Judgement, preference=JUDGE_PREFERENCE) -> Signals:
+    s = j.sample or EvalSample(id=j.sample_id, question="?")
+    metrics = {m: r for m in ("groundedness", "answer_correctness", "context_precision", "answer_relevance",
+                              "context_recall") if (r := pick(j, m, preference)) is not None}
+    ranks = None
+    beyond: list[int] = []
+    if s.relevant_ids:
+        rel = set(s.relevant_ids)
+        ranks = sorted(c.rank or i for i, c in enumerate(s.contexts, 1) if (c.doc_id or c.id) in rel)
+        beyond = sorted(int(c["rank"]) for c in s.metadata.get("candidates", []) if c.get("doc_id") in rel)
+    return Signals(s, metrics, refused(s), unanswerable(s), ranks, beyond)
+
+
+def _claims(r: MetricResult | None, verdicts: tuple[str, ...]) -> list[dict]:
+    if r is None:
+        return []
+    return [c for c in r.evidence.get("claims", []) if c.get("verdict") in verdicts]
+
+
+def _support_docs(sig: Signals) -> list[dict]:
+    """The chunks that support the answer's claims, with what the labels say about their documents."""
+    by_id = {c.id: c for c in sig.sample.contexts}
+    md = sig.sample.metadata
+    out = []
+    for cl in _claims(sig.metrics.get("groundedness"), ("supported",)):
+        ctx = by_id.get(cl.get("chunk_id"))
+        doc = ctx.doc_id if ctx else None
+        out.append({"claim": cl["claim"], "chunk_id": cl.get("chunk_id"), "doc_id": doc,
+                    "relevant": doc in (sig.sample.relevant_ids or []) if sig.sample.relevant_ids is not None else None,
+                    "outdated": doc is not None and doc == md.get("outdated_doc_id"),
+                    "near_duplicate": doc is not None and doc == md.get("near_duplicate_id")})
+    return out
+
+
+def classify(j: Judgement, th: Thresholds | None = None, preference=JUDGE_PREFERENCE) -> Diagnosis:
+    th = th or Thresholds()
+    sig = signals(j, preference)
+    s = sig.sample
+    fired: list[tuple[str, str, dict]] = []  # (category, rule, evidence) in priority order
+
+    def fire(cat: str, rule: str, **ev) -> None:
+        fired.append((cat, rule, ev))
+
+    g, c = sig.value("groundedness"), sig.value("answer_correctness")
+    cp, ar, cr = sig.value("context_precision"), sig.value("answer_relevance"), sig.value("context_recall")
+    retrieved = s.retrieved_doc_ids
+    labelled = sig.relevant_ranks is not None
+    context_has_answer = (labelled and bool(sig.relevant_ranks)) or (not labelled and cr is not None and cr >= 0.5)
+
+    if s.outcome == "blocked":
+        fire("guardrail_block", "outcome == blocked", guardrails=s.metadata.get("guardrails", {}))
+    if s.outcome == "error":
+        fire("unmeasured", "the pipeline failed for this sample", error=s.metadata.get("error"))
+    if sig.unanswerable is True and not sig.refused and s.outcome != "blocked":
+        fire("missed_refusal", "question is unanswerable and the answer is not a refusal", answer=s.answer[:300])
+    wrong = (c is not None and c < th.correct and sig.unanswerable is False) or \
+        (sig.refused and sig.unanswerable is False)
+    if wrong and not sig.refused and g is not None and g >= th.grounded:
+        fire("grounded_yet_hallucinated", f"groundedness {g:.2f} >= {th.grounded} and correctness {c:.2f} < {th.correct}",
+             groundedness=g, correctness=c, supporting=_support_docs(sig), reference=s.reference)
+    if labelled and not sig.relevant_ranks and (wrong or sig.refused or c is None):
+        if sig.relevant_beyond_cut:
+            fire("ranked_out", f"relevant document only at rank {sig.relevant_beyond_cut[0]}, past the top-{len(s.contexts)} cut",
+                 relevant=s.relevant_ids, candidate_ranks=sig.relevant_beyond_cut)
+        else:
+            fire("retrieval_miss", "no relevant document among the retrieved chunks", relevant=s.relevant_ids,
+                 retrieved=retrieved)
+    if not labelled and cp is not None and cp == 0.0 and sig.unanswerable is not True:
+        fire("retrieval_miss", "no retrieved chunk was judged relevant to the question", context_precision=cp)
+    if labelled and wrong and sig.relevant_ranks and sig.relevant_ranks[0] > th.far_rank:
+        fire("ranked_out", f"first relevant chunk at rank {sig.relevant_ranks[0]} (> {th.far_rank})",
+             relevant_ranks=sig.relevant_ranks)
+    if wrong and context_has_answer:
+        fire("context_ignored", "the context held the answer and the model " + ("refused" if sig.refused else "answered otherwise"),
+             relevant_ranks=sig.relevant_ranks, context_recall=cr, answer=s.answer[:300])
+    if sig.refused and sig.unanswerable is False:
+        fire("wrong_refusal", "refused although the question is answerable from the corpus")
+    if g is not None and g < th.ungrounded and not sig.refused:
+        gr = sig.metrics["groundedness"]
+        fire("ungrounded_hallucination", f"groundedness {g:.2f} < {th.ungrounded}",
+             unsupported=_claims(gr, ("unsupported", "contradicted")), judge=gr.judge)
+    if ar is not None and ar < th.off_topic and not sig.refused:
+        fire("off_topic", f"answer relevance {ar:.2f} < {th.off_topic}", answer_relevance=ar)
+    if c is not None and c >= th.correct and not sig.refused:
+        rec = sig.metrics["answer_correctness"].evidence.get("recall")
+        if rec is not None and rec < th.incomplete_recall:
+            fire("incomplete", f"correct claims but reference recall {rec:.2f} < {th.incomplete_recall}", recall=rec)
+    if cp is not None and cp < th.noisy:
+        fire("noisy_context", f"context precision {cp:.2f} < {th.noisy}", context_precision=cp)
+    if not fired and g is None and c is None and s.outcome not in ("blocked",):
+        reasons = {m: r.reason for m, r in sig.metrics.items() if not r.measured}
+        fire("unmeasured", "neither groundedness nor correctness could be measured", reasons=reasons)
+
+    metrics_used = {m: {"value": r.value, "judge": r.judge, "status": r.status} for m, r in sig.metrics.items()}
+    if not fired or fired[0][0] in ("noisy_context",) and not wrong and (g is None or g >= th.ungrounded):
+        secondary = [f[0] for f in fired]
+        return Diagnosis(sample_id=j.sample_id, category="ok", secondary=list(dict.fromkeys(secondary)),
+                         rule="no failure rule fired" if not fired else "answer right; context noisy",
+                         evidence={"metrics": metrics_used, **({"noisy": fired[0][2]} if fired else {})})
+    cat, rule, ev = fired[0]
+    secondary = [f[0] for f in fired[1:] if f[0] != cat]
+    return Diagnosis(sample_id=j.sample_id, category=cat, secondary=list(dict.fromkeys(secondary)), rule=rule,
+                     evidence={**ev, "metrics": metrics_used, "secondary_rules": {f[0]: f[1] for f in fired[1:]}})

@@ -1,0 +1,113 @@
+"""Where metrics disagree with each other, and where judges disagree on the same claim, with plain-language
+explanations for learners."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from diagnostics.classify import JUDGE_PREFERENCE, pick
+from eval.records import Judgement
+
+EXPLANATIONS: dict[str, str] = {
+    "grounded_right": "Grounded and right: every claim is backed by the retrieved text and the answer matches the "
+                      "reference. This is the case RAG is built for.",
+    "grounded_wrong": "Grounded yet wrong: the answer faithfully repeats the retrieved text, but that text was stale, "
+                      "conflicting or about something else. Groundedness only checks the answer against the context, "
+                      "never the context against the truth, so it cannot see this failure: check retrieval and the "
+                      "freshness of the corpus.",
+    "ungrounded_right": "Ungrounded yet right: the answer is correct but the context does not back it; the model used "
+                        "what it learned in training (parametric knowledge). Right today, but unverifiable and a "
+                        "hallucination risk on questions the model does not know.",
+    "ungrounded_wrong": "Ungrounded and wrong: a classic hallucination. The model said things the context does not "
+                        "support and they are false. Look at whether retrieval found anything useful.",
+    "precise_ungrounded": "Relevant context, ungrounded answer: retrieval did its job but the model did not use it "
+                          "(or contradicted it). A generation problem: prompt, model size, or context ordering.",
+    "noisy_grounded": "Noisy context, grounded answer: most chunks were irrelevant but the model picked the right one. "
+                      "It worked, but noise costs tokens and raises the chance of a wrong pick.",
+    "relevant_wrong": "On-topic yet wrong: the answer addresses the question (high relevance) but is incorrect. Answer "
+                      "relevance measures whether an answer is about the question, never whether it is true.",
+    "offtopic_right": "Off-topic yet right: a judge found the answer unrelated to the question but it matches the "
+                      "reference; usually a terse answer or a judge artefact worth a look.",
+    "judge_disagreement": "Two judges looked at the same claim and the same context and reached different verdicts. "
+                          "Neither is ground truth: the meta-evaluation table says which judge agrees with people more "
+                          "often on data like yours.",
+}
+
+
+def _quadrant(pairs: list[tuple[str, float, float]], x_cut: float, y_cut: float, names: dict[tuple[bool, bool], str]):
+    out: dict[str, dict] = {n: {"count": 0, "examples": []} for n in names.values()}
+    for sid, x, y in pairs:
+        name = names[(x >= x_cut, y >= y_cut)]
+        out[name]["count"] += 1
+        if len(out[name]["examples"]) < 10:
+            out[name]["examples"].append(sid)
+    for name in out:
+        out[name]["explanation"] = EXPLANATIONS.get(name, "")
+    return out
+
+
+def _values(judgements: list[Judgement], a: str, b: str, preference=JUDGE_PREFERENCE):
+    pairs = []
+    for j in judgements:
+        ra, rb = pick(j, a, preference), pick(j, b, preference)
+        if ra is not None and rb is not None and ra.measured and rb.measured:
+            if j.sample and j.sample.outcome in ("refused", "blocked"):
+                continue
+            pairs.append((j.sample_id, ra.value, rb.value))
+    return pairs
+
+
+def metric_disagreements(judgements: list[Judgement], grounded: float = 0.75, correct: float = 0.5,
+                         precise: float = 0.5, relevant: float = 0.5) -> dict:
+    """The groundedness x correctness quadrant and two more metric-vs-metric views, with counts and example ids."""
+    gc = _values(judgements, "groundedness", "answer_correctness")
+    cg = _values(judgements, "context_precision", "groundedness")
+    rc = _values(judgements, "answer_relevance", "answer_correctness")
+    return {
+        "groundedness_x_correctness": _quadrant(gc, grounded, correct, {
+            (True, True): "grounded_right", (True, False): "grounded_wrong",
+            (False, True): "ungrounded_right", (False, False): "ungrounded_wrong"}),
+        "context_precision_x_groundedness": _quadrant(cg, precise, grounded, {
+            (True, True): "precise_grounded", (True, False): "precise_ungrounded",
+            (False, True): "noisy_grounded", (False, False): "noisy_ungrounded"}),
+        "answer_relevance_x_correctness": _quadrant(rc, relevant, correct, {
+            (True, True): "relevant_right", (True, False): "relevant_wrong",
+            (False, True): "offtopic_right", (False, False): "offtopic_wrong"}),
+        "points": {"groundedness_x_correctness": [{"sample_id": s, "x": x, "y": y} for s, x, y in gc]},
+    }
+
+
+def judge_disagreements(judgements: list[Judgement], metric: str = "groundedness", limit: int = 200) -> dict:
+    """Claim-level verdicts of every pair of judges on the same claims: a confusion table and the disagreeing claims."""
+    by_pair: dict[tuple[str, str], dict] = defaultdict(lambda: {"agree": 0, "disagree": 0, "confusion": defaultdict(int),
+                                                                "examples": []})
+    for j in judgements:
+        results = [r for r in j.results if r.metric == metric and r.measured and r.evidence.get("claims")]
+        for i, a in enumerate(results):
+            for b in results[i + 1:]:
+                key = tuple(sorted((a.judge, b.judge)))
+                ra, rb = (a, b) if key[0] == a.judge else (b, a)
+                cb = {c["claim"]: c for c in rb.evidence["claims"]}
+                for ca in ra.evidence["claims"]:
+                    other = cb.get(ca["claim"])
+                    if other is None:
+                        continue
+                    va, vb = ca["verdict"], other["verdict"]
+                    entry = by_pair[key]
+                    entry["confusion"][f"{va}|{vb}"] += 1
+                    if (va == "supported") == (vb == "supported"):
+                        entry["agree"] += 1
+                        continue
+                    entry["disagree"] += 1
+                    if len(entry["examples"]) < limit:
+                        entry["examples"].append({"sample_id": j.sample_id, "claim": ca["claim"],
+                                                  key[0]: {"verdict": va, "score": ca.get("score"), "chunk_id": ca.get("chunk_id"),
+                                                           "sentence": ca.get("sentence")},
+                                                  key[1]: {"verdict": vb, "score": other.get("score"),
+                                                           "chunk_id": other.get("chunk_id"), "sentence": other.get("sentence")}})
+    out = {}
+    for (ja, jb), e in by_pair.items():
+        total = e["agree"] + e["disagree"]
+        out[f"{ja}_vs_{jb}"] = {"judges": [ja, jb], "claims": total, "agreement": e["agree"] / total if total else None,
+                                "confusion": dict(e["confusion"]), "examples": e["examples"],
+                                "explanation": EXPLANATIONS["judge_disagreement"]}
+    return out
