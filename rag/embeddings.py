@@ -54,6 +54,14 @@ class EmbeddingCache:
             self._conn.commit()
 
 
+def quiet_model_loading() -> None:
+    """Silence transformers' per-load 'Loading weights' progress bar (our own bars report the long steps)."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+
 def _l2_normalize(x: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return (x / np.maximum(norms, 1e-12)).astype(np.float32)
@@ -84,13 +92,15 @@ class SentenceTransformerEmbedder:
                 import torch
 
                 device = "cuda" if torch.cuda.is_available() else "cpu"
+            quiet_model_loading()
             self._model = SentenceTransformer(self.model_dir, device=device, local_files_only=True)
         return self._model
 
     @property
     def dim(self) -> int:
         if self._dim is None:
-            self._dim = int(self.model.get_sentence_embedding_dimension())
+            get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+            self._dim = int(get_dim())
         return self._dim
 
     @property

@@ -16,12 +16,14 @@ SYSTEM_PROMPT = (
 )
 
 _CITE = re.compile(r"\[([^\[\]\s]+#\d+)\]")
+_SOURCES = r"(?:documents?|context|passages?|sources?|texts?|information provided|provided information)"
 _REFUSAL_PATTERNS = re.compile(
-    r"\b(i (do not|don't|cannot|can't) (know|answer|find|tell)|"
-    r"(do|does) not (contain|include|provide|mention|say)|"
-    r"(no|not enough|insufficient) (information|context|details)|"
-    r"not (mentioned|provided|specified|stated|given|available) in the (provided |given )?(context|documents|passages)|"
-    r"unable to (answer|find|determine)|cannot be (answered|determined))",
+    r"\bi (?:do not|don't|cannot|can't|am unable to) (?:know|answer|find|tell|determine)"
+    rf"|\b{_SOURCES} (?:do|does|did) not (?:contain|include|provide|mention|say|specify|state|cover)"
+    rf"|\b{_SOURCES} (?:don't|doesn't) (?:contain|include|provide|mention|say|specify|state|cover)"
+    rf"|\bno (?:information|mention|details?|data) (?:\w+ ){{0,6}}in the (?:provided |given )?{_SOURCES}"
+    rf"|\bnot (?:mentioned|provided|specified|stated|given|available|found|covered) in the (?:provided |given )?{_SOURCES}"
+    r"|\bunable to (?:answer|find|determine)|\bcannot be (?:answered|determined)",
     re.IGNORECASE,
 )
 
