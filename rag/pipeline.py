@@ -33,11 +33,19 @@ class Pipeline:
                                       text=node.text, title=node.metadata.get("title", ""), signals=h.signals))
         return out
 
-    def generate(self, question: str, contexts: list[RetrievedChunk]) -> tuple[list[dict[str, str]], str]:
-        messages = build_messages(question, [(c.chunk_id, c.text) for c in contexts])
+    def generate(self, question: str, contexts: list[tuple[str, str]]) -> str:
+        """Answer ``question`` from (chunk id, text) pairs with the grounded prompt (probes call this directly)."""
         g = self.cfg.generation
-        resp = self.llm.chat(messages, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed)
-        return messages, resp.text.strip()
+        resp = self.llm.chat(build_messages(question, contexts), temperature=g.temperature, max_tokens=g.max_tokens,
+                             seed=g.seed)
+        return resp.text.strip()
+
+    def chunks_of(self, doc_ids: list[str]) -> list[RetrievedChunk]:
+        """Every chunk of the given documents from the index, in document and chunk order."""
+        wanted = set(doc_ids)
+        nodes = [n for n in self.store.nodes if n.metadata["doc_id"] in wanted]
+        return [RetrievedChunk(chunk_id=n.id_, doc_id=n.metadata["doc_id"], rank=i, text=n.text,
+                               title=n.metadata.get("title", "")) for i, n in enumerate(nodes, start=1)]
 
     def answer(self, question: str, sample: Sample | None = None) -> Trace:
         sample = sample or Sample(id="adhoc", question=question)
@@ -53,9 +61,10 @@ class Pipeline:
                             for c in ranked[top_k:]]
         t1 = time.perf_counter()
         trace.latency_ms["retrieve"] = (t1 - t0) * 1000
-        trace.prompt = build_messages(question, [(c.chunk_id, c.text) for c in trace.contexts])
+        pairs = [(c.chunk_id, c.text) for c in trace.contexts]
+        trace.prompt = build_messages(question, pairs)
         try:
-            _, trace.answer = self.generate(question, trace.contexts)
+            trace.answer = self.generate(question, pairs)
         except Exception as exc:  # a model failure becomes data on the trace, never a crash of the run
             trace.outcome, trace.error = "error", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         t2 = time.perf_counter()

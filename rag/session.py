@@ -27,10 +27,12 @@ def embedder_for(cfg: PipelineConfig):
     return make_embedder(e.model, batch_size=e.batch_size, device=e.device)
 
 
-def open_index(cfg: PipelineConfig, embedder=None, *, rebuild: bool = False) -> tuple[IndexStore, bool]:
+def open_index(cfg: PipelineConfig, embedder=None, *, rebuild: bool = False,
+               strict_embedder: bool = False) -> tuple[IndexStore, bool]:
+    """The index for ``cfg``, built when missing or stale (changed corpus, chunking or index kind)."""
     embedder = embedder or embedder_for(cfg)
     return ensure_index(load_documents(cfg), cfg.index_dir, embedder, chunking=cfg.chunking, index_cfg=cfg.index,
-                        rebuild=rebuild)
+                        rebuild=rebuild, strict_embedder=strict_embedder)
 
 
 @contextmanager
@@ -52,6 +54,6 @@ def open_generator(cfg: PipelineConfig, llm=None) -> Iterator[object]:
 @contextmanager
 def open_pipeline(cfg: PipelineConfig, *, llm=None, embedder=None, rebuild: bool = False) -> Iterator[Pipeline]:
     embedder = embedder or embedder_for(cfg)
-    store, _ = open_index(cfg, embedder, rebuild=rebuild)
+    store, _ = open_index(cfg, embedder, rebuild=rebuild, strict_embedder=True)
     with open_generator(cfg, llm) as client:
         yield Pipeline(cfg, store, embedder, client)

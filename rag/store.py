@@ -118,11 +118,17 @@ def load_index(index_dir: str | Path, embedder, *, index_cfg: IndexConfig | None
 
 
 def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunking: ChunkingConfig,
-                 index_cfg: IndexConfig, rebuild: bool = False) -> tuple[IndexStore, bool]:
-    """Load the index if it is current for these documents and settings, else (re)build it. Returns (store, built)."""
+                 index_cfg: IndexConfig, rebuild: bool = False, strict_embedder: bool = False) -> tuple[IndexStore, bool]:
+    """Load the index if it is current for these documents and settings, else (re)build it. Returns (store, built).
+
+    With ``strict_embedder`` an index built by another embedder is an error (IndexMismatch) instead of a rebuild:
+    querying commands use it, so a wrong ``--embedder`` never silently replaces a user's index."""
     index_dir = Path(index_dir)
     if not rebuild and (index_dir / "manifest.json").exists():
         manifest = read_manifest(index_dir)
+        if strict_embedder and manifest.embedder_id != embedder.model_id:
+            check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim,
+                             normalized=embedder.normalize)
         same_kind = manifest.index.model_dump(exclude={"nprobe", "ef_search", "use_gpu"}) == \
             index_cfg.model_dump(exclude={"nprobe", "ef_search", "use_gpu"})
         if (manifest.embedder_id == embedder.model_id and same_kind

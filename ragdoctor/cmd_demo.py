@@ -34,7 +34,7 @@ def cmd_demo(args) -> int:
         print(("PASS  " if c.passed else "FAIL  ") + c.message)
     print(f"gate: {'passed' if code == 0 else 'FAILED'}")
     print("\n== 5/5 diagnose ==")
-    _, report = diagnose_run(run_dir)
+    _, _, report = diagnose_run(run_dir)
     print(render_categories(report))
     print(f"\nrun folder: {run_dir}  (open it with `ragdoctor dashboard {run_dir}`)")
     return 0

@@ -97,3 +97,12 @@ def test_factory_strings_fit_small_corpora():
     assert factory_string(IndexConfig(kind="ivf", nlist=64), 100, 384) == "IVF2,Flat"
     assert factory_string(IndexConfig(kind="ivfpq", nlist=64), 100000, 384) == "IVF64,PQ48x8"
     assert factory_string(IndexConfig(kind="ivfpq"), 100, 384).endswith("x5")
+
+
+def test_querying_commands_refuse_an_index_built_by_another_embedder(tmp_path):
+    docs = _docs(8)
+    ensure_index(docs, tmp_path / "i", FakeEmbedder(256), chunking=CH, index_cfg=IndexConfig())
+    with pytest.raises(IndexMismatch, match="fake-embedder-256"):
+        ensure_index(docs, tmp_path / "i", FakeEmbedder(128), chunking=CH, index_cfg=IndexConfig(), strict_embedder=True)
+    _, built = ensure_index(docs, tmp_path / "i", FakeEmbedder(128), chunking=CH, index_cfg=IndexConfig())
+    assert built  # `ragdoctor index` with another embedder rebuilds
