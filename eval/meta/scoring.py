@@ -1,0 +1,110 @@
+"""How a Scorer becomes one continuous score per labelled item, batched so a cross-encoder runs full batches.
+
+groundedness(evidence, text)  the text's claims (eval.claims.decompose) each get their best support score over the
+                              evidence's sentence windows (ScorerJudge.verify); reduced by min (default: one
+                              unsupported claim sinks the answer), mean, or share (the fraction of claims at or
+                              above the scorer's support threshold: what the groundedness metric itself reports)
+relevance(question, passage)  scorer.relevance, clipped to [0, 1]
+An item with no claims (empty text) scores None: unmeasured, left out of the statistics and counted."""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from eval.claims import decompose
+from eval.judges.base import Scorer, Support
+from eval.meta.datasets import ContrastItem, LabelledItem, Task
+from eval.metrics import ScorerJudge
+
+Reduce = Literal["min", "mean", "share"]
+REDUCERS: tuple[str, ...] = ("min", "mean", "share")
+
+
+class CountingScorer:
+    """Wraps a Scorer and counts the (premise, hypothesis) pairs it is asked to score (for pairs/second)."""
+
+    def __init__(self, inner: Scorer):
+        self.inner = inner
+        self.name = inner.name
+        self.family = inner.family
+        self.support_threshold = inner.support_threshold
+        self.relevance_threshold = inner.relevance_threshold
+        self.pairs = 0
+
+    def support(self, pairs: list[tuple[str, str]]) -> list[Support]:
+        self.pairs += len(pairs)
+        return self.inner.support(pairs)
+
+    def relevance(self, pairs: list[tuple[str, str]]) -> list[float]:
+        self.pairs += len(pairs)
+        return self.inner.relevance(pairs)
+
+
+@dataclass
+class TaskScores:
+    """Scores in item order: ``scores`` for labelled items, ``good``/``bad`` for contrast items."""
+
+    scores: list[float | None] | None = None
+    good: list[float | None] | None = None
+    bad: list[float | None] | None = None
+
+
+def chunks(items: Sequence, size: int) -> Iterator[Sequence]:
+    for start in range(0, len(items), max(1, size)):
+        yield items[start : start + max(1, size)]
+
+
+def reduce_claims(claim_scores: Sequence[float], how: Reduce, threshold: float) -> float | None:
+    if not claim_scores:
+        return None
+    if how == "min":
+        return float(min(claim_scores))
+    if how == "mean":
+        return float(sum(claim_scores) / len(claim_scores))
+    if how == "share":
+        return sum(1 for s in claim_scores if s >= threshold) / len(claim_scores)
+    raise ValueError(f"unknown reduction '{how}' (choose from {', '.join(REDUCERS)})")
+
+
+def claim_scores(judge: ScorerJudge, pairs: Sequence[tuple[str, str]], chunk_size: int = 64) -> list[list[float]]:
+    """Per (evidence, text): each claim's best support score; one verify call (one scorer batch) per chunk."""
+    out: list[list[float]] = []
+    for chunk in chunks(pairs, chunk_size):
+        verdicts = judge.verify([(decompose(text), [("evidence", evidence)]) for evidence, text in chunk])
+        out.extend([float(v.score) for v in vs] for vs in verdicts)
+    return out
+
+
+def groundedness(judge: ScorerJudge, pairs: Sequence[tuple[str, str]], *, reduce: Reduce = "min",
+                 chunk_size: int = 64) -> list[float | None]:
+    threshold = judge.scorer.support_threshold
+    return [reduce_claims(c, reduce, threshold) for c in claim_scores(judge, pairs, chunk_size)]
+
+
+def relevance(scorer: Scorer, pairs: Sequence[tuple[str, str]], *, chunk_size: int = 64) -> list[float]:
+    out: list[float] = []
+    for chunk in chunks(pairs, chunk_size):
+        out.extend(float(min(1.0, max(0.0, s))) for s in scorer.relevance(list(chunk)))
+    return out
+
+
+def _score_pairs(judge: ScorerJudge, signal: str, pairs: list[tuple[str, str]], reduce: Reduce,
+                 chunk_size: int) -> list[float | None]:
+    if signal == "support":
+        return groundedness(judge, pairs, reduce=reduce, chunk_size=chunk_size)
+    if signal == "relevance":
+        return list(relevance(judge.scorer, pairs, chunk_size=chunk_size))
+    raise ValueError(f"unknown signal '{signal}'")
+
+
+def score_task(judge: ScorerJudge, task: Task, *, reduce: Reduce = "min", chunk_size: int = 64) -> TaskScores:
+    """Scores for every item of ``task`` (contrast items: the good and the bad text against the same evidence)."""
+    if task.kind == "pairwise":
+        items: list[ContrastItem] = task.items
+        pairs = [(i.evidence, i.good) for i in items] + [(i.evidence, i.bad) for i in items]
+        flat = _score_pairs(judge, task.signal, pairs, reduce, chunk_size)
+        return TaskScores(good=flat[: len(items)], bad=flat[len(items) :])
+    labelled: list[LabelledItem] = task.items
+    return TaskScores(scores=_score_pairs(judge, task.signal, [(i.left, i.right) for i in labelled], reduce,
+                                          chunk_size))

@@ -1,0 +1,167 @@
+"""A real loopback HTTP server that speaks the OpenAI chat API, answering with a fake model.
+
+It makes the HTTP path (``OpenAIChatLLM``, ragas/langchain clients, guardrails) testable without
+a model. ``fail_next`` makes the next N chat calls fail: HTTP 500, or, with ``garbage=True``, a
+200 reply whose body is not JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from rag.llm import ChatLLM, FakeLLM
+
+
+class FakeOpenAIServer:
+    """Context manager serving ``/v1/chat/completions`` and ``/v1/models`` on 127.0.0.1."""
+
+    def __init__(self, llm: ChatLLM | None = None, *, model_name: str = "fake-llm", port: int = 0) -> None:
+        self.llm: ChatLLM = llm or FakeLLM()
+        self.model_name = model_name
+        self.fail_next = 0
+        self.garbage = False
+        self.requests: list[dict[str, Any]] = []
+        self._port = port
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1`` of the running server."""
+        if self._httpd is None:
+            raise RuntimeError("FakeOpenAIServer is not running")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> str:
+        """Bind loopback, serve in a daemon thread, and return the base URL."""
+        if self._httpd is None:
+            self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), _make_handler(self))
+            self._httpd.daemon_threads = True
+            self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
+            self._thread.start()
+        return self.base_url
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+            self._httpd, self._thread = None, None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def take_failure(self) -> bool:
+        """True (and count it down) when the current call should fail."""
+        with self._lock:
+            if self.fail_next > 0:
+                self.fail_next -= 1
+                return True
+            return False
+
+    def completion(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Answer one chat request body with an OpenAI-shaped ``chat.completion`` object."""
+        self.requests.append(body)
+        response = self.llm.chat(
+            body["messages"],
+            temperature=float(body.get("temperature") or 0.0),
+            max_tokens=int(body.get("max_tokens") or 256),
+            seed=int(body.get("seed") or 0),
+        )
+        prompt, completion = response.prompt_tokens or 0, response.completion_tokens or 0
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model") or self.model_name,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": response.text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        }
+
+    def models(self) -> dict[str, Any]:
+        """The ``/v1/models`` listing: one model."""
+        return {"object": "list", "data": [{"id": self.model_name, "object": "model", "created": 0, "owned_by": "ragdoctor"}]}
+
+
+def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
+    """Build a request handler class bound to ``server``."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms Nagle stalls
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr logging
+            return
+
+        def do_GET(self) -> None:
+            path = self.path.split("?")[0].rstrip("/")
+            if path in ("/v1/models", "/models"):
+                self._send(200, server.models())
+            elif path in ("/health", "/v1/health"):
+                self._send(200, {"status": "ok"})
+            else:
+                self._send(404, _error(f"no route for GET {self.path}", "not_found"))
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                self._send(404, _error(f"no route for POST {self.path}", "not_found"))
+                return
+            if server.take_failure():
+                if server.garbage:
+                    self._send_raw(200, b"<html>this is not json", "application/json")
+                else:
+                    self._send(500, _error("injected failure", "server_error"))
+                return
+            try:
+                body = json.loads(raw)
+                if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+                    raise ValueError("'messages' must be a list")
+            except ValueError as exc:
+                self._send(400, _error(f"bad request: {exc}", "invalid_request_error"))
+                return
+            try:
+                self._send(200, server.completion(body))
+            except Exception as exc:  # the wrapped model failed: report it like a real server would
+                self._send(500, _error(f"{type(exc).__name__}: {exc}", "server_error"))
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            self._send_raw(status, json.dumps(payload).encode(), "application/json")
+
+        def _send_raw(self, status: int, data: bytes, content_type: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+def _error(message: str, kind: str) -> dict[str, Any]:
+    """An OpenAI-shaped error body."""
+    return {"error": {"message": message, "type": kind, "code": None}}

@@ -1,0 +1,204 @@
+"""Generation through the OpenAI chat API, plus a deterministic offline fake.
+
+``OpenAIChatLLM`` reaches any OpenAI-compatible server (NVIDIA NIM, vLLM, Ollama, OpenAI, the
+bundled llama.cpp server); ``FakeLLM`` answers from the prompt's context blocks without a model.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from rag.prompt import REFUSAL
+
+__all__ = ["REFUSAL", "ChatLLM", "FakeLLM", "LLMError", "LLMResponse", "OpenAIChatLLM"]
+
+Messages = list[dict[str, str]]
+
+
+class LLMResponse(BaseModel):
+    """One chat completion: the text, who made it, token usage when known, and wall time."""
+
+    text: str
+    model: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float
+
+
+class LLMError(RuntimeError):
+    """A chat call failed (network, HTTP status, malformed reply); the message is one line."""
+
+
+@runtime_checkable
+class ChatLLM(Protocol):
+    """Anything that answers chat messages; ``model_id`` names it for caches and traces."""
+
+    model_id: str
+
+    def chat(
+        self, messages: Messages, *, temperature: float = 0.0, max_tokens: int = 256, seed: int = 0
+    ) -> LLMResponse: ...
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    """Collapse whitespace so an error message fits on one line, cut at ``limit`` characters."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+class OpenAIChatLLM:
+    """Chat completions from an OpenAI-compatible endpoint (``base_url`` ends in ``/v1``)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str = "local",
+        api_key: str | None = None,
+        timeout: float = 300.0,
+        max_retries: int = 1,
+        *,
+        model_id: str | None = None,
+    ) -> None:
+        from openai import OpenAI  # imported lazily: ~1 s
+
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.model_id = model_id or f"{model}@{self.base_url}"
+        key = api_key or os.environ.get("OPENAI_API_KEY") or "local"
+        self._client = OpenAI(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=max_retries)
+
+    def chat(
+        self, messages: Messages, *, temperature: float = 0.0, max_tokens: int = 256, seed: int = 0
+    ) -> LLMResponse:
+        """Send one non-streaming chat request; any failure becomes a one-line ``LLMError``."""
+        start = time.perf_counter()
+        try:
+            completion = self._client.chat.completions.create(
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                temperature=temperature,
+                max_tokens=max_tokens,
+                seed=seed,
+            )
+        except Exception as exc:  # openai, httpx and JSON errors alike become one domain error
+            cause = f" ({type(exc.__cause__).__name__}: {exc.__cause__})" if exc.__cause__ else ""
+            raise LLMError(one_line(f"{self.model_id}: {type(exc).__name__}: {exc}{cause}")) from None
+        return self._parse(completion, time.perf_counter() - start)
+
+    def _parse(self, completion: Any, latency_s: float) -> LLMResponse:
+        """Validate the reply's shape and turn it into an ``LLMResponse``."""
+        try:
+            text = completion.choices[0].message.content
+        except (AttributeError, IndexError, TypeError):
+            raise LLMError(one_line(f"{self.model_id}: malformed reply: {completion!r}")) from None
+        if not isinstance(text, str):
+            raise LLMError(f"{self.model_id}: reply has no text content")
+        usage = getattr(completion, "usage", None)
+        return LLMResponse(
+            text=text,
+            model=getattr(completion, "model", None) or self.model,
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            latency_s=latency_s,
+        )
+
+
+_STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most
+    my myself no nor not now of off on once only or other our ours ourselves out over own same she should
+    so some such than that the their theirs them themselves then there these they this those through to
+    too under until up very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves does used use using""".split()
+)
+_CHUNK_LINE = re.compile(r"^\[([^\[\]]+)\]\s+(.+)$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased alphanumeric words of ``text`` minus stopwords and single characters."""
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and len(w) > 1}
+
+
+def parse_prompt(user_message: str) -> tuple[list[tuple[str, str]], str]:
+    """Split a project-format user message into ``[(chunk_id, text)]`` and the question."""
+    head, sep, tail = user_message.rpartition("Question:")
+    chunks: list[tuple[str, str]] = []
+    other: list[str] = []
+    for line in (head if sep else user_message).splitlines():
+        match = _CHUNK_LINE.match(line.strip())
+        if match:
+            chunks.append((match.group(1), match.group(2).strip()))
+        else:
+            other.append(line)
+    question = re.split(r"\n\s*Answer:", tail)[0] if sep else "\n".join(other)
+    return chunks, question.strip()
+
+
+def best_sentence(chunks: list[tuple[str, str]], question: str) -> tuple[int, str, str]:
+    """Return ``(overlap, sentence, chunk_id)`` of the context sentence sharing most words with the question."""
+    wanted = content_words(question)
+    best = (0, "", "")
+    for chunk_id, text in chunks:
+        for sentence in _SENTENCE_END.split(text):
+            overlap = len(wanted & content_words(sentence))
+            if overlap > best[0]:
+                best = (overlap, sentence.strip(), chunk_id)
+    return best
+
+
+class FakeLLM:
+    """A deterministic offline chat model for tests and demos.
+
+    Scripted ``responses`` win first (the first key found in the last user message). Otherwise it
+    answers with the context sentence that best overlaps the question, citing its chunk id, or
+    refuses with ``REFUSAL`` when fewer than ``min_overlap`` content words are shared.
+    """
+
+    def __init__(self, responses: dict[str, str] | None = None, *, min_overlap: int = 2) -> None:
+        self.model_id = "fake-llm"
+        self.responses = dict(responses or {})
+        self.min_overlap = min_overlap
+        self.calls: list[Messages] = []
+
+    def chat(
+        self, messages: Messages, *, temperature: float = 0.0, max_tokens: int = 256, seed: int = 0
+    ) -> LLMResponse:
+        """Answer deterministically; decoding settings are accepted and ignored."""
+        start = time.perf_counter()
+        self.calls.append([dict(m) for m in messages])
+        text = self.reply(last_user_message(messages))
+        prompt_words = sum(len(str(m.get("content", "")).split()) for m in messages)
+        return LLMResponse(
+            text=text,
+            model=self.model_id,
+            prompt_tokens=prompt_words,
+            completion_tokens=len(text.split()),
+            latency_s=time.perf_counter() - start,
+        )
+
+    def reply(self, user_message: str) -> str:
+        """The reply text for one user message."""
+        for key, scripted in self.responses.items():
+            if key in user_message:
+                return scripted
+        chunks, question = parse_prompt(user_message)
+        overlap, sentence, chunk_id = best_sentence(chunks, question)
+        if overlap < self.min_overlap:
+            return REFUSAL
+        return f"{sentence} [{chunk_id}]"
+
+
+def last_user_message(messages: Messages) -> str:
+    """Content of the last ``user`` message ('' when there is none)."""
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            return str(message.get("content", ""))
+    return ""

@@ -1,0 +1,118 @@
+"""`ragdoctor meta-eval`: score judges against human-labelled data (AUROC, balanced accuracy, Spearman, pairwise
+accuracy, each with a bootstrap 95% CI), print a table or JSON, and save results.json, scores.jsonl and a
+reliability plot. Run it on your own labelled JSONL to calibrate the judges to your domain."""
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+
+from ragdoctor.table import render
+
+DATA_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+HEADERS = ["metric", "judge", "n", "AUROC", "95% CI", "bal.acc", "95% CI", "thr", "spearman", "95% CI",
+           "pairwise", "95% CI", "ECE", "sec", "pairs/s", "flags"]
+
+
+def resolve_path(dataset: str, path: str | None) -> Path:
+    from corpora.errors import InputError
+    from eval.meta.datasets import default_path
+
+    if path:
+        return Path(path)
+    found = default_path(dataset, DATA_ROOT)
+    if found is None:
+        raise InputError(None, f"--dataset {dataset} needs --path FILE", field="path")
+    if not found.exists():
+        raise InputError(found, "file not found (pass --path FILE)")
+    return found
+
+
+def default_judges(nli_model: str | None) -> list[str]:
+    from eval.judges.registry import default_nli_path
+
+    return ["lexical", "embedding"] + (["nli"] if nli_model or default_nli_path() else [])
+
+
+def _ci(ci) -> str:
+    lo, hi = ci if ci else (None, None)
+    return "-" if lo is None or hi is None else f"{lo:.3f}-{hi:.3f}"
+
+
+def _num(x: float | None, digits: int) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def result_row(r: dict) -> tuple:
+    if "error" in r:
+        return (r["metric"], r["judge"], "-", *["-"] * 12, f"error: {r['error']}")
+    n = r["n"] if r.get("n_graded") is None else f"{r['n']}/{r['n_graded']}"
+    return (r["metric"], r["judge"], n, r.get("auroc"), _ci(r.get("auroc_ci")), r.get("balanced_accuracy"),
+            _ci(r.get("balanced_accuracy_ci")), r.get("threshold"), r.get("spearman"), _ci(r.get("spearman_ci")),
+            r.get("pairwise_accuracy"), _ci(r.get("pairwise_accuracy_ci")), r.get("ece"), _num(r.get("seconds"), 2),
+            _num(r.get("pairs_per_second"), 1), "; ".join(r.get("flags", [])) or "")
+
+
+def render_report(report: dict) -> str:
+    lines = [render(HEADERS, [result_row(r) for r in report["results"]],
+                    title=f"meta-eval {report['dataset']}: {report['path']} (claims reduced by {report['reduce']})")]
+    sample = report.get("sample")
+    if sample:
+        lines.append(f"seeded subsample: {sample['n']} of {sample['of']} records (seed {sample['seed']})")
+    lines.append("AUROC and ECE over all binary-labelled records; bal.acc on the test split at the threshold (thr) "
+                 "chosen on the dev split; n = binary/graded records where graded")
+    lines += [f"judge {j['judge']}: {j['config_id']} (loaded in {j['load_seconds']:.1f} s)" for j in report["judges"]]
+    lines += [f"unavailable: {u['judge']}: {u['reason']}" for u in report["unavailable"]]
+    files = report.get("files")
+    if files:
+        lines.append(f"wrote {files['results']}, {files['scores']}, {files['reliability']}")
+    return "\n".join(lines)
+
+
+def cmd_meta_eval(args) -> int:
+    from eval.judges.registry import JudgeOptions
+    from eval.meta.runner import MetaEvalOptions, default_out_dir, run_meta_eval, save_report
+    from ragdoctor.cmd_eval import llm_factory
+
+    path = resolve_path(args.dataset, args.path)
+    out_dir = Path(args.out) if args.out else default_out_dir(args.dataset)
+    with ExitStack() as stack:
+        judge_opts = JudgeOptions(nli_model=args.nli_model,
+                                  llm_factory=llm_factory(stack, args.judge_base_url, args.judge_model))
+        opts = MetaEvalOptions(judges=args.judges or default_judges(args.nli_model), limit=args.limit,
+                               seed=args.seed, n_resamples=args.resamples, reduce=args.reduce,
+                               chunk_size=args.batch_size, judge_options=judge_opts)
+        log = (lambda msg: print(f"meta-eval: {msg}", file=sys.stderr)) if args.format == "table" else None
+        report = run_meta_eval(args.dataset, path, opts, log=log)
+    report["files"] = save_report(report, out_dir)
+    if args.format == "json":
+        print(json.dumps({k: v for k, v in report.items() if k != "scores"}, indent=2, default=float))
+    else:
+        print(render_report(report))
+    return 0
+
+
+def register(sub, pipeline_options) -> None:  # noqa: ARG001 (no pipeline options: meta-eval runs no pipeline)
+    from eval.judges.registry import JUDGES
+    from eval.meta.datasets import DATASETS, DEFAULT_FILES
+    from eval.meta.scoring import REDUCERS
+
+    p = sub.add_parser("meta-eval", help="score judges against human-labelled data (AUROC, balanced accuracy, ...)")
+    p.add_argument("--dataset", required=True, choices=DATASETS,
+                   help="ares, wice, halueval (public formats) or jsonl: {evidence, text, label} per line")
+    p.add_argument("--path", help="the labelled file (default: ../shared/data/" +
+                   ", ".join(f"{v}" for v in DEFAULT_FILES.values()) + " beside the repo)")
+    p.add_argument("--judge", action="append", dest="judges", choices=JUDGES,
+                   help="repeatable (default: lexical, embedding, and nli when a model is available)")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--out", help="output folder (default runs/meta-eval/<dataset>)")
+    p.add_argument("--limit", "--sample", dest="limit", type=int, metavar="N", help="seeded random subsample of N records")
+    p.add_argument("--seed", type=int, default=0, help="seed of the subsample, the dev/test split and the bootstrap")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the 95%% CIs")
+    p.add_argument("--reduce", choices=REDUCERS, default="min", help="claims to one groundedness score")
+    p.add_argument("--batch-size", type=int, default=64, help="records per scorer batch")
+    p.add_argument("--nli-model", help="CrossEncoder folder for the nli judge (default: the shipped judge, if any)")
+    p.add_argument("--judge-base-url", help="OpenAI-compatible URL for the llm judge (default: bundled model)")
+    p.add_argument("--judge-model", default="qwen2.5-0.5b", help="llm judge model: bundled GGUF or server model")
+    p.set_defaults(func=cmd_meta_eval)
