@@ -42,7 +42,7 @@ from rag.config import ChunkingConfig, IndexConfig, RetrievalConfig  # noqa: E40
 from rag.embeddings import make_embedder  # noqa: E402
 from rag.retrievers import make_retriever  # noqa: E402
 from rag.store import build_index  # noqa: E402
-from ragdoctor.table import render  # noqa: E402
+from ragdoctor.table import fmt, render  # noqa: E402
 
 DATASETS = {"scifact": "train", "cranfield": "test"}  # name -> qrels split
 MODES = ("bm25", "dense", "hybrid")
@@ -52,6 +52,7 @@ LATENCY_QUERIES = 200  # single-query searches timed per index kind
 THROUGHPUT_SAMPLE = 256  # passages embedded without the cache to measure embedding speed
 CHUNKING = ChunkingConfig(chunk_size=256, chunk_overlap=32)
 _T0 = time.perf_counter()
+LOAD_START = list(os.getloadavg())
 
 
 def log(msg: str) -> None:
@@ -118,7 +119,7 @@ def eval_retrievers(store, embedder, samples, qrels) -> dict[str, dict]:
         rankings = {s.id: doc_ranking(store.nodes, [h.position for h in row]) for s, row in zip(samples, hits)}
         out[mode] = {**quality(qrels, rankings), "retriever": retriever.name, "search_s": dt,
                      "queries_per_s": len(questions) / dt}
-        log(f"  {mode}: nDCG@10 {out[mode]['ndcg@10']:.3f}")
+        log(f"  {mode}: nDCG@10 {fmt(out[mode]['ndcg@10'])}")
     return out
 
 
@@ -266,7 +267,8 @@ def machine_info(embedder, results: dict) -> dict:
             "python": platform.python_version(), "numpy": np.__version__, "faiss_version": faiss.__version__,
             "faiss_gpus": faiss_index.gpu_count(), "faiss_omp_threads": faiss.omp_get_max_threads(),
             "embedder": embedder.model_id, "embedder_device": embed_device,
-            "gpu_used": "gpu" in devices or embed_device.startswith("cuda"), "index_devices": sorted(devices)}
+            "gpu_used": "gpu" in devices or embed_device.startswith("cuda"), "index_devices": sorted(devices),
+            "loadavg_start": LOAD_START, "loadavg_end": list(os.getloadavg())}  # busy machine -> noisy timings
 
 
 def parse_args(argv):
