@@ -5,7 +5,7 @@ import time
 
 from corpora.records import Sample
 from rag.config import PipelineConfig
-from rag.prompt import build_messages, cited_ids, is_refusal
+from rag.prompt import RETRY_NUDGE, build_messages, cited_ids, is_refusal, strip_citations
 from rag.retrievers import make_retriever
 from rag.store import IndexStore
 from rag.trace import RetrievedChunk, Trace
@@ -36,9 +36,12 @@ class Pipeline:
     def generate(self, question: str, contexts: list[tuple[str, str]]) -> str:
         """Answer ``question`` from (chunk id, text) pairs with the grounded prompt (probes call this directly)."""
         g = self.cfg.generation
-        resp = self.llm.chat(build_messages(question, contexts), temperature=g.temperature, max_tokens=g.max_tokens,
-                             seed=g.seed)
-        return resp.text.strip()
+        messages = build_messages(question, contexts)
+        text = self.llm.chat(messages, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed).text.strip()
+        if text and not strip_citations(text):  # small models sometimes reply with a bare citation: ask once more
+            retry = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": RETRY_NUDGE}]
+            text = self.llm.chat(retry, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed).text.strip()
+        return text
 
     def chunks_of(self, doc_ids: list[str]) -> list[RetrievedChunk]:
         """Every chunk of the given documents from the index, in document and chunk order."""

@@ -94,3 +94,11 @@ def test_prompt_helpers():
     assert is_refusal("That is not mentioned in the context [a#0].")
     assert not is_refusal("FlashAttention tiles the computation [a#0].")
     assert not is_refusal("")
+
+
+def test_bare_citation_answer_is_asked_again(index_dir):
+    llm = FakeLLM(responses={"complete sentences, then cite": "Data parallelism copies the model to every GPU [x#0].",
+                             "Question:": "[a01-data-parallelism#0]"})
+    with open_pipeline(_cfg(index_dir), llm=llm) as pipe:
+        t = pipe.answer("What does data parallelism replicate?")
+    assert t.answer.startswith("Data parallelism copies the model") and len(llm.calls) == 2
