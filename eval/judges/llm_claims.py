@@ -1,0 +1,198 @@
+"""The LLM judge on our own claims: an LLM answers short verification questions per (premise, claim) and
+per (question, passage), and ``ScorerJudge`` turns those verdicts into the five metrics.
+
+A verdict the model cannot be made to give (unparseable twice, or the call failed) is *undecided*: the
+scorer returns ``Support(nan)`` / ``nan`` for it, and ``LLMJudge`` makes every sample whose outcome depends
+on an undecided pair ``unmeasured`` ("judge output unparseable", or the call's one-line error), while the
+rest of the batch keeps its values. A claim some other premise supports does not depend on it."""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eval.claims import sentence_windows
+from eval.judge_cache import cached
+from eval.judges.base import Support
+from eval.metrics import ScorerJudge, top_premises
+from eval.records import EvalSample, MetricResult
+from rag.llm import ChatLLM, LLMError, one_line
+
+UNPARSEABLE = "judge output unparseable"
+NAN = float("nan")
+
+# Two support prompts. Yes/no is the default: the bundled 0.5B model answers it well but answers the 3-way
+# question NOT_SUPPORTED whatever the pair (measured), and cannot tell contradiction from absence either way.
+_YESNO_SYSTEM = "Answer with YES or NO only."
+_YESNO_USER = "Premise: {premise}\nStatement: {hypothesis}\nIs the statement true according to the premise? Answer YES or NO."
+_YESNO_RETRY = "Reply with exactly one word: YES or NO."
+_3WAY_SYSTEM = "You verify facts. Reply with one word: SUPPORTED, CONTRADICTED or NOT_SUPPORTED."
+_3WAY_USER = ("Premise: {premise}\n\nStatement: {hypothesis}\n\n"
+              "Does the premise support the statement? Reply SUPPORTED, CONTRADICTED or NOT_SUPPORTED.")
+_3WAY_RETRY = "Reply with exactly one word: SUPPORTED, CONTRADICTED or NOT_SUPPORTED."
+_REL_SYSTEM = "You judge relevance. Reply with one word: YES or NO."
+_REL_USER = ("Question: {question}\n\nPassage: {passage}\n\n"
+             "Does the passage contain information that helps answer the question? Reply YES or NO.")
+_REL_RETRY = _YESNO_RETRY
+
+_SUPPORT_WORDS = re.compile(r"not[\s_-]*supported|unsupported|not[\s_-]*enough|not[\s_-]*mentioned|insufficient|neutral|unclear|unknown"
+                            r"|contradict\w*|refute\w*|supported|supports|entail\w*|yes|no|true|false", re.I)
+_REL_WORDS = re.compile(r"not[\s_-]*relevant|irrelevant|unrelated|relevant|helpful|yes|no", re.I)
+
+
+def parse_support(text: str) -> Support | None:
+    """The first verdict keyword in ``text`` (case-insensitive), as a Support; None when there is none."""
+    m = _SUPPORT_WORDS.search(text)
+    if m is None:
+        return None
+    word = re.sub(r"[\s_-]+", "_", m.group(0).lower())
+    if word in ("supported", "supports", "yes", "true") or word.startswith("entail"):
+        return Support(1.0, 0.0)
+    if word.startswith(("contradict", "refute")) or word == "false":
+        return Support(0.0, 1.0)
+    return Support(0.0, 0.0)
+
+
+def parse_relevance(text: str) -> float | None:
+    m = _REL_WORDS.search(text)
+    if m is None:
+        return None
+    return 1.0 if m.group(0).lower() in ("relevant", "helpful", "yes") else 0.0
+
+
+@dataclass
+class LLMScorer:
+    """A Scorer asking a chat model; ``failures`` maps each undecided pair of the last calls to its reason.
+
+    ``three_way`` asks SUPPORTED / CONTRADICTED / NOT_SUPPORTED (for capable models); the default yes/no
+    question gives ``contradicted=None``."""
+
+    llm: ChatLLM
+    max_tokens: int = 12
+    seed: int = 0
+    name: str = "llm"
+    family: str = "llm"
+    support_threshold: float = 0.5
+    relevance_threshold: float = 0.5
+    max_consecutive_errors: int = 3
+    three_way: bool = False
+    failures: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def support(self, pairs: list[tuple[str, str]]) -> list[Support]:
+        prompts = (_3WAY_SYSTEM, _3WAY_USER, _3WAY_RETRY) if self.three_way else (_YESNO_SYSTEM, _YESNO_USER, _YESNO_RETRY)
+        verdicts = self._ask(pairs, *prompts, parse_support, ("premise", "hypothesis"))
+        if not self.three_way:  # yes/no cannot tell contradiction from absence
+            verdicts = [v if v is None else Support(v.supported, None) for v in verdicts]
+        return [Support(NAN, None) if v is None else v for v in verdicts]
+
+    def relevance(self, pairs: list[tuple[str, str]]) -> list[float]:
+        verdicts = self._ask(pairs, _REL_SYSTEM, _REL_USER, _REL_RETRY, parse_relevance, ("question", "passage"))
+        return [NAN if v is None else v for v in verdicts]
+
+    def _ask(self, pairs: list[tuple[str, str]], system: str, user: str, retry: str,
+             parse: Callable[[str], Any], names: tuple[str, str]) -> list[Any]:
+        """One verdict per pair (None when undecided, reason in ``failures``), one ask per distinct pair."""
+        answers: dict[tuple[str, str], Any] = {}
+        errors, last_error = 0, ""
+        for pair in dict.fromkeys(pairs):
+            answers[pair] = None
+            if errors >= self.max_consecutive_errors:  # the model is down: do not wait on every pair
+                self.failures[pair] = last_error
+                continue
+            messages = [{"role": "system", "content": system},
+                        {"role": "user", "content": user.format(**dict(zip(names, pair)))}]
+            try:
+                answers[pair], errors = self._verdict(messages, retry, parse), 0
+            except LLMError as exc:
+                errors, last_error = errors + 1, f"judge call failed: {one_line(exc, 200)}"
+            if answers[pair] is None:
+                self.failures[pair] = last_error if errors else UNPARSEABLE
+        return [answers[p] for p in pairs]
+
+    def _verdict(self, messages: list[dict[str, str]], retry: str, parse: Callable[[str], Any]) -> Any:
+        reply = self._chat(messages)
+        verdict = parse(reply)
+        if verdict is None:  # once more, with a stricter reminder
+            verdict = parse(self._chat([*messages, {"role": "assistant", "content": reply},
+                                        {"role": "user", "content": retry}]))
+        return verdict
+
+    def _chat(self, messages: list[dict[str, str]]) -> str:
+        return self.llm.chat(messages, temperature=0.0, max_tokens=self.max_tokens, seed=self.seed).text
+
+
+class LLMJudge(ScorerJudge):
+    """ScorerJudge over an LLMScorer whose undecided verdicts make the affected samples unmeasured.
+
+    ``llm`` is put behind the disk cache (``cache``: True = default path, a path, or False)."""
+
+    def __init__(self, llm: ChatLLM, *, cache: bool | str | Path = True, max_premises: int = 3,
+                 max_tokens: int = 12, seed: int = 0, three_way: bool = False):
+        self.llm_scorer = LLMScorer(cached(llm, cache), max_tokens=max_tokens, seed=seed, three_way=three_way)
+        super().__init__(_Decided(self.llm_scorer), max_premises=max_premises)
+
+    def judge(self, metric: str, samples: list[EvalSample]) -> list[MetricResult]:
+        self.llm_scorer.failures.clear()
+        results = super().judge(metric, samples)
+        failures = dict(self.llm_scorer.failures)
+        if not failures:
+            return results
+        return [self._check(metric, s, r, failures) for s, r in zip(samples, results)]
+
+    def _check(self, metric: str, s: EvalSample, r: MetricResult, failures: dict) -> MetricResult:
+        if r.status != "ok":
+            return r
+        if metric == "answer_relevance":
+            reasons = [failures.get((s.question, s.answer))]
+        elif metric == "context_precision" and not r.evidence.get("with_reference"):
+            reasons = [failures.get((s.question, c.text)) for c in s.contexts]
+        elif metric == "context_precision":
+            reasons = [self._undecided(s.reference or "", [c.text], failures)
+                       for c, ch in zip(s.contexts, r.evidence.get("chunks", [])) if not ch["relevant"]]
+        else:
+            reasons = self._claim_reasons(metric, s, r, failures)
+        reason = next((x for x in reasons if x), None)
+        return r if reason is None else MetricResult.unmeasured(metric, self.name, reason, **r.evidence)
+
+    def _claim_reasons(self, metric: str, s: EvalSample, r: MetricResult, failures: dict) -> list[str | None]:
+        """Reasons for claims that are not supported and had an undecided premise (their verdict is marked)."""
+        groups = {"groundedness": [("claims", s.context_texts)], "context_recall": [("claims", s.context_texts)],
+                  "answer_correctness": [("answer_claims", [s.reference or ""]), ("reference_claims", [s.answer])]}
+        reasons = []
+        for key, texts in groups.get(metric, []):
+            for claim in r.evidence.get(key, []):
+                why = None if claim["verdict"] == "supported" else self._undecided(claim["claim"], texts, failures)
+                if why:
+                    claim["verdict"] = "undecided"
+                reasons.append(why)
+        return reasons
+
+    def _undecided(self, claim: str, texts: list[str], failures: dict) -> str | None:
+        """The failure reason of any premise that ScorerJudge.verify scored for ``claim`` over ``texts``."""
+        windows = [w for t in texts for w in sentence_windows(t)]
+        for i in top_premises(claim, windows, self.max_premises):
+            if (windows[i], claim) in failures:
+                return failures[(windows[i], claim)]
+        return None
+
+
+@dataclass
+class _Decided:
+    """What ScorerJudge sees: undecided (NaN) verdicts as 0 so its max/threshold logic stays well-defined;
+    LLMJudge then turns the samples that depended on them into unmeasured results."""
+
+    inner: LLMScorer
+
+    def __getattr__(self, name: str):
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def support(self, pairs: list[tuple[str, str]]) -> list[Support]:
+        return [Support(0.0, None) if math.isnan(s.supported) else s for s in self.inner.support(pairs)]
+
+    def relevance(self, pairs: list[tuple[str, str]]) -> list[float]:
+        return [0.0 if math.isnan(v) else v for v in self.inner.relevance(pairs)]

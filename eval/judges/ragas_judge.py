@@ -1,0 +1,353 @@
+"""The ragas judge: our five metrics from ragas 0.4.3's classic metric classes, scored one sample at a time
+through ``single_turn_ascore`` with our own (cached) ChatLLM and embedder behind ragas' interfaces.
+
+groundedness=Faithfulness, context_precision=LLMContextPrecisionWithReference (WithoutReference when there is
+no usable reference), answer_relevance=ResponseRelevancy, context_recall=LLMContextRecall,
+answer_correctness=FactualCorrectness(mode="f1"). Refusals, blocked answers and unanswerable questions follow
+eval.metrics' rules instead of asking ragas. Every per-sample failure (output unparseable after one repair
+retry, timeout, truncation, NaN) becomes an ``unmeasured`` result. Telemetry is forced off."""
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import math
+import os
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+os.environ["RAGAS_DO_NOT_TRACK"] = "true"  # before ragas is imported: its analytics read this once
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from langchain_core.exceptions import OutputParserException
+    from langchain_core.outputs import Generation, LLMResult
+    from pydantic import ValidationError
+    from ragas import SingleTurnSample
+    from ragas import _analytics
+    from ragas.embeddings.base import BaseRagasEmbeddings
+    from ragas.exceptions import LLMDidNotFinishException, RagasOutputParserException
+    from ragas.llms.base import BaseRagasLLM
+    from ragas.metrics import (Faithfulness, FactualCorrectness, LLMContextPrecisionWithoutReference,
+                               LLMContextPrecisionWithReference, LLMContextRecall, ResponseRelevancy)
+    from ragas.run_config import RunConfig
+
+from eval.answerability import refused, unanswerable
+from eval.claims import decompose
+from eval.judge_cache import cached
+from eval.metrics import LLM_METRICS
+from eval.records import EvalSample, MetricResult
+from eval.judges.llm_claims import UNPARSEABLE
+from rag.llm import ChatLLM, LLMError, one_line
+
+
+
+def _quiet_analytics() -> None:
+    """Telemetry off, and no user-id file: ragas builds (unsent) events with a user id it would otherwise read
+    from, or write to, ~/.local/share/ragas; answer its cached lookup once with an anonymous id instead."""
+    _analytics.do_not_track.cache_clear()
+    if _analytics.get_userid.cache_info().currsize:
+        return
+    real = _analytics.user_data_dir
+    _analytics.user_data_dir = lambda *a, **k: os.devnull + "/ragas"  # unusable path: ragas falls back
+    try:
+        _analytics.get_userid()
+    finally:
+        _analytics.user_data_dir = real
+
+
+_quiet_analytics()
+_ROLES = {"human": "user", "ai": "assistant", "system": "system"}
+_PARSE_ERRORS = (RagasOutputParserException, OutputParserException, ValidationError, json.JSONDecodeError)
+
+
+class ChatLLMAdapter(BaseRagasLLM):
+    """A ChatLLM as a ragas LLM. ``temperature`` (default 0) overrides ragas' own choice so that replies are
+    deterministic and cacheable; at temperature 0, ``n`` completions are one reply repeated."""
+
+    def __init__(self, llm: ChatLLM, *, max_tokens: int = 1024, temperature: float | None = 0.0, seed: int = 0,
+                 run_config: RunConfig | None = None):
+        super().__init__(run_config=run_config or RunConfig(timeout=180, max_retries=2, max_wait=2))
+        self.llm, self.max_tokens, self.temperature, self.seed = llm, max_tokens, temperature, seed
+        # our own threads, not the loop's default executor: a timed-out call must not hold asyncio.run() open
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragas-llm")
+
+    def _messages(self, prompt: Any) -> list[dict[str, str]]:
+        return [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in prompt.to_messages()]
+
+    def _one(self, messages: list[dict[str, str]], temperature: float, seed: int) -> Generation:
+        r = self.llm.chat(messages, temperature=temperature, max_tokens=self.max_tokens, seed=seed)
+        truncated = r.completion_tokens is not None and r.completion_tokens >= self.max_tokens
+        return Generation(text=r.text, generation_info={"finish_reason": "length" if truncated else "stop"})
+
+    def generate_text(self, prompt: Any, n: int = 1, temperature: float | None = 0.01,
+                      stop: list[str] | None = None, callbacks: Any = None) -> LLMResult:
+        messages = self._messages(prompt)
+        temp = self.temperature if self.temperature is not None else float(temperature or 0.0)
+        if temp == 0.0:
+            gens = [self._one(messages, 0.0, self.seed)] * n
+        else:
+            gens = [self._one(messages, temp, self.seed + i) for i in range(n)]
+        return LLMResult(generations=[gens])
+
+    async def agenerate_text(self, prompt: Any, n: int = 1, temperature: float | None = 0.01,
+                             stop: list[str] | None = None, callbacks: Any = None) -> LLMResult:
+        return await asyncio.get_running_loop().run_in_executor(
+            self._pool, self.generate_text, prompt, n, temperature, stop, callbacks)
+
+    def is_finished(self, response: LLMResult) -> bool:
+        return all((g.generation_info or {}).get("finish_reason") != "length" for g in response.generations[0])
+
+
+class EmbedderAdapter(BaseRagasEmbeddings):
+    """The project's Embedder (rag.embeddings) as ragas embeddings: no download, same vectors as retrieval."""
+
+    def __init__(self, embedder: Any):
+        super().__init__()
+        self.embedder = embedder
+        self.set_run_config(RunConfig())
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embedder.embed(list(texts)).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_documents(texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return self.embed_query(text)
+
+
+# ragas metrics that keep their intermediate outputs (statements, verdicts) in ``evidence`` ------------------------
+class _Faithfulness(Faithfulness):
+    async def _create_statements(self, row, callbacks):
+        out = await super()._create_statements(row, callbacks)
+        self.evidence["statements"] = list(out.statements)
+        return out
+
+    async def _create_verdicts(self, row, statements, callbacks):
+        out = await super()._create_verdicts(row, statements, callbacks)
+        self.evidence["claims"] = [_claim(s.statement, s.verdict, s.reason) for s in out.statements]
+        return out
+
+
+class _KeepChunkVerdicts:
+    def _calculate_average_precision(self, verifications):
+        self.evidence["verdicts"] = [(bool(v.verdict), v.reason) for v in verifications]
+        return super()._calculate_average_precision(verifications)
+
+
+class _PrecisionWithRef(_KeepChunkVerdicts, LLMContextPrecisionWithReference):
+    pass
+
+
+class _PrecisionWithoutRef(_KeepChunkVerdicts, LLMContextPrecisionWithoutReference):
+    pass
+
+
+class _Recall(LLMContextRecall):
+    def _compute_score(self, responses):
+        self.evidence["claims"] = [_claim(r.statement, r.attributed, r.reason) for r in responses]
+        return super()._compute_score(responses)
+
+
+class _Relevancy(ResponseRelevancy):
+    def _calculate_score(self, answers, row):
+        self.evidence["generated_questions"] = [a.question for a in answers]
+        self.evidence["noncommittal"] = [int(a.noncommittal) for a in answers]
+        return super()._calculate_score(answers, row)
+
+
+class _Correctness(FactualCorrectness):
+    async def decompose_and_verify_claims(self, reference, response, callbacks):
+        slots = self.evidence.setdefault("decomposed", [])
+        slot = len(slots)  # reserved before the first await: ragas starts the answer's side first
+        slots.append(None)
+        claims = await self.decompose_claims(response, callbacks)
+        verdicts = await self.verify_claims(premise=reference, hypothesis_list=claims, callbacks=callbacks)
+        slots[slot] = [_claim(c, bool(v), None) for c, v in zip(claims, verdicts)] if len(claims) else []
+        return verdicts
+
+
+def _claim(statement: str, verdict: Any, reason: str | None) -> dict[str, Any]:
+    return {"claim": statement, "verdict": "supported" if verdict else "unsupported", "reason": reason}
+
+
+def _cap_retries(prompt: Any, retries: int) -> Any:
+    """A copy of a ragas prompt whose output-repair retries are capped at ``retries``."""
+    p = copy.copy(prompt)
+    original = p.generate_multiple
+
+    async def generate_multiple(*args: Any, retries_left: int = retries, **kwargs: Any) -> Any:
+        return await original(*args, retries_left=min(retries_left, retries), **kwargs)
+
+    p.generate_multiple = generate_multiple
+    return p
+
+
+# the judge ---------------------------------------------------------------------------------------------------------
+class RagasJudge:
+    """Judge (name "ragas", family "llm"). ``llm`` is put behind the disk cache unless ``cache`` is False."""
+
+    name = "ragas"
+    family = "llm"
+
+    def __init__(self, llm: ChatLLM, embedder: Any = None, *, cache: bool | str | Path = True,
+                 timeout: float = 300.0, max_tokens: int = 1024, parse_retries: int = 1, seed: int = 0):
+        self.llm = cached(llm, cache)
+        self.ragas_llm = ChatLLMAdapter(self.llm, max_tokens=max_tokens, seed=seed)
+        self._embedder = embedder
+        self.timeout = timeout
+        self.max_tokens = max_tokens
+        self.parse_retries = parse_retries
+
+    def supports(self, metric: str) -> bool:
+        return metric in LLM_METRICS
+
+    @property
+    def embeddings(self) -> EmbedderAdapter:
+        if self._embedder is None:
+            from rag.embeddings import make_embedder
+
+            self._embedder = make_embedder("minilm")
+        if not isinstance(self._embedder, EmbedderAdapter):
+            self._embedder = EmbedderAdapter(self._embedder)
+        return self._embedder
+
+    def judge(self, metric: str, samples: list[EvalSample]) -> list[MetricResult]:
+        if metric not in LLM_METRICS:
+            raise ValueError(f"ragas judge does not compute {metric!r}")
+        return _run(self._judge_all(metric, samples))
+
+    async def _judge_all(self, metric: str, samples: list[EvalSample]) -> list[MetricResult]:
+        results = []
+        for s in samples:  # one at a time: a local server has one slot, and evidence is per metric instance
+            start = time.perf_counter()
+            result = rule(metric, s, self.name) or await self._score(metric, s)
+            result.seconds = round(time.perf_counter() - start, 3)
+            results.append(result)
+        return results
+
+    def _metric(self, metric: str, s: EvalSample) -> Any:
+        cls = {"groundedness": _Faithfulness, "answer_relevance": _Relevancy, "context_recall": _Recall,
+               "answer_correctness": _Correctness}.get(metric)
+        if metric == "context_precision":
+            cls = _PrecisionWithRef if _precision_reference(s) else _PrecisionWithoutRef
+        kwargs: dict[str, Any] = {"llm": self.ragas_llm}
+        if metric == "answer_relevance":
+            kwargs["embeddings"] = self.embeddings
+        if metric == "answer_correctness":
+            kwargs["mode"] = "f1"
+        m = cls(**kwargs)
+        m.evidence = {}
+        for attr, prompt in m._get_prompts().items():
+            setattr(m, attr, _cap_retries(prompt, self.parse_retries))
+        return m
+
+    async def _score(self, metric: str, s: EvalSample) -> MetricResult:
+        m = self._metric(metric, s)
+        sample = SingleTurnSample(user_input=s.question, response=s.answer, retrieved_contexts=s.context_texts,
+                                  reference=_precision_reference(s) if metric == "context_precision" else s.reference)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                score = await m.single_turn_ascore(sample, timeout=self.timeout)
+        except Exception as exc:  # every failure of one sample is data about that sample
+            return MetricResult.unmeasured(metric, self.name, self._reason(exc), ragas_metric=m.name, **m.evidence)
+        return _result(metric, self.name, m.name, score, m.evidence, s)
+
+    def _reason(self, exc: Exception) -> str:
+        if isinstance(exc, _PARSE_ERRORS):
+            return UNPARSEABLE
+        if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+            return f"judge timed out after {self.timeout:g} s"
+        if isinstance(exc, LLMError):
+            return f"judge call failed: {one_line(exc, 200)}"
+        if isinstance(exc, LLMDidNotFinishException):
+            return f"judge output truncated at max_tokens={self.max_tokens}"
+        return one_line(f"ragas failed: {type(exc).__name__}: {exc}", 240)
+
+
+def _precision_reference(s: EvalSample) -> str | None:
+    return s.reference if s.reference and unanswerable(s) is not True else None
+
+
+def rule(metric: str, s: EvalSample, judge: str) -> MetricResult | None:
+    """The result eval.metrics' rules fix without a model (refusals, blocked, unanswerable, missing inputs)."""
+    u = unanswerable(s)
+    if metric == "groundedness":
+        if s.outcome == "blocked":
+            return MetricResult.not_applicable(metric, judge, "answer was blocked by a guardrail")
+        if refused(s):
+            return MetricResult.ok(metric, judge, 1.0, refusal=True, claims=[])
+        if not s.contexts:
+            return MetricResult.ok(metric, judge, 0.0, claims=[], note="no context retrieved")
+        if not decompose(s.answer):
+            return MetricResult.unmeasured(metric, judge, "empty answer: no claims to check")
+    elif metric == "context_precision":
+        if not s.contexts:
+            return MetricResult.not_applicable(metric, judge, "no contexts retrieved")
+        if not _precision_reference(s) and (s.outcome == "blocked" or refused(s) or not s.answer.strip()):
+            return MetricResult.unmeasured(metric, judge, "ragas needs a reference or an answer to judge chunks against")
+    elif metric == "answer_relevance":
+        if s.outcome == "blocked":
+            return MetricResult.not_applicable(metric, judge, "answer was blocked by a guardrail")
+        if refused(s):
+            if u is None:
+                return MetricResult.unmeasured(metric, judge, "refusal, and no label says whether the question is answerable")
+            return MetricResult.ok(metric, judge, 1.0 if u else 0.0, refusal=True)
+        if not s.answer.strip():
+            return MetricResult.unmeasured(metric, judge, "empty answer")
+    elif metric == "context_recall":
+        if not s.reference:
+            return MetricResult.not_applicable(metric, judge, "no reference answer")
+        if u:
+            return MetricResult.not_applicable(metric, judge, "question is unanswerable: nothing to recall")
+        if not s.contexts:
+            return MetricResult.ok(metric, judge, 0.0, claims=[], note="no context retrieved")
+    elif metric == "answer_correctness":
+        if s.outcome == "blocked":
+            return MetricResult.not_applicable(metric, judge, "answer was blocked by a guardrail")
+        if u is None:
+            return MetricResult.not_applicable(metric, judge, "no reference answer")
+        if refused(s) or u:
+            ok = refused(s) == bool(u)
+            why = ("correct refusal" if ok and u else "missed refusal: the corpus cannot answer this" if u
+                   else "wrong refusal: the corpus holds the answer")
+            return MetricResult.ok(metric, judge, 1.0 if ok else 0.0, refusal=refused(s), unanswerable=bool(u), note=why)
+        if not s.reference or not s.answer.strip():
+            return MetricResult.unmeasured(metric, judge, "answer or reference has no claims")
+    return None
+
+
+def _result(metric: str, judge: str, ragas_metric: str, score: Any, evidence: dict, s: EvalSample) -> MetricResult:
+    """ragas' float as a MetricResult: NaN (nothing to score) becomes unmeasured, values are clipped to [0, 1]."""
+    ev = {"ragas_metric": ragas_metric, **evidence}
+    if metric == "context_precision":
+        verdicts = ev.pop("verdicts", [])
+        ev["chunks"] = [{"chunk_id": c.id, "relevant": v, "reason": why} for c, (v, why) in zip(s.contexts, verdicts)]
+        ev["with_reference"] = bool(_precision_reference(s))
+    if metric == "answer_correctness":
+        ev.update(zip(("answer_claims", "reference_claims"), ev.pop("decomposed", [])))
+        if not ev.get("answer_claims") or not ev.get("reference_claims"):
+            return MetricResult.unmeasured(metric, judge, "answer or reference has no claims (ragas decomposition)", **ev)
+    value = float(score) if score is not None else math.nan
+    if math.isnan(value):
+        return MetricResult.unmeasured(metric, judge, "ragas returned NaN: it found nothing to score", **ev)
+    ev["raw_score"] = value
+    return MetricResult.ok(metric, judge, min(1.0, max(0.0, value)), **ev)
+
+
+def _run(coro: Any) -> Any:
+    """Run a coroutine from sync code, also when the caller is already inside an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
