@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from eval.answerability import refused, unanswerable
+from eval.answerability import unanswerable
 from eval.claims import decompose, sentence_windows
 from eval.judges.base import Scorer, Support
 from eval.mathx import average_precision, claim_prf, fraction
 from eval.records import EvalSample, MetricResult
+from eval.rules import fixed_result
 
 LLM_METRICS = ("groundedness", "context_precision", "answer_relevance", "context_recall", "answer_correctness")
 _TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
@@ -108,116 +109,55 @@ class ScorerJudge:
             out.append(verdicts)
         return out
 
-    # metrics -----------------------------------------------------------------------------------------------------
-    def _groundedness(self, samples: list[EvalSample]) -> list[MetricResult]:
-        results: list[MetricResult | None] = [None] * len(samples)
-        todo = []
-        for i, s in enumerate(samples):
-            if s.outcome == "blocked":
-                results[i] = MetricResult.not_applicable("groundedness", self.name, "answer was blocked by a guardrail")
-            elif not decompose(s.answer):
-                results[i] = MetricResult.unmeasured("groundedness", self.name, "empty answer: no claims to check")
-            elif refused(s):
-                results[i] = MetricResult.ok("groundedness", self.name, 1.0, refusal=True, claims=[])
-            elif not s.contexts:
-                results[i] = MetricResult.ok("groundedness", self.name, 0.0, claims=[], note="no context retrieved")
-            else:
-                todo.append(i)
-        verdicts = self.verify([(decompose(samples[i].answer), [(c.id, c.text) for c in samples[i].contexts])
+    # metrics: the model-free rules first (eval.rules), the scorer for the rest -------------------------------------
+    def _split(self, metric: str, samples: list[EvalSample]) -> tuple[list[MetricResult | None], list[int]]:
+        fixed = [fixed_result(metric, s, self.name) for s in samples]
+        return fixed, [i for i, r in enumerate(fixed) if r is None]
+
+    def _claims_against_contexts(self, metric: str, samples: list[EvalSample], text_of) -> list[MetricResult]:
+        results, todo = self._split(metric, samples)
+        verdicts = self.verify([(decompose(text_of(samples[i])), [(c.id, c.text) for c in samples[i].contexts])
                                 for i in todo])
         for i, vs in zip(todo, verdicts):
             value = fraction([v.verdict == "supported" for v in vs])
-            results[i] = MetricResult.ok("groundedness", self.name, value, claims=[v.as_dict() for v in vs])
+            results[i] = (MetricResult.ok(metric, self.name, value, claims=[v.as_dict() for v in vs])
+                          if value is not None else MetricResult.unmeasured(metric, self.name, "no claims to check"))
         return results  # type: ignore[return-value]
 
+    def _groundedness(self, samples: list[EvalSample]) -> list[MetricResult]:
+        return self._claims_against_contexts("groundedness", samples, lambda s: s.answer)
+
+    def _context_recall(self, samples: list[EvalSample]) -> list[MetricResult]:
+        return self._claims_against_contexts("context_recall", samples, lambda s: s.reference or "")
+
     def _context_precision(self, samples: list[EvalSample]) -> list[MetricResult]:
-        results: list[MetricResult | None] = [None] * len(samples)
-        with_ref = [i for i, s in enumerate(samples) if s.contexts and s.reference and unanswerable(s) is not True]
-        no_ref = [i for i, s in enumerate(samples) if s.contexts and i not in set(with_ref)]
-        for i, s in enumerate(samples):
-            if not s.contexts:
-                results[i] = MetricResult.not_applicable("context_precision", self.name, "no contexts retrieved")
-        ref_verdicts = self.verify([([samples[i].reference or ""], [(c.id, c.text)]) for i in with_ref
-                                    for c in samples[i].contexts])
-        pos = 0
-        for i in with_ref:
-            ctx = samples[i].contexts
-            scores = [v[0].score for v in ref_verdicts[pos : pos + len(ctx)]]
-            pos += len(ctx)
-            verdicts = [s >= self.scorer.support_threshold for s in scores]
-            results[i] = MetricResult.ok("context_precision", self.name, average_precision(verdicts), with_reference=True,
-                                         chunks=[{"chunk_id": c.id, "relevant": v, "score": round(s, 4)}
-                                                 for c, v, s in zip(ctx, verdicts, scores)])
+        results, todo = self._split("context_precision", samples)
+        with_ref = [i for i in todo if samples[i].reference and unanswerable(samples[i]) is not True]
+        no_ref = [i for i in todo if i not in set(with_ref)]
+        ref_scores = self.verify([([samples[i].reference or ""], [(c.id, c.text)]) for i in with_ref
+                                  for c in samples[i].contexts])
         rel = self.scorer.relevance([(samples[i].question, c.text) for i in no_ref for c in samples[i].contexts])
-        pos = 0
-        for i in no_ref:
+        flat = iter([v[0].score for v in ref_scores] + [float(x) for x in rel])
+        for i in with_ref + no_ref:
             ctx = samples[i].contexts
-            scores = rel[pos : pos + len(ctx)]
-            pos += len(ctx)
-            verdicts = [s >= self.scorer.relevance_threshold for s in scores]
-            results[i] = MetricResult.ok("context_precision", self.name, average_precision(verdicts), with_reference=False,
-                                         chunks=[{"chunk_id": c.id, "relevant": v, "score": round(float(s), 4)}
-                                                 for c, v, s in zip(ctx, verdicts, scores)])
+            scores = [next(flat) for _ in ctx]
+            cut = self.scorer.support_threshold if i in set(with_ref) else self.scorer.relevance_threshold
+            verdicts = [sc >= cut for sc in scores]
+            results[i] = MetricResult.ok("context_precision", self.name, average_precision(verdicts),
+                                         with_reference=i in set(with_ref),
+                                         chunks=[{"chunk_id": c.id, "relevant": v, "score": round(sc, 4)}
+                                                 for c, v, sc in zip(ctx, verdicts, scores)])
         return results  # type: ignore[return-value]
 
     def _answer_relevance(self, samples: list[EvalSample]) -> list[MetricResult]:
-        results: list[MetricResult | None] = [None] * len(samples)
-        todo = []
-        for i, s in enumerate(samples):
-            if s.outcome == "blocked":
-                results[i] = MetricResult.not_applicable("answer_relevance", self.name, "answer was blocked by a guardrail")
-            elif refused(s):
-                u = unanswerable(s)
-                if u is None:
-                    results[i] = MetricResult.unmeasured("answer_relevance", self.name,
-                                                         "refusal, and no label says whether the question is answerable")
-                else:  # refusing is the relevant response exactly when nothing answers the question
-                    results[i] = MetricResult.ok("answer_relevance", self.name, 1.0 if u else 0.0, refusal=True)
-            else:
-                todo.append(i)
+        results, todo = self._split("answer_relevance", samples)
         scores = self.scorer.relevance([(samples[i].question, samples[i].answer) for i in todo])
         for i, sc in zip(todo, scores):
             results[i] = MetricResult.ok("answer_relevance", self.name, float(min(1.0, max(0.0, sc))))
         return results  # type: ignore[return-value]
 
-    def _context_recall(self, samples: list[EvalSample]) -> list[MetricResult]:
-        results: list[MetricResult | None] = [None] * len(samples)
-        todo = []
-        for i, s in enumerate(samples):
-            if not s.reference:
-                results[i] = MetricResult.not_applicable("context_recall", self.name, "no reference answer")
-            elif unanswerable(s):
-                results[i] = MetricResult.not_applicable("context_recall", self.name, "question is unanswerable: nothing to recall")
-            elif not s.contexts:
-                results[i] = MetricResult.ok("context_recall", self.name, 0.0, claims=[], note="no context retrieved")
-            else:
-                todo.append(i)
-        verdicts = self.verify([(decompose(samples[i].reference or ""), [(c.id, c.text) for c in samples[i].contexts])
-                                for i in todo])
-        for i, vs in zip(todo, verdicts):
-            value = fraction([v.verdict == "supported" for v in vs])
-            results[i] = (MetricResult.ok("context_recall", self.name, value, claims=[v.as_dict() for v in vs])
-                          if value is not None else
-                          MetricResult.unmeasured("context_recall", self.name, "reference has no claims"))
-        return results  # type: ignore[return-value]
-
     def _answer_correctness(self, samples: list[EvalSample]) -> list[MetricResult]:
-        results: list[MetricResult | None] = [None] * len(samples)
-        todo = []
-        for i, s in enumerate(samples):
-            u = unanswerable(s)
-            if s.outcome == "blocked":
-                results[i] = MetricResult.not_applicable("answer_correctness", self.name, "answer was blocked by a guardrail")
-            elif u is None:
-                results[i] = MetricResult.not_applicable("answer_correctness", self.name, "no reference answer")
-            elif refused(s) or u:
-                ok = refused(s) == bool(u)
-                why = ("correct refusal" if ok and u else "missed refusal: the corpus cannot answer this" if u
-                       else "wrong refusal: the corpus holds the answer")
-                results[i] = MetricResult.ok("answer_correctness", self.name, 1.0 if ok else 0.0, refusal=refused(s),
-                                             unanswerable=bool(u), note=why)
-            else:
-                todo.append(i)
+        results, todo = self._split("answer_correctness", samples)
         items = []
         for i in todo:
             s = samples[i]

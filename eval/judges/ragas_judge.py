@@ -36,9 +36,9 @@ with warnings.catch_warnings():
     from ragas.run_config import RunConfig
 
 from eval.answerability import refused, unanswerable
-from eval.claims import decompose
 from eval.judge_cache import cached
 from eval.metrics import LLM_METRICS
+from eval.rules import fixed_result
 from eval.records import EvalSample, MetricResult
 from eval.judges.llm_claims import UNPARSEABLE
 from rag.llm import ChatLLM, LLMError, one_line
@@ -278,51 +278,12 @@ def _precision_reference(s: EvalSample) -> str | None:
 
 
 def rule(metric: str, s: EvalSample, judge: str) -> MetricResult | None:
-    """The result eval.metrics' rules fix without a model (refusals, blocked, unanswerable, missing inputs)."""
-    u = unanswerable(s)
-    if metric == "groundedness":
-        if s.outcome == "blocked":
-            return MetricResult.not_applicable(metric, judge, "answer was blocked by a guardrail")
-        if refused(s):
-            return MetricResult.ok(metric, judge, 1.0, refusal=True, claims=[])
-        if not s.contexts:
-            return MetricResult.ok(metric, judge, 0.0, claims=[], note="no context retrieved")
-        if not decompose(s.answer):
-            return MetricResult.unmeasured(metric, judge, "empty answer: no claims to check")
-    elif metric == "context_precision":
-        if not s.contexts:
-            return MetricResult.not_applicable(metric, judge, "no contexts retrieved")
-        if not _precision_reference(s) and (s.outcome == "blocked" or refused(s) or not s.answer.strip()):
-            return MetricResult.unmeasured(metric, judge, "ragas needs a reference or an answer to judge chunks against")
-    elif metric == "answer_relevance":
-        if s.outcome == "blocked":
-            return MetricResult.not_applicable(metric, judge, "answer was blocked by a guardrail")
-        if refused(s):
-            if u is None:
-                return MetricResult.unmeasured(metric, judge, "refusal, and no label says whether the question is answerable")
-            return MetricResult.ok(metric, judge, 1.0 if u else 0.0, refusal=True)
-        if not s.answer.strip():
-            return MetricResult.unmeasured(metric, judge, "empty answer")
-    elif metric == "context_recall":
-        if not s.reference:
-            return MetricResult.not_applicable(metric, judge, "no reference answer")
-        if u:
-            return MetricResult.not_applicable(metric, judge, "question is unanswerable: nothing to recall")
-        if not s.contexts:
-            return MetricResult.ok(metric, judge, 0.0, claims=[], note="no context retrieved")
-    elif metric == "answer_correctness":
-        if s.outcome == "blocked":
-            return MetricResult.not_applicable(metric, judge, "answer was blocked by a guardrail")
-        if u is None:
-            return MetricResult.not_applicable(metric, judge, "no reference answer")
-        if refused(s) or u:
-            ok = refused(s) == bool(u)
-            why = ("correct refusal" if ok and u else "missed refusal: the corpus cannot answer this" if u
-                   else "wrong refusal: the corpus holds the answer")
-            return MetricResult.ok(metric, judge, 1.0 if ok else 0.0, refusal=refused(s), unanswerable=bool(u), note=why)
-        if not s.reference or not s.answer.strip():
-            return MetricResult.unmeasured(metric, judge, "answer or reference has no claims")
-    return None
+    """The shared model-free rules (eval.rules), plus ragas' own need for a reference or an answer to judge chunks."""
+    fixed = fixed_result(metric, s, judge)
+    if fixed is None and metric == "context_precision" and not _precision_reference(s) and \
+            (s.outcome == "blocked" or refused(s) or not s.answer.strip()):
+        return MetricResult.unmeasured(metric, judge, "ragas needs a reference or an answer to judge chunks against")
+    return fixed
 
 
 def _result(metric: str, judge: str, ragas_metric: str, score: Any, evidence: dict, s: EvalSample) -> MetricResult:
