@@ -3,7 +3,7 @@
     ragdoctor dashboard [RUN ...]            # serves on 127.0.0.1 and prints the URL
     streamlit run app.py -- [RUN ...]        # the same, by hand
 
-Pages live in dashboard/pages/; the data they show comes from diagnostics.run_data."""
+Pages live in ragdoctor/dashboard/pages/; the data they show comes from diagnostics.run_data."""
 from __future__ import annotations
 
 import sys
@@ -19,9 +19,9 @@ set_offline_env()
 
 import streamlit as st  # noqa: E402
 
-from dashboard import state  # noqa: E402
+from ragdoctor.dashboard import state  # noqa: E402
 
-PAGES = ROOT / "dashboard" / "pages"
+PAGES = ROOT / "ragdoctor" / "dashboard" / "pages"
 
 
 def argv_runs() -> list[str]:

@@ -60,8 +60,8 @@ class Pipeline:
         ranked = self.retrieve(question)
         top_k = self.cfg.retrieval.top_k
         trace.contexts = ranked[:top_k]
-        trace.candidates = [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "rank": c.rank, "score": c.score}
-                            for c in ranked[top_k:]]
+        trace.candidates = [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "rank": c.rank, "score": c.score,
+                             "signals": c.signals} for c in ranked[top_k:]]
         t1 = time.perf_counter()
         trace.latency_ms["retrieve"] = (t1 - t0) * 1000
         pairs = [(c.chunk_id, c.text) for c in trace.contexts]

@@ -36,13 +36,13 @@ def config_from_args(args: argparse.Namespace):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ragdoctor import __version__, cmd_demo, cmd_diagnose, cmd_eval, cmd_meta_eval, cmd_pipeline
+    from ragdoctor import __version__, cmd_dashboard, cmd_demo, cmd_diagnose, cmd_eval, cmd_meta_eval, cmd_pipeline
 
     parser = argparse.ArgumentParser(prog="ragdoctor", description="Offline RAG pipeline, evaluation and diagnostics.")
     parser.add_argument("--version", action="version", version=f"ragdoctor {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for register in (cmd_pipeline.register, cmd_eval.register, cmd_diagnose.register, cmd_meta_eval.register,
-                     cmd_demo.register):
+                     cmd_demo.register, cmd_dashboard.register):
         register(sub, _pipeline_options)
     return parser
 

@@ -1,0 +1,80 @@
+"""Retrieval: recall@k over k = 1..20 from the traces (pytrec_eval), the rank of the first relevant chunk, and BM25 vs
+dense vs hybrid when the run's chunks carry each retriever's ranks (and across the other open runs)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from ragdoctor.dashboard import state, widgets
+from diagnostics import run_data as rd
+
+run = state.require_run()
+widgets.run_header(run, "Retrieval")
+df = run.samples
+labelled = int(df["labelled"].sum())
+if not labelled:
+    st.info("No question in this run has relevance labels (relevant_doc_ids), so recall cannot be measured. "
+            "The bundled question set and BEIR corpora carry them.")
+    st.stop()
+
+curve = state.recall_curve(*state.key(run), run).assign(run=run.name)
+others = [p for p in state.open_runs() if p != str(run.path)]
+extra = st.multiselect("Overlay other open runs", others, format_func=lambda p: Path(p).name, key="r_overlay")
+for p in extra:
+    other = state.load(p)
+    c = state.recall_curve(*state.key(other), other)
+    curve = pd.concat([curve, c.assign(run=other.name)], ignore_index=True)
+curve["line"] = curve["run"] + " · " + curve["ranking"]
+
+st.subheader(f"Recall@k ({labelled:,} labelled questions; k counts distinct documents)")
+line = alt.Chart(curve).mark_line(point=True).encode(
+    x=alt.X("k:Q", scale=alt.Scale(domain=[1, int(curve["k"].max())]), title="k"),
+    y=alt.Y("recall:Q", scale=alt.Scale(domain=[0, 1]), title="mean recall@k"),
+    color=alt.Color("line:N", title=None, legend=alt.Legend(orient="bottom")),
+    strokeDash=alt.condition(alt.datum.note == "", alt.value([1, 0]), alt.value([5, 4])),  # dashed: lower bounds
+    tooltip=["run", "ranking", "k", alt.Tooltip("recall:Q", format=".3f"), "n_queries", "note"])
+st.altair_chart(line.properties(height=340), width="stretch")
+notes = curve.loc[curve["note"] != "", ["run", "ranking", "note"]].drop_duplicates()
+for r in notes.itertuples():
+    st.caption(f"{r.run} · {r.ranking}: {r.note}")
+wide = curve[curve["k"].isin([1, 3, 5, 10, 20])].pivot_table(index="line", columns="k", values="recall")
+wide.columns = [f"recall@{k}" for k in wide.columns]
+st.dataframe(wide.style.format("{:.3f}"), width="stretch")
+
+st.subheader("Rank of the first relevant chunk")
+first = rd.first_relevant_table(df)
+left, right = st.columns([3, 2])
+with left:
+    bars = alt.Chart(first).mark_bar().encode(
+        x=alt.X("rank:N", sort=alt.SortField("order"), title="rank of the first chunk from a relevant document",
+              axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("count:Q", title="questions"),
+        color=alt.condition(alt.datum.rank == "not retrieved", alt.value("#d33a2c"), alt.value("#3b7dd8")),
+        tooltip=["rank", "count"])
+    st.altair_chart(bars.properties(height=280), width="stretch")
+with right:
+    ranks = df.loc[df["labelled"], "first_relevant_rank"]
+    st.metric("relevant in the first chunk", f"{(ranks == 1).mean():.0%}")
+    st.metric("never retrieved (top-k and candidates)", int(ranks.isna().sum()))
+    k_ctx = int(df["n_retrieved"].max() or 0)
+    if k_ctx:
+        st.metric(f"first relevant past the top-{k_ctx} cut", int((ranks > k_ctx).sum()))
+
+st.subheader("Worst-ranked questions")
+worst = df.loc[df["labelled"], ["sample_id", "first_relevant_rank", "category", "question"]] \
+    .sort_values("first_relevant_rank", ascending=False, na_position="first").head(200)
+st.dataframe(worst, hide_index=True, width="stretch", height=260)
+sid = widgets.sample_picker(worst["sample_id"].tolist(), key="r_pick")
+if sid:
+    with st.expander(f"Sample {sid}", expanded=False):
+        widgets.drilldown(state.detail(*state.key(run), sid, run), key="retrieval")
+
+if run.run_summary and run.run_summary.get("latency_ms"):
+    st.subheader("Latency per stage")
+    lat = pd.DataFrame([{"stage": k, "p50": v["p50"], "p95": v["p95"]} for k, v in run.run_summary["latency_ms"].items()])
+    st.altair_chart(alt.Chart(lat.melt("stage", var_name="percentile", value_name="ms")).mark_bar().encode(
+        x=alt.X("ms:Q"), y=alt.Y("stage:N", title=None), yOffset="percentile:N", color="percentile:N",
+        tooltip=["stage", "percentile", alt.Tooltip("ms:Q", format=".1f")]).properties(height=160), width="stretch")
