@@ -12,8 +12,10 @@ TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 DOC_FIELDS = {"id", "text", "title", "metadata"}
 
 
-def load_documents_jsonl(path: str | Path) -> list[Document]:
-    """JSONL with ``id`` (or BEIR's ``_id``), ``text``, optional ``title`` and ``metadata``."""
+def load_documents_jsonl(path: str | Path, *, skip_empty: bool = False, skipped: list[str] | None = None
+                         ) -> list[Document]:
+    """JSONL with ``id`` (or BEIR's ``_id``), ``text``, optional ``title`` and ``metadata``. An empty text is an
+    error, unless ``skip_empty``: then a titled document is kept with its title as text, an untitled one dropped."""
     docs: list[Document] = []
     seen: dict[str, int] = {}
     for lineno, obj in iter_json_lines(path):
@@ -25,7 +27,13 @@ def load_documents_jsonl(path: str | Path) -> list[Document]:
             obj["metadata"] = {**(obj.get("metadata") or {}), **extra}
         doc = parse_model(Document, obj, path, lineno)
         if not doc.text.strip():
-            raise InputError(path, "empty text", line=lineno, field="text")
+            if not skip_empty:
+                raise InputError(path, "empty text", line=lineno, field="text")
+            if not doc.title.strip():
+                if skipped is not None:
+                    skipped.append(doc.id)
+                continue
+            doc.text = doc.title
         if doc.id in seen:
             raise InputError(path, f"duplicate id '{doc.id}' (first on line {seen[doc.id]})", line=lineno, field="id")
         seen[doc.id] = lineno
@@ -74,8 +82,10 @@ def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def load_beir(folder: str | Path, split: str = "test") -> tuple[list[Document], list[Sample]]:
-    """A BEIR folder: corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv. Queries without qrels are dropped."""
+def load_beir(folder: str | Path, split: str = "test", skipped: list[str] | None = None
+              ) -> tuple[list[Document], list[Sample]]:
+    """A BEIR folder: corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv. Queries without qrels are dropped;
+    documents with neither text nor title are dropped too (their ids go to ``skipped`` when given)."""
     folder = Path(folder)
     corpus = next((folder / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (folder / n).exists()), None)
     if corpus is None:
@@ -84,7 +94,7 @@ def load_beir(folder: str | Path, split: str = "test") -> tuple[list[Document], 
     if not qrels_path.exists():
         found = sorted(p.stem for p in (folder / "qrels").glob("*.tsv")) if (folder / "qrels").exists() else []
         raise InputError(qrels_path, f"qrels split '{split}' not found (available: {', '.join(found) or 'none'})")
-    docs = load_documents_jsonl(corpus)
+    docs = load_documents_jsonl(corpus, skip_empty=True, skipped=skipped)  # public BEIR sets hold a few empty ones
     qrels = load_qrels(qrels_path)
     samples: list[Sample] = []
     qpath = folder / "queries.jsonl"

@@ -31,7 +31,7 @@ def factory_string(cfg: IndexConfig, n: int, dim: int) -> str:
     if cfg.kind == "ivfpq":
         m = next(m for m in (dim // 8, dim // 12, dim // 16, dim // 4, dim // 2, 1) if m and dim % m == 0)
         bits = max(1, min(cfg.pq_bits, int(math.log2(max(2, n))) - 1))
-        return f"IVF{nlist},PQ{m}x{bits}"
+        return f"IVF{nlist},PQ{m}x{bits}np"  # np: skip polysemous training (minutes, unused here)
     raise ValueError(f"unknown index kind {cfg.kind!r}")
 
 

@@ -95,8 +95,8 @@ def test_bm25_and_hybrid_modes(tmp_path):
 
 def test_factory_strings_fit_small_corpora():
     assert factory_string(IndexConfig(kind="ivf", nlist=64), 100, 384) == "IVF2,Flat"
-    assert factory_string(IndexConfig(kind="ivfpq", nlist=64), 100000, 384) == "IVF64,PQ48x8"
-    assert factory_string(IndexConfig(kind="ivfpq"), 100, 384).endswith("x5")
+    assert factory_string(IndexConfig(kind="ivfpq", nlist=64), 100000, 384) == "IVF64,PQ48x8np"
+    assert factory_string(IndexConfig(kind="ivfpq"), 100, 384).endswith("x5np")
 
 
 def test_querying_commands_refuse_an_index_built_by_another_embedder(tmp_path):

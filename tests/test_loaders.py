@@ -64,12 +64,13 @@ def test_folder_errors(tmp_path):
 
 def test_beir_folder(tmp_path):
     with gzip.open(tmp_path / "corpus.jsonl.gz", "wt") as fh:
-        fh.write('{"_id": "d1", "title": "T", "text": "one"}\n{"_id": "d2", "title": "", "text": "two"}\n')
+        fh.write('{"_id": "d1", "title": "T", "text": "one"}\n{"_id": "d2", "title": "", "text": "two"}\n'
+                 '{"_id": "d3", "title": "Only a title", "text": ""}\n{"_id": "d4", "title": "", "text": " "}\n')
     _write(tmp_path / "queries.jsonl", ['{"_id": "q1", "text": "first?"}', '{"_id": "q2", "text": "no labels"}'])
     (tmp_path / "qrels").mkdir()
     (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td2\t2\nq1\td1\t0\n")
     docs, samples = load_beir(tmp_path)
-    assert len(docs) == 2
+    assert [(d.id, d.text) for d in docs] == [("d1", "one"), ("d2", "two"), ("d3", "Only a title")]
     assert [(s.id, s.relevant_doc_ids) for s in samples] == [("q1", ["d2"])]
     assert samples[0].metadata["qrels"] == {"d2": 2, "d1": 0}
     with pytest.raises(InputError, match="qrels split 'dev' not found"):
