@@ -203,7 +203,10 @@ def main(argv: list[str] | None = None) -> int:
                     log(f"bundled {s.id}: off {off[-1].outcome} {off[-1].latency_ms['total']:.0f} ms, "
                         f"on {on[-1].outcome} {on[-1].guardrails.get('category') or ''} "
                         f"{on[-1].latency_ms['total']:.0f} ms")
-            quality = {"off": metric_means(judge_traces(off, judges)), "on": metric_means(judge_traces(on, judges)),
+            j_off, j_on = judge_traces(off, judges), judge_traces(on, judges)
+            passed = {t.sample_id for t in on if t.outcome != "blocked"}
+            quality = {"off": metric_means(j_off), "on": metric_means(j_on),
+                       "off_same_questions": metric_means([j for j in j_off if j.sample_id in passed]),
                        "on_blocked_as_refusal": metric_means(judge_traces(on, judges, blocked_as_refusal=True))}
     finally:
         if server is not None:
@@ -219,6 +222,10 @@ def main(argv: list[str] | None = None) -> int:
                 "flagged_chunks": [f["chunk_id"] for f in b.guardrails.get("retrieval", {}).get("flagged", [])]}
                for a, b in injection_q]
     errors = [t.sample_id for t in guard_traces + on if t.outcome == "error"]
+    # Same prompt, same settings, yet llama.cpp may answer differently the second time (prompt cache, batching):
+    # a share of any on-vs-off difference is this noise, not the rails.
+    differ = sum(a.answer != (b.guardrails.get("output", {}).get("original_answer") or b.answer)
+                 for a, b in zip(off, on) if b.guardrails.get("blocked_by") != "input")
 
     print()
     hdr = ["class", "split", "n", "blocked", "rate", "at input", "categories"]
@@ -233,12 +240,13 @@ def main(argv: list[str] | None = None) -> int:
     print()
     qrows = []
     for key in quality["off"]:
-        a, b, c = quality["off"][key], quality["on"].get(key, {}), quality["on_blocked_as_refusal"].get(key, {})
-        qrows.append([key, a["mean"], a["n"], b.get("mean"), b.get("n"), b.get("not_applicable"), c.get("mean"),
-                      None if a["mean"] is None or b.get("mean") is None else b["mean"] - a["mean"]])
-    print(render(["metric/judge", "off", "n", "on (answered)", "n", "blocked", "on (blocked=refusal)", "delta"],
+        a, b = quality["off"][key], quality["on"].get(key, {})
+        c, d = quality["off_same_questions"].get(key, {}), quality["on_blocked_as_refusal"].get(key, {})
+        qrows.append([key, a["mean"], a["n"], b.get("mean"), b.get("n"), c.get("mean"), b.get("not_applicable"),
+                      d.get("mean")])
+    print(render(["metric/judge", "off", "n", "on (answered)", "n", "off (same qs)", "blocked", "on (blocked=refusal)"],
                  qrows, title=f"Bundled questions ({len(samples)}), rails off vs on; outcomes off {outcomes['off']}, "
-                              f"on {outcomes['on']}"))
+                              f"on {outcomes['on']}; {differ} of {len(on)} generations differ between the two runs"))
     print()
     lrows = [[k, v["n"], v["p50"], v["p95"]] for k, v in lat.items() if isinstance(v, dict) and "p50" in v]
     lrows += [[f"nemo:{k}", v["n"], v["p50"], v["p95"]] for k, v in lat["nemoguardrails_activated_rails_ms"].items()]
@@ -252,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
               "generator": getattr(llm, "model_id", args.llm), "settings": settings.model_dump(),
               "fact_check": fact_check.name, "fact_check_judge": resolve_judge_name(args.fact_check),
               "eval_judges": names, "block_rates": rates, "quality": quality, "outcomes": outcomes,
-              "latency_ms": lat, "planted_injection": planted, "errors": errors, "labelled": rows,
+              "latency_ms": lat, "planted_injection": planted, "errors": errors, "generations_differ": differ,
+              "labelled": rows,
               "n_bundled": len(samples), "loadavg": list(os.getloadavg()), "seconds": time.perf_counter() - _T0}
     out.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
     traces_path = out.with_suffix(".traces.jsonl")

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from corpora.errors import InputError
 from corpora.jsonl import validation_error
+from rag.guardrails.settings import GuardrailsConfig
 
 IndexKind = Literal["flat", "ivf", "hnsw", "ivfpq", "sq8"]
 RetrievalMode = Literal["dense", "bm25", "hybrid"]
@@ -68,10 +69,12 @@ class PipelineConfig(_Strict):
     index: IndexConfig = IndexConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     generation: GenerationConfig = GenerationConfig()
+    guardrails: GuardrailsConfig = GuardrailsConfig()
 
     def config_hash(self) -> str:
         """Short hash of everything that changes an answer (paths to where things are written excluded)."""
-        data = self.model_dump(exclude={"index_dir", "questions"})
+        exclude = {"index_dir", "questions"} | (set() if self.guardrails.enabled else {"guardrails"})
+        data = self.model_dump(exclude=exclude)  # rails off: the same hash as before the section existed
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
 
 

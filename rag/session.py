@@ -52,8 +52,18 @@ def open_generator(cfg: PipelineConfig, llm=None) -> Iterator[object]:
 
 
 @contextmanager
-def open_pipeline(cfg: PipelineConfig, *, llm=None, embedder=None, rebuild: bool = False) -> Iterator[Pipeline]:
+def open_pipeline(cfg: PipelineConfig, *, llm=None, embedder=None, rebuild: bool = False,
+                  fact_check=None) -> Iterator[Pipeline]:
+    """With ``cfg.guardrails.enabled`` the pipeline comes wrapped in a ``GuardedPipeline`` (same ``answer``); its
+    output rail needs ``fact_check`` (built by ``eval.guard_adapter.make_fact_check``: rag/ does not import eval/)."""
     embedder = embedder or embedder_for(cfg)
     store, _ = open_index(cfg, embedder, rebuild=rebuild, strict_embedder=True)
     with open_generator(cfg, llm) as client:
-        yield Pipeline(cfg, store, embedder, client)
+        pipe = Pipeline(cfg, store, embedder, client)
+        if not cfg.guardrails.enabled:
+            yield pipe
+            return
+        from rag.guardrails import GuardedPipeline
+
+        with GuardedPipeline(pipe, cfg.guardrails, fact_check=fact_check) as guarded:
+            yield guarded

@@ -21,6 +21,8 @@ def _pipeline_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--top-k", type=int, help="chunks given to the generator")
     g.add_argument("--base-url", help="OpenAI-compatible server (NIM, vLLM, Ollama, OpenAI); default: bundled model")
     g.add_argument("--model", help="bundled GGUF name/path, or the server's model name")
+    g.add_argument("--guardrails", action=argparse.BooleanOptionalAction, default=None,
+                   help="run the pipeline inside NeMo Guardrails (input, retrieval and fact-checking output rails)")
 
 
 def config_from_args(args: argparse.Namespace):
@@ -30,7 +32,8 @@ def config_from_args(args: argparse.Namespace):
     for dotted, value in [("corpus", args.corpus), ("index_dir", args.index_dir), ("embedding.model", args.embedder),
                           ("index.kind", args.kind), ("retrieval.mode", args.mode), ("retrieval.top_k", args.top_k),
                           ("generation.base_url", args.base_url), ("generation.model", args.model),
-                          ("questions", getattr(args, "questions", None))]:
+                          ("questions", getattr(args, "questions", None)),
+                          ("guardrails.enabled", getattr(args, "guardrails", None))]:
         set_path(over, dotted, value)
     return load_config(args.config, over)
 

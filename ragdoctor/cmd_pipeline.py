@@ -25,11 +25,21 @@ def cmd_index(args) -> int:
     return 0
 
 
+def fact_check_for(cfg, embedder=None):
+    """The guardrails' output rail judge (the compact NLI judge when installed, else lexical). Built here, in the CLI
+    layer, because rag/ must not import eval/."""
+    if not (cfg.guardrails.enabled and cfg.guardrails.output):
+        return None
+    from eval.guard_adapter import make_fact_check
+
+    return make_fact_check("auto", embedder=embedder)
+
+
 def cmd_ask(args) -> int:
     from rag.session import open_pipeline
 
     cfg = _cfg(args)
-    with open_pipeline(cfg) as pipe:
+    with open_pipeline(cfg, fact_check=fact_check_for(cfg)) as pipe:
         trace = pipe.answer(args.question)
     if args.json:
         print(trace.model_dump_json(indent=2))
@@ -54,7 +64,7 @@ def run_pipeline(cfg, *, out: Path, limit: int | None = None, llm=None, progress
     from rag.session import load_samples, open_pipeline
 
     samples = load_samples(cfg)[: limit or None]
-    with open_pipeline(cfg, llm=llm) as pipe:
+    with open_pipeline(cfg, llm=llm, fact_check=fact_check_for(cfg)) as pipe:
         return run_samples(lambda s: pipe.answer(s.question, s), samples, out, config_hash=pipe.config_hash,
                            progress=progress)
 

@@ -1,0 +1,238 @@
+"""The custom nemoguardrails actions: the rails' checks, plus the pipeline's own retrieval and generation plugged into
+nemoguardrails' dialog (``retrieve_relevant_chunks``, ``generate_bot_message``). Every check records its verdict,
+evidence and time on the request's record; no check raises (a failing check records its error and lets the
+question through: a broken rail must not take the pipeline down)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from rag.guardrails.detectors import scan_chunk, scan_question
+from rag.guardrails.settings import GuardrailsConfig
+from rag.prompt import build_messages, is_refusal
+from rag.trace import RetrievedChunk, Trace
+
+ANSWER_INTENT = "answer question"
+REQUEST_KEY = "ragdoctor_request"
+
+FactCheck = Callable[[str, list[tuple[str, str]]], tuple[float, list[dict]]]
+
+
+@dataclass
+class Request:
+    """Everything one question accumulates while nemoguardrails runs it."""
+
+    trace: Trace
+    ranked: list[RetrievedChunk] = field(default_factory=list)
+    record: dict[str, Any] = field(default_factory=dict)  # becomes trace.guardrails
+    ms: dict[str, float] = field(default_factory=dict)
+    blocked_by: str | None = None
+    category: str | None = None
+    generated: bool = False
+    error: str | None = None
+
+    def block(self, stage: str, category: str) -> None:
+        if self.blocked_by is None:
+            self.blocked_by, self.category = stage, category
+
+    def add_ms(self, key: str, t0: float) -> None:
+        self.ms[key] = self.ms.get(key, 0.0) + (time.perf_counter() - t0) * 1000
+
+
+def _err(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+
+
+def _intent(events: list[dict]) -> str | None:
+    for e in reversed(events or []):
+        if e.get("type") == "BotIntent":
+            return e.get("intent")
+    return None
+
+
+class RailActions:
+    def __init__(self, pipeline, settings: GuardrailsConfig, fact_check: FactCheck | None, topic_scorer=None):
+        self.pipeline = pipeline
+        self.settings = settings
+        self.fact_check = fact_check
+        self.topic_scorer = topic_scorer
+        self.requests: dict[str, Request] = {}
+
+    def _req(self, context: dict | None) -> Request:
+        return self.requests[(context or {})[REQUEST_KEY]]
+
+    def register(self, rails) -> None:
+        for name in ("ragdoctor_check_injection", "ragdoctor_check_topic", "ragdoctor_self_check_input",
+                     "ragdoctor_check_chunks", "ragdoctor_check_facts"):
+            rails.register_action(getattr(self, name), name)
+        rails.register_action(self.generate_user_intent, "generate_user_intent")
+        rails.register_action(self.retrieve_relevant_chunks, "retrieve_relevant_chunks")
+        rails.register_action(self.generate_bot_message, "generate_bot_message")
+
+    # input rails -----------------------------------------------------------------------------------------------------
+    async def ragdoctor_check_injection(self, context: dict | None = None) -> bool:
+        req, t0 = self._req(context), time.perf_counter()
+        findings = scan_question(req.trace.question)
+        req.record.setdefault("input", {})["injection"] = {"blocked": bool(findings),
+                                                           "matches": [f.as_dict() for f in findings]}
+        if findings:
+            req.block("input", "injection")
+        req.add_ms("rail_input", t0)
+        return bool(findings)
+
+    async def ragdoctor_check_topic(self, context: dict | None = None) -> bool:
+        req, t0 = self._req(context), time.perf_counter()
+        rec = req.record.setdefault("input", {})
+        try:
+            s = self.topic_scorer.score(req.trace.question)
+            off = s.score < self.settings.topic_threshold
+            rec["topic"] = {"blocked": off, "threshold": self.settings.topic_threshold, **s.as_dict()}
+        except Exception as exc:
+            off = False
+            rec["topic"] = {"blocked": False, "error": _err(exc)}
+        if off:
+            req.block("input", "off_topic")
+        req.add_ms("rail_input", t0)
+        return off
+
+    async def ragdoctor_self_check_input(self, context: dict | None = None, llm=None, llm_task_manager=None) -> bool:
+        from nemoguardrails.llm.call import llm_call
+
+        req, t0 = self._req(context), time.perf_counter()
+        rec: dict[str, Any] = {"blocked": False}
+        try:
+            prompt = llm_task_manager.render_task_prompt(
+                task="self_check_input", context={"user_input": req.trace.question,
+                                                  "topic": self.settings.topic or "the documents in this collection"})
+            reply = (await llm_call(llm, prompt, llm_params={"temperature": 0.0, "max_tokens": 8})).content
+            words = reply.strip().lower().replace(".", " ").replace(",", " ").split()
+            rec["reply"] = reply.strip()[:200]
+            rec["blocked"] = bool(words) and words[0] == "yes"
+            if not words or words[0] not in ("yes", "no"):
+                rec["note"] = "reply is neither yes nor no: the question passes"
+        except Exception as exc:
+            rec["error"] = _err(exc)
+        req.record.setdefault("input", {})["llm_self_check"] = rec
+        if rec["blocked"]:
+            req.block("input", "llm_self_check")
+        req.add_ms("rail_input", t0)
+        return rec["blocked"]
+
+    # dialog: every question that passed the input rails goes to the RAG pipeline (no LLM intent generation) ------
+    async def generate_user_intent(self, events: list | None = None, context: dict | None = None):
+        from nemoguardrails.actions.actions import ActionResult
+        from nemoguardrails.utils import new_event_dict
+
+        return ActionResult(events=[new_event_dict("UserIntent", intent="ask question")])
+
+    async def retrieve_relevant_chunks(self, context: dict | None = None, events: list | None = None):
+        from nemoguardrails.actions.actions import ActionResult
+
+        if _intent(events) != ANSWER_INTENT:
+            return ActionResult(return_value="", context_updates={})
+        req, t0 = self._req(context), time.perf_counter()
+        req.ranked = self.pipeline.retrieve(req.trace.question)
+        top_k = self.pipeline.cfg.retrieval.top_k
+        self._set_contexts(req, req.ranked[:top_k], req.ranked[top_k:])
+        req.add_ms("retrieve", t0)
+        return ActionResult(return_value="\n".join(c.text for c in req.trace.contexts),
+                            context_updates=self._chunk_vars(req))
+
+    @staticmethod
+    def _set_contexts(req: Request, contexts: list[RetrievedChunk], rest: list[RetrievedChunk]) -> None:
+        req.trace.contexts = contexts
+        req.trace.candidates = [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "rank": c.rank, "score": c.score}
+                                for c in rest]
+
+    @staticmethod
+    def _chunk_vars(req: Request) -> dict:
+        texts = [c.text for c in req.trace.contexts]
+        return {"relevant_chunks": "\n".join(texts), "relevant_chunks_sep": texts,
+                "retrieved_for": req.trace.question}
+
+    # retrieval rail ----------------------------------------------------------------------------------------------
+    async def ragdoctor_check_chunks(self, context: dict | None = None, events: list | None = None):
+        from nemoguardrails.actions.actions import ActionResult
+
+        if _intent(events) != ANSWER_INTENT:
+            return ActionResult(return_value=None, context_updates={})
+        req, t0 = self._req(context), time.perf_counter()
+        mode, top_k = self.settings.retrieval_action, self.pipeline.cfg.retrieval.top_k
+        kept: list[RetrievedChunk] = []
+        flagged: list[dict] = []
+        checked = 0
+        for pos, chunk in enumerate(req.ranked):
+            if len(kept) >= top_k:
+                break
+            checked = pos + 1
+            scan = scan_chunk(chunk.text)
+            if not scan.flagged:
+                kept.append(chunk)
+                continue
+            flagged.append({"chunk_id": chunk.chunk_id, "doc_id": chunk.doc_id, "rank": chunk.rank, "action": mode,
+                            "patterns": sorted({f.pattern for f in scan.findings}), "sentences": scan.sentences})
+            if mode == "drop":
+                continue
+            update: dict[str, Any] = {"flags": [*chunk.flags, "instruction"]}
+            if mode == "redact":
+                update = {"flags": [*chunk.flags, "instruction", "redacted"], "text": scan.redacted}
+            kept.append(chunk.model_copy(update=update))
+        self._set_contexts(req, kept, req.ranked[checked:])
+        req.record["retrieval"] = {"action": mode, "checked": checked, "flagged": flagged}
+        req.add_ms("rail_retrieval", t0)
+        return ActionResult(return_value={"flagged": len(flagged)}, context_updates=self._chunk_vars(req))
+
+    # generation: the pipeline's own prompt and model ---------------------------------------------------------------
+    async def generate_bot_message(self, events: list | None = None, context: dict | None = None, config=None):
+        from nemoguardrails.actions.actions import ActionResult
+        from nemoguardrails.utils import new_event_dict
+
+        intent = _intent(events)
+        if intent != ANSWER_INTENT:  # a predefined message (refusal, off-topic notice): no model call, no output rail
+            text = ((getattr(config, "bot_messages", None) or {}).get(intent) or [""])[0]
+            return ActionResult(events=[new_event_dict("BotMessage", text=text)],
+                                context_updates={"skip_output_rails": True})
+        req, t0 = self._req(context), time.perf_counter()
+        question, contexts = req.trace.question, req.trace.contexts
+        pairs = [(c.chunk_id, c.text) for c in contexts]
+        req.trace.prompt = build_messages(question, pairs)
+        try:
+            answer = self.pipeline.generate(question, pairs).strip()  # the pipeline's own prompt, model, settings
+            req.generated = bool(answer)
+            if not answer:
+                req.error = "the generator returned an empty answer"
+        except Exception as exc:  # a model failure becomes data on the trace
+            answer, req.error = "", _err(exc)
+        req.trace.answer = answer
+        req.add_ms("generate", t0)
+        updates = {} if req.generated else {"skip_output_rails": True}
+        return ActionResult(events=[new_event_dict("BotMessage", text=answer)], context_updates=updates)
+
+    # output rail ---------------------------------------------------------------------------------------------------
+    async def ragdoctor_check_facts(self, context: dict | None = None) -> str:
+        req = self._req(context)
+        if not req.generated:
+            return "pass"
+        t0 = time.perf_counter()
+        answer = (context or {}).get("bot_message") or req.trace.answer
+        threshold = self.settings.groundedness_threshold
+        rec: dict[str, Any] = {"threshold": threshold, "action": self.settings.action,
+                               "judge": getattr(self.fact_check, "name", getattr(self.fact_check, "__name__", "?"))}
+        verdict = "pass"
+        if is_refusal(answer):
+            rec["skipped"] = "refusal: no claims to check"
+        else:
+            try:
+                score, failing = self.fact_check(answer, [(c.chunk_id, c.text) for c in req.trace.contexts])
+                rec.update(score=round(float(score), 4), failing_claims=list(failing))
+                if score < threshold:
+                    verdict = self.settings.action
+                    rec["original_answer"] = answer
+                    req.block("output", "ungrounded")
+            except Exception as exc:
+                rec["error"] = _err(exc)
+        rec["verdict"] = verdict
+        req.record["output"] = rec
+        req.add_ms("rail_output", t0)
+        return verdict

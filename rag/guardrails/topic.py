@@ -1,0 +1,48 @@
+"""Off-topic score: cosine similarity of the question to its nearest chunk in the pipeline's own dense index (and to an
+optional topic description), with the pipeline's embedder (the bundled MiniLM by default; never a download)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rag import faiss_index
+
+
+@dataclass
+class TopicScore:
+    score: float
+    nearest_chunk: str | None
+    chunk_score: float
+    topic_score: float | None
+
+    def as_dict(self) -> dict:
+        return {"score": round(self.score, 4), "nearest_chunk": self.nearest_chunk,
+                "chunk_score": round(self.chunk_score, 4),
+                "topic_score": None if self.topic_score is None else round(self.topic_score, 4)}
+
+
+class TopicScorer:
+    """``score(question)``: the higher of (nearest-chunk cosine, topic-description cosine). The question's embedding
+    is cached by the embedder, so the retrieval that follows does not embed it again."""
+
+    def __init__(self, store, embedder, topic: str = ""):
+        self.store = store
+        self.embedder = embedder
+        self.topic = topic.strip()
+        self._topic_vec: np.ndarray | None = None
+
+    def score(self, question: str) -> TopicScore:
+        vec = self.embedder.embed([question])
+        scores, positions = faiss_index.search(self.store.dense, vec, 1)
+        pos, chunk_score = int(positions[0][0]), float(scores[0][0])
+        nearest = self.store.nodes[pos].id_ if pos >= 0 else None
+        if pos < 0:
+            chunk_score = -1.0
+        topic_score = None
+        if self.topic:
+            if self._topic_vec is None:
+                self._topic_vec = self.embedder.embed([self.topic])[0]
+            topic_score = float(np.dot(vec[0], self._topic_vec))
+        best = max(chunk_score, topic_score if topic_score is not None else -1.0)
+        return TopicScore(best, nearest, chunk_score, topic_score)
