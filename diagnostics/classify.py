@@ -8,7 +8,8 @@ from diagnostics.taxonomy import Diagnosis
 from eval.answerability import refused, unanswerable
 from eval.records import EvalSample, Judgement, MetricResult
 
-JUDGE_PREFERENCE = ("nli", "llm", "ragas", "embedding", "lexical")
+# most trusted first; lexical ranks above embedding because it beat it on every human-labelled dev set (meta-eval)
+JUDGE_PREFERENCE = ("nli", "llm", "ragas", "lexical", "embedding")
 
 
 @dataclass
@@ -78,6 +79,18 @@ def _support_docs(sig: Signals) -> list[dict]:
     return out
 
 
+def answer_wrong(r: MetricResult | None, th: Thresholds) -> bool:
+    """Wrong against the reference: most of what the answer claims is not in the reference, or none of the reference
+    is in the answer. A right but partial answer (high claim precision, some recall) is 'incomplete', not wrong.
+    Judges without claim-level evidence fall back to the F1 value."""
+    if r is None or not r.measured:
+        return False
+    p, rec = r.evidence.get("precision"), r.evidence.get("recall")
+    if p is None or rec is None:
+        return r.value < th.correct
+    return p < th.correct or rec == 0.0
+
+
 def classify(j: Judgement, th: Thresholds | None = None, preference=JUDGE_PREFERENCE) -> Diagnosis:
     th = th or Thresholds()
     sig = signals(j, preference)
@@ -99,10 +112,11 @@ def classify(j: Judgement, th: Thresholds | None = None, preference=JUDGE_PREFER
         fire("unmeasured", "the pipeline failed for this sample", error=s.metadata.get("error"))
     if sig.unanswerable is True and not sig.refused and s.outcome != "blocked":
         fire("missed_refusal", "question is unanswerable and the answer is not a refusal", answer=s.answer[:300])
-    wrong = (c is not None and c < th.correct and sig.unanswerable is False) or \
+    wrong = (answer_wrong(sig.metrics.get("answer_correctness"), th) and sig.unanswerable is False) or \
         (sig.refused and sig.unanswerable is False)
     if wrong and not sig.refused and g is not None and g >= th.grounded:
-        fire("grounded_yet_hallucinated", f"groundedness {g:.2f} >= {th.grounded} and correctness {c:.2f} < {th.correct}",
+        fire("grounded_yet_hallucinated", f"groundedness {g:.2f} >= {th.grounded} but the answer is wrong against "
+             f"the reference (correctness {c:.2f})",
              groundedness=g, correctness=c, supporting=_support_docs(sig), reference=s.reference)
     if labelled and not sig.relevant_ranks and (wrong or sig.refused or c is None):
         if sig.relevant_beyond_cut:
@@ -127,7 +141,7 @@ def classify(j: Judgement, th: Thresholds | None = None, preference=JUDGE_PREFER
              unsupported=_claims(gr, ("unsupported", "contradicted")), judge=gr.judge)
     if ar is not None and ar < th.off_topic and not sig.refused:
         fire("off_topic", f"answer relevance {ar:.2f} < {th.off_topic}", answer_relevance=ar)
-    if c is not None and c >= th.correct and not sig.refused:
+    if c is not None and not wrong and not sig.refused and sig.unanswerable is False:
         rec = sig.metrics["answer_correctness"].evidence.get("recall")
         if rec is not None and rec < th.incomplete_recall:
             fire("incomplete", f"correct claims but reference recall {rec:.2f} < {th.incomplete_recall}", recall=rec)

@@ -12,6 +12,7 @@ _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "dr.", "fig.", "no.", "approx."
 _ABBREV = "(?i:" + "".join(rf"(?<!\b{re.escape(a)})" for a in _ABBREVIATIONS) + ")"
 _SENT_END = re.compile(_ABBREV + r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
 _CLAUSE = re.compile(r";\s+|,\s+(?:but|while|whereas|and then|so)\s+|\s+—\s+")
+_ASIDE = re.compile(r"\s*\(([^()]*)\)")  # a parenthetical aside, checked as a claim of its own when it is one
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
 
 
@@ -29,10 +30,18 @@ def _words(s: str) -> int:
     return len(re.findall(r"\w+", s))
 
 
+def _prose(s: str) -> int:
+    """Words of two or more letters: tells an aside in words from a formula in parentheses."""
+    return len(re.findall(r"[A-Za-z]{2,}", s))
+
+
 def decompose(answer: str, *, min_words: int = 3) -> list[str]:
     """Atomic-ish claims of an answer, in order. Empty for an empty answer."""
     claims: list[str] = []
     for sentence in split_sentences(strip_citations(answer)):
+        asides = [a.strip(" ,.") for a in _ASIDE.findall(sentence) if _prose(a) >= min_words]
+        if asides:
+            sentence = _ASIDE.sub(lambda m: "" if _prose(m.group(1)) >= min_words else m.group(0), sentence)
         parts = [p.strip(" ,.") for p in _CLAUSE.split(sentence) if p and p.strip(" ,.")]
         merged: list[str] = []
         for p in parts:
@@ -43,7 +52,7 @@ def decompose(answer: str, *, min_words: int = 3) -> list[str]:
         if merged and _words(merged[0]) < min_words and len(merged) > 1:
             merged[1] = f"{merged[0]}, {merged[1]}"
             merged = merged[1:]
-        claims.extend(m if m.endswith((".", "!", "?")) else m + "." for m in merged)
+        claims.extend(m if m.endswith((".", "!", "?")) else m + "." for m in [*merged, *asides])
     return [c for c in claims if _words(c) > 0]
 
 

@@ -159,10 +159,10 @@ class ScorerJudge:
     def _answer_correctness(self, samples: list[EvalSample]) -> list[MetricResult]:
         results, todo = self._split("answer_correctness", samples)
         items = []
-        for i in todo:
+        for i in todo:  # the question is given, not claimed: an answer restating it adds no claim beyond the reference
             s = samples[i]
-            items.append((decompose(s.answer), [("reference", s.reference or "")]))
-            items.append((decompose(s.reference or ""), [("answer", s.answer)]))
+            items.append((decompose(s.answer), [("reference", f"{s.question} {s.reference or ''}")]))
+            items.append((decompose(s.reference or ""), [("answer", f"{s.question} {s.answer}")]))
         verdicts = self.verify(items)
         for n, i in enumerate(todo):
             ans_v, ref_v = verdicts[2 * n], verdicts[2 * n + 1]

@@ -13,7 +13,7 @@ CTX = [Context(id="cur#0", doc_id="cur", text="Updated 2025: the default block s
 
 
 def J(sid="s", *, answer="The default block size is 32 tokens.", reference="16 tokens.", relevant=("cur",),
-      contexts=CTX, outcome="answered", g=None, c=None, cp=None, ar=None, cr=None, claims=None, recall=None,
+      contexts=CTX, outcome="answered", g=None, c=None, cp=None, ar=None, cr=None, claims=None, recall=None, precision=None,
       metadata=None, judge="nli"):
     s = EvalSample(id=sid, question="What is the default block size?", answer=answer, reference=reference,
                    relevant_ids=None if relevant is None else list(relevant), contexts=list(contexts), outcome=outcome,
@@ -22,7 +22,8 @@ def J(sid="s", *, answer="The default block size is 32 tokens.", reference="16 t
     if g is not None:
         rs.append(MetricResult.ok("groundedness", judge, g, claims=claims or []))
     if c is not None:
-        rs.append(MetricResult.ok("answer_correctness", judge, c, **({"recall": recall} if recall is not None else {})))
+        ev = {k: v for k, v in (("recall", recall), ("precision", precision)) if v is not None}
+        rs.append(MetricResult.ok("answer_correctness", judge, c, **ev))
     for name, v in (("context_precision", cp), ("answer_relevance", ar), ("context_recall", cr)):
         if v is not None:
             rs.append(MetricResult.ok(name, judge, v))
@@ -134,3 +135,12 @@ def test_quadrants_and_judge_disagreement():
 @pytest.mark.parametrize("cat", sorted(DEFINITIONS))
 def test_definitions_are_sentences(cat):
     assert DEFINITIONS[cat].endswith(".") and len(DEFINITIONS[cat]) > 30
+
+
+def test_partial_answer_is_incomplete_not_wrong():
+    partial = classify(J(answer="16 tokens.", g=1.0, c=0.4, precision=1.0, recall=0.25, claims=SUPPORTED_BY_OLD))
+    assert partial.category == "incomplete"
+    wrong = classify(J(g=1.0, c=0.4, precision=0.2, recall=1.0, claims=SUPPORTED_BY_OLD))
+    assert wrong.category == "grounded_yet_hallucinated"
+    nothing = classify(J(g=1.0, c=0.0, precision=1.0, recall=0.0, claims=SUPPORTED_BY_OLD))
+    assert nothing.category == "grounded_yet_hallucinated"
