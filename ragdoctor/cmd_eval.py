@@ -63,7 +63,9 @@ def cmd_eval(args) -> int:
     traces = Path(args.traces)
     run_dir = Path(args.out) if args.out else default_eval_dir(traces, args.name)
     metrics = args.metrics.split(",") if args.metrics else list(DEFAULT_METRICS)
-    judges = args.judges.split(",")
+    from eval.judges.registry import default_judges
+
+    judges = (args.judges or default_judges(args.nli_model)).split(",")
     result = run_eval(traces, run_dir, metrics=metrics, judges=judges, nli_model=args.nli_model,
                       judge_base_url=args.judge_base_url, judge_model=args.judge_model, limit=args.limit,
                       batch_size=args.batch_size)
@@ -116,7 +118,8 @@ def register(sub, pipeline_options) -> None:
     p = sub.add_parser("eval", help="score traces or any (question, contexts, answer) JSONL into a run folder")
     p.add_argument("traces", help="traces.jsonl from `ragdoctor run`, a generic JSONL, or ragas EvaluationDataset rows")
     p.add_argument("--metrics", help=f"comma-separated (default {','.join(DEFAULT_METRICS)})")
-    p.add_argument("--judges", default="nli,embedding,lexical,labels", help=f"comma-separated from {','.join(JUDGES)}")
+    p.add_argument("--judges", help=f"comma-separated from {','.join(JUDGES)} (default: nli when shipped, lexical, "
+                                    "embedding, labels)")
     p.add_argument("--out", help="run folder (default: beside traces.jsonl, else runs/<timestamp>)")
     p.add_argument("--name", help="run folder name under runs/")
     p.add_argument("--nli-model", help="CrossEncoder folder for the nli judge (default: the shipped judge)")

@@ -47,6 +47,12 @@ def default_nli_path() -> str | None:
     return str(path) if path else None
 
 
+def default_judges(nli_model: str | None = None) -> str:
+    """The fast default judges, most trusted first (the gate reads the first that measured a metric): the NLI judge
+    when its weights are shipped or given, then lexical, embedding and the labels."""
+    return ("nli," if nli_model or default_nli_path() else "") + "lexical,embedding,labels"
+
+
 def _with_config_id(judge, config_id: str):
     judge.config_id = config_id
     return judge
