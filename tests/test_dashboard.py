@@ -391,7 +391,11 @@ def test_overview_page(runs):
     for heading in ("CI gate", "Metrics per judge, with 95% confidence intervals", "Failure categories",
                     "Unmeasured results"):
         assert heading in body
-    assert "No thresholds configured" in body and "results could not be measured" in body
+    assert "results could not be measured" in body
+    # the repo's pyproject.toml sets [tool.ragdoctor.gate]; the fixture run has no nli judge and fails it
+    assert "Gate FAILED" in body and "checks below threshold" in body
+    at.text_input(key="gate_pyproject").set_value("no-such-pyproject.toml").run()
+    assert "No thresholds configured" in texts(at)
     metrics = at.dataframe[0].value
     assert {"groundedness", "answer_correctness"} <= set(metrics["metric"]) and "gate" in metrics.columns
     at.text_input(key="gate_extra").input("groundedness=0.99, recall@5:labels=0.1").run()
