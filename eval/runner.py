@@ -30,8 +30,14 @@ class EvalRun:
     input_errors: list[str]
 
 
+# Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
+# instead of being resumed.
+METRICS_VERSION = 2
+
+
 def eval_hash(metrics: list[str], judges: list) -> str:
-    key = {"metrics": sorted(metrics), "judges": sorted(getattr(j, "config_id", j.name) for j in judges)}
+    key = {"metrics": sorted(metrics), "judges": sorted(getattr(j, "config_id", j.name) for j in judges),
+           "version": METRICS_VERSION}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
 
