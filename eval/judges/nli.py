@@ -38,6 +38,9 @@ class CrossEncoderScorer:
         if self._model is None:
             from sentence_transformers import CrossEncoder
 
+            from rag.embeddings import quiet_model_loading
+
+            quiet_model_loading()
             self._model = CrossEncoder(str(self.model_dir), max_length=self.max_length, device=self.device,
                                        local_files_only=True)
             id2label = getattr(self._model.model.config, "id2label", {}) or {}

@@ -74,13 +74,13 @@ def make_judge(name: str, opts: JudgeOptions):
         embedder = opts.embedder or make_embedder("minilm")
         return _with_config_id(ScorerJudge(EmbeddingScorer(embedder)), f"embedding:{embedder.model_id}")
     if name == "nli":
-        from eval.judges.nli import CrossEncoderScorer
+        from eval.judges.compact import load_scorer
 
         path = opts.nli_model or default_nli_path()
         if path is None:
             raise JudgeUnavailable("no NLI model: pass --nli-model PATH (any sentence-transformers CrossEncoder folder)")
-        scorer = CrossEncoderScorer(path, support_threshold=opts.thresholds.get("nli", 0.5))
-        return _with_config_id(ScorerJudge(scorer), f"nli:{path}")
+        # the shipped judge carries a calibrated combiner (combiner.json); any other CrossEncoder folder is used bare
+        return _with_config_id(ScorerJudge(load_scorer(path, embedder=opts.embedder)), f"nli:{path}")
     if name in ("llm", "ragas"):
         if opts.llm_factory is None:
             raise JudgeUnavailable(f"the {name} judge needs an LLM (bundled model or --judge-base-url)")
