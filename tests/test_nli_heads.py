@@ -1,0 +1,52 @@
+"""The NLI judge reads any sentence-transformers CrossEncoder folder: a 3-way NLI head (label order from id2label)
+or a single supported-score head. Heads here are untrained (random), so only the plumbing is asserted."""
+import numpy as np
+import pytest
+
+from eval.judges.base import JudgeUnavailable
+from eval.judges.nli import CrossEncoderScorer
+from rag.models import minilm_path
+
+pytestmark = pytest.mark.model
+
+
+def save_head(tmp_path, labels: dict[int, str] | None):
+    from sentence_transformers import CrossEncoder
+
+    n = len(labels) if labels else 1
+    ce = CrossEncoder(str(minilm_path()), num_labels=n, local_files_only=True)
+    if labels:
+        ce.model.config.id2label = labels
+        ce.model.config.label2id = {v: k for k, v in labels.items()}
+    out = tmp_path / f"head{n}"
+    ce.save(str(out))
+    return out
+
+
+PAIRS = [("The default block size is 16 tokens.", "Blocks hold 16 tokens."), ("FP8 has two formats.", "LoRA is low rank.")]
+
+
+def test_three_way_head_reads_label_order_from_config(tmp_path):
+    path = save_head(tmp_path, {0: "CONTRADICTION", 1: "ENTAILMENT", 2: "NEUTRAL"})
+    scorer = CrossEncoderScorer(path, batch_size=2)
+    out = scorer.support(PAIRS)
+    assert len(out) == 2 and all(0 <= s.supported <= 1 and 0 <= s.contradicted <= 1 for s in out)
+    assert all(s.supported + s.contradicted <= 1 + 1e-6 for s in out)
+    assert scorer._labels == {"entailment": 1, "contradiction": 0}
+    again = CrossEncoderScorer(path, batch_size=1).support(PAIRS)  # batching does not change scores
+    assert np.allclose([s.supported for s in out], [s.supported for s in again], atol=1e-5)
+
+
+def test_single_score_head_is_a_probability(tmp_path):
+    scorer = CrossEncoderScorer(save_head(tmp_path, None))
+    out = scorer.support(PAIRS)
+    assert all(0 <= s.supported <= 1 and s.contradicted is None for s in out)
+    assert len(scorer.relevance([("Which block size?", "The default block size is 16 tokens.")])) == 1
+
+
+def test_head_without_entailment_label_and_missing_folder_are_unavailable(tmp_path):
+    scorer = CrossEncoderScorer(save_head(tmp_path, {0: "POSITIVE", 1: "NEGATIVE"}))
+    with pytest.raises(JudgeUnavailable, match="entailment"):
+        scorer.support(PAIRS)
+    with pytest.raises(JudgeUnavailable, match="not found"):
+        CrossEncoderScorer(tmp_path / "nope")
