@@ -2,7 +2,10 @@
 and save/load of CPU index files (a GPU index is copied back to the CPU before writing, so files are portable)."""
 from __future__ import annotations
 
+import functools
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -62,18 +65,79 @@ def tune(index, cfg: IndexConfig) -> None:
         hnsw.efSearch = cfg.ef_search
 
 
-def to_device(index, cfg: IndexConfig):
-    """Move to GPU 0 when faiss sees one and the kind supports it; otherwise return the CPU index unchanged."""
-    if cfg.use_gpu == "never" or cfg.kind == "hnsw" or gpu_count() == 0:
+GPU_KINDS = frozenset({"flat", "ivf", "ivfpq"})  # faiss has GPU versions of these; HNSW and flat SQ8 stay on the CPU
+
+
+_GPU_PROBE = """
+import sys, numpy as np, faiss
+index = faiss.GpuIndexFlatIP(faiss.StandardGpuResources(), 8)
+x = np.eye(8, dtype="float32")
+index.add(x)
+_, ids = index.search(x[:2], 1)
+sys.exit(0 if ids[:, 0].tolist() == [0, 1] else 3)
+"""
+
+
+def probe_reason(returncode: int, stderr: str) -> str:
+    """One line saying why the GPU probe failed, from its exit status and stderr."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    cuda = [ln for ln in lines if "CUDA error" in ln or "details:" in ln]
+    line = (cuda or lines or [""])[-1]
+    if "details:" in line:
+        line = line.split("details:", 1)[1].strip()
+    how = "killed by signal %d" % -returncode if returncode < 0 else f"exit status {returncode}"
+    return f"faiss GPU probe failed ({how}){': ' + line[:240] if line else ''}"
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_usable(timeout_s: float = 600) -> tuple[bool, str]:
+    """(True, "") when faiss's GPU kernels run on GPU 0, else (False, reason). Tried once per process, in a child
+    process: a faiss build without kernels for this chip aborts the whole process (a FAISS_ASSERT on CUDA error 209,
+    measured with the PyPI faiss-gpu-cu12 1.14.1 wheel on an H200), which no except clause can catch. The timeout
+    leaves room for a driver compiling PTX on first use."""
+    try:
+        run = subprocess.run([sys.executable, "-c", _GPU_PROBE], capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return False, f"faiss GPU probe did not finish in {timeout_s:.0f} s"
+    return (True, "") if run.returncode == 0 else (False, probe_reason(run.returncode, run.stderr))
+
+
+def to_device(index, cfg: IndexConfig, log=None):
+    """Move to GPU 0 when faiss sees one, its kernels run there and the kind has a GPU version; otherwise return the CPU
+    index unchanged. Returns (index, "gpu" | "cpu"); when a GPU is seen but not used, ``log`` (if given) gets the
+    reason in one line: a faiss build without kernels for this chip (the PyPI faiss-gpu-cu12 wheels carry sm_70 and
+    sm_80 code only, so on a Hopper H100/H200 every GPU call fails; see gpu_usable) or a layout faiss cannot copy to
+    the GPU (an IVF-PQ code size its kernels lack)."""
+    if cfg.use_gpu == "never" or cfg.kind not in GPU_KINDS or gpu_count() == 0:
+        return index, "cpu"
+    usable, why = gpu_usable()
+    if not usable:
+        if log:
+            log(f"faiss sees a GPU but cannot use it, searching on the CPU: {why}")
         return index, "cpu"
     import faiss
 
-    res = faiss.StandardGpuResources()
-    co = faiss.GpuClonerOptions()
-    co.useFloat16 = False
-    gpu_index = faiss.index_cpu_to_gpu(res, 0, index, co)
-    gpu_index._ragdoctor_res = res  # keep resources alive as long as the index
+    try:
+        res = _gpu_resources()
+        co = faiss.GpuClonerOptions()
+        co.useFloat16 = False
+        co.useFloat16LookupTables = True  # IVF-PQ with many sub-quantizers needs fp16 tables in shared memory
+        gpu_index = faiss.index_cpu_to_gpu(res, 0, index, co)
+    except (RuntimeError, MemoryError) as exc:  # faiss raises RuntimeError for layouts its GPU code lacks
+        if log:
+            reason = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+            log(f"faiss could not copy the {cfg.kind} index to the GPU, searching on the CPU: {reason[:240]}")
+        return index, "cpu"
     return gpu_index, "gpu"
+
+
+@functools.lru_cache(maxsize=1)
+def _gpu_resources():
+    """One StandardGpuResources per process, alive as long as the process: a GPU index must not outlive its resources,
+    and faiss >= 1.15 refuses new attributes on its SWIG objects, so the index cannot hold them itself."""
+    import faiss
+
+    return faiss.StandardGpuResources()
 
 
 def save(index, path: str | Path) -> None:

@@ -5,6 +5,7 @@ Written to a temporary sibling folder and renamed into place, so a killed build 
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -110,7 +111,8 @@ def load_index(index_dir: str | Path, embedder, *, index_cfg: IndexConfig | None
     manifest = read_manifest(index_dir)
     check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim, normalized=embedder.normalize)
     cfg = index_cfg or manifest.index
-    dense, device = faiss_index.to_device(faiss_index.load(index_dir / "dense.faiss"), cfg)
+    dense, device = faiss_index.to_device(faiss_index.load(index_dir / "dense.faiss"), cfg,
+                                           log=logging.getLogger("ragdoctor").warning)
     faiss_index.tune(dense, cfg)
     nodes = _read_nodes(index_dir / "chunks.jsonl")
     bm25 = BM25Index.load(index_dir / "bm25", len(nodes)) if manifest.bm25 and (index_dir / "bm25").exists() else None

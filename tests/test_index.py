@@ -106,3 +106,103 @@ def test_querying_commands_refuse_an_index_built_by_another_embedder(tmp_path):
         ensure_index(docs, tmp_path / "i", FakeEmbedder(128), chunking=CH, index_cfg=IndexConfig(), strict_embedder=True)
     _, built = ensure_index(docs, tmp_path / "i", FakeEmbedder(128), chunking=CH, index_cfg=IndexConfig())
     assert built  # `ragdoctor index` with another embedder rebuilds
+
+
+class _FakeGpuFaiss:
+    """Stands in for the GPU half of faiss (faiss-cpu has none): the probe says ``usable``; placement raises
+    ``place_error`` if given."""
+
+    def __init__(self, usable=(True, ""), place_error=None):
+        self.usable, self.place_error = usable, place_error
+
+    def install(self, monkeypatch):
+        import faiss
+
+        import rag.faiss_index as fi
+
+        monkeypatch.setattr(fi, "gpu_count", lambda: 1)
+        monkeypatch.setattr(fi, "gpu_usable", lambda: self.usable)
+        monkeypatch.setattr(faiss, "StandardGpuResources", lambda: object(), raising=False)
+        monkeypatch.setattr(faiss, "GpuClonerOptions", lambda: type("Opts", (), {})(), raising=False)
+        monkeypatch.setattr(faiss, "index_cpu_to_gpu", self.to_gpu, raising=False)
+
+    def to_gpu(self, _res, _dev, index, _opts):
+        if self.place_error:
+            raise RuntimeError(self.place_error)
+
+        class GpuIndexFlat:  # the name matters: save() copies 'Gpu' indexes back to the CPU
+            ntotal, d = index.ntotal, index.d
+
+            def search(self, q, k):
+                return index.search(q, k)
+        return GpuIndexFlat()
+
+
+def _small_flat():
+    import numpy as np
+
+    from rag.faiss_index import build
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(50, 8)).astype("float32")
+    return build(v / np.linalg.norm(v, axis=1, keepdims=True), IndexConfig(kind="flat"))
+
+
+def test_gpu_placement_is_used_when_the_probe_passes(monkeypatch):
+    from rag.faiss_index import to_device
+    _FakeGpuFaiss().install(monkeypatch)
+    index, device = to_device(_small_flat(), IndexConfig(kind="flat"))
+    assert device == "gpu" and type(index).__name__ == "GpuIndexFlat"
+
+
+H200_ABORT = ("Faiss assertion 'err__ == cudaSuccess' failed in void faiss::gpu::runL2Norm(...) at "
+              "/project/faiss/faiss/gpu/impl/L2Norm.cu:257; details: CUDA error 209 no kernel image is available for "
+              "execution on the device\n")
+
+
+def test_probe_reason_names_the_cuda_error_and_the_signal():
+    from rag.faiss_index import probe_reason
+    said = probe_reason(-6, "faiss 1.14.1\n" + H200_ABORT)
+    assert said == ("faiss GPU probe failed (killed by signal 6): CUDA error 209 no kernel image is available for "
+                    "execution on the device")
+    assert probe_reason(1, "") == "faiss GPU probe failed (exit status 1)"
+    assert probe_reason(1, "AttributeError: module 'faiss' has no attribute 'GpuIndexFlatIP'\n").endswith(
+        "no attribute 'GpuIndexFlatIP'")
+
+
+def test_gpu_probe_runs_in_a_child_process_and_fails_cleanly_without_gpu_faiss():
+    """faiss-cpu here: the child cannot build a GPU index; this process lives on and gets a reason."""
+    from rag.faiss_index import gpu_usable
+    usable, why = gpu_usable.__wrapped__(timeout_s=120)
+    assert usable is False and why.startswith("faiss GPU probe failed (exit status 1)") and "Gpu" in why
+
+
+def test_gpu_without_kernels_for_this_chip_falls_back_to_the_cpu_and_says_why(monkeypatch):
+    """Measured on an H200 with the PyPI faiss-gpu-cu12 1.14.1 wheel (sm_70/sm_80 code only): faiss sees the GPU, then
+    the first GPU call aborts the process, so only the child-process probe can tell."""
+    from rag.faiss_index import probe_reason, to_device
+    _FakeGpuFaiss(usable=(False, probe_reason(-6, H200_ABORT))).install(monkeypatch)
+    cpu = _small_flat()
+    said = []
+    index, device = to_device(cpu, IndexConfig(kind="flat"), log=said.append)
+    assert device == "cpu" and index is cpu
+    assert len(said) == 1 and "no kernel image" in said[0] and "CPU" in said[0]
+
+
+def test_a_layout_the_gpu_cannot_take_falls_back_to_the_cpu(monkeypatch):
+    from rag.faiss_index import to_device
+    _FakeGpuFaiss(place_error="Error in GpuIndexIVFPQ: Number of bytes per encoded vector / sub-quantizer not "
+                              "currently supported").install(monkeypatch)
+    cpu = _small_flat()
+    said = []
+    assert to_device(cpu, IndexConfig(kind="ivfpq"), log=said.append) == (cpu, "cpu")
+    assert "not currently supported" in said[0]
+
+
+@pytest.mark.parametrize("kind", ["hnsw", "sq8"])
+def test_kinds_without_a_faiss_gpu_version_stay_on_the_cpu(monkeypatch, kind):
+    import numpy as np
+
+    from rag.faiss_index import build, to_device
+    _FakeGpuFaiss().install(monkeypatch)
+    cpu = build(np.vstack([np.eye(8, dtype="float32")] * 8), IndexConfig(kind=kind))
+    assert to_device(cpu, IndexConfig(kind=kind)) == (cpu, "cpu")
