@@ -51,7 +51,14 @@ def result_row(r: dict) -> tuple:
     return (r["metric"], r["judge"], n, r.get("auroc"), _ci(r.get("auroc_ci")), r.get("balanced_accuracy"),
             _ci(r.get("balanced_accuracy_ci")), r.get("threshold"), r.get("spearman"), _ci(r.get("spearman_ci")),
             r.get("pairwise_accuracy"), _ci(r.get("pairwise_accuracy_ci")), r.get("ece"), _num(r.get("seconds"), 2),
-            _num(r.get("pairs_per_second"), 1), "; ".join(r.get("flags", [])) or "")
+            _speed(r), "; ".join(r.get("flags", [])) or "")
+
+
+def _speed(r: dict) -> str:
+    """pairs/s for Scorer judges; whole-metric judges (ragas) are counted in samples/s."""
+    if r.get("samples_per_second") is not None:
+        return f"{r['samples_per_second']:.3f} samples/s"
+    return _num(r.get("pairs_per_second"), 1)
 
 
 def render_report(report: dict) -> str:

@@ -122,7 +122,7 @@ def test_ares_loader_and_tasks(tmp_path):
     tasks = {t.metric: t for t in build_tasks("ares", records)}
     assert set(tasks) == {"context_relevance", "groundedness", "answer_relevance"}
     g = tasks["groundedness"].items
-    assert g[0] == LabelledItem("a1", ARES["context"], ARES["answer"], 1.0)
+    assert g[0] == LabelledItem("a1", ARES["context"], ARES["answer"], 1.0, ARES["question"], ARES["answer"])
     assert g[1].left == "Y is a dog." and g[1].label == 0.0 and g[1].id == "ares:3"
     assert tasks["context_relevance"].items[0].left == "What is X?"
 
@@ -256,3 +256,29 @@ def test_cli_json_output(tmp_path, capsys):
     assert args.func(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["results"][0]["auroc"] == 1.0 and (tmp_path / "o" / "reliability.png").exists()
+
+
+def test_ragas_is_meta_evaluated_through_whole_samples(tmp_path):
+    """ragas scores (question, contexts, answer) samples, not pairs: each item becomes an EvalSample of the metric it
+    calibrates; the scripted LLM's word-overlap verdicts must rank the supported texts first, in every task kind."""
+    from rag.embeddings import FakeEmbedder
+    from tests.test_llm_judges import RagasScript
+
+    ares = _write(tmp_path, "ares.jsonl", [
+        {"question": "Where is the tower?", "context": "The tower stands in Paris near the river.",
+         "answer": "The tower stands in Paris.", "context_relevant": 1, "faithful": 1, "answer_relevant": 1},
+        {"question": "Where is the tower?", "context": "Bananas grow in warm places.",
+         "answer": "The tower stands in Rome on a hill.", "context_relevant": 0, "faithful": 0, "answer_relevant": 1}])
+    halu = _write(tmp_path, "halu.jsonl", [
+        {"knowledge": "The bridge opened in 1937 in San Francisco.", "question": "When did the bridge open?",
+         "right_answer": "The bridge opened in 1937.", "hallucinated_answer": "The bridge opened in 1950 in Oslo."}])
+    opts = MetaEvalOptions(judges=["ragas"], n_resamples=50, judge_options=JudgeOptions(
+        llm_factory=RagasScript, embedder=FakeEmbedder()))
+    report = run_meta_eval("ares", ares, opts)
+    by = {r["metric"]: r for r in report["results"]}
+    assert set(by) == {"context_relevance", "groundedness", "answer_relevance"} and not report["unavailable"]
+    assert by["groundedness"]["auroc"] == 1.0 and by["groundedness"]["n_unmeasured"] == 0
+    assert by["context_relevance"]["auroc"] == 1.0
+    assert by["groundedness"]["scored_samples"] == 2 and by["groundedness"]["samples_per_second"] > 0
+    pair = run_meta_eval("halueval", halu, opts)["results"][0]
+    assert pair["pairwise_accuracy"] == 1.0 and pair["scored_samples"] == 2

@@ -77,6 +77,8 @@ class LabelledItem:
     left: str  # evidence (support) or question (relevance)
     right: str  # the judged text: answer, claim or passage
     label: float  # 0/1, or a grade in [0, 1]
+    question: str = ""  # where the set has one: whole-metric judges (ragas) score (question, context, answer) samples
+    answer: str = ""  # the answer that came with a context (ARES context relevance)
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ class ContrastItem:
     evidence: str
     good: str
     bad: str
+    question: str = ""
 
 
 @dataclass
@@ -146,7 +149,7 @@ def build_tasks(dataset: str, records: Sequence[_Record]) -> list[Task]:
 
 def _ares_tasks(records: list[AresRecord]) -> list[Task]:
     def items(left, right, label) -> list[LabelledItem]:
-        return [LabelledItem(str(r.id), left(r), right(r), float(label(r))) for r in records]
+        return [LabelledItem(str(r.id), left(r), right(r), float(label(r)), r.question, r.answer) for r in records]
 
     return [
         Task("ares", "context_relevance", "context_relevant", "relevance", "binary",
@@ -164,7 +167,8 @@ def _wice_tasks(records: list[WiceRecord]) -> list[Task]:
 
 
 def _halueval_tasks(records: list[HaluEvalRecord]) -> list[Task]:
-    items = [ContrastItem(str(r.id), r.knowledge, r.right_answer, r.hallucinated_answer) for r in records]
+    items = [ContrastItem(str(r.id), r.knowledge, r.right_answer, r.hallucinated_answer, r.question)
+             for r in records]
     return [Task("halueval", "groundedness", "right_answer > hallucinated_answer", "support", "pairwise", items)]
 
 

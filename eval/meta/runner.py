@@ -12,13 +12,14 @@ from pathlib import Path
 from eval.judges.base import JudgeUnavailable
 from eval.judges.registry import JudgeOptions, make_judge
 from eval.meta.datasets import Task, load_tasks
+from eval.meta.samples import score_task_samples
 from eval.meta.scoring import CountingScorer, Reduce, TaskScores, score_task
 from eval.meta.stats import binary_report, graded_report, pairwise_report
 from eval.metrics import ScorerJudge
 
 BASELINE = "lexical"
+SAMPLE_JUDGES = frozenset({"ragas"})  # score whole metrics, not (premise, hypothesis) pairs: eval/meta/samples.py
 _NOT_SCORERS = {
-    "ragas": "ragas scores whole metrics itself, not (premise, hypothesis) pairs; meta-eval measures Scorers",
     "labels": "the labels judge computes retrieval metrics from relevance labels: nothing to meta-evaluate",
 }
 
@@ -47,12 +48,15 @@ def as_scorer_judge(judge: object) -> ScorerJudge:
 
 
 def build_judge(name: str, opts: JudgeOptions) -> tuple[ScorerJudge, str]:
-    """A counting ScorerJudge for ``name`` and its config id; JudgeUnavailable when it cannot run here."""
+    """A counting ScorerJudge for ``name`` (a whole-metric judge, ragas, as built) and its config id;
+    JudgeUnavailable when it cannot run here."""
     if name in _NOT_SCORERS:
         raise JudgeUnavailable(_NOT_SCORERS[name])
     if name == "llm" and importlib.util.find_spec("eval.judges.llm_claims") is None:
         raise JudgeUnavailable("the llm claim judge (eval/judges/llm_claims.py) is not in this checkout")
     judge = make_judge(name, opts)
+    if name in SAMPLE_JUDGES:
+        return judge, getattr(judge, "config_id", name)
     inner = as_scorer_judge(judge)
     inner.scorer.support([("warm-up", "warm-up")])  # loads a lazy model now, so a broken one is 'unavailable'
     return ScorerJudge(CountingScorer(inner.scorer), inner.max_premises), getattr(judge, "config_id", name)
@@ -77,16 +81,23 @@ def _report(task: Task, scores: TaskScores, opts: MetaEvalOptions) -> tuple[dict
 
 def evaluate_task(task: Task, name: str, judge: ScorerJudge, config_id: str,
                   opts: MetaEvalOptions) -> tuple[dict, list[dict]]:
-    counter: CountingScorer = judge.scorer  # type: ignore[assignment]
-    before = counter.pairs
-    start = time.perf_counter()
-    scores = score_task(judge, task, reduce=opts.reduce, chunk_size=opts.chunk_size)
-    seconds = time.perf_counter() - start
+    if name in SAMPLE_JUDGES:
+        start = time.perf_counter()
+        scores = score_task_samples(judge, task)
+        seconds = time.perf_counter() - start
+        n = len(task.items) * (2 if task.kind == "pairwise" else 1)
+        speed = {"scored_samples": n, "samples_per_second": round(n / seconds, 3) if seconds > 0 else None}
+    else:
+        counter: CountingScorer = judge.scorer  # type: ignore[assignment]
+        before = counter.pairs
+        start = time.perf_counter()
+        scores = score_task(judge, task, reduce=opts.reduce, chunk_size=opts.chunk_size)
+        seconds = time.perf_counter() - start
+        pairs = counter.pairs - before
+        speed = {"scored_pairs": pairs, "pairs_per_second": round(pairs / seconds, 1) if seconds > 0 else None}
     stats, rows = _report(task, scores, opts)
-    pairs = counter.pairs - before
     head = {"dataset": task.dataset, "metric": task.metric, "label": task.label, "kind": task.kind, "judge": name,
-            "config_id": config_id, "seconds": round(seconds, 3), "scored_pairs": pairs,
-            "pairs_per_second": round(pairs / seconds, 1) if seconds > 0 else None, "flags": []}
+            "config_id": config_id, "seconds": round(seconds, 3), **speed, "flags": []}
     return {**head, **stats}, [{"metric": task.metric, "judge": name, **r} for r in rows]
 
 
