@@ -208,7 +208,7 @@ def test_smoke_training_produces_a_loadable_model(pool_dir, tmp_path):
     from eval.judges.compact import load_scorer
     from eval.judges.nli import CrossEncoderScorer
 
-    cfg = TrainConfig(max_examples=32, batch_size=8, relevance_pairs_per_label=6, export_check_pairs=16,
+    cfg = TrainConfig(max_examples=32, batch_size=8, epochs=1, relevance_pairs_per_label=6, export_check_pairs=16,
                       data=tiny_config(pool_dir, heldout_percent=40, question_examples_per_label=4))
     out = tmp_path / "judge"
     summary = train(cfg, out, log=lambda _m: None)
@@ -248,7 +248,7 @@ def test_shipped_model_loads_and_ranks_supported_above_contradicted(shipped):
 
     scorer = CrossEncoderScorer(shipped, max_length=128)
     good, bad = scorer.support([SUPPORTED, CONTRADICTED])
-    assert good.supported > 0.5 > bad.supported
+    assert good.supported > bad.supported + 0.1  # the bare logit ranks; combiner.json calibrates it (next test)
 
 
 @pytest.mark.model
@@ -259,7 +259,7 @@ def test_shipped_default_scorer_with_combiner(shipped):
     assert scorer.name == "nli" and scorer.family == "nli"
     good, bad, unrelated = scorer.support([SUPPORTED, CONTRADICTED,
                                            (SUPPORTED[0], "Penguins live mostly in the Southern Hemisphere.")])
-    assert good.supported > bad.supported and good.supported > unrelated.supported
+    assert good.supported > 0.5 > max(bad.supported, unrelated.supported)
     on, off = scorer.relevance([("When did the Golden Gate Bridge open?", SUPPORTED[0]),
                                 ("When did the Golden Gate Bridge open?", "Penguins eat krill and small fish.")])
     assert on > off

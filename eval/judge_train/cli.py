@@ -52,7 +52,7 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     t = judge_sub.add_parser("train", help="fine-tune the compact groundedness (NLI) judge on the training pool")
     t.add_argument("--out", help="output folder (default runs/judge/<recipe>); replaced if it exists")
     t.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
-    t.add_argument("--epochs", type=float, help="passes over the training examples (default 1)")
+    t.add_argument("--epochs", type=float, help="passes over the training examples (default 2)")
     t.add_argument("--max-examples", type=int, help="cap on training examples after balancing (default: all)")
     t.add_argument("--seed", type=int, help="seed for data sampling, initialisation and order (default 13)")
     t.add_argument("--batch-size", type=int, help="default 16")

@@ -246,6 +246,8 @@ class DataConfig(BaseModel):
     # against the most word-overlapping other row's knowledge (0); teaches the relevance signal. 0 turns it off.
     question_examples_per_label: int = 500
     negation_pair_rate: float = Field(0.2, ge=0, le=1)  # share of supported claims given a mirrored-negation pair
+    negation_pairs: bool = True  # mirrored-negation pairs at all (off: 'not' in a claim becomes a cue for 'unsupported')
+    halueval_extractive: bool = True  # add the knowledge sentence stating a HaluEval right answer as a positive
     drop_dev_overlap: bool = True
 
 
@@ -428,12 +430,12 @@ ATOMIC_SOURCES = frozenset({"factcheck_gpt"})  # texts that are one claim alread
 MIN_POSITIVE_PRECISION = 0.25  # a supported claim whose best window shares less than this is likely the wrong window
 
 
-def record_examples(rec: PoolRecord, max_words: int, max_claims: int) -> list[Example]:
+def record_examples(rec: PoolRecord, max_words: int, max_claims: int, extractive: bool = True) -> list[Example]:
     """Claim-level examples of one record (see the module docstring)."""
     claims = [rec.text.strip()] if rec.source in ATOMIC_SOURCES else (decompose(rec.text) or [rec.text.strip()])
     if rec.label == 1:
         out = []
-        if rec.source == "halueval_qa":  # the right answers are a word or two: add the sentence that states them,
+        if extractive and rec.source == "halueval_qa":  # the right answers are a word or two: add the sentence that states them,
             out += extractive_positive(rec, max_words)  # so a long claim is not a cue for 'hallucinated'
         whole = len(rec.evidence.split()) <= max_words
         for claim in claims[:max_claims]:
@@ -487,7 +489,8 @@ def build_examples(records: Iterable[PoolRecord], cfg: DataConfig, seed: int) ->
         for side, keep in (("train", False), ("heldout", True)):
             side_recs = [r for r in recs if heldout(r.group, cfg.heldout_percent) == keep]
             side_cap = cap if side == "train" else max(20, cap * cfg.heldout_percent // (100 - cfg.heldout_percent))
-            exs = [e for r in side_recs for e in record_examples(r, cfg.max_premise_words, cfg.max_claims_per_record)]
+            exs = [e for r in side_recs
+                   for e in record_examples(r, cfg.max_premise_words, cfg.max_claims_per_record, cfg.halueval_extractive)]
             n_before = len(exs)
             exs = [e for e in exs if not (source == "halueval_qa" and _unverifiable_short_negative(e))]
             stats["dropped_unverifiable_short_negatives"][f"{source}/{side}"] = n_before - len(exs)
@@ -506,11 +509,12 @@ def build_examples(records: Iterable[PoolRecord], cfg: DataConfig, seed: int) ->
                 if not made:
                     continue
                 hard.append(Example(made[0], made[1], 0, source, made[2], e.group))
-                flipped = negate_premise_like(e.hypothesis, made[1], e.premise) if made[2] == "hardneg:negation" else None
+                pairable = cfg.negation_pairs and made[2] == "hardneg:negation"
+                flipped = negate_premise_like(e.hypothesis, made[1], e.premise) if pairable else None
                 if flipped:  # the mirror pair: same flip in the premise -> supported; original claim -> not
                     paired.append(Example(flipped, made[1], 1, source, "pair:negation", e.group))
                     paired.append(Example(flipped, e.hypothesis, 0, source, "hardneg:negation-premise", e.group))
-            for e in pos:  # more mirror pairs, so that 'not' is as common in supported claims as in the others
+            for e in pos if cfg.negation_pairs else []:  # more mirror pairs: 'not' as common in supported claims
                 if rng.random() >= cfg.negation_pair_rate:
                     continue
                 flipped_claim = flip_negation(e.hypothesis, rng)

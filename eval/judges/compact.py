@@ -1,17 +1,18 @@
 """The project's compact NLI judge: a fine-tuned MiniLM cross-encoder plus a small calibrated combiner.
 
-support(premise, claim) = logistic regression over three features of the pair
+support(premise, claim) = logistic regression over features of the pair (the subset chosen at training time, by
+leave-one-source-out AUROC on the training pool, is listed in combiner.json)
     ce_logit  the cross-encoder's supported-logit (any 1-logit CrossEncoder folder, loaded by CrossEncoderScorer)
     lexical   unigram precision of the claim's content words in the premise (eval/judges/lexical.py)
     cosine    cosine of the two sentence embeddings (the bundled MiniLM embedder)
 relevance(question, passage): the passage is cut into ~100-word windows (the few sharing most words with the
-    question are kept), the same three features are computed on (window, question) and maxed over windows, and a
+    question are kept), the same features are computed on (window, question) and maxed over windows, and a
     second logistic regression maps them to P(relevant).
 
 Coefficients live in ``combiner.json`` next to the weights (fit on a held-out slice of the training pool only, see
 eval/judge_train). Without that file the scorer is the bare cross-encoder (sigmoid of its logit). On CPU the
-cross-encoder's linear layers are quantised to int8 at load time (dynamic quantisation: about 1.3-1.8x faster,
-|dP| < 0.01); on a GPU it runs as loaded.
+cross-encoder's feed-forward layers are quantised to int8 at load time (dynamic, per channel: about 2x faster,
+mean |dP| 0.007 against fp32); ``quantize=False`` keeps fp32; on a GPU it runs as loaded.
 """
 from __future__ import annotations
 
@@ -50,6 +51,12 @@ def relevance_windows(passage: str, question: str, words: int = 100, stride: int
     return [wins[i] for i in sorted(ranked)]
 
 
+def _is_ffn(name: str) -> bool:
+    """The feed-forward linears of a BERT-style layer (2/3 of its matmul work). Only these are quantised: with the
+    attention projections and the head as well, held-out AUROC fell from 0.917 to 0.897 (FFN only: 0.912)."""
+    return name.endswith("intermediate.dense") or (name.endswith("output.dense") and "attention" not in name)
+
+
 class CompactNLIScorer:
     """A Scorer (eval/judges/base.py): name "nli", family "nli"."""
 
@@ -84,11 +91,16 @@ class CompactNLIScorer:
         try:
             import torch
 
+            inner = model[0]
+            ffn = [n for n, m in inner.model.named_modules() if isinstance(m, torch.nn.Linear) and _is_ffn(n)]
+            if not ffn:
+                return
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                inner = model[0]
-                inner.model = torch.ao.quantization.quantize_dynamic(inner.model, {torch.nn.Linear}, dtype=torch.qint8)
-        except Exception:  # noqa: BLE001 - a torch without eager int8: run in fp32, same scores to ~1e-3
+                qconfig = torch.ao.quantization.per_channel_dynamic_qconfig
+                inner.model = torch.ao.quantization.quantize_dynamic(inner.model, {n: qconfig for n in ffn},
+                                                                     dtype=torch.qint8)
+        except Exception:  # noqa: BLE001 - a torch without eager int8: run in fp32 (slower, scores within ~0.01)
             pass
 
     def ce_logits(self, pairs: list[tuple[str, str]]) -> np.ndarray:
