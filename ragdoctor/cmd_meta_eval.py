@@ -88,7 +88,7 @@ def cmd_meta_eval(args) -> int:
         judge_opts = JudgeOptions(nli_model=args.nli_model,
                                   llm_factory=llm_factory(stack, args.judge_base_url, args.judge_model))
         opts = MetaEvalOptions(judges=args.judges or default_judges(args.nli_model), limit=args.limit,
-                               seed=args.seed, n_resamples=args.resamples, reduce=args.reduce,
+                               metrics=args.metrics, seed=args.seed, n_resamples=args.resamples, reduce=args.reduce,
                                chunk_size=args.batch_size, judge_options=judge_opts)
         log = (lambda msg: print(f"meta-eval: {msg}", file=sys.stderr)) if args.format == "table" else None
         report = run_meta_eval(args.dataset, path, opts, log=log)
@@ -115,6 +115,9 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 (no pipeline option
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--out", help="output folder (default runs/meta-eval/<dataset>)")
     p.add_argument("--limit", "--sample", dest="limit", type=int, metavar="N", help="seeded random subsample of N records")
+    p.add_argument("--metric", action="append", dest="metrics", choices=["groundedness", "context_relevance",
+                                                                         "answer_relevance"],
+                   help="repeatable: only these of the set's tasks (default: all; slow judges: pick one)")
     p.add_argument("--seed", type=int, default=0, help="seed of the subsample, the dev/test split and the bootstrap")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the 95%% CIs")
     p.add_argument("--reduce", choices=REDUCERS, default="min", help="claims to one groundedness score")

@@ -282,3 +282,9 @@ def test_ragas_is_meta_evaluated_through_whole_samples(tmp_path):
     assert by["groundedness"]["scored_samples"] == 2 and by["groundedness"]["samples_per_second"] > 0
     pair = run_meta_eval("halueval", halu, opts)["results"][0]
     assert pair["pairwise_accuracy"] == 1.0 and pair["scored_samples"] == 2
+
+
+def test_metric_filter_runs_only_the_chosen_tasks(tmp_path):
+    path = _write(tmp_path, "a.jsonl", [ARES, {**ARES, "id": "a2", "faithful": 0, "answer": "Y is a cat."}])
+    report = run_meta_eval("ares", path, MetaEvalOptions(judges=["lexical"], metrics=["groundedness"], n_resamples=20))
+    assert [r["metric"] for r in report["results"]] == ["groundedness"]

@@ -28,6 +28,7 @@ _NOT_SCORERS = {
 class MetaEvalOptions:
     judges: list[str] = field(default_factory=lambda: ["lexical", "embedding"])
     limit: int | None = None  # seeded subsample of records
+    metrics: list[str] | None = None  # only these tasks (None: every task of the set)
     seed: int = 0
     n_resamples: int = 1000
     reduce: Reduce = "min"
@@ -133,6 +134,7 @@ def run_meta_eval(dataset: str, path: str | Path, opts: MetaEvalOptions,
     """Every task of the dataset under every requested judge; the report dict (see save_report for the files)."""
     log = log or (lambda _msg: None)
     tasks, total = load_tasks(dataset, path, limit=opts.limit, seed=opts.seed)
+    tasks = [t for t in tasks if opts.metrics is None or t.metric in opts.metrics]
     n_used = len(tasks[0].items) if tasks else 0
     report: dict = {"dataset": dataset, "path": str(path), "n_records": total, "n_used": n_used,
                     "sample": ({"limit": opts.limit, "seed": opts.seed, "n": n_used, "of": total}
