@@ -68,12 +68,16 @@ class ScorerJudge:
         return fn(samples)
 
     # claims vs passages -------------------------------------------------------------------------------------------
-    def verify(self, items: list[tuple[list[str], list[tuple[str, str]]]]) -> list[list[ClaimVerdict]]:
-        """For each (claims, [(chunk_id, text)]) find every claim's best supporting sentence window; one batch."""
+    def verify(self, items: list[tuple[list[str], list[tuple[str, str]]]],
+               leads: list[str] | None = None) -> list[list[ClaimVerdict]]:
+        """For each (claims, [(chunk_id, text)]) find every claim's best supporting sentence window; one batch.
+        ``leads`` (one per item) is text put before every window of that item, e.g. the question, so that a short
+        reference ("25 MB") reads in context, without the lead ever being a premise on its own."""
         pairs: list[tuple[str, str]] = []
         index: list[list[list[tuple[int, str, str]]]] = []  # per item, per claim: (pair idx, chunk id, premise)
-        for claims, passages in items:
-            windows = [(cid, w) for cid, text in passages for w in sentence_windows(text)]
+        for k, (claims, passages) in enumerate(items):
+            lead = (leads[k].strip() + " ") if leads and leads[k].strip() else ""
+            windows = [(cid, lead + w) for cid, text in passages for w in sentence_windows(text)]
             per_claim = []
             for claim in claims:
                 chosen = top_premises(claim, [w for _, w in windows], self.max_premises)
@@ -158,12 +162,13 @@ class ScorerJudge:
 
     def _answer_correctness(self, samples: list[EvalSample]) -> list[MetricResult]:
         results, todo = self._split("answer_correctness", samples)
-        items = []
-        for i in todo:  # the question is given, not claimed: an answer restating it adds no claim beyond the reference
-            s = samples[i]
-            items.append((decompose(s.answer), [("reference", f"{s.question} {s.reference or ''}")]))
-            items.append((decompose(s.reference or ""), [("answer", f"{s.question} {s.answer}")]))
-        verdicts = self.verify(items)
+        items, leads = [], []
+        for i in todo:  # the question is given, not claimed: an answer restating it adds no claim beyond the reference;
+            s = samples[i]  # it leads every premise window but is never a premise alone (a question asserts nothing)
+            items.append((decompose(s.answer), [("reference", s.reference or "")]))
+            items.append((decompose(s.reference or ""), [("answer", s.answer)]))
+            leads += [s.question, s.question]
+        verdicts = self.verify(items, leads)
         for n, i in enumerate(todo):
             ans_v, ref_v = verdicts[2 * n], verdicts[2 * n + 1]
             prf = claim_prf([v.verdict == "supported" for v in ans_v], [v.verdict == "supported" for v in ref_v])

@@ -32,7 +32,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 2
+METRICS_VERSION = 3  # 3: correctness premises are question-led windows, never the question alone
 
 
 def eval_hash(metrics: list[str], judges: list) -> str:

@@ -201,3 +201,31 @@ def test_eval_sample_rejects_nan():
     with pytest.raises(ValueError):
         MetricResult(metric="m", judge="j", value=1.5)
     assert EvalSample(id="x", question="q").retrieved_doc_ids == []
+
+
+def test_correctness_reads_a_short_reference_with_its_question_but_never_the_question_alone():
+    """A question asserts nothing: a judge fooled by topical overlap must not find an answer's claim 'supported' by
+    the question alone; a one-phrase reference ("Stage 2.") is judged with the question leading it."""
+    from eval.judges.base import Support
+
+    question = "Which ZeRO stage is the first to partition gradients?"
+
+    class Topical:  # 'supports' a claim whenever the premise shares a content word with it (a bad judge, on purpose)
+        name, family, support_threshold, relevance_threshold = "topical", "nli", 0.5, 0.5
+        premises: list[str] = []
+
+        def support(self, pairs):
+            self.premises += [p for p, _ in pairs]
+            return [Support(float(bool({w for w in c.lower().split() if len(w) > 4} & set(p.lower().split()))), None)
+                    for p, c in pairs]
+
+        def relevance(self, pairs):
+            return [0.0] * len(pairs)
+
+    scorer = Topical()
+    s = EvalSample(id="z", question=question, answer="ZeRO offload moves optimizer partition states to the CPU.",
+                   reference="Stage 2.")
+    (r,) = ScorerJudge(scorer).judge("answer_correctness", [s])
+    assert question not in scorer.premises  # never a premise on its own
+    assert all(p.startswith(question) for p in scorer.premises)
+    assert {p for p in scorer.premises} == {f"{question} Stage 2.", f"{question} {s.answer}"}

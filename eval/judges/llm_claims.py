@@ -159,20 +159,23 @@ class LLMJudge(ScorerJudge):
 
     def _claim_reasons(self, metric: str, s: EvalSample, r: MetricResult, failures: dict) -> list[str | None]:
         """Reasons for claims that are not supported and had an undecided premise (their verdict is marked)."""
-        groups = {"groundedness": [("claims", s.context_texts)], "context_recall": [("claims", s.context_texts)],
-                  "answer_correctness": [("answer_claims", [s.reference or ""]), ("reference_claims", [s.answer])]}
+        groups = {"groundedness": [("claims", s.context_texts, "")], "context_recall": [("claims", s.context_texts, "")],
+                  "answer_correctness": [("answer_claims", [s.reference or ""], s.question),
+                                         ("reference_claims", [s.answer], s.question)]}
         reasons = []
-        for key, texts in groups.get(metric, []):
+        for key, texts, lead in groups.get(metric, []):
             for claim in r.evidence.get(key, []):
-                why = None if claim["verdict"] == "supported" else self._undecided(claim["claim"], texts, failures)
+                why = None if claim["verdict"] == "supported" else self._undecided(claim["claim"], texts, failures, lead)
                 if why:
                     claim["verdict"] = "undecided"
                 reasons.append(why)
         return reasons
 
-    def _undecided(self, claim: str, texts: list[str], failures: dict) -> str | None:
-        """The failure reason of any premise that ScorerJudge.verify scored for ``claim`` over ``texts``."""
-        windows = [w for t in texts for w in sentence_windows(t)]
+    def _undecided(self, claim: str, texts: list[str], failures: dict, lead: str = "") -> str | None:
+        """The failure reason of any premise that ScorerJudge.verify scored for ``claim`` over ``texts`` (each window
+        led by ``lead``, as verify builds them)."""
+        lead = lead.strip() + " " if lead.strip() else ""
+        windows = [lead + w for t in texts for w in sentence_windows(t)]
         for i in top_premises(claim, windows, self.max_premises):
             if (windows[i], claim) in failures:
                 return failures[(windows[i], claim)]
