@@ -30,7 +30,20 @@ def llm_factory(stack: ExitStack, base_url: str | None, model: str):
     return lambda: cache.setdefault("llm", factory())
 
 
+def _unit(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), got {value}")
+    return value
+
+
 def run_eval(traces: Path, run_dir: Path, *, metrics: list[str], judges: list[str], nli_model: str | None = None,
+             nli_threshold: float | None = None,
              judge_base_url: str | None = None, judge_model: str = "qwen2.5-0.5b", limit: int | None = None,
              batch_size: int = 16, progress: bool = True):
     from eval.dataset import load_eval_samples
@@ -42,7 +55,8 @@ def run_eval(traces: Path, run_dir: Path, *, metrics: list[str], judges: list[st
         print(f"ragdoctor: skipped bad record: {e}", file=sys.stderr)
     samples = samples[: limit or None]
     with ExitStack() as stack:
-        opts = JudgeOptions(nli_model=nli_model, llm_factory=llm_factory(stack, judge_base_url, judge_model))
+        opts = JudgeOptions(nli_model=nli_model, nli_threshold=nli_threshold,
+                            llm_factory=llm_factory(stack, judge_base_url, judge_model))
         return evaluate(samples, metrics=metrics, judges=make_judges(judges, opts), run_dir=run_dir,
                         batch_size=batch_size, input_errors=errors, source=str(traces), progress=progress)
 
@@ -67,6 +81,7 @@ def cmd_eval(args) -> int:
 
     judges = (args.judges or default_judges(args.nli_model)).split(",")
     result = run_eval(traces, run_dir, metrics=metrics, judges=judges, nli_model=args.nli_model,
+                      nli_threshold=args.nli_threshold,
                       judge_base_url=args.judge_base_url, judge_model=args.judge_model, limit=args.limit,
                       batch_size=args.batch_size)
     print(render_eval_summary(result.summary))
@@ -123,6 +138,9 @@ def register(sub, pipeline_options) -> None:
     p.add_argument("--out", help="run folder (default: beside traces.jsonl, else runs/<timestamp>)")
     p.add_argument("--name", help="run folder name under runs/")
     p.add_argument("--nli-model", help="CrossEncoder folder for the nli judge (default: the shipped judge)")
+    p.add_argument("--nli-threshold", type=_unit, metavar="P",
+                   help="P(supported) at which the nli judge calls a claim supported (default 0.5; calibrate it on "
+                        "your own labels with `ragdoctor meta-eval --dataset jsonl`)")
     p.add_argument("--judge-base-url", help="OpenAI-compatible URL for the llm/ragas judges (default: bundled model)")
     p.add_argument("--judge-model", default="qwen2.5-0.5b", help="judge model: bundled GGUF name/path or server model")
     p.add_argument("--limit", type=int, help="only the first N records")

@@ -229,3 +229,17 @@ def test_correctness_reads_a_short_reference_with_its_question_but_never_the_que
     assert question not in scorer.premises  # never a premise on its own
     assert all(p.startswith(question) for p in scorer.premises)
     assert {p for p in scorer.premises} == {f"{question} Stage 2.", f"{question} {s.answer}"}
+
+
+def test_nli_threshold_reaches_the_judge_and_its_config_id():
+    from eval.judges.registry import JudgeOptions, make_judge
+    judge = make_judge("nli", JudgeOptions(nli_threshold=0.7))
+    assert judge.scorer.support_threshold == 0.7 and judge.config_id.endswith("@t=0.7")
+    assert make_judge("nli", JudgeOptions()).scorer.support_threshold == 0.5
+
+
+@pytest.mark.parametrize("value", ["2", "0", "abc"])
+def test_nli_threshold_outside_the_unit_interval_is_a_usage_error(value, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "missing.jsonl", "--nli-threshold", value])
+    assert exc.value.code == 2 and "--nli-threshold" in capsys.readouterr().err

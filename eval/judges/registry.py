@@ -36,6 +36,7 @@ class JudgeOptions:
     embedder: object | None = None  # shared embedder (defaults to the bundled MiniLM)
     llm_factory: Callable[[], object] | None = None  # returns a ChatLLM for the llm/ragas judges
     thresholds: dict[str, float] = field(default_factory=dict)
+    nli_threshold: float | None = None  # P(supported) at which the nli judge calls a claim supported (default 0.5)
 
 
 def default_nli_path() -> str | None:
@@ -80,7 +81,10 @@ def make_judge(name: str, opts: JudgeOptions):
         if path is None:
             raise JudgeUnavailable("no NLI model: pass --nli-model PATH (any sentence-transformers CrossEncoder folder)")
         # the shipped judge carries a calibrated combiner (combiner.json); any other CrossEncoder folder is used bare
-        return _with_config_id(ScorerJudge(load_scorer(path, embedder=opts.embedder)), f"nli:{path}")
+        kw = {} if opts.nli_threshold is None else {"support_threshold": opts.nli_threshold}
+        scorer = load_scorer(path, embedder=opts.embedder, **kw)
+        tag = "" if opts.nli_threshold is None else f"@t={opts.nli_threshold:g}"
+        return _with_config_id(ScorerJudge(scorer), f"nli:{path}{tag}")
     if name in ("llm", "ragas"):
         if opts.llm_factory is None:
             raise JudgeUnavailable(f"the {name} judge needs an LLM (bundled model or --judge-base-url)")
