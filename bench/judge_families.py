@@ -37,10 +37,9 @@ LLMS = [("qwen2.5-0.5b", "llm"), ("qwen2.5-0.5b", "ragas"), ("qwen2.5-1.5b", "ll
 # (set, metric, records, judges): sized to finish in about two hours on 2 cores
 PLANS = {
     "default": [("halueval", "groundedness", 60, [LLMS[0]]), ("halueval", "groundedness", 40, [LLMS[2]]),
-                ("halueval", "groundedness", 30, [LLMS[1]]), ("halueval", "groundedness", 20, [LLMS[3]]),
+                ("halueval", "groundedness", 30, [LLMS[1]]), ("halueval", "groundedness", 10, [LLMS[3]]),
                 ("wice", "groundedness", 60, [LLMS[0]]), ("wice", "groundedness", 40, [LLMS[2]]),
-                ("wice", "groundedness", 30, [LLMS[1]]),
-                ("ares", "groundedness", 40, [LLMS[0]]), ("ares", "groundedness", 30, [LLMS[1], LLMS[2]]),
+                ("ares", "groundedness", 40, [LLMS[0]]), ("ares", "groundedness", 20, [LLMS[1], LLMS[2]]),
                 ("ares", "context_relevance", 30, [LLMS[0]])],
     "quick": [("halueval", "groundedness", 10, [LLMS[0]]), ("wice", "groundedness", 10, [LLMS[0]])],
 }
