@@ -30,7 +30,7 @@ set_offline_env()
 
 from eval.judges.registry import JudgeOptions  # noqa: E402
 from eval.meta.datasets import default_path  # noqa: E402
-from eval.meta.runner import MetaEvalOptions, headline, run_meta_eval  # noqa: E402
+from eval.meta.runner import MetaEvalOptions, headline, run_meta_eval, save_report  # noqa: E402
 
 FAST = [("none", "lexical"), ("none", "nli"), ("none", "embedding")]
 LLMS = [("qwen2.5-0.5b", "llm"), ("qwen2.5-0.5b", "ragas"), ("qwen2.5-1.5b", "llm"), ("qwen2.5-1.5b", "ragas")]
@@ -63,7 +63,6 @@ def cell(out: Path, model: str, judge: str, dataset: str, metric: str, n: int, d
                                    judge_options=JudgeOptions(llm_factory=factory))
             t = time.perf_counter()
             report = run_meta_eval(dataset, default_path(dataset, data_root), opts)
-        from eval.meta.runner import save_report
         save_report(report, folder)
         log(f"  done in {time.perf_counter() - t:.0f} s")
     body = json.loads(done.read_text())
