@@ -65,3 +65,10 @@ def sentence_windows(text: str, size: int = 2) -> list[str]:
     windows = list(sents)
     windows += [" ".join(sents[i : i + size]) for i in range(len(sents) - size + 1)] if size > 1 else []
     return windows
+
+
+def premise_windows(text: str, lead: str = "") -> list[str]:
+    """The sentence windows of ``text``, each led by ``lead`` (e.g. the question, so a short reference like "25 MB"
+    reads in context); the lead is never a window on its own."""
+    lead = lead.strip() + " " if lead.strip() else ""
+    return [lead + w for w in sentence_windows(text)]

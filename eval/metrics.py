@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from eval.answerability import unanswerable
-from eval.claims import decompose, sentence_windows
+from eval.claims import decompose, premise_windows
 from eval.judges.base import Scorer, Support
 from eval.mathx import average_precision, claim_prf, fraction
 from eval.records import EvalSample, MetricResult
@@ -76,8 +76,8 @@ class ScorerJudge:
         pairs: list[tuple[str, str]] = []
         index: list[list[list[tuple[int, str, str]]]] = []  # per item, per claim: (pair idx, chunk id, premise)
         for k, (claims, passages) in enumerate(items):
-            lead = (leads[k].strip() + " ") if leads and leads[k].strip() else ""
-            windows = [(cid, lead + w) for cid, text in passages for w in sentence_windows(text)]
+            lead = leads[k] if leads else ""
+            windows = [(cid, w) for cid, text in passages for w in premise_windows(text, lead)]
             per_claim = []
             for claim in claims:
                 chosen = top_premises(claim, [w for _, w in windows], self.max_premises)

@@ -48,3 +48,12 @@ def test_bootstrap_ci_contains_mean_and_is_deterministic():
 
 def test_cosine_to_unit():
     assert cosine_to_unit(-0.3) == 0.0 and cosine_to_unit(0.4) == 0.4 and cosine_to_unit(1.2) == 1.0
+
+
+def test_premise_windows_lead_every_window_and_never_stand_alone():
+    from eval.claims import premise_windows, sentence_windows
+    text = "The bucket is 25 MB. It overlaps compute. Tuning helps."
+    assert premise_windows(text) == sentence_windows(text)
+    led = premise_windows(text, "  What is the bucket size?  ")
+    assert led == ["What is the bucket size? " + w for w in sentence_windows(text)]
+    assert premise_windows("25 MB", "Q?") == ["Q? 25 MB"] and premise_windows("", "Q?") == []

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval.claims import sentence_windows
+from eval.claims import premise_windows
 from eval.judge_cache import cached
 from eval.judges.base import Support
 from eval.metrics import ScorerJudge, top_premises
@@ -174,8 +174,7 @@ class LLMJudge(ScorerJudge):
     def _undecided(self, claim: str, texts: list[str], failures: dict, lead: str = "") -> str | None:
         """The failure reason of any premise that ScorerJudge.verify scored for ``claim`` over ``texts`` (each window
         led by ``lead``, as verify builds them)."""
-        lead = lead.strip() + " " if lead.strip() else ""
-        windows = [lead + w for t in texts for w in sentence_windows(t)]
+        windows = [w for t in texts for w in premise_windows(t, lead)]
         for i in top_premises(claim, windows, self.max_premises):
             if (windows[i], claim) in failures:
                 return failures[(windows[i], claim)]
