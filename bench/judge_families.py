@@ -49,7 +49,7 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def cell(out: Path, model: str, judge: str, dataset: str, metric: str, n: int, data_root: Path) -> dict | None:
+def cell(out: Path, model: str, judge: str, dataset: str, metric: str, n: int, data_root: Path) -> dict:
     folder = out / model / judge / f"{dataset}-{metric}-n{n}"
     done = folder / "results.json"
     if not done.exists():
@@ -81,21 +81,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "judge_families.json"))
     args = ap.parse_args(argv)
     out, data_root = Path(args.out), Path(args.data_root)
-    rows = []
+    rows, seen = [], set()
     for dataset, metric, n, llm_judges in PLANS[args.plan]:
         for model, judge in FAST + llm_judges:
+            if (dataset, metric, n, judge, model) in seen:  # plans may repeat a fast judge on the same records
+                continue
+            seen.add((dataset, metric, n, judge, model))
             r = cell(out, model, judge, dataset, metric, n, data_root)
             key, value = headline(r) if "error" not in r else ("-", None)
             rows.append({"set": dataset, "metric": metric, "n": n, "judge": judge, "model": model, "statistic": key,
                          "value": value, "ci": r.get(f"{key}_ci"), "n_unmeasured": r.get("n_unmeasured"),
                          "seconds": r.get("seconds"), "error": r.get("error")})
-    seen, lines = set(), ["| set / metric | n | judge | model | statistic | value [95% CI] | unmeasured | seconds |",
-                          "|---|---|---|---|---|---|---|---|"]
+    lines = ["| set / metric | n | judge | model | statistic | value [95% CI] | unmeasured | seconds |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        k = (r["set"], r["metric"], r["n"], r["judge"], r["model"])
-        if k in seen:
-            continue
-        seen.add(k)
         ci = f" [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]" if r["ci"] else ""
         value = f"{r['value']:.3f}{ci}" if r["value"] is not None else (r["error"] or "-")
         lines.append(f"| {r['set']} / {r['metric']} | {r['n']} | {r['judge']} | {r['model']} | {r['statistic']} | "

@@ -102,7 +102,7 @@ def cmd_meta_eval(args) -> int:
 
 def register(sub, pipeline_options) -> None:  # noqa: ARG001 (no pipeline options: meta-eval runs no pipeline)
     from eval.judges.registry import JUDGES
-    from eval.meta.datasets import DATASETS, DEFAULT_FILES
+    from eval.meta.datasets import DATASETS, DEFAULT_FILES, TASK_METRICS
     from eval.meta.scoring import REDUCERS
 
     p = sub.add_parser("meta-eval", help="score judges against human-labelled data (AUROC, balanced accuracy, ...)")
@@ -115,8 +115,7 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 (no pipeline option
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--out", help="output folder (default runs/meta-eval/<dataset>)")
     p.add_argument("--limit", "--sample", dest="limit", type=int, metavar="N", help="seeded random subsample of N records")
-    p.add_argument("--metric", action="append", dest="metrics", choices=["groundedness", "context_relevance",
-                                                                         "answer_relevance"],
+    p.add_argument("--metric", action="append", dest="metrics", choices=TASK_METRICS,
                    help="repeatable: only these of the set's tasks (default: all; slow judges: pick one)")
     p.add_argument("--seed", type=int, default=0, help="seed of the subsample, the dev/test split and the bootstrap")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the 95%% CIs")

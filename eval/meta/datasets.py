@@ -24,6 +24,7 @@ from corpora.errors import InputError
 from corpora.jsonl import iter_json_lines, parse_model
 
 DATASETS = ("ares", "wice", "halueval", "jsonl")
+TASK_METRICS = ("groundedness", "context_relevance", "answer_relevance")  # what a Task can calibrate
 DEFAULT_FILES = {"ares": "ares/dev.jsonl", "wice": "wice/dev.jsonl", "halueval": "halueval/qa_dev.jsonl"}
 WICE_GRADES = {"not_supported": 0.0, "partially_supported": 0.5, "supported": 1.0}
 

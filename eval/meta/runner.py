@@ -82,20 +82,17 @@ def _report(task: Task, scores: TaskScores, opts: MetaEvalOptions) -> tuple[dict
 
 def evaluate_task(task: Task, name: str, judge: ScorerJudge, config_id: str,
                   opts: MetaEvalOptions) -> tuple[dict, list[dict]]:
-    if name in SAMPLE_JUDGES:
-        start = time.perf_counter()
+    start = time.perf_counter()
+    if name in SAMPLE_JUDGES:  # whole-metric judges are counted in samples, Scorers in (premise, hypothesis) pairs
         scores = score_task_samples(judge, task)
-        seconds = time.perf_counter() - start
-        n = len(task.items) * (2 if task.kind == "pairwise" else 1)
-        speed = {"scored_samples": n, "samples_per_second": round(n / seconds, 3) if seconds > 0 else None}
+        unit, done, digits = "samples", len(task.items) * (2 if task.kind == "pairwise" else 1), 3
     else:
         counter: CountingScorer = judge.scorer  # type: ignore[assignment]
         before = counter.pairs
-        start = time.perf_counter()
         scores = score_task(judge, task, reduce=opts.reduce, chunk_size=opts.chunk_size)
-        seconds = time.perf_counter() - start
-        pairs = counter.pairs - before
-        speed = {"scored_pairs": pairs, "pairs_per_second": round(pairs / seconds, 1) if seconds > 0 else None}
+        unit, done, digits = "pairs", counter.pairs - before, 1
+    seconds = time.perf_counter() - start
+    speed = {f"scored_{unit}": done, f"{unit}_per_second": round(done / seconds, digits) if seconds > 0 else None}
     stats, rows = _report(task, scores, opts)
     head = {"dataset": task.dataset, "metric": task.metric, "label": task.label, "kind": task.kind, "judge": name,
             "config_id": config_id, "seconds": round(seconds, 3), **speed, "flags": []}

@@ -15,7 +15,7 @@ from eval.meta.datasets import ContrastItem, LabelledItem, Task
 from eval.meta.scoring import TaskScores
 from eval.records import Context, EvalSample
 
-PROJECT_METRIC = {"groundedness": "groundedness", "context_relevance": "context_precision",
+PROJECT_METRIC = {"groundedness": "groundedness", "context_relevance": "context_precision",  # keys: TASK_METRICS
                   "answer_relevance": "answer_relevance"}
 
 
