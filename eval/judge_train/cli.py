@@ -13,7 +13,8 @@ def _config_from_args(args):
 
     if args.from_config:
         saved = json.loads(Path(args.from_config).read_text())
-        cfg = TrainConfig(**saved.get("recipe", saved))  # a training_config.json, or a bare TrainConfig
+        recipe = saved.get("recipe")  # a training_config.json holds the TrainConfig under 'recipe'; a bare one is flat
+        cfg = TrainConfig(**(recipe if isinstance(recipe, dict) else saved))
     else:
         cfg = TrainConfig()
     over: dict = {}

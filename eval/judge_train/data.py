@@ -1,16 +1,16 @@
-"""The training pool for the compact groundedness judge: readers, claim-level examples, hard negatives, balance,
-the held-out split and the data manifest.
+"""The training pool for the compact judges: claim-level examples, hard negatives, balance, the held-out split and
+the data manifest (the sources and their readers are in ``sources.py``).
 
-Every training file of ``shared/data/train`` (see its README) is read into ``PoolRecord``s: one (evidence, text,
-0/1 label) with the source's own label kept as ``detail``. ``build_examples`` turns records into what the
-cross-encoder sees at inference (``ScorerJudge.verify``): the text split into claims with ``eval.claims.decompose``,
-each claim paired with its best-matching sentence window of the evidence (``sentence_windows`` + unigram precision),
-so a premise is one or two sentences, not a whole document. A supported record gives one example per claim; an
-unsupported one gives only its least-supported claim (its other claims may well be true). Hard negatives are made
-from supported claims by changing one number, one named entity (to one the premise does not mention) or the
-polarity of the verb, or by cutting the premise to a heading-like fragment (a title, a name) that shares all its
-words with the claim but cannot support it. Each source is balanced to 1:1 and capped, so that no source's construction artefacts
-(HaluEval's short right answers against long hallucinated sentences) dominate.
+``build_examples`` turns records into what a cross-encoder sees at inference. Claim sources (answers, dialogue
+turns, long-answer claims): the text split into claims with ``eval.claims.decompose``, each claim paired with its
+best-matching sentence window of the evidence, so a premise is one or two sentences, not a whole document. A
+supported record gives one example per claim; an unsupported one gives only its least-supported claim (its other
+claims may well be true). Hard negatives are made from supported claims by changing one number, one named entity
+(to one the premise does not mention) or the polarity of the verb, or by cutting the premise to a heading-like
+fragment (a title, a name) that shares all its words with the claim but cannot support it. NLI sources: the pair as
+it is. Relevance sources (``relevance_examples``): the question against the passage window a cheap ranker puts
+first, as the relevance judge sees it. Each source is balanced to 1:1 and capped, so that no source's construction
+artefacts (HaluEval's short right answers against long hallucinated sentences) dominate.
 
 The dev files (ares, wice, halueval/qa_dev) are never trained on. They are read only when present, for one thing:
 dropping any training record whose text or question also occurs there (the count goes into the manifest).
@@ -18,66 +18,22 @@ dropping any training record whose text or question also occurs there (the count
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from eval.claims import decompose, sentence_windows, split_sentences
+from eval.judge_train.sources import (CLAIM_SOURCES, NLI_SOURCES, RELEVANCE_SOURCES, SOURCES, PoolRecord,
+                                      _jsonl, norm_text, read_source, source_files)
 from eval.metrics import content_tokens
 
-# --------------------------------------------------------------------------------------------------- the sources
-
-
-@dataclass(frozen=True)
-class SourceInfo:
-    name: str
-    paths: tuple[str, ...]  # relative to the data dir; folders are read whole
-    licence: str
-    origin: str
-    labels: str  # how the source's labels map to supported (1) / not supported (0)
-
-
-SOURCES: dict[str, SourceInfo] = {
-    "halueval_qa": SourceInfo(
-        "halueval_qa", ("halueval_qa_train.jsonl",), "MIT", "RUCAIBox/HaluEval (QA, rows not in the dev file)",
-        "right_answer -> 1, hallucinated_answer -> 0 (by construction)"),
-    "halueval_dialogue": SourceInfo(
-        "halueval_dialogue", ("halueval_dialogue.jsonl",), "MIT", "RUCAIBox/HaluEval (dialogue)",
-        "right_response -> 1, hallucinated_response -> 0 (by construction)"),
-    "factcheck_gpt": SourceInfo(
-        "factcheck_gpt", ("factcheck_gpt_stance.jsonl",), "Apache-2.0", "yuxiaw/Factcheck-GPT (claim-evidence stance)",
-        "completely-support -> 1; refute, irrelevant -> 0; partially-support dropped (configurable)"),
-    "begin": SourceInfo(
-        "begin", ("begin",), "CC BY 4.0 (WoW, CMU-DoG), CDLA-Sharing-1.0 (TopicalChat)",
-        "google/BEGIN-dataset (dev)", "Fully attributable -> 1; Not fully attributable -> 0; Generic dropped"),
-    "faithdial": SourceInfo(
-        "faithdial", ("faithdial_audit",), "MIT", "McGill-NLP/FaithDial (BEGIN-taxonomy audit)",
-        "Entailment (also with Uncooperative) -> 1; Hallucination, Partial Hallucination, entailment+hallucination -> 0; "
-        "Generic and Uncooperative-only dropped"),
-    "dialfact": SourceInfo(
-        "dialfact", ("dialfact_small.jsonl",), "BSD-3-Clause", "salesforce/DialFact (small)",
-        "SUPPORTS -> 1; REFUTES, NOT ENOUGH INFO -> 0"),
-}
 DEV_FILES = ("ares/dev.jsonl", "wice/dev.jsonl", "halueval/qa_dev.jsonl")
-
-
-@dataclass(frozen=True)
-class PoolRecord:
-    """One labelled (evidence, text) pair from a training file."""
-
-    source: str
-    group: str  # split key: records that share evidence or a claim share a group, so never straddle the split
-    evidence: str
-    text: str
-    label: int  # 1 supported by the evidence, 0 not
-    detail: str  # the source's own label
-    question: str | None = None
+_norm = norm_text
 
 
 @dataclass(frozen=True)
@@ -88,143 +44,21 @@ class Example:
     hypothesis: str
     label: int
     source: str
-    kind: str  # claim | claim-min | claim-extractive | question | pair:negation | hardneg:number | hardneg:entity |
-    #            hardneg:negation | hardneg:negation-premise | hardneg:thin-premise
+    kind: str  # claim | claim-min | claim-extractive | nli | question | relevance | pair:negation | hardneg:number |
+    #            hardneg:entity | hardneg:negation | hardneg:negation-premise | hardneg:thin-premise
     group: str
 
 
-def _h(text: str, n: int = 16) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:n]
-
-
-def _norm(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
-
-
-def _jsonl(path: Path) -> Iterator[dict]:
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)
-
-
-def read_halueval_qa(path: Path) -> Iterator[PoolRecord]:
-    for i, r in enumerate(_jsonl(path)):
-        g = f"hqa:{_h(r['knowledge'])}"
-        yield PoolRecord("halueval_qa", g, r["knowledge"].strip(), r["right_answer"], 1, "right", r["question"])
-        yield PoolRecord("halueval_qa", g, r["knowledge"].strip(), r["hallucinated_answer"], 0, "hallucinated", r["question"])
-
-
-def read_halueval_dialogue(path: Path) -> Iterator[PoolRecord]:
-    for r in _jsonl(path):
-        g = f"hdl:{_h(r['knowledge'])}"
-        yield PoolRecord("halueval_dialogue", g, r["knowledge"].strip(), r["right_response"], 1, "right")
-        yield PoolRecord("halueval_dialogue", g, r["knowledge"].strip(), r["hallucinated_response"], 0, "hallucinated")
-
-
-FACTCHECK_LABELS = {"completely-support": 1, "refute": 0, "irrelevant": 0, "partially-support": None}
-
-
-def read_factcheck(path: Path, *, partial_as: int | None = None) -> Iterator[PoolRecord]:
-    for r in _jsonl(path):
-        stance = r["stance"]
-        label = FACTCHECK_LABELS.get(stance, None)
-        if stance == "partially-support":
-            label = partial_as
-        if label is None or not r["evidence"].strip():
-            continue
-        yield PoolRecord("factcheck_gpt", f"fc:{_h(_norm(r['claim']))}", r["evidence"].strip(), r["claim"], label, stance)
-
-
-BEGIN_LABELS = {"fully attributable": 1, "not fully attributable": 0}
-
-
-def read_begin(folder: Path) -> Iterator[PoolRecord]:
-    import pandas as pd
-
-    for path in sorted(folder.glob("*.tsv")):
-        df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
-        for r in df.itertuples(index=False):
-            label = BEGIN_LABELS.get(str(r.begin_label).strip().lower())
-            if label is None or not r.knowledge.strip() or not r.response.strip():
-                continue
-            yield PoolRecord("begin", f"begin:{_h(_norm(r.knowledge))}", r.knowledge.strip(), r.response.strip(),
-                             label, f"{r.begin_label} ({r.model_name}/{r.data_source})")
-
-
-def faithdial_label(raw: str) -> int | None:
-    """Map FaithDial's BEGIN-taxonomy label text (gold and model audit spellings) to 1 / 0 / None (dropped)."""
-    tags = {t.strip() for t in re.split(r"[,.]", raw.lower().replace("entailmentt", "entailment")) if t.strip()}
-    tags = {"hallucination" if t in ("hallucinated", "partial hallucination") else t for t in tags}
-    if "hallucination" in tags:
-        return 0
-    if "entailment" in tags:
-        return 1
-    return None  # generic, uncooperative alone, empty
-
-
-def read_faithdial(folder: Path) -> Iterator[PoolRecord]:
-    import pandas as pd
-
-    for path in sorted(folder.glob("*/*.csv")):
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-        cols = list(df.columns)
-        if "BEGIN" in cols:  # gold: evidence, history, response, BEGIN, VRM
-            ev_col, resp_col, lab_col = "evidence", "response", "BEGIN"
-        else:  # model audit: knowledge, history, <model>, begin_label, vrm_label
-            ev_col, resp_col, lab_col = "knowledge", cols[2], "begin_label"
-        for r in df.to_dict("records"):
-            label = faithdial_label(r[lab_col])
-            ev, resp = r[ev_col].strip(), r[resp_col].strip()
-            if label is None or not ev or not resp:
-                continue
-            yield PoolRecord("faithdial", f"fd:{_h(_norm(ev)[:300])}", ev, resp, label,
-                             f"{r[lab_col]} ({path.parent.name}/{path.stem})")
-
-
-DIALFACT_LABELS = {"SUPPORTS": 1, "REFUTES": 0, "NOT ENOUGH INFO": 0}
-
-
-def _dialfact_evidence(text: str) -> str:
-    return re.sub(r"\s*title:\s*(.*?)\s*content:\s*", lambda m: f" {m.group(1)}: ", text).strip()
-
-
-def read_dialfact(path: Path) -> Iterator[PoolRecord]:
-    for r in _jsonl(path):
-        label = DIALFACT_LABELS.get(r.get("response_label", ""))
-        ev = _dialfact_evidence(r.get("evidence_touse") or " ".join(e[2] for e in r.get("evidence_list", [])))
-        if label is None or not ev or not r["response"].strip():
-            continue
-        yield PoolRecord("dialfact", f"df:{r.get('context_id') or _h(ev)}", ev, r["response"].strip(), label,
-                         r["response_label"])
-
-
-def read_source(name: str, data_dir: Path, *, partial_as: int | None = None) -> list[PoolRecord]:
-    path = data_dir / SOURCES[name].paths[0]
-    if name == "halueval_qa":
-        return list(read_halueval_qa(path))
-    if name == "halueval_dialogue":
-        return list(read_halueval_dialogue(path))
-    if name == "factcheck_gpt":
-        return list(read_factcheck(path, partial_as=partial_as))
-    if name == "begin":
-        return list(read_begin(path))
-    if name == "faithdial":
-        return list(read_faithdial(path))
-    if name == "dialfact":
-        return list(read_dialfact(path))
-    raise ValueError(f"unknown training source '{name}' (known: {', '.join(SOURCES)})")
-
-
-def source_files(name: str, data_dir: Path) -> list[Path]:
-    out: list[Path] = []
-    for rel in SOURCES[name].paths:
-        p = data_dir / rel
-        out.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
-    return out
-
-
 # ------------------------------------------------------------------------------------------------ configuration
+
+
+# Per source, examples of each label kept after balancing. The claim-level pool, the attribution set and general NLI
+# (the standard first stage of every judge that transfers: MiniCheck, AlignScore, HHEM).
+CLAIM_CAPS = {"halueval_qa": 1500, "halueval_dialogue": 400, "factcheck_gpt": 900, "begin": 500, "faithdial": 700,
+              "dialfact": 150, "attributionbench": 900}
+NLI_CAPS = {"mnli": 6000, "snli": 3000, "cad_snli": 3500, "scitail": 800}
+SUPPORT_CAPS = {**CLAIM_CAPS, **NLI_CAPS}
+RELEVANCE_CAPS = {"qnli": 2600, "nomiracl": 2200, "halueval_qa": 2000, "factcheck_gpt": 900}
 
 
 class DataConfig(BaseModel):
@@ -234,9 +68,7 @@ class DataConfig(BaseModel):
 
     data_dir: str = "../shared/data/train"
     # per source: how many examples of each label to keep after balancing (0 drops the source)
-    cap_per_label: dict[str, int] = Field(default_factory=lambda: {
-        "halueval_qa": 1500, "halueval_dialogue": 300, "factcheck_gpt": 900, "begin": 500, "faithdial": 700,
-        "dialfact": 150})
+    cap_per_label: dict[str, int] = Field(default_factory=lambda: dict(SUPPORT_CAPS))
     hard_negative_share: float = Field(0.35, ge=0, le=1)  # at most this share of a source's negatives is synthetic
     heldout_percent: int = Field(15, ge=0, le=50)  # groups hashed into the held-out slice (combiner fit, choices)
     max_premise_words: int = 80
@@ -431,7 +263,9 @@ MIN_POSITIVE_PRECISION = 0.25  # a supported claim whose best window shares less
 
 
 def record_examples(rec: PoolRecord, max_words: int, max_claims: int, extractive: bool = True) -> list[Example]:
-    """Claim-level examples of one record (see the module docstring)."""
+    """Claim-level examples of one record (see the module docstring); an NLI pair as it is."""
+    if rec.source in NLI_SOURCES:
+        return [Example(rec.evidence, rec.text, rec.label, rec.source, "nli", rec.group)]
     claims = [rec.text.strip()] if rec.source in ATOMIC_SOURCES else (decompose(rec.text) or [rec.text.strip()])
     if rec.label == 1:
         out = []
@@ -485,7 +319,8 @@ def build_examples(records: Iterable[PoolRecord], cfg: DataConfig, seed: int) ->
         if cap <= 0:
             continue
         recs = by_source[source]
-        pool = sorted({e for r in recs for e in entities(r.evidence)})
+        synthetic = source not in NLI_SOURCES  # NLI sets carry real contradictions: no made-up negatives
+        pool = sorted({e for r in recs for e in entities(r.evidence)}) if synthetic else []
         for side, keep in (("train", False), ("heldout", True)):
             side_recs = [r for r in recs if heldout(r.group, cfg.heldout_percent) == keep]
             side_cap = cap if side == "train" else max(20, cap * cfg.heldout_percent // (100 - cfg.heldout_percent))
@@ -499,7 +334,7 @@ def build_examples(records: Iterable[PoolRecord], cfg: DataConfig, seed: int) ->
             rng.shuffle(pos)
             rng.shuffle(neg)
             pos = pos[:cap if side == "train" else side_cap]
-            n_hard = int(round(len(pos) * cfg.hard_negative_share))
+            n_hard = int(round(len(pos) * cfg.hard_negative_share)) if synthetic else 0
             hard: list[Example] = []
             paired: list[Example] = []  # balanced by construction: one supported, one not
             for e in pos:
@@ -514,7 +349,7 @@ def build_examples(records: Iterable[PoolRecord], cfg: DataConfig, seed: int) ->
                 if flipped:  # the mirror pair: same flip in the premise -> supported; original claim -> not
                     paired.append(Example(flipped, made[1], 1, source, "pair:negation", e.group))
                     paired.append(Example(flipped, e.hypothesis, 0, source, "hardneg:negation-premise", e.group))
-            for e in pos if cfg.negation_pairs else []:  # more mirror pairs: 'not' as common in supported claims
+            for e in pos if cfg.negation_pairs and synthetic else []:  # more mirror pairs: 'not' as common in supported claims
                 if rng.random() >= cfg.negation_pair_rate:
                     continue
                 flipped_claim = flip_negation(e.hypothesis, rng)
@@ -652,31 +487,101 @@ def verify_manifest(man: dict, data_dir: str | Path | None = None) -> list[str]:
     return bad
 
 
-# ------------------------------------------------------------------------------- relevance pairs (combiner only)
+# ---------------------------------------------------------------------------------- relevance (question, passage)
 
 
-def relevance_pairs(records: list[PoolRecord], seed: int, n_per_label: int = 400) -> list[tuple[str, str, int, str]]:
-    """(query, passage, label, source) for fitting the context-relevance combiner, from held-out records only:
-    Factcheck-GPT claims against the passages a search engine returned for them (human: relevant vs irrelevant)
-    and HaluEval QA questions against their own knowledge vs the most word-overlapping other row's knowledge."""
-    rng = random.Random(seed)
-    out: list[tuple[str, str, int, str]] = []
-    fc = [r for r in records if r.source == "factcheck_gpt"]
-    pos = [r for r in fc if r.detail != "irrelevant"]
-    neg = [r for r in fc if r.detail == "irrelevant"]
-    rng.shuffle(pos)
-    rng.shuffle(neg)
-    out += [(r.text, r.evidence, 1, "factcheck_gpt") for r in pos[:n_per_label]]
-    out += [(r.text, r.evidence, 0, "factcheck_gpt") for r in neg[:n_per_label]]
-    qa = {r.group: r for r in records if r.source == "halueval_qa" and r.label == 1 and r.question}
-    rows = list(qa.values())
+def _question_pairs(records: list[PoolRecord], rng: random.Random, n_per_label: int,
+                    candidates: int = 300) -> list[PoolRecord]:
+    """HaluEval QA questions against their own knowledge (1) and against the knowledge of the other row (among a
+    random ``candidates``) sharing most content words with the question (0): on topic, but not the answer."""
+    rows = list({r.group: r for r in records if r.source == "halueval_qa" and r.label == 1 and r.question}.values())
     rng.shuffle(rows)
-    rows = rows[: n_per_label]
+    rows = rows[:n_per_label]
     toks = [set(content_tokens(r.evidence)) for r in rows]
+    out = []
     for i, r in enumerate(rows):
-        q = set(content_tokens(r.question or ""))
-        j = max((k for k in range(len(rows)) if k != i), key=lambda k: len(q & toks[k]), default=None)
-        out.append((r.question or "", r.evidence, 1, "halueval_qa"))
-        if j is not None:
-            out.append((r.question or "", rows[j].evidence, 0, "halueval_qa"))
+        q = r.question or ""
+        out.append(PoolRecord("halueval_qa", r.group, r.evidence, q, 1, "own knowledge", q))
+        if len(rows) < 2:
+            continue
+        qt = set(content_tokens(q))
+        pick = rng.sample([k for k in range(len(rows)) if k != i], min(candidates, len(rows) - 1))
+        j = max(pick, key=lambda k: len(qt & toks[k]))
+        out.append(PoolRecord("halueval_qa", r.group, rows[j].evidence, q, 0, "other row's knowledge", q))
     return out
+
+
+def _factcheck_relevance(data_dir: Path) -> list[PoolRecord]:
+    """Factcheck-GPT claims against the passages a search engine returned for them: a person judged each passage
+    irrelevant (0) or as supporting, partly supporting or refuting the claim (1: it bears on it)."""
+    out = []
+    for r in read_source("factcheck_gpt", data_dir, partial_as=1):
+        out.append(PoolRecord("factcheck_gpt", r.group, r.evidence, r.text, int(r.detail != "irrelevant"), r.detail,
+                              r.text))
+    return out
+
+
+def read_relevance_pool(cfg: DataConfig, seed: int) -> tuple[list[PoolRecord], dict]:
+    """(passage, question) records of the relevance sources in ``cfg.cap_per_label``: QNLI, NoMIRACL's judged
+    non-relevant passages, HaluEval questions vs knowledge, Factcheck-GPT claims vs retrieved passages."""
+    data_dir = Path(cfg.data_dir)
+    rng = random.Random(seed)
+    records: list[PoolRecord] = []
+    for name, cap in cfg.cap_per_label.items():
+        if cap <= 0:
+            continue
+        if name in RELEVANCE_SOURCES:
+            records += read_source(name, data_dir)
+        elif name == "halueval_qa":
+            records += _question_pairs(read_source(name, data_dir), rng, cap * 2)
+        elif name == "factcheck_gpt":
+            records += _factcheck_relevance(data_dir)
+        else:
+            raise ValueError(f"'{name}' is not a relevance source")
+    keys = dev_keys(data_dir) if cfg.drop_dev_overlap else None
+    n = len(records)
+    if keys is not None:
+        records = [r for r in records if _norm(r.text) not in keys and _norm(r.question or "") not in keys]
+    stats = {"records": {s: dict(sorted(Counter(str(r.label) for r in records if r.source == s).items()))
+                         for s in sorted({r.source for r in records})},
+             "dropped_dev_overlap": n - len(records),
+             "dev_overlap_check": "ran" if keys is not None else "skipped (dev files absent or disabled)",
+             "dropped_cross_source_duplicates": 0}
+    return records, stats
+
+
+def relevance_examples(records: list[PoolRecord], cfg: DataConfig, seed: int
+                       ) -> tuple[list[Example], list[Example], dict]:
+    """(train, held-out, stats): each (question, passage) as the relevance judge sees it: the passage window that
+    shares most words with the question (eval.judges.compact.relevance_windows) as premise, the question as
+    hypothesis. Balanced 1:1 per source where a source has both labels, capped per label."""
+    from eval.judges.compact import relevance_windows
+
+    rng = random.Random(seed)
+    train: list[Example] = []
+    held: list[Example] = []
+    stats: dict = {"examples": {}}
+    for source in sorted({r.source for r in records}):
+        cap = cfg.cap_per_label.get(source, 0)
+        for side, keep in (("train", False), ("heldout", True)):
+            recs = [r for r in records if r.source == source and heldout(r.group, cfg.heldout_percent) == keep]
+            side_cap = cap if side == "train" else max(30, cap * cfg.heldout_percent // (100 - cfg.heldout_percent))
+            exs = []
+            for r in recs:
+                wins = relevance_windows(r.evidence, r.text, keep=1)
+                if wins:
+                    exs.append(Example(wins[0], r.text, r.label, source, "relevance", r.group))
+            pos = [e for e in exs if e.label == 1]
+            neg = [e for e in exs if e.label == 0]
+            rng.shuffle(pos)
+            rng.shuffle(neg)
+            if pos and neg:
+                n = min(side_cap, len(pos), len(neg))
+                chosen = pos[:n] + neg[:n]
+            else:
+                chosen = (pos or neg)[:side_cap]
+            (held if keep else train).extend(chosen)
+            stats["examples"][f"{source}/{side}"] = dict(sorted(Counter(f"relevance={e.label}" for e in chosen).items()))
+    rng.shuffle(train)
+    rng.shuffle(held)
+    return train, held, stats

@@ -18,14 +18,16 @@ import platform
 import random
 import shutil
 import time
+from dataclasses import asdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from eval.judge_train.data import (DataConfig, Example, build_examples, heldout, manifest, read_pool,
-                                   relevance_pairs)
+from eval.judge_train.data import (DataConfig, Example, build_examples, manifest, read_pool, read_relevance_pool,
+                                   relevance_examples)
 
 RECIPE = "groundedness-minilm-v1"
 
@@ -36,7 +38,12 @@ class TrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     recipe: str = RECIPE
-    base_model: str = "minilm"  # 'minilm' = the bundled all-MiniLM-L6-v2 (rag.models.minilm_path()), or a folder
+    # what the cross-encoder learns: 'support' (premise, claim) -> supported, 'relevance' (passage, question) -> the
+    # passage bears on the question
+    task: Literal["support", "relevance"] = "support"
+    # 'minilm' = the bundled all-MiniLM-L6-v2 (rag.models.minilm_path()), or a folder: a CrossEncoder trained by an
+    # earlier stage (e.g. general NLI first, then the claim-level pool)
+    base_model: str = "minilm"
     seed: int = 13
     epochs: float = Field(2.0, gt=0)
     max_examples: int | None = None  # cap on training examples after balancing (None: all)
@@ -293,16 +300,32 @@ def fit_combiners(out: Path, held: list[Example], rel: list[tuple[str, str, int,
     return report
 
 
+def heldout_auroc(out: Path, held: list[Example], cfg: TrainConfig) -> dict[str, float | None]:
+    """AUROC of the exported cross-encoder alone on each source's held-out slice, and the minimum over sources."""
+    from eval.judges.nli import CrossEncoderScorer
+
+    scorer = CrossEncoderScorer(out, max_length=cfg.max_length)
+    scores = [s.supported for s in scorer.support([(e.premise, e.hypothesis) for e in held])]
+    per = {}
+    for src in sorted({e.source for e in held}):
+        idx = [i for i, e in enumerate(held) if e.source == src]
+        per[src] = _auroc([held[i].label for i in idx], [scores[i] for i in idx])
+    vals = [v for v in per.values() if v is not None]
+    per["min"] = min(vals) if vals else None
+    return {k: (round(v, 4) if v is not None else None) for k, v in per.items()}
+
+
 def _code_hashes() -> dict:
     """sha256 of the code the examples depend on (claim splitting and example construction change the data)."""
     import hashlib
 
     import eval.claims
     import eval.judge_train.data
+    import eval.judge_train.sources
     import eval.metrics
 
     return {m.__name__: hashlib.sha256(Path(m.__file__).read_bytes()).hexdigest()[:16]
-            for m in (eval.claims, eval.metrics, eval.judge_train.data)}
+            for m in (eval.claims, eval.metrics, eval.judge_train.data, eval.judge_train.sources)}
 
 
 def _versions() -> dict:
@@ -327,8 +350,12 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     _seed_everything(cfg.seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     log(f"device: {device} ({torch.get_num_threads()} CPU threads)")
-    records, pool_stats = read_pool(cfg.data)
-    train_ex, held_ex, ex_stats = build_examples(records, cfg.data, cfg.seed)
+    if cfg.task == "relevance":
+        records, pool_stats = read_relevance_pool(cfg.data, cfg.seed)
+        train_ex, held_ex, ex_stats = relevance_examples(records, cfg.data, cfg.seed)
+    else:
+        records, pool_stats = read_pool(cfg.data)
+        train_ex, held_ex, ex_stats = build_examples(records, cfg.data, cfg.seed)
     if cfg.max_examples:
         train_ex = train_ex[: cfg.max_examples]
     log(f"pool: {len(records)} records -> {len(train_ex)} training / {len(held_ex)} held-out examples")
@@ -347,13 +374,9 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     export = check_export(ref, out, check_pairs, cfg.max_length)
     log(f"export check: max |dP| = {export['max_abs_diff']} over {export['pairs']} pairs ({'ok' if export['ok'] else 'FAILED'})")
     del ce
-    held_records = [r for r in records if heldout(r.group, cfg.data.heldout_percent)]
-    rel = relevance_pairs(held_records, cfg.seed, cfg.relevance_pairs_per_label) if cfg.combiner else []
-    rel = rel if len({lab for _, _, lab, _ in rel}) == 2 else []
-    can_fit = cfg.combiner and len({e.label for e in held_ex}) == 2
-    if cfg.combiner and not can_fit:
-        log("combiner skipped: the held-out slice lacks one of the labels (the bare cross-encoder is shipped)")
-    metrics = fit_combiners(out, held_ex, rel, cfg, log) if can_fit else {}
+    (out / "heldout_examples.jsonl").write_text("".join(json.dumps(asdict(e)) + "\n" for e in held_ex))
+    metrics = {"heldout_auroc": heldout_auroc(out, held_ex, cfg)}
+    log(f"held-out AUROC of the bare cross-encoder: {metrics['heldout_auroc']}")
     man = manifest(cfg.data, pool_stats, ex_stats, len(train_ex), len(held_ex))
     (out / "data_manifest.json").write_text(json.dumps(man, indent=1) + "\n")
     (out / "heldout_metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
