@@ -10,20 +10,40 @@ from rag.prompt import strip_citations
 
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "dr.", "fig.", "no.", "approx.", "mr.", "ms.", "al.", "eq.", "sec.")
 _ABBREV = "(?i:" + "".join(rf"(?<!\b{re.escape(a)})" for a in _ABBREVIATIONS) + ")"
-_SENT_END = re.compile(_ABBREV + r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
+# a sentence ends at . ! ? (and closing quotes/brackets) before whitespace, whatever case follows (lower-cased text has
+# sentences too), except after a listed abbreviation or a lone letter ("J. Smith", "U.S. troops")
+_SENT_END = re.compile(_ABBREV + r"(?<![\s.][A-Za-z]\.)(?<!^[A-Za-z]\.)(?<=[.!?])[\"')\]]*(\s+)(?=[\w\"'(\[])")
+MAX_SENTENCE_WORDS = 60  # a longer "sentence" (unpunctuated text, a list run together) is cut into even pieces
 _CLAUSE = re.compile(r";\s+|,\s+(?:but|while|whereas|and then|so)\s+|\s+—\s+")
 _ASIDE = re.compile(r"\s*\(([^()]*)\)")  # a parenthetical aside, checked as a claim of its own when it is one
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
 
 
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (newlines and bullets are boundaries too)."""
+def split_sentences(text: str, max_words: int = MAX_SENTENCE_WORDS) -> list[str]:
+    """Sentences of ``text`` (newlines and bullets are boundaries too); a run of more than ``max_words`` words
+    without a sentence end is cut into even pieces of at most ``max_words`` words, so no window hides most of its
+    text past a model's maximum length."""
     out: list[str] = []
     for block in re.split(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)", text):
         block = _BULLET.sub("", block).replace("\n", " ").strip()
         if block:
-            out.extend(s.strip() for s in _SENT_END.split(block) if s.strip())
+            start = 0
+            for m in _SENT_END.finditer(block):  # cut at the whitespace: closing quotes stay with their sentence
+                out.extend(_cut(block[start : m.start(1)].strip(), max_words))
+                start = m.end(1)
+            out.extend(_cut(block[start:].strip(), max_words))
     return out
+
+
+def _cut(sentence: str, max_words: int) -> list[str]:
+    words = sentence.split()
+    if not words:
+        return []
+    if len(words) <= max_words:
+        return [sentence]
+    pieces = -(-len(words) // max_words)
+    size = -(-len(words) // pieces)
+    return [" ".join(words[i : i + size]) for i in range(0, len(words), size)]
 
 
 def _words(s: str) -> int:

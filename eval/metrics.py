@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 
 from eval.answerability import unanswerable
-from eval.claims import decompose, premise_windows
-from eval.judges.base import Scorer, Support
+from eval.claims import decompose, premise_windows, split_sentences
+from eval.judges.base import ClaimItem, Scorer, Support
 from eval.mathx import average_precision, claim_prf, fraction
 from eval.records import EvalSample, MetricResult
 from eval.rules import fixed_result
@@ -36,6 +36,25 @@ def top_premises(claim: str, premises: list[str], m: int) -> list[int]:
     c = set(content_tokens(claim))
     overlap = [(len(c & set(content_tokens(p))), -i) for i, p in enumerate(premises)]
     return [-neg for _, neg in sorted(overlap, reverse=True)[:m]]
+
+
+def claim_candidates(claims: list[str], passages: list[tuple[str, str]], lead: str = "", max_premises: int = 6,
+                     joined: bool = True) -> tuple[list[list[tuple[str, str]]], str]:
+    """Per claim, the (chunk id, premise) windows worth scoring: the ``max_premises`` sentence windows sharing most
+    words with it, and (``joined``) one window of its three best-matching sentences wherever they are; plus the
+    whole evidence as one text. ``lead`` (e.g. the question) leads every window but is not part of the evidence
+    text: it is given, not asserted (a number in the question is not a number the reference states)."""
+    windows = [(cid, w) for cid, text in passages for w in premise_windows(text, lead)]
+    singles = [(cid, s) for cid, text in passages for s in split_sentences(text)] if joined else []
+    per_claim = []
+    for claim in claims:
+        chosen = [windows[i] for i in top_premises(claim, [w for _, w in windows], max_premises)]
+        if len(singles) >= 3:
+            top = sorted(top_premises(claim, [s for _, s in singles], 3))
+            text = " ".join(singles[i][1] for i in top)
+            chosen.append((singles[top[0]][0], f"{lead.strip()} {text}".strip()))
+        per_claim.append(chosen)
+    return per_claim, "\n\n".join(text for _, text in passages).strip()
 
 
 @dataclass
@@ -72,21 +91,53 @@ class ScorerJudge:
                leads: list[str] | None = None) -> list[list[ClaimVerdict]]:
         """For each (claims, [(chunk_id, text)]) find every claim's best supporting sentence window; one batch.
         ``leads`` (one per item) is text put before every window of that item, e.g. the question, so that a short
-        reference ("25 MB") reads in context, without the lead ever being a premise on its own."""
+        reference ("25 MB") reads in context, without the lead ever being a premise on its own.
+
+        A scorer with a claim-level path (``claim_support``: the compact judge) sees, per claim, its best windows,
+        one more window joining the claim's three best-matching sentences (support often spans sentences that are
+        not adjacent), and the whole evidence; any other scorer scores each (window, claim) pair and keeps the max."""
+        claim_path = hasattr(self.scorer, "claim_support")
+        cands, evidence = [], []
+        for k, (claims, passages) in enumerate(items):
+            per_claim, ev = claim_candidates(claims, passages, leads[k] if leads else "", self.max_premises,
+                                             joined=claim_path)
+            cands.append(per_claim)
+            evidence.append(ev)
+        if claim_path:
+            return self._verify_claims(items, cands, evidence)
+        return self._verify_pairs(items, cands)
+
+    def _verify_claims(self, items, cands, evidence) -> list[list[ClaimVerdict]]:
+        flat = [ClaimItem(claim, [w for _, w in chosen], evidence[k])
+                for k, ((claims, _), per_claim) in enumerate(zip(items, cands))
+                for claim, chosen in zip(claims, per_claim)]
+        scores = iter(self.scorer.claim_support(flat))  # type: ignore[attr-defined]
+        out = []
+        for (claims, _), per_claim in zip(items, cands):
+            verdicts = []
+            for claim, chosen in zip(claims, per_claim):
+                s = next(scores)
+                if s.best is None:
+                    verdicts.append(ClaimVerdict(claim, "unsupported", 0.0, None, None))
+                    continue
+                verdict = "supported" if s.support >= self.scorer.support_threshold else "unsupported"
+                cid, sent = chosen[s.best]
+                verdicts.append(ClaimVerdict(claim, verdict, round(float(s.support), 4), cid, sent))
+            out.append(verdicts)
+        return out
+
+    def _verify_pairs(self, items, cands) -> list[list[ClaimVerdict]]:
         pairs: list[tuple[str, str]] = []
         index: list[list[list[tuple[int, str, str]]]] = []  # per item, per claim: (pair idx, chunk id, premise)
-        for k, (claims, passages) in enumerate(items):
-            lead = leads[k] if leads else ""
-            windows = [(cid, w) for cid, text in passages for w in premise_windows(text, lead)]
-            per_claim = []
-            for claim in claims:
-                chosen = top_premises(claim, [w for _, w in windows], self.max_premises)
+        for (claims, _), per_claim in zip(items, cands):
+            refs_per_claim = []
+            for claim, chosen in zip(claims, per_claim):
                 refs = []
-                for i in chosen:
-                    refs.append((len(pairs), windows[i][0], windows[i][1]))
-                    pairs.append((windows[i][1], claim))
-                per_claim.append(refs)
-            index.append(per_claim)
+                for cid, w in chosen:
+                    refs.append((len(pairs), cid, w))
+                    pairs.append((w, claim))
+                refs_per_claim.append(refs)
+            index.append(refs_per_claim)
         scores: list[Support] = self.scorer.support(pairs) if pairs else []
         out = []
         for (claims, _), per_claim in zip(items, index):

@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragdoctor", description="Offline RAG pipeline, evaluation and diagnostics.")
     parser.add_argument("--version", action="version", version=f"ragdoctor {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    from eval.judge_train import cli as cmd_judge
+    from judge_train import cli as cmd_judge
 
     for register in (cmd_pipeline.register, cmd_eval.register, cmd_diagnose.register, cmd_meta_eval.register,
                      cmd_demo.register, cmd_dashboard.register, cmd_judge.register):

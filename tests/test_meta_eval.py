@@ -122,8 +122,10 @@ def test_ares_loader_and_tasks(tmp_path):
     tasks = {t.metric: t for t in build_tasks("ares", records)}
     assert set(tasks) == {"context_relevance", "groundedness", "answer_relevance"}
     g = tasks["groundedness"].items
-    assert g[0] == LabelledItem("a1", ARES["context"], ARES["answer"], 1.0, ARES["question"], ARES["answer"])
+    assert g[0] == LabelledItem("a1", ARES["context"], ARES["answer"], 1.0, ARES["question"], ARES["answer"],
+                                g[0].group)
     assert g[1].left == "Y is a dog." and g[1].label == 0.0 and g[1].id == "ares:3"
+    assert g[0].group and g[0].group != g[1].group  # rows resample by their document
     assert tasks["context_relevance"].items[0].left == "What is X?"
 
 
@@ -208,13 +210,74 @@ def test_groundedness_reduces_claims_and_batches():
 
 
 # runner and end to end --------------------------------------------------------------------------------------------
-def test_flags_against_lexical_baseline():
-    results = [{"metric": "g", "judge": "lexical", "auroc": 0.8, "auroc_ci": (0.7, 0.9), "flags": []},
-               {"metric": "g", "judge": "embedding", "auroc": 0.6, "auroc_ci": (0.45, 0.7), "flags": []},
-               {"metric": "g", "judge": "nli", "auroc": 0.9, "auroc_ci": (0.8, 0.95), "flags": []}]
+def _rows(judge, scores, labels, groups=None):
+    return [{"metric": "g", "judge": judge, "id": str(i), "group": (groups or [f"id:{i}"] * len(scores))[i],
+             "label": y, "score": s} for i, (s, y) in enumerate(zip(scores, labels))]
+
+
+def test_beats_lexical_only_when_the_paired_ci_lies_above_zero():
+    rng = np.random.default_rng(0)
+    y = np.array([0, 1] * 60)
+    lexical = y * 0.3 + rng.random(120)  # a weak signal
+    strong = y * 2.0 + rng.random(120)  # a clearly better one
+    near = lexical + rng.normal(0, 0.01, 120)  # the same signal with noise: a 0.00x lead is not a win
+    results = [{"metric": "g", "judge": j, "kind": "binary", "auroc": stats.auroc(s, y), "auroc_ci": (0.6, 0.9),
+                "flags": []} for j, s in (("lexical", lexical), ("nli", strong), ("embedding", near))]
+    rows = _rows("lexical", lexical, y) + _rows("nli", strong, y) + _rows("embedding", near, y)
+    flag_results(results, rows, MetaEvalOptions(n_resamples=300))
+    nli, emb = results[1], results[2]
+    assert nli["vs_lexical"]["verdict"] == "beats" and nli["beats_lexical"] is True
+    assert nli["vs_lexical"]["ci"][0] > 0
+    assert emb["vs_lexical"]["verdict"] == "ties" and emb["beats_lexical"] is False
+    lo, hi = emb["vs_lexical"]["ci"]
+    assert lo <= 0 <= hi
+    worse = [{"metric": "g", "judge": "lexical", "kind": "binary", "auroc": 0.9, "auroc_ci": (0.8, 0.95), "flags": []},
+             {"metric": "g", "judge": "embedding", "kind": "binary", "auroc": 0.2, "auroc_ci": (0.1, 0.3), "flags": []}]
+    flag_results(worse, _rows("lexical", y + rng.random(120) * 0.1, y) + _rows("embedding", 1 - y, y),
+                 MetaEvalOptions(n_resamples=200))
+    assert worse[1]["vs_lexical"]["verdict"] == "loses"
+    assert any("worse than chance" in f for f in worse[1]["flags"])
+
+
+def test_paired_difference_on_pairwise_items():
+    good, bad = np.array([0.9, 0.8, 0.7, 0.6] * 10), np.array([0.1, 0.9, 0.2, 0.3] * 10)
+    res = stats.paired_difference(lambda i: float((good[i] > bad[i]).mean()), lambda i: 0.5, 40, n_resamples=200)
+    assert res["difference"] == pytest.approx(0.25) and res["verdict"] == "beats"
+
+
+def test_clustered_bootstrap_resamples_whole_groups_and_widens_the_ci():
+    y = np.array([0, 1] * 10)
+    s = y * 0.4 + np.linspace(0, 0.55, 20)
+    # the same 20 rows repeated 5 times: as independent rows the CI is far too narrow; grouped, it is not
+    s5, y5 = np.tile(s, 5), np.tile(y, 5)
+    groups = [f"doc{i % 20}" for i in range(100)]
+    stat = lambda i: stats.auroc_ranks(s5[i], y5[i])  # noqa: E731
+    naive = stats.bootstrap(stat, 100, n_resamples=300, seed=1)
+    clustered = stats.bootstrap(stat, 100, n_resamples=300, seed=1, groups=groups)
+    assert (clustered[1] - clustered[0]) > 1.5 * (naive[1] - naive[0])
+    draw = stats.resampler(6, ["a", "a", "b", "b", "c", "c"], seed=0)
+    idx = draw()
+    assert all(((k % 2 == 0) and (k + 1) in idx) or ((k % 2 == 1) and (k - 1) in idx) for k in idx)
+
+
+def test_degenerate_threshold_is_flagged():
+    assert stats.one_class([0.1, 0.2, 0.3], 0.05) and not stats.one_class([0.1, 0.2, 0.3], 0.15)
+    rep = stats.binary_report([0.5] * 10, [0, 1] * 5, n_resamples=50)
+    assert rep["one_class_threshold"] and rep["balanced_accuracy"] == 0.5
+    results = [{"metric": "g", "judge": "x", "kind": "binary", "auroc": 0.5, "auroc_ci": (0.5, 0.5),
+                "one_class_threshold": True, "flags": []}]
     flag_results(results)
-    assert results[1]["beats_lexical"] is False and len(results[1]["flags"]) == 2
-    assert results[2]["beats_lexical"] is True and results[2]["flags"] == [] and results[0]["flags"] == []
+    assert any("degenerate threshold" in f for f in results[0]["flags"])
+
+
+def test_jsonl_group_field_drives_the_clustered_bootstrap(tmp_path):
+    rows = [{"evidence": "The cat sat on the mat.", "text": t, "label": lab, "group": "article-1" if k < 6 else k}
+            for k, (t, lab) in enumerate([("The cat sat.", 1), ("A dog sat.", 0)] * 5)]
+    path = _write(tmp_path, "g.jsonl", rows)
+    report = run_meta_eval("jsonl", path, MetaEvalOptions(judges=["lexical"], n_resamples=50))
+    (res,) = report["results"]
+    assert res["n_groups"] == 5  # one article of six rows + four rows on their own
+    assert {r["group"] for r in report["scores"]} == {"article-1", "6", "7", "8", "9"}
 
 
 def test_unavailable_judges_are_reported_not_raised(tmp_path):

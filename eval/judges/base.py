@@ -2,6 +2,7 @@
 scorer into every metric. Judges that score whole metrics themselves (ragas) implement ``Judge`` directly."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -14,6 +15,22 @@ class Support:
 
     supported: float
     contradicted: float | None = None
+
+
+@dataclass(frozen=True)
+class ClaimItem:
+    """One claim to check: its candidate premise windows and the whole evidence (for a claim-level scorer)."""
+
+    claim: str
+    windows: Sequence[str]
+    evidence: str
+
+
+@dataclass(frozen=True)
+class ClaimScore:
+    support: float  # P(supported)
+    best: int | None  # index of the window the scorer found most supportive (None: no windows)
+    features: dict[str, float]
 
 
 class Scorer(Protocol):

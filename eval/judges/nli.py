@@ -56,6 +56,14 @@ class CrossEncoderScorer:
                 self._labels = {"entailment": ent, **({"contradiction": con} if con is not None else {})}
         return self._model
 
+    def count_truncated(self, pairs: list[tuple[str, str]]) -> int:
+        """How many pairs are longer than ``max_length`` tokens together (the model never sees their end)."""
+        if not pairs:
+            return 0
+        tok = self.model.tokenizer
+        enc = tok([p for p, _ in pairs], [h for _, h in pairs], truncation=False, add_special_tokens=True)
+        return sum(1 for ids in enc["input_ids"] if len(ids) > self.max_length)
+
     def _predict(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         model = self.model
         raw = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True,

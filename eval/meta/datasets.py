@@ -8,10 +8,12 @@ Formats (one JSON object a line; other fields are ignored):
   ares      question, context (or document), answer, and 0/1 context_relevant, faithful, answer_relevant
   wice      claim, evidence (list of sentences), label supported / partially_supported / not_supported
   halueval  knowledge, question, right_answer, hallucinated_answer
-  jsonl     evidence (text or list of sentences), text, label (0/1, or a grade in [0, 1]); optional id
+  jsonl     evidence (text or list of sentences), text, label (0/1, or a grade in [0, 1]); optional id, and group
+            (rows that share a source document: the bootstrap resamples whole groups)
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +68,7 @@ class JsonlRecord(_Record):
     evidence: str | list[str]
     text: str
     label: Grade
+    group: str | int | None = None  # rows sharing a source document (e.g. ten summaries of one article)
 
 
 RECORD_TYPES: dict[str, type[_Record]] = {"ares": AresRecord, "wice": WiceRecord, "halueval": HaluEvalRecord,
@@ -80,6 +83,7 @@ class LabelledItem:
     label: float  # 0/1, or a grade in [0, 1]
     question: str = ""  # where the set has one: whole-metric judges (ragas) score (question, context, answer) samples
     answer: str = ""  # the answer that came with a context (ARES context relevance)
+    group: str = ""  # rows sharing a source document resample together in the bootstrap ("" = the row alone)
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ class ContrastItem:
     good: str
     bad: str
     question: str = ""
+    group: str = ""
 
 
 @dataclass
@@ -148,9 +153,14 @@ def build_tasks(dataset: str, records: Sequence[_Record]) -> list[Task]:
     return builder(list(records))
 
 
+def _doc_key(text: str) -> str:
+    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:16]
+
+
 def _ares_tasks(records: list[AresRecord]) -> list[Task]:
-    def items(left, right, label) -> list[LabelledItem]:
-        return [LabelledItem(str(r.id), left(r), right(r), float(label(r)), r.question, r.answer) for r in records]
+    def items(left, right, label) -> list[LabelledItem]:  # rows that share a document resample together
+        return [LabelledItem(str(r.id), left(r), right(r), float(label(r)), r.question, r.answer,
+                             _doc_key(r.context)) for r in records]
 
     return [
         Task("ares", "context_relevance", "context_relevant", "relevance", "binary",
@@ -163,18 +173,20 @@ def _ares_tasks(records: list[AresRecord]) -> list[Task]:
 
 
 def _wice_tasks(records: list[WiceRecord]) -> list[Task]:
-    items = [LabelledItem(str(r.id), evidence_text(r.evidence), r.claim, WICE_GRADES[r.label]) for r in records]
+    items = [LabelledItem(str(r.id), evidence_text(r.evidence), r.claim, WICE_GRADES[r.label],
+                          group=str(r.meta.get("claim_title") or "")) for r in records]  # one article, one group
     return [Task("wice", "groundedness", "label", "support", "graded", items)]
 
 
 def _halueval_tasks(records: list[HaluEvalRecord]) -> list[Task]:
-    items = [ContrastItem(str(r.id), r.knowledge, r.right_answer, r.hallucinated_answer, r.question)
-             for r in records]
+    items = [ContrastItem(str(r.id), r.knowledge, r.right_answer, r.hallucinated_answer, r.question,
+                          _doc_key(r.knowledge)) for r in records]
     return [Task("halueval", "groundedness", "right_answer > hallucinated_answer", "support", "pairwise", items)]
 
 
 def _jsonl_tasks(records: list[JsonlRecord]) -> list[Task]:
-    items = [LabelledItem(str(r.id), evidence_text(r.evidence), r.text, float(r.label)) for r in records]
+    items = [LabelledItem(str(r.id), evidence_text(r.evidence), r.text, float(r.label),
+                          group="" if r.group is None else str(r.group)) for r in records]
     graded = any(i.label not in (0.0, 1.0) for i in items)
     return [Task("jsonl", "groundedness", "label", "support", "graded" if graded else "binary", items)]
 

@@ -9,12 +9,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from eval.judges.base import JudgeUnavailable
 from eval.judges.registry import JudgeOptions, make_judge
 from eval.meta.datasets import Task, load_tasks
 from eval.meta.samples import score_task_samples
 from eval.meta.scoring import CountingScorer, Reduce, TaskScores, score_task
-from eval.meta.stats import binary_report, graded_report, pairwise_report
+from eval.meta.stats import (auroc_ranks, binary_report, graded_report, paired_difference, pairwise_outcomes,
+                             pairwise_report)
 from eval.metrics import ScorerJudge
 
 BASELINE = "lexical"
@@ -63,6 +66,11 @@ def build_judge(name: str, opts: JudgeOptions) -> tuple[ScorerJudge, str]:
     return ScorerJudge(CountingScorer(inner.scorer), inner.max_premises), getattr(judge, "config_id", name)
 
 
+def group_of(item) -> str:
+    """The bootstrap's resampling unit: the item's group (a shared source document), else the item itself."""
+    return item.group or f"id:{item.id}"
+
+
 def _report(task: Task, scores: TaskScores, opts: MetaEvalOptions) -> tuple[dict, list[dict]]:
     """Statistics of one task's scores, and the per-item rows; unmeasured items (None) are left out and counted."""
     kw = {"seed": opts.seed, "n_resamples": opts.n_resamples}
@@ -70,14 +78,20 @@ def _report(task: Task, scores: TaskScores, opts: MetaEvalOptions) -> tuple[dict
         keep = [k for k, (g, b) in enumerate(zip(scores.good, scores.bad)) if g is not None and b is not None]
         good = [scores.good[k] for k in keep]
         bad = [scores.bad[k] for k in keep]
-        rows = [{"id": task.items[k].id, "good": g, "bad": b} for k, g, b in zip(keep, good, bad)]
-        return {**pairwise_report(good, bad, **kw), "n_unmeasured": len(task.items) - len(keep)}, rows
+        groups = [group_of(task.items[k]) for k in keep]
+        rows = [{"id": task.items[k].id, "group": gr, "good": g, "bad": b}
+                for k, gr, g, b in zip(keep, groups, good, bad)]
+        return {**pairwise_report(good, bad, groups=groups, **kw), "n_unmeasured": len(task.items) - len(keep),
+                "n_groups": len(set(groups))}, rows
     keep = [k for k, s in enumerate(scores.scores) if s is not None]
     s = [scores.scores[k] for k in keep]
     y = [task.items[k].label for k in keep]
-    rows = [{"id": task.items[k].id, "label": lab, "score": sc} for k, lab, sc in zip(keep, y, s)]
-    stats = graded_report(s, y, **kw) if task.kind == "graded" else binary_report(s, y, **kw)
-    return {**stats, "n_unmeasured": len(task.items) - len(keep)}, rows
+    groups = [group_of(task.items[k]) for k in keep]
+    rows = [{"id": task.items[k].id, "group": g, "label": lab, "score": sc}
+            for k, g, lab, sc in zip(keep, groups, y, s)]
+    report = graded_report if task.kind == "graded" else binary_report
+    return {**report(s, y, groups=groups, **kw), "n_unmeasured": len(task.items) - len(keep),
+            "n_groups": len(set(groups))}, rows
 
 
 def evaluate_task(task: Task, name: str, judge: ScorerJudge, config_id: str,
@@ -88,11 +102,15 @@ def evaluate_task(task: Task, name: str, judge: ScorerJudge, config_id: str,
         unit, done, digits = "samples", len(task.items) * (2 if task.kind == "pairwise" else 1), 3
     else:
         counter: CountingScorer = judge.scorer  # type: ignore[assignment]
-        before = counter.pairs
+        before, cut_before = counter.pairs, counter.truncated
         scores = score_task(judge, task, reduce=opts.reduce, chunk_size=opts.chunk_size)
         unit, done, digits = "pairs", counter.pairs - before, 1
+        truncated = counter.truncated - cut_before
     seconds = time.perf_counter() - start
     speed = {f"scored_{unit}": done, f"{unit}_per_second": round(done / seconds, digits) if seconds > 0 else None}
+    if unit == "pairs" and counter.can_count_truncation:  # evidence the model never saw (cut at its max length)
+        speed["truncated_pairs"] = truncated
+        speed["truncated_share"] = round(truncated / done, 4) if done else None
     stats, rows = _report(task, scores, opts)
     head = {"dataset": task.dataset, "metric": task.metric, "label": task.label, "kind": task.kind, "judge": name,
             "config_id": config_id, "seconds": round(seconds, 3), **speed, "flags": []}
@@ -107,31 +125,73 @@ def headline(result: dict) -> tuple[str, float | None]:
     return "auroc", None
 
 
-def flag_results(results: list[dict]) -> None:
-    """Flag, in place, results that do not beat the lexical baseline and AUROCs whose CI reaches chance (0.5)."""
-    base = {r["metric"]: r for r in results if r["judge"] == BASELINE and "error" not in r}
+def _paired(task_rows: dict, judge: str, kind: str, opts: MetaEvalOptions) -> dict:
+    """The judge's headline statistic minus lexical's on the items both measured, with a paired (clustered)
+    bootstrap CI of the difference."""
+    mine = {r["id"]: r for r in task_rows.get(judge, [])}
+    base = {r["id"]: r for r in task_rows.get(BASELINE, [])}
+    ids = [i for i in mine if i in base]
+    groups = [mine[i]["group"] for i in ids]
+    kw = {"n_resamples": opts.n_resamples, "seed": opts.seed, "groups": groups}
+    if kind == "pairwise":
+        def acc(rows):
+            out = pairwise_outcomes([r["good"] for r in rows], [r["bad"] for r in rows])
+            return lambda idx: float(out[idx].mean()) if idx.size else None
+        res = paired_difference(acc([mine[i] for i in ids]), acc([base[i] for i in ids]), len(ids), **kw)
+        return {"statistic": "pairwise_accuracy", "n": len(ids), **res}
+    ids = [i for i in ids if mine[i]["label"] in (0.0, 1.0)]
+    groups = [mine[i]["group"] for i in ids]
+    y = np.array([mine[i]["label"] for i in ids])
+    a = np.array([mine[i]["score"] for i in ids])
+    b = np.array([base[i]["score"] for i in ids])
+    res = paired_difference(lambda idx: auroc_ranks(a[idx], y[idx]), lambda idx: auroc_ranks(b[idx], y[idx]),
+                            len(ids), **{**kw, "groups": groups})
+    return {"statistic": "auroc", "n": len(ids), **res}
+
+
+def flag_results(results: list[dict], rows: list[dict] | None = None, opts: MetaEvalOptions | None = None) -> None:
+    """Flag, in place: an AUROC whose CI reaches chance (0.5) or lies wholly below it (an inverted judge), a
+    threshold that puts every test item in one class, and the comparison with the lexical baseline on the same
+    items: 'beats' only when the CI of the paired difference lies above 0 ('ties' when it straddles 0)."""
+    opts = opts or MetaEvalOptions()
+    by_task: dict[str, dict[str, list[dict]]] = {}
+    for row in rows or []:
+        by_task.setdefault(row["metric"], {}).setdefault(row["judge"], []).append(row)
+    have_base = {r["metric"] for r in results if r["judge"] == BASELINE and "error" not in r}
     for r in results:
         if "error" in r:
             continue
         lo, hi = r.get("auroc_ci") or (None, None)
-        if lo is not None and lo <= 0.5 <= hi:
+        if hi is not None and hi < 0.5:
+            r["flags"].append("worse than chance (AUROC CI below 0.5): the judge's scores are inverted here")
+        elif lo is not None and lo <= 0.5 <= hi:
             r["flags"].append("AUROC CI includes 0.5 (chance)")
-        b = base.get(r["metric"])
-        if b is None or r["judge"] == BASELINE:
+        if r.get("one_class_threshold"):
+            r["flags"].append("degenerate threshold: every test item falls in one class")
+        if r["judge"] == BASELINE or r["metric"] not in have_base or r["metric"] not in by_task:
             continue
-        key, value = headline(r)
-        ref = b.get(key)
-        r["beats_lexical"] = None if value is None or ref is None else value > ref
-        if r["beats_lexical"] is False:
-            r["flags"].append(f"does not beat lexical ({key} {value:.3f} <= {ref:.3f})")
+        cmp = _paired(by_task[r["metric"]], r["judge"], r["kind"], opts)
+        r["vs_lexical"] = cmp
+        r["beats_lexical"] = None if cmp["verdict"] is None else cmp["verdict"] == "beats"
+        if cmp["verdict"] is not None:
+            lo_d, hi_d = cmp["ci"]
+            r["flags"].append(f"{cmp['verdict']} lexical ({cmp['statistic']} {cmp['difference']:+.3f}, "
+                              f"95% CI {lo_d:+.3f} to {hi_d:+.3f})")
 
 
 def run_meta_eval(dataset: str, path: str | Path, opts: MetaEvalOptions,
                   log: Callable[[str], None] | None = None) -> dict:
     """Every task of the dataset under every requested judge; the report dict (see save_report for the files)."""
-    log = log or (lambda _msg: None)
     tasks, total = load_tasks(dataset, path, limit=opts.limit, seed=opts.seed)
-    tasks = [t for t in tasks if opts.metrics is None or t.metric in opts.metrics]
+    return run_tasks(dataset, str(path), tasks, total, opts, log)
+
+
+def run_tasks(dataset: str, path: str, tasks: list[Task], total: int, opts: MetaEvalOptions,
+              log: Callable[[str], None] | None = None) -> dict:
+    """Every task under every requested judge (tasks may come from any source: a labelled file, the held-out
+    slices of the training pool)."""
+    log = log or (lambda _msg: None)
+    tasks = [t for t in tasks if opts.metrics is None or t.metric.split("/")[0] in opts.metrics]
     n_used = len(tasks[0].items) if tasks else 0
     report: dict = {"dataset": dataset, "path": str(path), "n_records": total, "n_used": n_used,
                     "sample": ({"limit": opts.limit, "seed": opts.seed, "n": n_used, "of": total}
@@ -161,8 +221,24 @@ def run_meta_eval(dataset: str, path: str | Path, opts: MetaEvalOptions,
                                 "error": f"{type(exc).__name__}: {exc}"}, []
             report["results"].append(result)
             report["scores"].extend(rows)
-    flag_results(report["results"])
+    flag_results(report["results"], report["scores"], opts)
+    report["worst_source"] = worst_source(report["results"])
     return report
+
+
+def worst_source(results: list[dict]) -> dict:
+    """For task names 'metric/source' (a suite of sources): per judge and metric, the lowest headline statistic
+    over sources, and which source it is (pick judges by this, never by the pooled average)."""
+    out: dict[str, dict] = {}
+    for r in results:
+        if "/" not in r["metric"] or "error" in r:
+            continue
+        metric, source = r["metric"].split("/", 1)
+        _, value = headline(r)
+        cell = out.setdefault(f"{metric}:{r['judge']}", {"metric": metric, "judge": r["judge"], "min": None})
+        if value is not None and (cell["min"] is None or value < cell["min"]):
+            cell.update({"min": round(value, 4), "source": source})
+    return out
 
 
 def default_out_dir(dataset: str) -> Path:

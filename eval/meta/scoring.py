@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from eval.claims import decompose
-from eval.judges.base import Scorer, Support
+from eval.judges.base import ClaimItem, ClaimScore, Scorer, Support
 from eval.meta.datasets import ContrastItem, LabelledItem, Task
 from eval.metrics import ScorerJudge
 
@@ -22,7 +22,9 @@ REDUCERS: tuple[str, ...] = ("min", "mean", "share")
 
 
 class CountingScorer:
-    """Wraps a Scorer and counts the (premise, hypothesis) pairs it is asked to score (for pairs/second)."""
+    """Wraps a Scorer and counts the (premise, hypothesis) pairs it is asked to score (for pairs/second), and, when
+    the scorer can tell, how many of them were longer than its model reads (their end unseen). A claim-level scorer
+    (``claim_support``) keeps its claim-level path; each of a claim's windows counts as one pair."""
 
     def __init__(self, inner: Scorer):
         self.inner = inner
@@ -31,9 +33,22 @@ class CountingScorer:
         self.support_threshold = inner.support_threshold
         self.relevance_threshold = inner.relevance_threshold
         self.pairs = 0
+        self.truncated = 0
+        self.can_count_truncation = hasattr(inner, "count_truncated")
+        if hasattr(inner, "claim_support"):
+            self.claim_support = self._claim_support
+
+    def _count(self, pairs: list[tuple[str, str]]) -> None:
+        self.pairs += len(pairs)
+        if self.can_count_truncation:
+            self.truncated += self.inner.count_truncated(pairs)  # type: ignore[attr-defined]
+
+    def _claim_support(self, items: list[ClaimItem]) -> list[ClaimScore]:
+        self._count([(w, it.claim) for it in items for w in it.windows])
+        return self.inner.claim_support(items)  # type: ignore[attr-defined]
 
     def support(self, pairs: list[tuple[str, str]]) -> list[Support]:
-        self.pairs += len(pairs)
+        self._count(pairs)
         return self.inner.support(pairs)
 
     def relevance(self, pairs: list[tuple[str, str]]) -> list[float]:

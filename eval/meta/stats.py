@@ -11,7 +11,6 @@ import numpy as np
 from scipy.stats import rankdata, spearmanr
 from sklearn.metrics import roc_auc_score
 
-from eval.mathx import bootstrap_ci
 
 ArrayLike = Sequence[float] | np.ndarray
 CI = tuple[float | None, float | None]
@@ -90,19 +89,55 @@ def pairwise_accuracy(good: ArrayLike, bad: ArrayLike) -> float | None:
     return float(out.mean()) if out.size else None
 
 
-def bootstrap(stat: Callable[[np.ndarray], float | None], n: int, *, n_resamples: int = 1000, seed: int = 0,
-              confidence: float = 0.95) -> CI:
-    """Percentile CI of ``stat(indices)`` over resamples of ``range(n)`` with replacement."""
-    if n == 0:
-        return (None, None)
+def resampler(n: int, groups: Sequence | None, seed: int) -> Callable[[], np.ndarray]:
+    """A function drawing one bootstrap resample of ``range(n)``: records with replacement, or, with ``groups`` (one
+    key per record), whole groups with replacement (a clustered bootstrap: rows that share a source document move
+    together, so the CI is not too narrow when one document carries many rows)."""
     rng = np.random.default_rng(seed)
-    values = [stat(rng.integers(0, n, size=n)) for _ in range(n_resamples)]
+    if groups is None or len(set(groups)) == n:
+        return lambda: rng.integers(0, n, size=n)
+    keys = list(dict.fromkeys(groups))
+    members = [np.flatnonzero(np.asarray([g == k for g in groups])) for k in keys]
+    return lambda: np.concatenate([members[i] for i in rng.integers(0, len(keys), size=len(keys))])
+
+
+def _percentile_ci(values: list, n_resamples: int, confidence: float) -> CI:
     kept = np.array([v for v in values if v is not None and not np.isnan(v)], dtype=float)
     if kept.size * 2 < n_resamples:
         return (None, None)
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(kept, [alpha, 1 - alpha])
     return (float(lo), float(hi))
+
+
+def bootstrap(stat: Callable[[np.ndarray], float | None], n: int, *, n_resamples: int = 1000, seed: int = 0,
+              confidence: float = 0.95, groups: Sequence | None = None) -> CI:
+    """Percentile CI of ``stat(indices)`` over resamples of ``range(n)`` with replacement (by group when given)."""
+    if n == 0:
+        return (None, None)
+    draw = resampler(n, groups, seed)
+    return _percentile_ci([stat(draw()) for _ in range(n_resamples)], n_resamples, confidence)
+
+
+def paired_difference(stat_a: Callable[[np.ndarray], float | None], stat_b: Callable[[np.ndarray], float | None],
+                      n: int, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
+                      groups: Sequence | None = None) -> dict:
+    """stat_a - stat_b on the same items, with the percentile CI of the difference over paired resamples (both
+    statistics on the same resampled indices, by group when given). ``verdict``: 'beats' when the CI lies above 0,
+    'loses' when below, 'ties' when it straddles 0, None when undefined."""
+    everything = np.arange(n)
+    a, b = stat_a(everything), stat_b(everything)
+    if n == 0 or a is None or b is None:
+        return {"difference": None, "ci": (None, None), "verdict": None}
+    draw = resampler(n, groups, seed)
+
+    def diff(idx: np.ndarray) -> float | None:
+        x, y = stat_a(idx), stat_b(idx)
+        return None if x is None or y is None else x - y
+
+    lo, hi = _percentile_ci([diff(draw()) for _ in range(n_resamples)], n_resamples, confidence)
+    verdict = None if lo is None or hi is None else ("beats" if lo > 0 else "loses" if hi < 0 else "ties")
+    return {"difference": float(a - b), "ci": (lo, hi), "verdict": verdict}
 
 
 def stratified_split(labels: ArrayLike, dev_fraction: float = 0.5, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -139,9 +174,20 @@ def calibration(scores: ArrayLike, labels: ArrayLike, n_bins: int = 10) -> tuple
     return (float(ece) if s.size else None), bins
 
 
+def one_class(scores: ArrayLike, threshold: float | None) -> bool:
+    """The threshold puts every record in the same class (a degenerate cut: balanced accuracy is 0.5 by design)."""
+    s = np.asarray(scores, dtype=float)
+    return threshold is not None and s.size > 0 and len(set((s >= threshold).tolist())) == 1
+
+
+def _sub(groups: Sequence | None, idx: np.ndarray) -> list | None:
+    return None if groups is None else [groups[i] for i in idx]
+
+
 def binary_report(scores: ArrayLike, labels: ArrayLike, *, seed: int = 0, n_resamples: int = 1000,
-                  dev_fraction: float = 0.5) -> dict:
-    """AUROC (all records), balanced accuracy on the test split at the threshold chosen on the dev split, ECE."""
+                  dev_fraction: float = 0.5, groups: Sequence | None = None) -> dict:
+    """AUROC (all records), balanced accuracy on the test split at the threshold chosen on the dev split, ECE.
+    With ``groups`` (one key per record) the CIs resample whole groups."""
     s, y = _arrays(scores, labels)
     dev, test = stratified_split(y, dev_fraction, seed)
     threshold = best_threshold(s[dev], y[dev])
@@ -149,12 +195,14 @@ def binary_report(scores: ArrayLike, labels: ArrayLike, *, seed: int = 0, n_resa
     return {
         "n": int(s.size), "n_positive": int((y == 1).sum()), "n_negative": int((y == 0).sum()),
         "auroc": auroc(s, y),
-        "auroc_ci": bootstrap(lambda i: auroc_ranks(s[i], y[i]), s.size, n_resamples=n_resamples, seed=seed),
+        "auroc_ci": bootstrap(lambda i: auroc_ranks(s[i], y[i]), s.size, n_resamples=n_resamples, seed=seed,
+                              groups=groups),
         "threshold": threshold, "n_dev": int(dev.size), "n_test": int(test.size),
         "balanced_accuracy_dev": balanced_accuracy(s[dev], y[dev], threshold),
         "balanced_accuracy": balanced_accuracy(st, yt, threshold),
         "balanced_accuracy_ci": bootstrap(lambda i: balanced_accuracy(st[i], yt[i], threshold), st.size,
-                                          n_resamples=n_resamples, seed=seed),
+                                          n_resamples=n_resamples, seed=seed, groups=_sub(groups, test)),
+        "one_class_threshold": one_class(st, threshold),
         **_calibration_fields(s, y),
     }
 
@@ -164,25 +212,29 @@ def _calibration_fields(s: np.ndarray, y: np.ndarray) -> dict:
     return {"ece": ece, "reliability": bins}
 
 
-def graded_report(scores: ArrayLike, labels: ArrayLike, *, seed: int = 0, n_resamples: int = 1000) -> dict:
+def graded_report(scores: ArrayLike, labels: ArrayLike, *, seed: int = 0, n_resamples: int = 1000,
+                  groups: Sequence | None = None) -> dict:
     """Spearman over every record; the binary statistics over the records labelled exactly 0 or 1."""
     s, y = _arrays(scores, labels)
     binary = (y == 0) | (y == 1)
     return {
-        **binary_report(s[binary], y[binary], seed=seed, n_resamples=n_resamples),
+        **binary_report(s[binary], y[binary], seed=seed, n_resamples=n_resamples,
+                        groups=_sub(groups, np.flatnonzero(binary))),
         "n_graded": int(s.size),
         "spearman": spearman(s, y),
-        "spearman_ci": bootstrap(lambda i: spearman(s[i], y[i]), s.size, n_resamples=n_resamples, seed=seed),
+        "spearman_ci": bootstrap(lambda i: spearman(s[i], y[i]), s.size, n_resamples=n_resamples, seed=seed,
+                                 groups=groups),
     }
 
 
 def pairwise_report(good: ArrayLike, bad: ArrayLike, *, seed: int = 0, n_resamples: int = 1000,
-                    dev_fraction: float = 0.5) -> dict:
+                    dev_fraction: float = 0.5, groups: Sequence | None = None) -> dict:
     """Pairwise accuracy (ties half), plus the binary statistics of the pooled texts (good = 1, bad = 0), with the
     dev/test split and the bootstrap over pairs so both texts of a pair stay together."""
     g, b = _arrays(good, bad)
     outcomes = pairwise_outcomes(g, b)
-    lo, hi = bootstrap_ci(outcomes, n_resamples=n_resamples, seed=seed) if outcomes.size else (None, None)
+    lo, hi = bootstrap(lambda i: float(outcomes[i].mean()), outcomes.size, n_resamples=n_resamples, seed=seed,
+                       groups=groups)
 
     def pooled(i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.concatenate([g[i], b[i]]), np.concatenate([np.ones(i.size), np.zeros(i.size)])
@@ -195,11 +247,13 @@ def pairwise_report(good: ArrayLike, bad: ArrayLike, *, seed: int = 0, n_resampl
         "n": int(g.size), "pairwise_accuracy": pairwise_accuracy(g, b), "pairwise_accuracy_ci": (lo, hi),
         "ties": int((outcomes == 0.5).sum()),
         "auroc": auroc(*pooled(np.arange(g.size))),
-        "auroc_ci": bootstrap(lambda i: auroc_ranks(*pooled(i)), g.size, n_resamples=n_resamples, seed=seed),
+        "auroc_ci": bootstrap(lambda i: auroc_ranks(*pooled(i)), g.size, n_resamples=n_resamples, seed=seed,
+                              groups=groups),
         "threshold": threshold, "n_dev": int(dev.size), "n_test": int(test.size),
         "balanced_accuracy_dev": balanced_accuracy(*pooled(dev), threshold),
         "balanced_accuracy": balanced_accuracy(*pooled(test), threshold),
         "balanced_accuracy_ci": bootstrap(lambda i: balanced_accuracy(*pooled(test[i]), threshold), test.size,
-                                          n_resamples=n_resamples, seed=seed),
+                                          n_resamples=n_resamples, seed=seed, groups=_sub(groups, test)),
+        "one_class_threshold": one_class(pooled(test)[0], threshold),
         **_calibration_fields(*pooled(np.arange(g.size))),
     }

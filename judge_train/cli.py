@@ -1,4 +1,4 @@
-"""`ragdoctor judge train`: fine-tune the compact groundedness judge (see eval/judge_train/train.py).
+"""`ragdoctor judge train`: fine-tune the compact groundedness judge (see judge_train/train.py).
 
 Wire it with ``register(sub, pipeline_options)`` next to the other command modules in ragdoctor/cli.py."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def _config_from_args(args):
-    from eval.judge_train.train import TrainConfig
+    from judge_train.train import TrainConfig
 
     if args.from_config:
         saved = json.loads(Path(args.from_config).read_text())
@@ -22,14 +22,12 @@ def _config_from_args(args):
         value = getattr(args, key)
         if value is not None:
             over[key] = value
-    if args.no_combiner:
-        over["combiner"] = False
     data = cfg.data.model_copy(update={"data_dir": args.data_dir} if args.data_dir else {})
     return cfg.model_copy(update={**over, "data": data})
 
 
 def cmd_judge_train(args) -> int:
-    from eval.judge_train.train import train
+    from judge_train.train import train
 
     cfg = _config_from_args(args)
     data_dir = Path(cfg.data.data_dir)
@@ -47,6 +45,21 @@ def cmd_judge_train(args) -> int:
     return 0
 
 
+def cmd_judge_combine(args) -> int:
+    from judge_train.package import build
+
+    data_dir = args.data_dir or "../shared/data/train"
+    missing = [p for p in (args.support, args.relevance) if p and not Path(p, "config.json").is_file()]
+    if missing or not Path(data_dir).is_dir():
+        what = f"not a trained stage folder: {missing[0]}" if missing else f"training pool not found: {data_dir}"
+        print(f"ragdoctor: error: {what}", file=sys.stderr)
+        return 2
+    build(Path(args.support), Path(args.relevance) if args.relevance else None, Path(args.out), data_dir,
+          per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True))
+    print(f"judge folder: {args.out} (use it with: ragdoctor eval ... --nli-model {args.out})")
+    return 0
+
+
 def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as the other command modules
     p = sub.add_parser("judge", help="train the project's own judges")
     judge_sub = p.add_subparsers(dest="judge_command", required=True)
@@ -59,6 +72,14 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     t.add_argument("--batch-size", type=int, help="default 16")
     t.add_argument("--lr", type=float, help="peak learning rate (default 5e-5)")
     t.add_argument("--max-length", type=int, help="max tokens per (premise, claim) pair (default 128)")
-    t.add_argument("--no-combiner", action="store_true", help="ship the bare cross-encoder, no combiner.json")
     t.add_argument("--from-config", help="repeat a run: its training_config.json (flags given here still win)")
     t.set_defaults(func=cmd_judge_train)
+    c = judge_sub.add_parser("combine", help="assemble a judge folder from trained stages: fit the combiners on "
+                                             "held-out slices of the pool, choosing features by the worst source")
+    c.add_argument("--support", required=True, help="the support stage's folder (ragdoctor judge train --task support)")
+    c.add_argument("--relevance", help="the relevance stage's folder (optional)")
+    c.add_argument("--out", required=True, help="the judge folder to write (replaced if it exists)")
+    c.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
+    c.add_argument("--per-label", type=int, default=120, help="held-out records per label per source (default 120)")
+    c.add_argument("--seed", type=int, default=13)
+    c.set_defaults(func=cmd_judge_combine)

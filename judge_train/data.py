@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from eval.claims import decompose, sentence_windows, split_sentences
-from eval.judge_train.sources import (CLAIM_SOURCES, NLI_SOURCES, RELEVANCE_SOURCES, SOURCES, PoolRecord,
+from judge_train.sources import (CLAIM_SOURCES, NLI_SOURCES, RELEVANCE_SOURCES, SOURCES, PoolRecord,
                                       _jsonl, norm_text, read_source, source_files)
 from eval.metrics import content_tokens
 
@@ -256,6 +256,12 @@ def hard_negative(claim: str, premise: str, pool: list[str], rng: random.Random)
 def heldout(group: str, percent: int) -> bool:
     """Deterministic split on the group key: the same evidence or claim always lands on the same side."""
     return int(hashlib.sha256(group.encode("utf-8")).hexdigest()[:8], 16) % 100 < percent
+
+
+def heldout_half(group: str) -> str:
+    """Which half of the held-out slice a group is in: 'calibrate' (the combiners are fit there) or 'report'
+    (``meta-eval --dataset pool`` measures there), by a second hash independent of ``heldout``."""
+    return "calibrate" if int(hashlib.sha256(f"half:{group}".encode()).hexdigest()[:8], 16) % 2 == 0 else "report"
 
 
 ATOMIC_SOURCES = frozenset({"factcheck_gpt"})  # texts that are one claim already: not decomposed again

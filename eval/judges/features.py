@@ -1,0 +1,120 @@
+"""Cheap, explainable signals of whether a claim is supported by its evidence: pure functions, no models.
+
+Each catches something word overlap misses or a small cross-encoder misreads, and each is a named feature of the
+compact judge's combiner (eval/judges/compact.py), whose weight the model card reports:
+
+  lexical_doc     share of the claim's content words found anywhere in the evidence (not just in one window)
+  idf_doc         the same, each word weighted by its rarity (inverse document frequency): a missing name or term
+                  counts more than a missing common word
+  number_missing  share of the claim's numbers (digits, number words, percentages, years) the evidence never states
+  entity_missing  share of the claim's names (capitalised or mixed-case words, acronyms) the evidence never mentions
+  negation_flip   the claim and its best window disagree in polarity (one negated, the other not)
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+
+from eval.metrics import content_tokens
+
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
+                      "ninety": "90", "hundred": "100", "thousand": "1000", "million": "1000000",
+                      "billion": "1000000000", "half": "0.5", "twice": "2", "double": "2", "once": "1"})
+_NUM = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?![\d])")
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|n't)\b|n't\b",
+                       re.IGNORECASE)
+_CAP = re.compile(r"\b(?:[A-Z][a-z]*[A-Z0-9][\w-]*|[A-Z]{2,}[\w-]*|[A-Z][a-z][\w'-]*|[a-z]+[A-Z][\w-]*)\b")
+_FUNCTION = frozenset("the a an in on at it he she they we i you this that these those there its his her their but "
+                      "and or if when while as after before yes no not my our your also however so what which who "
+                      "how why where for from to of by with is are was were be".split())
+
+
+def numbers(text: str) -> set[str]:
+    """Numbers a text states, normalised: '1,024' -> '1024', '2.50' -> '2.5', 'twelve' -> '12'."""
+    out: set[str] = set()
+    for m in _NUM.finditer(text):
+        raw = m.group(0).replace(",", "").lstrip("+")
+        try:
+            value = float(raw)
+        except ValueError:
+            continue
+        out.add(f"{value:g}" if abs(value) < 1e15 else raw)
+    for w in _WORD.findall(text.lower()):
+        if w in _NUMBER_WORDS:
+            out.add(_NUMBER_WORDS[w])
+    return out
+
+
+def number_missing(claim: str, evidence: str) -> float:
+    """Share of the claim's numbers that the evidence does not state (0 when the claim has none)."""
+    c = numbers(claim)
+    if not c:
+        return 0.0
+    return len(c - numbers(evidence)) / len(c)
+
+
+def names(text: str) -> set[str]:
+    """Name-like words (lower-cased): capitalised words other than a sentence's first word, acronyms and mixed-case
+    terms anywhere ('GPTQ', 'vLLM', 'H100'), minus function words."""
+    out: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        for k, m in enumerate(_CAP.finditer(sentence)):
+            word = m.group(0)
+            first = m.start() == len(sentence) - len(sentence.lstrip())
+            mixed = any(ch.isupper() for ch in word[1:]) or any(ch.isdigit() for ch in word)
+            if (first and not mixed) or word.lower() in _FUNCTION:
+                continue
+            out.add(word.lower())
+    return out
+
+
+def entity_missing(claim: str, evidence: str) -> float:
+    """Share of the claim's names that occur nowhere in the evidence, case-insensitively (0 when it has none)."""
+    c = names(claim)
+    if not c:
+        return 0.0
+    low = evidence.lower()
+    return sum(1 for n in c if n not in low) / len(c)
+
+
+def negated(text: str) -> bool:
+    return bool(_NEGATION.search(text))
+
+
+def negation_flip(claim: str, premise: str) -> float:
+    return float(negated(claim) != negated(premise))
+
+
+def lexical_doc(claim: str, evidence: str) -> float:
+    c = content_tokens(claim)
+    if not c:
+        return 0.0
+    e = set(content_tokens(evidence))
+    return sum(1 for t in c if t in e) / len(c)
+
+
+def idf_weights(documents: Iterable[str], min_df: int = 3) -> dict[str, float]:
+    """Smoothed IDF, log((1 + N) / (1 + df)) + 1, of every content word in at least ``min_df`` documents."""
+    df: dict[str, int] = {}
+    n = 0
+    for doc in documents:
+        n += 1
+        for t in set(content_tokens(doc)):
+            df[t] = df.get(t, 0) + 1
+    return {t: round(math.log((1 + n) / (1 + d)) + 1, 3) for t, d in df.items() if d >= min_df}
+
+
+def idf_doc(claim: str, evidence: str, idf: Mapping[str, float], unseen: float) -> float:
+    """IDF-weighted share of the claim's content words found in the evidence; a word the table lacks is rare
+    (weight ``unseen``, the table's largest)."""
+    c = content_tokens(claim)
+    if not c:
+        return 0.0
+    e = set(content_tokens(evidence))
+    weights = [idf.get(t, unseen) for t in c]
+    return sum(w for t, w in zip(c, weights) if t in e) / sum(weights)

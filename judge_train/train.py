@@ -1,0 +1,275 @@
+"""One training stage: fine-tune a cross-encoder (the bundled all-MiniLM-L6-v2, or an earlier stage's output) into
+a 1-logit (premise, hypothesis) -> P(supported) or (passage, question) -> P(relevant) model, export fp16, check it.
+
+Stages chain (recipes/*.json): general NLI first, then the claim-level pool from that checkpoint (support), and
+question-passage relevance from the same checkpoint (relevance); ``combine.py`` then fits the combiners and
+``package.py`` assembles the judge folder. Seeded end to end (python, numpy, torch; the data split is a hash of each
+record's group). Uses CUDA when torch sees it, else the CPU. Writes into ``out``:
+
+  model.safetensors (fp16) + config.json + tokenizer files    a sentence-transformers CrossEncoder folder
+  training_config.json     this recipe (TrainConfig), library versions, device, timings, export check
+  data_manifest.json       sha256 of every input file, licences, record/example counts per source and label
+  heldout_metrics.json     AUROC per source of the bare cross-encoder on the held-out slice of the pool
+  heldout_examples.jsonl   that held-out slice
+"""
+from __future__ import annotations
+
+import json
+import math
+import platform
+import random
+import shutil
+import time
+from dataclasses import asdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from judge_train.data import (DataConfig, Example, build_examples, manifest, read_pool, read_relevance_pool,
+                                   relevance_examples)
+
+RECIPE = "cross-encoder-stage"
+
+
+class TrainConfig(BaseModel):
+    """The whole recipe; ``training_config.json`` holds it, so ``TrainConfig(**saved['recipe'])`` repeats a run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    recipe: str = RECIPE
+    # what the cross-encoder learns: 'support' (premise, claim) -> supported, 'relevance' (passage, question) -> the
+    # passage bears on the question
+    task: Literal["support", "relevance"] = "support"
+    # 'minilm' = the bundled all-MiniLM-L6-v2 (rag.models.minilm_path()), or a folder: a CrossEncoder trained by an
+    # earlier stage (e.g. general NLI first, then the claim-level pool)
+    base_model: str = "minilm"
+    seed: int = 13
+    epochs: float = Field(2.0, gt=0)
+    max_examples: int | None = None  # cap on training examples after balancing (None: all)
+    max_length: int = 128
+    batch_size: int = 16
+    lr: float = 5e-5
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.01
+    export_check_pairs: int = 128
+    data: DataConfig = Field(default_factory=DataConfig)
+
+
+Log = Callable[[str], None]
+
+
+def _seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+def _base_path(base: str) -> str:
+    if base == "minilm":
+        from rag.models import minilm_path
+
+        return str(minilm_path())
+    return base
+
+
+def _batches(examples: list[Example], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Length-bucketed batches (shuffled chunks sorted by length, then the batches shuffled): little padding, so the
+    CPU spends its time on tokens that exist."""
+    idx = list(range(len(examples)))
+    rng.shuffle(idx)
+    chunk = batch_size * 50
+    batches: list[list[int]] = []
+    for s in range(0, len(idx), chunk):
+        part = sorted(idx[s : s + chunk], key=lambda i: len(examples[i].premise) + len(examples[i].hypothesis))
+        batches += [part[j : j + batch_size] for j in range(0, len(part), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def fine_tune(ce, examples: list[Example], cfg: TrainConfig, device: str, log: Log) -> dict:
+    """Binary cross-entropy on the single logit, AdamW, linear warm-up then decay, gradient clipping at 1."""
+    import torch
+
+    model, tok = ce.model, ce.tokenizer
+    model.to(device)
+    model.train()
+    rng = random.Random(cfg.seed)
+    n_epochs = math.ceil(cfg.epochs)
+    plan = [_batches(examples, cfg.batch_size, rng) for _ in range(n_epochs)]
+    total = int(round(len(plan[0]) * cfg.epochs))
+    steps = [b for epoch in plan for b in epoch][:total]
+    decay = [p for n, p in model.named_parameters() if not any(k in n for k in ("bias", "LayerNorm", "layer_norm"))]
+    no_decay = [p for n, p in model.named_parameters() if any(k in n for k in ("bias", "LayerNorm", "layer_norm"))]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
+    warm = max(1, int(total * cfg.warmup_ratio))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm)))
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    use_amp = device.startswith("cuda")
+    t0, seen, running = time.time(), 0, []
+    for step, batch in enumerate(steps, 1):
+        exs = [examples[i] for i in batch]
+        feats = tok([e.premise for e in exs], [e.hypothesis for e in exs], padding=True, truncation=True,
+                    max_length=cfg.max_length, return_tensors="pt").to(device)
+        labels = torch.tensor([float(e.label) for e in exs], device=device)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_amp):
+            logits = model(**feats).logits.squeeze(-1)
+        loss = loss_fn(logits.float(), labels)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        seen += len(exs)
+        running.append(loss.item())
+        if step % 50 == 0 or step == total:
+            rate = seen / (time.time() - t0)
+            log(f"step {step}/{total}  loss {np.mean(running[-50:]):.4f}  {rate:.1f} ex/s  "
+                f"eta {(total - step) * cfg.batch_size / max(rate, 1e-9) / 60:.1f} min")
+    model.eval()
+    return {"steps": total, "examples_seen": seen, "seconds": round(time.time() - t0, 1),
+            "final_loss": round(float(np.mean(running[-50:])), 4) if running else None}
+
+
+def export_fp16(ce, out: Path) -> None:
+    """Save the CrossEncoder with fp16 weights, and a config that loads them back as fp32 (fp16 matmuls are slow
+    or missing on CPUs); sentence-transformers' generated README is replaced by our MODEL_CARD.md."""
+    model = ce.model
+    model.half()
+    try:
+        ce.save_pretrained(str(out))
+    finally:
+        model.float()
+    cfg_path = out / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+    for key in ("torch_dtype", "dtype"):
+        if key in cfg:
+            cfg[key] = "float32"
+    cfg["id2label"], cfg["label2id"] = {"0": "supported"}, {"supported": 0}
+    cfg_path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    (out / "README.md").unlink(missing_ok=True)
+
+
+def reference_scores(ce, pairs: list[tuple[str, str]]) -> np.ndarray:
+    """P(supported) of the in-memory fp32 model (taken before the fp16 export rounds its weights)."""
+    if not pairs:
+        return np.zeros(0)
+    raw = ce.predict(pairs, batch_size=32, show_progress_bar=False, convert_to_numpy=True, activation_fn=None)
+    return 1 / (1 + np.exp(-np.asarray(raw, dtype=np.float64).reshape(-1)))
+
+
+def check_export(ref: np.ndarray, out: Path, pairs: list[tuple[str, str]], max_length: int) -> dict:
+    """Load the exported folder the way the project does (CrossEncoderScorer) and compare P(supported) with the
+    fp32 model's scores on the same pairs."""
+    from eval.judges.nli import CrossEncoderScorer
+
+    scorer = CrossEncoderScorer(out, max_length=max_length, device="cpu")
+    got = np.array([s.supported for s in scorer.support(pairs)])
+    diff = float(np.max(np.abs(got - ref))) if len(pairs) else 0.0
+    return {"pairs": len(pairs), "max_abs_diff": round(diff, 6), "ok": diff <= 1e-2,
+            "loaded_dtype": str(scorer.model.model.dtype)}
+
+
+def _auroc(y: list[int], s: list[float] | np.ndarray) -> float | None:
+    from sklearn.metrics import roc_auc_score
+
+    s = np.asarray(s, dtype=float)
+    return float(roc_auc_score(y, s)) if len(set(y)) == 2 and np.isfinite(s).all() else None
+
+
+def heldout_auroc(out: Path, held: list[Example], cfg: TrainConfig) -> dict[str, float | None]:
+    """AUROC of the exported cross-encoder alone on each source's held-out slice, and the minimum over sources."""
+    from eval.judges.nli import CrossEncoderScorer
+
+    scorer = CrossEncoderScorer(out, max_length=cfg.max_length)
+    scores = [s.supported for s in scorer.support([(e.premise, e.hypothesis) for e in held])]
+    per = {}
+    for src in sorted({e.source for e in held}):
+        idx = [i for i, e in enumerate(held) if e.source == src]
+        per[src] = _auroc([held[i].label for i in idx], [scores[i] for i in idx])
+    vals = [v for v in per.values() if v is not None]
+    per["min"] = min(vals) if vals else None
+    return {k: (round(v, 4) if v is not None else None) for k, v in per.items()}
+
+
+def _code_hashes() -> dict:
+    """sha256 of the code the examples depend on (claim splitting and example construction change the data)."""
+    import hashlib
+
+    import eval.claims
+    import judge_train.data
+    import judge_train.sources
+    import eval.metrics
+
+    return {m.__name__: hashlib.sha256(Path(m.__file__).read_bytes()).hexdigest()[:16]
+            for m in (eval.claims, eval.metrics, judge_train.data, judge_train.sources)}
+
+
+def _versions() -> dict:
+    import sentence_transformers
+    import sklearn
+    import torch
+    import transformers
+
+    return {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
+            "sentence_transformers": sentence_transformers.__version__, "sklearn": sklearn.__version__}
+
+
+def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
+    """Run the recipe into ``out`` (replaced if it exists). Returns the summary written to training_config.json."""
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    from rag.embeddings import quiet_model_loading
+
+    out = Path(out)
+    t_start = time.time()
+    _seed_everything(cfg.seed)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    log(f"device: {device} ({torch.get_num_threads()} CPU threads)")
+    if cfg.task == "relevance":
+        records, pool_stats = read_relevance_pool(cfg.data, cfg.seed)
+        train_ex, held_ex, ex_stats = relevance_examples(records, cfg.data, cfg.seed)
+    else:
+        records, pool_stats = read_pool(cfg.data)
+        train_ex, held_ex, ex_stats = build_examples(records, cfg.data, cfg.seed)
+    if cfg.max_examples:
+        train_ex = train_ex[: cfg.max_examples]
+    log(f"pool: {len(records)} records -> {len(train_ex)} training / {len(held_ex)} held-out examples")
+    quiet_model_loading()
+    _seed_everything(cfg.seed)  # the head's initialisation must not depend on how much data was read
+    ce = CrossEncoder(_base_path(cfg.base_model), num_labels=1, max_length=cfg.max_length, device=device,
+                      local_files_only=True)
+    fit = fine_tune(ce, train_ex, cfg, device, log)
+    log(f"fine-tuned: {fit['steps']} steps in {fit['seconds'] / 60:.1f} min")
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    check_pairs = [(e.premise, e.hypothesis) for e in held_ex[: cfg.export_check_pairs]]
+    ref = reference_scores(ce, check_pairs)
+    export_fp16(ce, out)
+    export = check_export(ref, out, check_pairs, cfg.max_length)
+    log(f"export check: max |dP| = {export['max_abs_diff']} over {export['pairs']} pairs ({'ok' if export['ok'] else 'FAILED'})")
+    del ce
+    (out / "heldout_examples.jsonl").write_text("".join(json.dumps(asdict(e)) + "\n" for e in held_ex))
+    metrics = {"heldout_auroc": heldout_auroc(out, held_ex, cfg)}
+    log(f"held-out AUROC of the bare cross-encoder: {metrics['heldout_auroc']}")
+    man = manifest(cfg.data, pool_stats, ex_stats, len(train_ex), len(held_ex))
+    (out / "data_manifest.json").write_text(json.dumps(man, indent=1) + "\n")
+    (out / "heldout_metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    summary = {"recipe": json.loads(cfg.model_dump_json()), "device": device, "threads": torch.get_num_threads(),
+               "n_train": len(train_ex), "n_heldout": len(held_ex),
+               "versions": _versions(), "code_sha256": _code_hashes(), "base_model_path": _base_path(cfg.base_model), "fit": fit,
+               "export": export, "folder_bytes": size, "total_seconds": round(time.time() - t_start, 1)}
+    (out / "training_config.json").write_text(json.dumps(summary, indent=1) + "\n")
+    log(f"done in {summary['total_seconds'] / 60:.1f} min; folder {size / 1e6:.1f} MB: {out}")
+    return summary
