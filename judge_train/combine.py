@@ -4,7 +4,7 @@ worst source, never by the pooled average.
 Support: every held-out record of every support source (claim-level pool, attribution, general NLI) is scored the
 way the judge scores at inference: its text split into claims (``decompose``; NLI hypotheses and single claims are
 one claim), each claim against its candidate windows and the whole evidence (eval.metrics.claim_candidates), giving
-one feature row per claim (eval.judges.compact.SUPPORT_FEATURES). A record's score is the minimum over its claims
+one feature row per claim (eval.judges.nli.SUPPORT_FEATURES). A record's score is the minimum over its claims
 (one unsupported claim sinks it), so the logistic regression is fit multiple-instance style: every claim of a
 supported record is a positive; the one claim of an unsupported record that the current model finds least supported
 is its negative (two rounds). Sources weigh the same, however many rows they have.
@@ -30,7 +30,7 @@ import numpy as np
 from eval.claims import decompose
 from judge_train.data import ATOMIC_SOURCES, NLI_SOURCES, PoolRecord, heldout, heldout_half
 from eval.judges.base import ClaimItem
-from eval.judges.compact import RELEVANCE_FEATURES, SUPPORT_FEATURES, CompactJudgeScorer
+from eval.judges.nli import RELEVANCE_FEATURES, SUPPORT_FEATURES, CompactJudgeScorer
 from eval.meta.stats import auroc
 from eval.metrics import claim_candidates
 

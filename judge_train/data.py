@@ -559,9 +559,9 @@ def read_relevance_pool(cfg: DataConfig, seed: int) -> tuple[list[PoolRecord], d
 def relevance_examples(records: list[PoolRecord], cfg: DataConfig, seed: int
                        ) -> tuple[list[Example], list[Example], dict]:
     """(train, held-out, stats): each (question, passage) as the relevance judge sees it: the passage window that
-    shares most words with the question (eval.judges.compact.relevance_windows) as premise, the question as
+    shares most words with the question (eval.judges.nli.relevance_windows) as premise, the question as
     hypothesis. Balanced 1:1 per source where a source has both labels, capped per label."""
-    from eval.judges.compact import relevance_windows
+    from eval.judges.nli import relevance_windows
 
     rng = random.Random(seed)
     train: list[Example] = []

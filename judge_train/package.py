@@ -3,7 +3,7 @@ combiners fit on held-out slices of the pool (combine.py), the stages' recipes a
 
   <out>/support/        the support stage's CrossEncoder (fp16 weights, tokenizer)
   <out>/relevance/      the relevance stage's CrossEncoder
-  <out>/combiner.json   {"support": spec, "relevance": spec} (eval.judges.compact.Combiner)
+  <out>/combiner.json   {"support": spec, "relevance": spec} (eval.judges.nli.Combiner)
   <out>/idf.json        word -> IDF over the training pool's evidence texts
   <out>/heldout_metrics.json   the combiners' reports: per source AUROC (leave-one-source-out and cross-validated),
                                each feature alone, every feature subset tried
@@ -73,7 +73,7 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     idf = idf_weights(r.evidence for r in support_records if not heldout(r.group, percent))
     (out / "idf.json").write_text(json.dumps(idf, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
     log(f"idf.json: {len(idf)} words")
-    from eval.judges.compact import CompactJudgeScorer
+    from eval.judges.nli import CompactJudgeScorer
 
     scorer = CompactJudgeScorer(out, combiner={})
     held = heldout_records(support_records, percent, per_label, seed)
@@ -94,6 +94,7 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     summary = {"stages": stages, "seconds": round(time.time() - t0, 1), "per_label": per_label,
                "heldout_percent": percent, "seed": seed}
     (out / "package.json").write_text(json.dumps(summary, indent=1) + "\n")
+    write_card(out)
     log(f"judge folder {out} in {summary['seconds'] / 60:.1f} min")
     return summary
 
@@ -111,3 +112,74 @@ def licence_lines(stages_dir: Path) -> list[str]:
         lic = s.licence + (" — **ShareAlike**" if SHARE_ALIKE in s.licence or "Sharing" in s.licence else "")
         rows.append(f"| {s.origin} | {s.kind} | {lic} | {s.labels} | {', '.join(sorted(used[name]))} |")
     return rows
+
+
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def _source_table(report: dict, baseline: str, alone: str) -> list[str]:
+    """Per source: the combiner (leave-one-source-out and cross-validated), the cross-encoder alone and the lexical
+    baseline (both min over claims), AUROC on the calibration half of the held-out slice."""
+    loso, cv = report["combiner_loso"], report["combiner_cv"]
+    singles = report["feature_alone"]
+    rows = ["| source | combiner (LOSO) | combiner (5-fold) | cross-encoder alone | lexical |", "|---|---|---|---|---|"]
+    for src in [s for s in loso if s != "min"] + ["min"]:
+        rows.append(f"| {'**worst source**' if src == 'min' else src} | {_fmt(loso.get(src))} | {_fmt(cv.get(src))} | "
+                    f"{_fmt(singles[alone].get(src))} | {_fmt(singles.get(baseline, {}).get(src))} |")
+    return rows
+
+
+def write_card(out: Path, *, dev_table: str | None = None, extra: str | None = None) -> Path:
+    """MODEL_CARD.md from the folder's own records; ``dev_table``: the meta-evaluation on the human-labelled dev
+    sets, measured separately (markdown); ``extra``: more markdown (limits, what did not work)."""
+    pkg = json.loads((out / "package.json").read_text())
+    metrics = json.loads((out / "heldout_metrics.json").read_text())
+    comb = json.loads((out / "combiner.json").read_text())
+    lines = [f"# {out.name}: compact judge for groundedness and context relevance", "",
+             "Two MiniLM-L6 cross-encoders (22.7M parameters each, fp16 safetensors, int8 feed-forward on CPU at "
+             "load) and two logistic-regression combiners over named, explainable features (eval/judges/nli.py, "
+             "eval/judges/features.py). `support/`: (premise window, claim) -> supported, trained on general NLI "
+             "first, then on the claim-level pool; `relevance/`: (passage window, question) -> the passage bears on "
+             "the question. The project's default `nli` judge: groundedness, context recall, answer correctness "
+             "(claims against windows and the whole evidence), context precision and answer relevance.", "",
+             "## Stages", "", "| stage | started from | task | examples | epochs | lr | max length | device | minutes |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name in pkg["stages"]:
+        tc = json.loads((out / "stages" / name / "training_config.json").read_text())
+        r = tc["recipe"]
+        base = Path(r["base_model"]).name if r["base_model"] != "minilm" else "all-MiniLM-L6-v2 (bundled)"
+        lines.append(f"| {name} | {base} | {r['task']} | {tc.get('n_train', '-')} | {r['epochs']} | {r['lr']} | "
+                     f"{r['max_length']} | {tc['device']} ({tc['threads']} threads) | "
+                     f"{tc['fit']['seconds'] / 60:.1f} |")
+    lines += ["", "Repeat a stage: `ragdoctor judge train --from-config stages/<stage>/training_config.json --out DIR` "
+              "(same seed; `data_manifest.json` holds the sha256 of every input file). Assemble: `ragdoctor judge "
+              "combine --support DIR --relevance DIR --out DIR`.", "", "## Training data and licences", "",
+              *licence_lines(out / "stages"), "",
+              "Weights trained on ShareAlike data (CC BY-SA: SNLI, MultiNLI's fiction parts, QNLI/SQuAD, NoMIRACL's "
+              "Wikipedia passages, TopicalChat's CDLA-Sharing) may be a derivative work under those licences; we ship "
+              "them with this notice and the list above. Never trained on: ares/, wice/, halueval/qa_dev.jsonl (rows "
+              "of the pool that also occur there are dropped and counted in each stage's manifest).", ""]
+    for what, baseline, alone in (("support", "lexical_win", "ce_max"), ("relevance", "q_coverage", "rel_max")):
+        rep = metrics.get(what)
+        if not rep:
+            continue
+        coef = ", ".join(f"{k} {v:+.2f}" for k, v in rep["standardised_coef"].items())
+        lines += [f"## Combiner: {what}", "",
+                  f"Features chosen by the worst source's leave-one-source-out AUROC over every subset with the "
+                  f"cross-encoder: **{' + '.join(rep['features_chosen'])}**; standardised coefficients (the "
+                  f"contribution of each, per standard deviation): {coef}. {comb[what]['fit_on']}.", "",
+                  f"AUROC per source on the calibration half of the held-out slice ({'min over claims' if what == 'support' else 'per pair'}):", "",
+                  *_source_table(rep, baseline, alone), ""]
+        if rep.get("nomiracl_sets_auroc") is not None:
+            lines += [f"NoMIRACL passage sets (does any of the 10 retrieved passages answer the question; set score = "
+                      f"best passage): AUROC {rep['nomiracl_sets_auroc']:.3f} over {rep['nomiracl_sets_n']} held-out "
+                      "sets.", ""]
+    if dev_table:
+        lines += ["## Meta-evaluation on the human-labelled dev sets (never trained on, never used to choose)", "",
+                  dev_table.strip(), ""]
+    if extra:
+        lines += [extra.strip(), ""]
+    card = out / "MODEL_CARD.md"
+    card.write_text("\n".join(lines))
+    return card

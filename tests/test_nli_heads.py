@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from eval.judges.base import JudgeUnavailable
-from eval.judges.nli import CrossEncoderScorer
+from eval.judges.cross_encoder import CrossEncoderScorer
 from rag.models import minilm_path
 
 pytestmark = pytest.mark.model

@@ -1,7 +1,7 @@
 """Cheap, explainable signals of whether a claim is supported by its evidence: pure functions, no models.
 
 Each catches something word overlap misses or a small cross-encoder misreads, and each is a named feature of the
-compact judge's combiner (eval/judges/compact.py), whose weight the model card reports:
+compact judge's combiner (eval/judges/nli.py), whose weight the model card reports:
 
   lexical_doc     share of the claim's content words found anywhere in the evidence (not just in one window)
   idf_doc         the same, each word weighted by its rarity (inverse document frequency): a missing name or term

@@ -75,7 +75,7 @@ def make_judge(name: str, opts: JudgeOptions):
         embedder = opts.embedder or make_embedder("minilm")
         return _with_config_id(ScorerJudge(EmbeddingScorer(embedder)), f"embedding:{embedder.model_id}")
     if name == "nli":
-        from eval.judges.compact import load_scorer
+        from eval.judges.nli import load_scorer
 
         path = opts.nli_model or default_nli_path()
         if path is None:

@@ -1,15 +1,17 @@
 """The shipped default judge weights (the package carries them; nothing is downloaded).
 
-groundedness-minilm-v1/   fp16 MiniLM-L6 cross-encoder, (premise, claim) -> P(supported), plus combiner.json;
-                          MODEL_CARD.md says what it was trained on, how it measures and where it fails.
-Rebuild it with ``ragdoctor judge train --out eval/judges/weights/groundedness-minilm-v1``.
+groundedness-minilm-v2/   support/ and relevance/: fp16 MiniLM-L6 cross-encoders; combiner.json and idf.json: the
+                          calibrated combiners over named features (eval/judges/nli.py); MODEL_CARD.md says what
+                          it was trained on, how it measures and where it fails; stages/ holds each training stage's
+                          recipe and data manifest. Rebuild: judge_train/recipes/*.json, then ``ragdoctor judge
+                          combine`` (README: "Training the judge").
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-DEFAULT_MODEL = "groundedness-minilm-v1"
-_REQUIRED = ("config.json", "model.safetensors", "tokenizer.json")
+DEFAULT_MODEL = "groundedness-minilm-v2"
+_REQUIRED = ("support/config.json", "support/model.safetensors", "support/tokenizer.json", "combiner.json")
 
 
 def default_model_dir() -> Path | None:
@@ -19,10 +21,10 @@ def default_model_dir() -> Path | None:
 
 
 def load_default_scorer(**kwargs):
-    """The default NLI Scorer: the shipped cross-encoder with its combiner (eval.judges.compact.load_scorer).
+    """The default NLI Scorer: the shipped cross-encoder with its combiner (eval.judges.nli.load_scorer).
     Raises JudgeUnavailable when the weights are not installed."""
     from eval.judges.base import JudgeUnavailable
-    from eval.judges.compact import load_scorer
+    from eval.judges.nli import load_scorer
 
     path = default_model_dir()
     if path is None:

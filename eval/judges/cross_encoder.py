@@ -1,0 +1,86 @@
+"""NLI / cross-encoder scorer over any sentence-transformers ``CrossEncoder`` folder.
+
+Heads understood: 3 labels (entailment / neutral / contradiction, order read from the model's id2label) or a
+single supported-score logit (sigmoid). Batched, deterministic (eval mode, no sampling)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from eval.judges.base import JudgeUnavailable, Support
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+class CrossEncoderScorer:
+    family = "nli"
+
+    def __init__(self, model_dir: str | Path, *, name: str = "nli", batch_size: int = 32, max_length: int = 256,
+                 device: str | None = None, support_threshold: float = 0.5, relevance_threshold: float = 0.5):
+        self.model_dir = Path(model_dir)
+        if not self.model_dir.exists():
+            raise JudgeUnavailable(f"cross-encoder folder not found: {self.model_dir}")
+        self.name = name
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.device = device
+        self.support_threshold = support_threshold
+        self.relevance_threshold = relevance_threshold
+        self._model = None
+        self._labels: dict[str, int] | None = None
+
+    @property
+    def model(self):
+        if self._model is None:
+            from sentence_transformers import CrossEncoder
+
+            from rag.embeddings import quiet_model_loading
+
+            quiet_model_loading()
+            self._model = CrossEncoder(str(self.model_dir), max_length=self.max_length, device=self.device,
+                                       local_files_only=True)
+            id2label = getattr(self._model.model.config, "id2label", {}) or {}
+            n = int(getattr(self._model.model.config, "num_labels", 1))
+            if n == 1:
+                self._labels = {}
+            else:
+                names = {int(i): str(l).lower() for i, l in id2label.items()}
+                find = lambda key: next((i for i, l in names.items() if l.startswith(key)), None)  # noqa: E731
+                ent, con = find("entail"), find("contradict")
+                if ent is None:
+                    raise JudgeUnavailable(f"{self.model_dir}: {n}-label head without an 'entailment' label ({names})")
+                self._labels = {"entailment": ent, **({"contradiction": con} if con is not None else {})}
+        return self._model
+
+    def count_truncated(self, pairs: list[tuple[str, str]]) -> int:
+        """How many pairs are longer than ``max_length`` tokens together (the model never sees their end)."""
+        if not pairs:
+            return 0
+        tok = self.model.tokenizer
+        enc = tok([p for p, _ in pairs], [h for _, h in pairs], truncation=False, add_special_tokens=True)
+        return sum(1 for ids in enc["input_ids"] if len(ids) > self.max_length)
+
+    def _predict(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        model = self.model
+        raw = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True,
+                            activation_fn=None) if pairs else np.zeros((0,))
+        return np.asarray(raw, dtype=np.float64)
+
+    def support(self, pairs: list[tuple[str, str]]) -> list[Support]:
+        if not pairs:
+            return []
+        raw = self._predict(pairs)
+        if not self._labels:
+            probs = 1 / (1 + np.exp(-raw.reshape(-1)))
+            return [Support(float(p)) for p in probs]
+        p = _softmax(raw.reshape(len(pairs), -1))
+        ent, con = self._labels["entailment"], self._labels.get("contradiction")
+        return [Support(float(row[ent]), None if con is None else float(row[con])) for row in p]
+
+    def relevance(self, pairs: list[tuple[str, str]]) -> list[float]:
+        """Does the passage bear on the question: the passage as premise, the question as hypothesis."""
+        return [s.supported for s in self.support([(passage, question) for question, passage in pairs])]
