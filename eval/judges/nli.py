@@ -1,4 +1,4 @@
-"""The project's `nli` judge: fine-tuned MiniLM cross-encoders plus a small calibrated combiner per signal (the
+"""The project's `nli` judge: fine-tuned MiniLM cross-encoders plus a small calibrated combiner per signal.
 
 A judge folder (eval/judges/weights/<name>/, or one written by ``ragdoctor judge train``) holds:
   support/      a 1-logit CrossEncoder, (premise, claim) -> supported (general NLI first, then the claim-level pool)
