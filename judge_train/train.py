@@ -228,6 +228,7 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     import torch
     from sentence_transformers import CrossEncoder
 
+    import eval.judges.cross_encoder  # noqa: F401 - imported now: an hour-long run must not pick up code edited meanwhile
     from rag.embeddings import quiet_model_loading
 
     out = Path(out)

@@ -1,0 +1,66 @@
+"""Prediction-powered inference (eval/ppi.py): hand-checked values and coverage against simulations with a known
+truth (the 95% interval must contain the true mean about 95% of the time, also when the judge is biased)."""
+import numpy as np
+import pytest
+
+from eval import ppi
+
+
+def test_plain_ppi_equals_its_formula():
+    y = np.array([1, 0, 1, 1, 0, 1.0])
+    f = np.array([0.9, 0.4, 0.8, 0.7, 0.3, 0.6])
+    fu = np.array([0.5, 0.9, 0.2, 0.8])
+    est = ppi.ppi_mean(y, f, fu, tuned=False)
+    theta = fu.mean() + (y - f).mean()
+    var = fu.var(ddof=1) / 4 + (y - f).var(ddof=1) / 6
+    assert est.mean == pytest.approx(theta) and est.lam == 1.0
+    assert est.ci_high - est.ci_low == pytest.approx(2 * 1.959964 * var**0.5, rel=1e-5)
+
+
+def test_power_tuning_ignores_a_useless_judge():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 200).astype(float)
+    noise = rng.random(200)
+    est = ppi.ppi_mean(y, noise, rng.random(2000))
+    assert est.lam < 0.2
+    labels = ppi.labels_mean(y)
+    assert abs(est.mean - labels.mean) < 0.05
+
+
+def test_inputs_are_checked():
+    with pytest.raises(ValueError):
+        ppi.ppi_mean([1, 0], [0.5], [0.3])
+    with pytest.raises(ValueError):
+        ppi.ppi_mean([1, float("nan")], [0.5, 0.5], [0.3])
+
+
+def _draw(rng, n, big_n, bias):
+    """A population whose truth is known: Y ~ Bernoulli(0.7); the judge sees Y through noise and adds a bias."""
+    y_all = (rng.random(n + big_n) < 0.7).astype(float)
+    f_all = np.clip(0.6 * y_all + 0.2 + bias + rng.normal(0, 0.15, n + big_n), 0, 1)
+    return y_all[:n], f_all[:n], f_all[n:]
+
+
+@pytest.mark.parametrize("tuned", [False, True])
+@pytest.mark.parametrize("bias", [0.0, 0.15])
+def test_coverage_is_close_to_95_percent_even_with_a_biased_judge(tuned, bias):
+    rng = np.random.default_rng(7)
+    hits, widths, judge_hits = 0, [], 0
+    draws = 600
+    for _ in range(draws):
+        y, f, fu = _draw(rng, 60, 600, bias)
+        est = ppi.ppi_mean(y, f, fu, tuned=tuned)
+        hits += est.ci_low <= 0.7 <= est.ci_high
+        widths.append(est.ci_high - est.ci_low)
+        j = ppi.judge_mean(np.concatenate([f, fu]))
+        judge_hits += j.ci_low <= 0.7 <= j.ci_high
+    assert 0.92 <= hits / draws <= 0.98
+    if bias:
+        assert judge_hits / draws < 0.5  # the judge's own mean is confidently wrong; PPI is not
+
+
+def test_ppi_interval_is_narrower_than_labels_alone_with_a_good_judge():
+    rng = np.random.default_rng(3)
+    y, f, fu = _draw(rng, 60, 2000, 0.1)
+    est, labels = ppi.ppi_mean(y, f, fu), ppi.labels_mean(y)
+    assert est.ci_high - est.ci_low < 0.8 * (labels.ci_high - labels.ci_low)
