@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class Document(BaseModel):
@@ -28,11 +28,18 @@ class Sample(BaseModel):
     relevant_doc_ids: list[str] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("question is blank")
+        return v
+
     @property
     def answerable(self) -> bool | None:
-        """False when the labels say the corpus cannot answer (no relevant documents)."""
-        if self.metadata.get("kind") == "unanswerable":
+        """False when the record says so (``metadata.kind == "unanswerable"`` or ``metadata.answerable == false``),
+        True when it names relevant documents; None otherwise: an empty ``relevant_doc_ids`` means "no labels", not
+        "unanswerable" (eval.answerability.unanswerable reads a refusal reference too)."""
+        if self.metadata.get("kind") == "unanswerable" or self.metadata.get("answerable") is False:
             return False
-        if self.relevant_doc_ids is None:
-            return None
-        return len(self.relevant_doc_ids) > 0
+        return True if self.relevant_doc_ids else None
