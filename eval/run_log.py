@@ -1,0 +1,66 @@
+"""The eval run folder's log, ``results.jsonl``: one Judgement per line, appended as each batch finishes.
+
+A judgement is keyed by (sample id, eval hash, sample hash): the eval hash covers the metrics, the judges and their
+configuration and the metric logic's version; the sample hash covers everything in the record (question, contexts,
+answer, reference, labels, outcome, metadata). A resume reuses a judgement only when all three match, so an edited
+record or a changed configuration is judged again; the new line supersedes the old one, which stays in the log.
+``config.json`` names the run's current samples and their hashes; readers take, per sample, the latest line that
+matches them (or, for logs written before it did, the latest line of the sample)."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from corpora.jsonl import read_log
+from eval.records import EvalSample, Judgement
+
+LOG = "results.jsonl"
+CONFIG = "config.json"
+RUN_MARKERS = (LOG, "traces.jsonl")  # a folder holding one of these is a ragdoctor run folder
+
+
+def sample_hash(s: EvalSample) -> str:
+    """Content hash of everything a judge or the diagnostics read from the sample."""
+    data = json.dumps(s.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+
+
+def read_log_lines(run_dir: str | Path) -> list[Judgement]:
+    return read_log(Path(run_dir) / LOG, Judgement, what="results log")
+
+
+def resumable(lines: list[Judgement]) -> dict[tuple[str, str, str], Judgement]:
+    """The latest judgement per (sample id, eval hash, sample hash)."""
+    return {(j.sample_id, j.eval_hash, j.sample_hash): j for j in lines}
+
+
+def current_keys(run_dir: str | Path) -> tuple[str, dict[str, str]] | None:
+    """(eval hash, {sample id: sample hash}) of the run's current samples, from config.json; None when unknown."""
+    path = Path(run_dir) / CONFIG
+    try:
+        cfg = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("samples"), dict) or not cfg.get("eval_hash"):
+        return None
+    return cfg["eval_hash"], {str(k): str(v) for k, v in cfg["samples"].items()}
+
+
+def read_judgements(run_dir: str | Path) -> list[Judgement]:
+    """The run's current judgements: per current sample the latest line judged with the run's configuration on the
+    sample's current content (samples not judged yet are left out). Without config.json: the latest line per id."""
+    lines = read_log_lines(run_dir)
+    keys = current_keys(run_dir)
+    if keys is None:
+        return list({j.sample_id: j for j in lines}.values())
+    h, samples = keys
+    index = resumable(lines)
+    return [index[(sid, h, sh)] for sid, sh in samples.items() if (sid, h, sh) in index]
+
+
+def write_config(run_dir: Path, config: dict, samples: list[EvalSample], hashes: list[str]) -> None:
+    config = {**config, "samples": {s.id: sh for s, sh in zip(samples, hashes)}}
+    tmp = run_dir / (CONFIG + ".tmp")
+    tmp.write_text(json.dumps(config, indent=2, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(run_dir / CONFIG)
