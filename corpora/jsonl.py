@@ -143,7 +143,7 @@ def read_records(path: str | Path, parse: Callable[[dict[str, Any], int], R | No
             out.append(rec)
     if errors is not None:
         errors.extend(bad)
-    else:
+    elif out:  # with no valid record the error below says it all, in one line
         for e in bad:
             report_skipped(e)
     if not out:

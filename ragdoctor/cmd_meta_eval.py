@@ -71,6 +71,8 @@ def render_report(report: dict) -> str:
                  "chosen on the dev split; n = binary/graded records where graded")
     lines += [f"judge {j['judge']}: {j['config_id']} (loaded in {j['load_seconds']:.1f} s)" for j in report["judges"]]
     lines += [f"unavailable: {u['judge']}: {u['reason']}" for u in report["unavailable"]]
+    if report.get("input_errors"):
+        lines.append(f"{len(report['input_errors'])} bad line(s) skipped (listed in input_errors.txt)")
     files = report.get("files")
     if files:
         lines.append(f"wrote {files['results']}, {files['scores']}, {files['reliability']}")
@@ -82,8 +84,17 @@ def cmd_meta_eval(args) -> int:
     from eval.meta.runner import MetaEvalOptions, default_out_dir, run_meta_eval, save_report
     from ragdoctor.cmd_eval import llm_factory
 
+    from corpora.errors import report_skipped
+    from corpora.paths import output_folder
+    from eval.meta.datasets import load_records
+
     path = resolve_path(args.dataset, args.path)
-    out_dir = Path(args.out) if args.out else default_out_dir(args.dataset)
+    out_dir = output_folder(Path(args.out) if args.out else default_out_dir(args.dataset),
+                            markers=("results.json", "scores.jsonl"), what="meta-eval folder")
+    errors: list = []
+    load_records(args.dataset, path, errors)  # bad lines are reported and skipped, as eval does; none valid: exit 2
+    for e in errors:
+        report_skipped(e)
     with ExitStack() as stack:
         judge_opts = JudgeOptions(nli_model=args.nli_model,
                                   llm_factory=llm_factory(stack, args.judge_base_url, args.judge_model))
@@ -92,11 +103,17 @@ def cmd_meta_eval(args) -> int:
                                chunk_size=args.batch_size, judge_options=judge_opts)
         log = (lambda msg: print(f"meta-eval: {msg}", file=sys.stderr)) if args.format == "table" else None
         report = run_meta_eval(args.dataset, path, opts, log=log)
+    report["input_errors"] = [str(e) for e in errors]
     report["files"] = save_report(report, out_dir)
+    (out_dir / "input_errors.txt").write_text("".join(f"{e}\n" for e in errors), encoding="utf-8")
     if args.format == "json":
         print(json.dumps({k: v for k, v in report.items() if k != "scores"}, indent=2, default=float))
     else:
         print(render_report(report))
+    if not any("error" not in r for r in report["results"]):
+        why = "; ".join(f"{u['judge']}: {u['reason']}" for u in report["unavailable"]) or "every judge failed"
+        print(f"ragdoctor: error: nothing was measured ({why}); the report is saved in {out_dir}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -114,7 +131,8 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 (no pipeline option
                    help="repeatable (default: lexical, embedding, and nli when a model is available)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--out", help="output folder (default runs/meta-eval/<dataset>)")
-    p.add_argument("--limit", "--sample", dest="limit", type=int, metavar="N", help="seeded random subsample of N records")
+    p.add_argument("--limit", "--sample", dest="limit", type=int, metavar="N",
+                   help="seeded random subsample of N records (N >= 1)")
     p.add_argument("--metric", action="append", dest="metrics", choices=TASK_METRICS,
                    help="repeatable: only these of the set's tasks (default: all; slow judges: pick one)")
     p.add_argument("--seed", type=int, default=0, help="seed of the subsample, the dev/test split and the bootstrap")
