@@ -117,7 +117,7 @@ def evaluate(samples: list[EvalSample], *, metrics: list[str], judges: list, run
     if progress and todo:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(todo), desc="judging", unit="sample", leave=False)
+        bar = tqdm(total=len(todo), desc="judging", unit="sample", leave=False, disable=None)
     new: dict[str, Judgement] = {}
     for start in range(0, len(todo), batch_size):
         chunk = todo[start : start + batch_size]

@@ -54,7 +54,7 @@ def run_samples(answer: Callable[[Sample], Trace], samples: Iterable[Sample], ou
     if progress and todo:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(todo), desc="answering", unit="q", leave=False)
+        bar = tqdm(total=len(todo), desc="answering", unit="q", leave=False, disable=None)
     new: dict[str, Trace] = {}
     for sample in todo:
         trace = answer(sample)

@@ -9,15 +9,15 @@ from pathlib import Path
 def cmd_demo(args) -> int:
     from ragdoctor.cli import config_from_args
     from ragdoctor.cmd_diagnose import diagnose_run, render_categories
-    from eval.judges.registry import default_judges, parse_judges, parse_metrics
+    from eval.judges.registry import covered, default_judges, parse_judges, parse_metrics
     from ragdoctor.cmd_eval import gate_config_from_args, gate_run, render_eval_summary, run_eval
     from ragdoctor.cmd_pipeline import cmd_index, run_pipeline
     from ragdoctor.run_report import render_summary, summarize_traces
 
     cfg = config_from_args(args)
     run_dir = Path(args.out)
-    metrics = parse_metrics(args.metrics) if args.metrics is not None else _metrics()
     judges = parse_judges(args.judges if args.judges is not None else default_judges(args.nli_model))
+    metrics = parse_metrics(args.metrics) if args.metrics is not None else covered(_metrics(), judges)
     print("== 1/5 index ==")
     cmd_index(_with(args, rebuild=False))
     print("\n== 2/5 answer the question set (bundled model; a rerun resumes) ==")

@@ -93,12 +93,12 @@ def render_eval_summary(summary: dict) -> str:
 
 
 def cmd_eval(args) -> int:
-    from eval.judges.registry import DEFAULT_METRICS, default_judges, parse_judges, parse_metrics
+    from eval.judges.registry import DEFAULT_METRICS, covered, default_judges, parse_judges, parse_metrics
 
     traces = Path(args.traces)
     run_dir = Path(args.out) if args.out else default_eval_dir(traces, args.name)
-    metrics = parse_metrics(args.metrics) if args.metrics is not None else list(DEFAULT_METRICS)
     judges = parse_judges(args.judges if args.judges is not None else default_judges(args.nli_model))
+    metrics = parse_metrics(args.metrics) if args.metrics is not None else covered(DEFAULT_METRICS, judges)
     result = run_eval(traces, run_dir, metrics=metrics, judges=judges, nli_model=args.nli_model,
                       nli_threshold=args.nli_threshold,
                       judge_base_url=args.judge_base_url, judge_model=args.judge_model, limit=args.limit,

@@ -101,7 +101,7 @@ def cmd_meta_eval(args) -> int:
         opts = MetaEvalOptions(judges=args.judges or default_judges(args.nli_model), limit=args.limit,
                                metrics=args.metrics, seed=args.seed, n_resamples=args.resamples, reduce=args.reduce,
                                chunk_size=args.batch_size, judge_options=judge_opts)
-        log = (lambda msg: print(f"meta-eval: {msg}", file=sys.stderr)) if args.format == "table" else None
+        log = (lambda msg: print(f"ragdoctor: meta-eval: {msg}", file=sys.stderr)) if args.format == "table" else None
         report = run_meta_eval(args.dataset, path, opts, log=log)
     report["input_errors"] = [str(e) for e in errors]
     report["files"] = save_report(report, out_dir)

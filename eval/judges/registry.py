@@ -47,6 +47,11 @@ def judges_for(metric: str) -> tuple[str, ...]:
     return ("labels",) if is_retrieval_metric(metric) else tuple(j for j in JUDGES if j != "labels")
 
 
+def covered(metrics: list[str] | tuple[str, ...], judges: list[str]) -> list[str]:
+    """The metrics one of the judges measures (default metrics a judge selection cannot measure are left out)."""
+    return [m for m in metrics if set(judges_for(m)) & set(judges)]
+
+
 def check_coverage(metrics: list[str], judges: list[str]) -> None:
     """Every metric must be measurable by one of the judges, else nothing would measure it: UsageError."""
     for m in metrics:
