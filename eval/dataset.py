@@ -179,8 +179,8 @@ def load_eval_samples(path: str | Path, warnings: list[str] | None = None
         notes.append(f"{path}: traces from {len(configs)} pipeline configurations ({', '.join(c or '?' for c in configs)})"
                      ": the scores mix them; run each configuration into its own folder to compare them")
     for key, lines in sorted(unknown.items()):
-        more = f" and {len(lines) - 1} more" if len(lines) > 1 else ""
-        notes.append(f"{path}:{lines[0]}: field '{key}' is not one ragdoctor reads: ignored (line {lines[0]}{more})")
+        more = f" (here and on {len(lines) - 1} more line{'s' * (len(lines) > 2)})" if len(lines) > 1 else ""
+        notes.append(f"{path}:{lines[0]}: field '{key}' is not one ragdoctor reads: ignored{more}")
     for note in notes:
         warnings.append(note) if warnings is not None else warn(note)
     return list(latest.values()), errors
