@@ -19,6 +19,12 @@ def _report(errors: list[InputError] | None, err: InputError) -> None:
         report_skipped(err)
 
 
+def _int_id(obj: dict) -> dict:
+    """An integer id reads as its decimal string (ids are names; JSON exports often write numbers)."""
+    rec_id = obj.get("id")
+    return {**obj, "id": str(rec_id)} if isinstance(rec_id, int) and not isinstance(rec_id, bool) else obj
+
+
 def _unique_ids(path: str | Path, kind: str):
     """A parse step that refuses a second record with an id already seen (the first one is kept)."""
     seen: dict[str, int] = {}
@@ -42,6 +48,7 @@ def load_documents_jsonl(path: str | Path, *, skip_empty: bool = False, skipped:
     def parse(obj: dict, lineno: int) -> Document | None:
         if "_id" in obj and "id" not in obj:
             obj = {"id": str(obj.pop("_id")), **obj}
+        obj = _int_id(obj)
         extra = {k: v for k, v in obj.items() if k not in DOC_FIELDS}
         obj = {k: v for k, v in obj.items() if k in DOC_FIELDS}
         if extra:  # BEIR and other exports carry extra keys: keep them as metadata rather than reject them
@@ -142,7 +149,7 @@ def load_questions(path: str | Path, errors: list[InputError] | None = None) -> 
     unique = _unique_ids(path, "question")
 
     def parse(obj: dict, lineno: int) -> Sample:
-        s = parse_model(Sample, obj, path, lineno)
+        s = parse_model(Sample, _int_id(obj), path, lineno)
         unique(s.id, lineno)
         return s
 

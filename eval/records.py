@@ -55,6 +55,12 @@ class EvalSample(BaseModel):
         return [c.text for c in self.contexts]
 
     @property
+    def doc_ids_known(self) -> bool:
+        """Whether the contexts say which document each came from: a ``doc_id`` on some context, or (records that put
+        the document id in ``id``) a context id among the relevant ids. Without it no retrieval metric can be read."""
+        return any(c.doc_id for c in self.contexts) or bool(set(self.relevant_ids or ()) & {c.id for c in self.contexts})
+
+    @property
     def retrieved_doc_ids(self) -> list[str]:
         ranked = sorted(self.contexts, key=lambda c: (c.rank if c.rank is not None else 10**9))
         return list(dict.fromkeys(c.doc_id or c.id for c in ranked))

@@ -79,10 +79,22 @@ def run_pipeline(cfg, *, out: Path, limit: int | None = None, llm=None, progress
         report_skipped(e)
     with open_pipeline(cfg, llm=llm, fact_check=fact_check_for(cfg)) as pipe:
         store = getattr(pipe, "store", None) or pipe.pipeline.store
+        warn_unknown_labels(cfg.questions, samples, {n.metadata["doc_id"] for n in store.nodes})
         result = run_samples(lambda s: pipe.answer(s.question, s), samples, out, config_hash=pipe.config_hash,
                              progress=progress, salt=store.manifest.corpus_checksum)
     write_if_ours(out.parent / "input_errors.txt", "".join(f"{e}\n" for e in errors), ours=lambda text: True)
     return result
+
+
+def warn_unknown_labels(source: str, samples, corpus_ids: set[str]) -> None:
+    """Relevance labels naming documents the corpus does not hold can never be retrieved: say so, once."""
+    from corpora.errors import warn
+
+    unknown = sorted({d for s in samples for d in (s.relevant_doc_ids or []) if d not in corpus_ids})
+    if unknown:
+        shown = ", ".join(repr(d) for d in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
+        warn(f"{source}: {len(unknown)} relevant document id(s) are not in the corpus ({shown}): retrieval can never "
+             "find them, so their questions' recall is 0 until the labels or the corpus are fixed")
 
 
 def write_if_ours(path: Path, text: str, *, ours) -> bool:

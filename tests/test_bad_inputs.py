@@ -132,6 +132,7 @@ class Case:
     outcome: str = "error"  # error | unmeasured | ok
     prep: Callable[[Path], None] | None = None
     check: Callable[[Path, str, str], None] | None = None
+    env: dict[str, str] | None = None
 
 
 def write(rel: str, rows) -> Callable[[Path], None]:
@@ -216,6 +217,15 @@ CASES = [
     Case("index-corrupt-manifest", ["index", *PIPE[:6]], 2, r"idx/manifest\.json: unreadable manifest",
          prep=truncate("idx/manifest.json")),
     Case("index-rebuild-replaces-own-index", ["index", *PIPE[:6], "--rebuild"], 0, "", "ok"),
+    Case("index-config-a-folder", ["index", *PIPE[:6], "--config", "user"], 2, r"user: is a folder, not a file"),
+    Case("index-config-not-utf8", ["index", *PIPE[:6], "--config", "user/c.toml"], 2, r"user/c\.toml: not valid UTF-8",
+         prep=raw("user/c.toml", b"[retrieval]\nmode = 'd\xe9nse'\n")),
+    Case("index-env-not-a-number", ["index", *PIPE[:6]], 2, r"field 'retrieval\.top_k': Input should be a valid "
+         r"integer", env={"RAGDOCTOR_RETRIEVAL__TOP_K": "three"}),
+    Case("index-env-conflict", ["index", *PIPE[:6]], 2, r"RAGDOCTOR_INDEX__KIND conflicts with RAGDOCTOR_INDEX",
+         env={"RAGDOCTOR_INDEX": "flat", "RAGDOCTOR_INDEX__KIND": "flat"}),
+    Case("index-integer-ids", ["index", "--corpus", ROWS, *PIPE[:4], "--rebuild"], 0, "", "ok",
+         write(ROWS, [{"id": 1, "text": "one two three"}, {"id": 2, "text": "four five six"}])),
     # --- run ---------------------------------------------------------------------------------------------------
     Case("run-questions-folder", ["run", *PIPE, "--questions", "user"], 2, r"user: is a folder, not a file"),
     Case("run-questions-missing", ["run", *PIPE, "--questions", "no.jsonl"], 2, r"no\.jsonl: file not found"),
@@ -224,6 +234,9 @@ CASES = [
          write(ROWS, [{"id": "a", "question": "What does the KV cache store?"}, {"id": "b", "question": "  "},
                       {"id": "a", "question": "Again?"}]),
          file_has("runs/r2/input_errors.txt", "duplicate question id 'a'")),
+    Case("run-labels-not-in-corpus", ["run", *PIPE, "--questions", ROWS, "--name", "r3"], 0,
+         r"warning: inputs/x\.jsonl: 1 relevant document id\(s\) are not in the corpus \('nowhere'\)", "ok",
+         write(ROWS, [{"id": "a", "question": "What does the KV cache store?", "relevant_doc_ids": ["nowhere"]}])),
     Case("run-limit-zero", ["run", *PIPE, "--limit", "0"], 2, r"--limit: must be an integer >= 1, got 0"),
     Case("run-limit-negative", ["run", *PIPE, "--limit", "-1"], 2, r"--limit: must be an integer >= 1, got -1"),
     Case("run-out-folder", ["run", *PIPE, "--questions", "questions.jsonl", "--out", "user"], 2,
@@ -274,6 +287,9 @@ CASES = [
     Case("eval-missing-contexts-recall", ["eval", ROWS, *EV], 0, "", "unmeasured",
          write(ROWS, [ROW, {**ROW, "id": "noctx", "contexts": []}]),
          unmeasured("ev/results.jsonl", "noctx", "recall@5", "labels", "no contexts in the input record")),
+    Case("eval-contexts-without-doc-ids", ["eval", ROWS, *EV], 0, "", "unmeasured",
+         write(ROWS, [{**ROW, "contexts": [c["text"] for c in CTX]}]),
+         unmeasured("ev/results.jsonl", "r1", "recall@5", "labels", "the contexts carry no doc_id")),
     Case("eval-empty-relevant-ids-with-reference", ["eval", ROWS, *EV], 0, "", "ok",
          write(ROWS, [{**ROW, "relevant_ids": []}]),
          measured("ev/results.jsonl", "r1", "answer_correctness", "lexical")),
@@ -361,9 +377,11 @@ def test_the_table_covers_every_verb_and_outcome():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_bad_input(case: Case, ws: Path, server, capsys):
+def test_bad_input(case: Case, ws: Path, server, capsys, monkeypatch):
     if case.prep:
         case.prep(ws)
+    for key, value in (case.env or {}).items():
+        monkeypatch.setenv(key, value)
     before = snapshot(ws)
     argv = [a.replace("{url}", server.base_url) for a in case.argv]
     code, out, err = run_cli(argv, capsys)

@@ -28,6 +28,9 @@ class LabelsJudge:
             elif not s.relevant_ids:
                 why = "no relevant documents (unanswerable)" if unanswerable(s) else "no relevance labels"
                 out.append(MetricResult.not_applicable(metric, self.name, why))
+            elif s.contexts and not s.doc_ids_known:
+                out.append(MetricResult.unmeasured(metric, self.name, "the contexts carry no doc_id to compare with "
+                                                                      "the relevant ids"))
             else:
                 out.append(MetricResult.ok(metric, self.name, per_query[s.id][metric], relevant=s.relevant_ids,
                                            retrieved=s.retrieved_doc_ids[:10]))
