@@ -189,7 +189,8 @@ def read_json_lines_tolerant(path: str | Path, on_error: Callable[[InputError], 
         if isinstance(obj, dict):
             yield obj
         elif i < len(lines) - 2 and on_error is not None:  # not the torn final write
-            on_error(InputError(path, "malformed line in run log (skipped; its sample is redone on resume)", line=i + 1))
+            on_error(InputError(path, "malformed line in run log (skipped; its sample is redone on resume)",
+                                line=i + 1))
 
 
 def read_log(path: str | Path, model: type[M], *, what: str) -> list[M]:

@@ -31,8 +31,8 @@ def _unique_ids(path: str | Path, kind: str):
 
     def check(rec_id: str, lineno: int) -> None:
         if rec_id in seen:
-            raise InputError(path, f"duplicate {kind} id '{rec_id}' (first on line {seen[rec_id]}; this one is skipped)",
-                             line=lineno, field="id")
+            raise InputError(path, f"duplicate {kind} id '{rec_id}' (first on line {seen[rec_id]}; this one is "
+                                   "skipped)", line=lineno, field="id")
         seen[rec_id] = lineno
 
     return check

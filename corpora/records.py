@@ -1,9 +1,18 @@
 """The records at the bottom of the flow: documents of a corpus and the questions asked of it."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+
+def _not_blank(v: str) -> str:
+    if not v.strip():
+        raise ValueError("is blank")
+    return v
+
+
+Question = Annotated[str, Field(min_length=1), AfterValidator(_not_blank)]  # a question with something in it
 
 
 class Document(BaseModel):
@@ -23,17 +32,10 @@ class Sample(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1)
-    question: str = Field(min_length=1)
+    question: Question
     reference: str | None = None
     relevant_doc_ids: list[str] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("question")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("question is blank")
-        return v
 
     @property
     def answerable(self) -> bool | None:

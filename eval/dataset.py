@@ -176,8 +176,9 @@ def load_eval_samples(path: str | Path, warnings: list[str] | None = None
                      "the latest is scored")
     configs = sorted({s.metadata.get("config_hash", "") for t, s in rows if t and latest[s.id] is s})
     if len(configs) > 1:
-        notes.append(f"{path}: traces from {len(configs)} pipeline configurations ({', '.join(c or '?' for c in configs)})"
-                     ": the scores mix them; run each configuration into its own folder to compare them")
+        names = ", ".join(c or "?" for c in configs)
+        notes.append(f"{path}: traces from {len(configs)} pipeline configurations ({names}): the scores mix them; "
+                     "run each configuration into its own folder to compare them")
     for key, lines in sorted(unknown.items()):
         more = f" (here and on {len(lines) - 1} more line{'s' * (len(lines) > 2)})" if len(lines) > 1 else ""
         notes.append(f"{path}:{lines[0]}: field '{key}' is not one ragdoctor reads: ignored{more}")

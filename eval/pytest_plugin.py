@@ -31,7 +31,8 @@ def assert_gate(run: str | Path, *, min: dict[str, float] | None = None, max_unm
     base = load_gate_config(pyproject)
     given = {check_metric_name(k, "min"): unit_threshold(v, f"min[{k!r}]") for k, v in (min or {}).items()}
     cfg = GateConfig({**base.minimums, **given},
-                     base.max_unmeasured if max_unmeasured is None else unit_threshold(max_unmeasured, "max_unmeasured"),
+                     base.max_unmeasured if max_unmeasured is None
+                     else unit_threshold(max_unmeasured, "max_unmeasured"),
                      ci_lower or base.use_ci_lower)
     if not cfg.minimums and cfg.max_unmeasured is None:
         raise GateFailed("no thresholds given and none in [tool.ragdoctor.gate]")

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from corpora.records import Question
+
 Outcome = Literal["answered", "refused", "blocked", "error"]
 
 
@@ -27,7 +29,7 @@ class EvalSample(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1)
-    question: str = Field(min_length=1)
+    question: Question
     contexts: list[Context] = Field(default_factory=list)
     answer: str = ""
     reference: str | None = None
@@ -36,13 +38,6 @@ class EvalSample(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     has_contexts: bool | None = Field(None, description="False when the input carried no contexts at all: the metrics "
                                       "that read contexts are then unmeasured, never 0 (default: contexts non-empty)")
-
-    @field_validator("question")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("question is blank")
-        return v
 
     @model_validator(mode="after")
     def _contexts_known(self) -> EvalSample:
@@ -58,7 +53,8 @@ class EvalSample(BaseModel):
     def doc_ids_known(self) -> bool:
         """Whether the contexts say which document each came from: a ``doc_id`` on some context, or (records that put
         the document id in ``id``) a context id among the relevant ids. Without it no retrieval metric can be read."""
-        return any(c.doc_id for c in self.contexts) or bool(set(self.relevant_ids or ()) & {c.id for c in self.contexts})
+        ids = {c.id for c in self.contexts}
+        return any(c.doc_id for c in self.contexts) or bool(set(self.relevant_ids or ()) & ids)
 
     @property
     def retrieved_doc_ids(self) -> list[str]:

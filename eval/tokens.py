@@ -17,8 +17,9 @@ _ASCII_TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 _UNSPACED = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}"
 _TOKEN = regex.compile(r"[\p{L}\p{M}\p{N}]+(?:\.\p{Nd}+)?|\p{Extended_Pictographic}")
 _PIECES = regex.compile(rf"[{_UNSPACED}]\p{{M}}*|[^{_UNSPACED}]+")
-STOPWORDS = frozenset("a an the of to in on for and or is are was were be been it its this that with as by at from "
-                      "what which who how why when does do did can could should would may might than then there".split())
+STOPWORDS = frozenset(
+    "a an the of to in on for and or is are was were be been it its this that with as by at from what which who how "
+    "why when does do did can could should would may might than then there".split())
 
 
 def _unicode_tokens(text: str) -> list[str]:

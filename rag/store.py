@@ -123,8 +123,8 @@ def load_index(index_dir: str | Path, embedder, *, index_cfg: IndexConfig | None
     try:
         cpu_index = faiss_index.load(index_dir / "dense.faiss")
     except RuntimeError as exc:
-        raise IndexMismatch(f"index at {index_dir}: dense.faiss is unreadable ({str(exc).strip().splitlines()[-1][:200]}); "
-                            f"{REBUILD}") from None
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:200]
+        raise IndexMismatch(f"index at {index_dir}: dense.faiss is unreadable ({why}); {REBUILD}") from None
     nodes = _read_nodes(index_dir / "chunks.jsonl")
     counts = {"vectors in dense.faiss": int(cpu_index.ntotal), "manifest n_vectors": manifest.n_vectors,
               "manifest n_chunks": manifest.n_chunks, "chunks in chunks.jsonl": len(nodes)}

@@ -74,8 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_judge_guard(sub) -> None:
     """`judge train --out DIR` replaces DIR: refuse a folder that is not a judge folder this project wrote."""
     judge = sub.choices.get("judge")
-    train = next((a.choices["train"] for a in getattr(judge, "_actions", []) if isinstance(a, argparse._SubParsersAction)
-                  and "train" in a.choices), None)
+    train = next((a.choices["train"] for a in getattr(judge, "_actions", [])
+                  if isinstance(a, argparse._SubParsersAction) and "train" in a.choices), None)
     if train is None:
         return
     run = train.get_default("func")

@@ -230,7 +230,7 @@ CASES = [
     Case("run-questions-folder", ["run", *PIPE, "--questions", "user"], 2, r"user: is a folder, not a file"),
     Case("run-questions-missing", ["run", *PIPE, "--questions", "no.jsonl"], 2, r"no\.jsonl: file not found"),
     Case("run-questions-bad-lines", ["run", *PIPE, "--questions", ROWS, "--name", "r2"], 0,
-         r"inputs/x\.jsonl:2: field 'question': question is blank", "ok",
+         r"inputs/x\.jsonl:2: field 'question': is blank", "ok",
          write(ROWS, [{"id": "a", "question": "What does the KV cache store?"}, {"id": "b", "question": "  "},
                       {"id": "a", "question": "Again?"}]),
          file_has("runs/r2/input_errors.txt", "duplicate question id 'a'")),

@@ -113,7 +113,7 @@ def test_questions_bad_lines_are_skipped_and_named(tmp_path):
     assert [str(e).split(": ", 1)[1] for e in errors] == [
         "field 'question': missing required field",
         "field 'id': duplicate question id 'q1' (first on line 1; this one is skipped)",
-        "field 'question': question is blank"]
+        "field 'question': is blank"]
 
 
 def test_bundled_corpus_shape_and_planted_trouble():

@@ -28,8 +28,9 @@ PROPS = settings(max_examples=60, deadline=None, derandomize=True, database=None
 
 # --- the tokenizer ---------------------------------------------------------------------------------------------
 _OLD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
-_OLD_STOP = frozenset("a an the of to in on for and or is are was were be been it its this that with as by at from "
-                      "what which who how why when does do did can could should would may might than then there".split())
+_OLD_STOP = frozenset(
+    "a an the of to in on for and or is are was were be been it its this that with as by at from what which who how "
+    "why when does do did can could should would may might than then there".split())
 
 
 def old_tokens(text: str) -> list[str]:
