@@ -32,6 +32,12 @@ def input_hash(sample: Sample, salt: str = "") -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
 
 
+def _legacy_match(t: Trace, s: Sample) -> bool:
+    """A trace written before traces carried ``input_hash``: reused when it records the same question record."""
+    return not t.input_hash and (t.question, t.reference, t.relevant_doc_ids, t.metadata) == \
+        (s.question, s.reference, s.relevant_doc_ids, s.metadata)
+
+
 def read_traces(path: str | Path) -> list[Trace]:
     """Traces from a run log; when a sample appears twice the later record wins."""
     return list({t.sample_id: t for t in read_log(path, Trace, what="traces log")}.values())
@@ -46,9 +52,10 @@ def run_samples(answer: Callable[[Sample], Trace], samples: Iterable[Sample], ou
     out_path.parent.mkdir(parents=True, exist_ok=True)
     repair_torn_tail(out_path)
     keys = {s.id: input_hash(s, salt) for s in samples}
+    by_id = {s.id: s for s in samples}
     # only a sample's latest trace may be reused: it is the one every reader of the log takes
-    done = {t.sample_id: t for t in read_traces(out_path)
-            if t.config_hash == config_hash and t.outcome != "error" and t.input_hash == keys.get(t.sample_id)}
+    done = {t.sample_id: t for t in read_traces(out_path) if t.sample_id in by_id and t.config_hash == config_hash
+            and t.outcome != "error" and (t.input_hash == keys[t.sample_id] or _legacy_match(t, by_id[t.sample_id]))}
     todo = [s for s in samples if s.id not in done]
     bar = None
     if progress and todo:

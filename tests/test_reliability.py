@@ -217,3 +217,27 @@ def test_out_of_range_numbers_are_usage_errors(argv, capsys):
         main(argv)
     err = capsys.readouterr().err
     assert exc.value.code == 2 and err.startswith("ragdoctor: error: ") and err.count("\n") == 1
+
+
+def test_run_resume_reuses_a_trace_only_for_the_same_question_record(tmp_path):
+    from corpora.jsonl import append_json_line
+    from rag.runner import run_samples
+    from rag.trace import Trace
+
+    out = tmp_path / "traces.jsonl"
+    q = [Sample(id="q1", question="What is LoRA?", reference="Adapters."), Sample(id="q2", question="And KV?")]
+    legacy = Trace(sample_id="q1", question="What is LoRA?", reference="Adapters.", config_hash="c", answer="old")
+    append_json_line(out, legacy)  # written before traces carried input_hash: reused when the record is the same
+    asked: list[str] = []
+
+    def answer(s):
+        asked.append(s.id)
+        return Trace(sample_id=s.id, question=s.question, reference=s.reference, config_hash="c", answer="new")
+
+    assert run_samples(answer, q, out, config_hash="c", progress=False, salt="corpus-1").resumed == 1
+    assert asked == ["q2"]
+    assert run_samples(answer, q, out, config_hash="c", progress=False, salt="corpus-1").new == 0
+    edited = [q[0].model_copy(update={"reference": "Low-rank adapters."}), q[1]]
+    assert run_samples(answer, edited, out, config_hash="c", progress=False, salt="corpus-1").new == 1
+    assert run_samples(answer, edited, out, config_hash="c", progress=False, salt="corpus-2").new == 2  # new corpus
+    assert asked == ["q2", "q1", "q1", "q2"]
