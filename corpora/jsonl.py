@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -42,9 +43,17 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
 def loads_strict(text: str) -> Any:
-    """``json.loads`` that refuses what JSON does not allow but Python accepts (NaN, Infinity) and duplicate keys."""
-    return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
+    """``json.loads`` that refuses what JSON does not allow but Python accepts (NaN, Infinity, numbers that overflow to
+    infinity) and duplicate keys."""
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite, object_pairs_hook=_no_duplicate_keys)
 
 
 def _parse_line(path: Path, lineno: int, raw: bytes) -> dict[str, Any] | None:

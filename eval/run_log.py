@@ -12,12 +12,29 @@ import hashlib
 import json
 from pathlib import Path
 
+from corpora.errors import InputError
 from corpora.jsonl import read_log
+from corpora.paths import output_folder
 from eval.records import EvalSample, Judgement
 
 LOG = "results.jsonl"
 CONFIG = "config.json"
 RUN_MARKERS = (LOG, "traces.jsonl")  # a folder holding one of these is a ragdoctor run folder
+WRITTEN = (CONFIG, "summary.json", "results.parquet", "warnings.txt")  # what an eval (re)writes as a whole
+
+
+def eval_folder(run_dir: str | Path) -> Path:
+    """The folder an eval may write into (corpora.paths.output_folder), and never over a config.json, summary.json,
+    results.parquet or warnings.txt that an eval did not write: a folder that only holds a traces.jsonl (possibly a
+    user's own export of that name) must not have them."""
+    run_dir = output_folder(run_dir, markers=RUN_MARKERS)
+    if (run_dir / LOG).exists() or current_keys(run_dir) is not None:
+        return run_dir
+    clash = [name for name in WRITTEN if (run_dir / name).exists()]
+    if clash:
+        raise InputError(run_dir / clash[0], "exists and was not written by `ragdoctor eval`: refusing to overwrite "
+                                             "it; pass --out with a new folder")
+    return run_dir
 
 
 def sample_hash(s: EvalSample) -> str:

@@ -14,10 +14,9 @@ from pathlib import Path
 
 from corpora.errors import InputError
 from corpora.jsonl import append_json_line, repair_torn_tail
-from corpora.paths import output_folder
 from eval.records import EvalSample, Judgement, MetricResult
 from eval.rules import no_contexts
-from eval.run_log import LOG, RUN_MARKERS, read_judgements, read_log_lines, resumable, sample_hash, write_config
+from eval.run_log import LOG, eval_folder, read_judgements, read_log_lines, resumable, sample_hash, write_config
 from eval.summary import results_frame, summarize
 
 __all__ = ["EvalRun", "evaluate", "eval_hash", "judge_batch", "precheck", "read_judgements", "write_outputs"]
@@ -96,7 +95,7 @@ def evaluate(samples: list[EvalSample], *, metrics: list[str], judges: list, run
         if s.id in seen:
             raise InputError(None, f"duplicate sample id '{s.id}': every sample needs its own id", field="id")
         seen.add(s.id)
-    run_dir = output_folder(run_dir, markers=RUN_MARKERS)
+    run_dir = eval_folder(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     h = eval_hash(metrics, judges)
     log = run_dir / LOG

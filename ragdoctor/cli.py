@@ -19,7 +19,9 @@ class Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors in the project's shape (exit 2)."""
 
     def error(self, message: str):  # type: ignore[override]
-        print(f"ragdoctor: error: {self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        command = self.prog.partition(" ")[2]
+        print(f"ragdoctor: error: {command + ': ' if command else ''}{message} (see `{self.prog} --help`)",
+              file=sys.stderr)
         sys.exit(EXIT_USAGE)
 
 

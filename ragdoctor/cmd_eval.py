@@ -44,14 +44,13 @@ def run_eval(traces: Path, run_dir: Path, *, metrics: list[str], judges: list[st
              judge_base_url: str | None = None, judge_model: str = "qwen2.5-0.5b", limit: int | None = None,
              batch_size: int = 16, progress: bool = True):
     from corpora.errors import report_skipped, warn
-    from corpora.paths import output_folder
     from eval.dataset import load_eval_samples
     from eval.judges.registry import JudgeOptions, check_coverage, make_judges
-    from eval.run_log import RUN_MARKERS
+    from eval.run_log import eval_folder
     from eval.runner import evaluate
 
     check_coverage(metrics, judges)
-    output_folder(run_dir, markers=RUN_MARKERS)  # before loading anything: a folder we may not write into fails now
+    eval_folder(run_dir)  # before loading anything: a folder we may not write into fails now
     notes: list[str] = []
     samples, errors = load_eval_samples(traces, warnings=notes)
     for e in errors:

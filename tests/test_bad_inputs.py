@@ -280,6 +280,11 @@ CASES = [
          r"user/notes\.txt: exists and is not a folder"),
     Case("eval-out-user-folder", ["eval", "inputs/rows.jsonl", "--judges", "lexical", "--out", "user"], 2,
          r"user: is not empty and is not a ragdoctor run folder"),
+    Case("eval-beside-a-users-traces-export", ["eval", "user/traces.jsonl", "--judges", "lexical"], 2,
+         r"user/config\.json: exists and was not written by `ragdoctor eval`", prep=write("user/traces.jsonl", [ROW])),
+    Case("eval-number-overflow", ["eval", ROWS, *EV], 0, r"inputs/x\.jsonl:2: malformed JSON: number 1e999 is out of "
+         r"range", "ok", raw(ROWS, (json.dumps(ROW) + '\n{"id": "b", "question": "q?", "contexts": [{"text": "t", '
+                                   '"score": 1e999}]}\n').encode())),
     Case("eval-nli-threshold-nan", ["eval", "inputs/rows.jsonl", "--nli-threshold", "nan"], 2, r"--nli-threshold"),
     Case("eval-missing-contexts", ["eval", ROWS, *EV], 0, "", "unmeasured",
          write(ROWS, [ROW, {k: v for k, v in ROW.items() if k != "contexts"} | {"id": "noctx"}]),
@@ -363,7 +368,7 @@ CASES = [
     Case("meta-eval-judge-typo", [*ME[:3], "--judge", "lexcal", "--path", "inputs/labels.jsonl"], 2,
          r"--judge: invalid choice"),
     # --- the command line itself -------------------------------------------------------------------------------
-    Case("unknown-command", ["evaluate", "x"], 2, r"ragdoctor: argument command: invalid choice"),
+    Case("unknown-command", ["evaluate", "x"], 2, r"^ragdoctor: error: argument command: invalid choice"),
     Case("unknown-option", ["eval", "inputs/rows.jsonl", "--judgez", "lexical"], 2, r"unrecognized arguments"),
 ]
 
