@@ -129,7 +129,20 @@ def load_summary(run: str | Path) -> dict:
     share = summary.get("unmeasured_share")
     if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float))):
         raise InputError(path, "not a ragdoctor summary (unmeasured_share is not a number)")
+    _check_current(path, summary)
     return summary
+
+
+def _check_current(path: Path, summary: dict) -> None:
+    """A summary left by an earlier evaluation (the latest one was killed before it wrote its own) is stale."""
+    try:
+        config = json.loads((path.parent / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    key = config.get("run_key") if isinstance(config, dict) else None
+    if key and summary.get("run_key") and key != summary["run_key"]:
+        raise InputError(path, "is from an earlier evaluation than the run's config.json (the latest `ragdoctor eval` "
+                               "did not finish): rerun it to complete the run, then gate")
 
 
 def check(summary: dict, cfg: GateConfig) -> list[Check]:

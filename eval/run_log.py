@@ -76,8 +76,18 @@ def read_judgements(run_dir: str | Path) -> list[Judgement]:
     return [index[(sid, h, sh)] for sid, sh in samples.items() if (sid, h, sh) in index]
 
 
-def write_config(run_dir: Path, config: dict, samples: list[EvalSample], hashes: list[str]) -> None:
-    config = {**config, "samples": {s.id: sh for s, sh in zip(samples, hashes)}}
+def run_key(eval_hash: str, samples: dict[str, str]) -> str:
+    """One hash of what a run judges: its configuration and every current sample's content. config.json and
+    summary.json both carry it, so a summary left by an earlier, different evaluation is never read as current."""
+    data = json.dumps([eval_hash, sorted(samples.items())], ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+
+
+def write_config(run_dir: Path, config: dict, samples: list[EvalSample], hashes: list[str]) -> str:
+    current = {s.id: sh for s, sh in zip(samples, hashes)}
+    key = run_key(config["eval_hash"], current)
+    config = {**config, "run_key": key, "samples": current}
     tmp = run_dir / (CONFIG + ".tmp")
     tmp.write_text(json.dumps(config, indent=2, ensure_ascii=False), encoding="utf-8")
     tmp.replace(run_dir / CONFIG)
+    return key

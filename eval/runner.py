@@ -106,7 +106,7 @@ def evaluate(samples: list[EvalSample], *, metrics: list[str], judges: list, run
     config = {"metrics": metrics, "judges": [getattr(j, "config_id", j.name) for j in judges], "eval_hash": h,
               "source": source, "n_samples": len(samples), "batch_size": batch_size,
               "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    write_config(run_dir, config, samples, hashes)
+    key = write_config(run_dir, config, samples, hashes)
     errors = [str(e) for e in (input_errors or [])]
     notes = list(dict.fromkeys(warnings or []))
     (run_dir / "input_errors.txt").write_text("".join(e + "\n" for e in errors), encoding="utf-8")
@@ -129,14 +129,16 @@ def evaluate(samples: list[EvalSample], *, metrics: list[str], judges: list, run
     if bar:
         bar.close()
     judgements = [new.get(s.id) or done[s.id] for s in samples]
-    summary = write_outputs(run_dir, judgements, errors, notes)
+    summary = write_outputs(run_dir, judgements, errors, notes, run_key=key)
     return EvalRun(run_dir, judgements, summary, len(new), len(samples) - len(todo), errors, notes)
 
 
 def write_outputs(run_dir: Path, judgements: list[Judgement], input_errors: list[str],
-                  warnings: list[str] | None = None) -> dict:
+                  warnings: list[str] | None = None, run_key: str | None = None) -> dict:
     results_frame(judgements).to_parquet(run_dir / "results.parquet", index=False)
     summary = summarize(judgements)
+    if run_key:
+        summary["run_key"] = run_key  # the gate checks it against config.json's
     summary["input_errors"] = input_errors
     summary["warnings"] = list(warnings or [])
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")

@@ -339,6 +339,9 @@ CASES = [
     Case("gate-summary-malformed", [*GATE, "--min", "groundedness=0.5"], 2, r"runs/r1/summary\.json: not a ragdoctor "
          r"summary", prep=raw("runs/r1/summary.json", b'{"metrics": [{"metric": "groundedness"}]}')),
     Case("gate-no-thresholds", [*GATE], 2, r"no thresholds"),
+    Case("gate-stale-summary", [*GATE, "--min", "groundedness=0.1"], 2, r"runs/r1/summary\.json: is from an earlier "
+         r"evaluation", prep=lambda ws: (ws / "runs/r1/config.json").write_text(
+             (ws / "runs/r1/config.json").read_text().replace('"run_key": "', '"run_key": "0'))),
     Case("gate-quality-failure", [*GATE, "--min", "answer_correctness=0.99"], 1, "", "ok"),
     Case("gate-pyproject-ok", ["gate", "runs/r1"], 0, "", "ok"),
     # --- diagnose ----------------------------------------------------------------------------------------------

@@ -241,3 +241,29 @@ def test_run_resume_reuses_a_trace_only_for_the_same_question_record(tmp_path):
     assert run_samples(answer, edited, out, config_hash="c", progress=False, salt="corpus-1").new == 1
     assert run_samples(answer, edited, out, config_hash="c", progress=False, salt="corpus-2").new == 2  # new corpus
     assert asked == ["q2", "q1", "q1", "q2"]
+
+
+def test_the_gate_refuses_a_summary_left_by_an_earlier_evaluation(tmp_path, capsys):
+    from eval.judges.lexical import LexicalScorer
+    from eval.metrics import ScorerJudge
+    from eval.runner import evaluate
+
+    src = write(tmp_path / "in.jsonl", [ROW, {**ROW, "id": "b"}])
+    assert main(["eval", str(src), "--judges", "lexical", "--out", str(tmp_path / "run")]) == 0
+    assert main(["gate", str(tmp_path / "run"), "--min", "groundedness=0.5", "--pyproject", "none"]) == 0
+
+    class Killed(ScorerJudge):  # the next evaluation is killed after its first sample
+        def judge(self, metric, samples):
+            if samples[0].id == "b":
+                raise KeyboardInterrupt
+            return super().judge(metric, samples)
+
+    ctx = [Context(id="c", text="The KV cache stores keys and values.")]
+    edited = [EvalSample(id="a", question=ROW["question"], answer="Something else entirely.", contexts=ctx),
+              EvalSample(id="b", question=ROW["question"], answer="Else is here.", contexts=ctx)]
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(edited, metrics=["groundedness"], judges=[Killed(LexicalScorer())], run_dir=tmp_path / "run",
+                 batch_size=1, progress=False)
+    capsys.readouterr()
+    assert main(["gate", str(tmp_path / "run"), "--min", "groundedness=0.5", "--pyproject", "none"]) == 2
+    assert "is from an earlier evaluation" in capsys.readouterr().err
