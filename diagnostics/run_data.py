@@ -218,13 +218,16 @@ def load_run(run_dir: str | Path) -> Run:
             if line.strip():
                 d = json.loads(line)
                 diagnoses[d["sample_id"]] = d
+    summary, config = _json(p / "summary.json"), _json(p / "config.json")
+    stale = bool(summary and config and summary.get("run_key", config.get("run_key")) != config.get("run_key"))
     parquet, log = p / "results.parquet", p / "results.jsonl"
-    if parquet.exists() and (not log.exists() or parquet.stat().st_mtime_ns >= log.stat().st_mtime_ns):
+    if not stale and parquet.exists() and (not log.exists() or parquet.stat().st_mtime_ns >= log.stat().st_mtime_ns):
         results = pd.read_parquet(parquet)  # written from results.jsonl after it: the same table, 30x faster to read
         results["value"] = results["value"].astype(float)
     else:  # judging was interrupted (or never finished): the log is ahead of the table
         results = results_from_records(judgements.values())
-    summary = _json(p / "summary.json")
+    if stale:
+        summary = None  # left by an earlier evaluation (the latest was killed): recomputed from the current lines
     if summary is None and judgements:
         summary = summarize([Judgement.model_validate(r) for r in judgements.values()], n_resamples=1000)
     errors_file = p / "input_errors.txt"
@@ -232,7 +235,7 @@ def load_run(run_dir: str | Path) -> Run:
     return Run(path=p, name=p.name, raw_judgements=judgements, raw_traces=traces, raw_diagnoses=diagnoses,
                results=results, samples=samples_frame(results, judgements, traces, diagnoses), summary=summary,
                report=_json(p / "diagnosis.json"), run_summary=_json(p / "run_summary.json"),
-               config=_json(p / "config.json"), input_errors=errors)
+               config=config, input_errors=errors)
 
 
 RESULT_COLUMNS = ["sample_id", "metric", "judge", "value", "status", "reason", "seconds"]

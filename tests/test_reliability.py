@@ -267,3 +267,8 @@ def test_the_gate_refuses_a_summary_left_by_an_earlier_evaluation(tmp_path, caps
     capsys.readouterr()
     assert main(["gate", str(tmp_path / "run"), "--min", "groundedness=0.5", "--pyproject", "none"]) == 2
     assert "is from an earlier evaluation" in capsys.readouterr().err
+    from diagnostics.run_data import load_run
+
+    run = load_run(tmp_path / "run")  # the dashboard shows the current (partial) evaluation, not the stale summary
+    assert run.summary["n_samples"] == 1 and set(run.results["sample_id"]) == {"a"}
+    assert run.results.loc[run.results["metric"] == "groundedness", "value"].tolist() == [0.0]
