@@ -1,26 +1,64 @@
-"""Line-oriented JSON reading and writing with one-line errors that name the file, line and field."""
+"""Line-oriented JSON reading and writing with one-line errors that name the file, line and field.
+
+Two kinds of file are read here. *User input* (corpora, question sets, records to evaluate, labelled sets): a bad line
+is reported (``file:line: field 'x': problem``) and skipped, the rest is read; a file with no valid line is an
+error. *Run logs* this project appends to (traces, judgements): a torn last line (a kill mid-write) is dropped, any
+other bad line is reported and skipped (its sample is redone on resume), and a file whose first record is not one of
+ours is refused rather than appended to."""
 from __future__ import annotations
 
 import gzip
 import json
+import math
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from corpora.errors import InputError
+from corpora.errors import InputError, report_skipped
+from corpora.paths import input_file
 
 M = TypeVar("M", bound=BaseModel)
+R = TypeVar("R")
 
 
-def _open_text(path: Path):
+def _open_binary(path: Path):
     if path.suffix == ".gz":
         return gzip.open(path, "rb")
     return open(path, "rb")
 
 
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise ValueError(f"duplicate key '{key}' in one object")
+        obj[key] = value
+    return obj
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+def loads_strict(text: str) -> Any:
+    """``json.loads`` that refuses what JSON does not allow but Python accepts (NaN, Infinity, numbers that overflow to
+    infinity) and duplicate keys."""
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite, object_pairs_hook=_no_duplicate_keys)
+
+
 def _parse_line(path: Path, lineno: int, raw: bytes) -> dict[str, Any] | None:
+    if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark (Windows editors)
+        raw = raw[3:]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -28,9 +66,13 @@ def _parse_line(path: Path, lineno: int, raw: bytes) -> dict[str, Any] | None:
     if not text.strip():
         return None
     try:
-        obj = json.loads(text)
+        obj = loads_strict(text)
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON: {exc.msg} at column {exc.colno}", line=lineno) from None
+    except RecursionError:
+        raise InputError(path, "malformed JSON: nested too deeply", line=lineno) from None
+    except ValueError as exc:
+        raise InputError(path, f"malformed JSON: {exc}", line=lineno) from None
     if not isinstance(obj, dict):
         raise InputError(path, f"expected a JSON object, got {type(obj).__name__}", line=lineno)
     return obj
@@ -40,32 +82,50 @@ def iter_json_lines(path: str | Path, on_error: Callable[[InputError], None] | N
                     ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for every non-blank line. A bad line raises :class:`InputError`, or, with
     ``on_error``, is handed to it and skipped so the remaining lines are still read."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(path, "file not found")
-    with _open_text(path) as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            try:
-                obj = _parse_line(path, lineno, raw)
-            except InputError as exc:
-                if on_error is None:
-                    raise
-                on_error(exc)
-                continue
-            if obj is not None:
-                yield lineno, obj
+    path = input_file(path)
+    lineno = 0
+    try:
+        with _open_binary(path) as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                try:
+                    obj = _parse_line(path, lineno, raw)
+                except InputError as exc:
+                    if on_error is None:
+                        raise
+                    on_error(exc)
+                    continue
+                if obj is not None:
+                    yield lineno, obj
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise InputError(path, f"unreadable compressed file ({exc or type(exc).__name__})", line=lineno + 1) from None
+    except OSError as exc:
+        raise InputError(path, exc.strerror or str(exc), line=lineno + 1 if lineno else None) from None
 
 
-def validation_error(path: str | Path, lineno: int | None, exc: ValidationError) -> InputError:
+def validation_error(path: str | Path | None, lineno: int | None, exc: ValidationError) -> InputError:
     """Turn pydantic's multi-line error into one line naming the first offending field."""
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err.get("loc", ())) or None
-    msg = err.get("msg", "invalid value")
+    msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
     if err.get("type") == "missing":
         msg = "missing required field"
     elif err.get("type") == "extra_forbidden":
         msg = "unknown field"
     return InputError(path, msg, line=lineno, field=field)
+
+
+def record_error(path: str | Path, lineno: int | None, exc: Exception) -> InputError:
+    """Any way a record can be wrong, as the one-line ``file:line: field 'x': problem``."""
+    if isinstance(exc, InputError):
+        return exc
+    if isinstance(exc, ValidationError):
+        return validation_error(path, lineno, exc)
+    if isinstance(exc, KeyError):
+        return InputError(path, "missing required field", line=lineno, field=str(exc.args[0]) if exc.args else None)
+    return InputError(path, str(exc).splitlines()[0] if str(exc) else type(exc).__name__, line=lineno)
+
+
+RECORD_ERRORS = (InputError, ValidationError, KeyError, ValueError, TypeError)
 
 
 def parse_model(model: type[M], obj: dict[str, Any], path: str | Path, lineno: int | None) -> M:
@@ -75,8 +135,39 @@ def parse_model(model: type[M], obj: dict[str, Any], path: str | Path, lineno: i
         raise validation_error(path, lineno, exc) from None
 
 
-def read_models(path: str | Path, model: type[M]) -> list[M]:
-    return [parse_model(model, obj, path, lineno) for lineno, obj in iter_json_lines(path)]
+def read_records(path: str | Path, parse: Callable[[dict[str, Any], int], R | None], *, what: str = "records",
+                 errors: list[InputError] | None = None) -> list[R]:
+    """Every record ``parse(obj, line)`` accepts (None: a line to leave out quietly, e.g. a blank id filter). A bad
+    line is appended to ``errors``, or reported (corpora.errors.report_skipped) when no list is given, and skipped.
+    A file with no valid record raises InputError, saying how many lines were bad and why the first was."""
+    bad: list[InputError] = []
+    out: list[R] = []
+    for lineno, obj in iter_json_lines(path, on_error=bad.append):
+        try:
+            rec = parse(obj, lineno)
+        except RECORD_ERRORS as exc:
+            bad.append(record_error(path, lineno, exc))
+            continue
+        if rec is not None:
+            out.append(rec)
+    if errors is not None:
+        errors.extend(bad)
+    elif out:  # with no valid record the error below says it all, in one line
+        for e in bad:
+            report_skipped(e)
+    if not out:
+        if bad:
+            first = bad[0]
+            why = f"line {first.line}: " if first.line else ""
+            raise InputError(path, f"no valid {what} ({len(bad)} bad line{'s' * (len(bad) > 1)} skipped; first: "
+                                   f"{why}{'field ' + repr(first.field) + ': ' if first.field else ''}{first.message})")
+        raise InputError(path, f"no {what} found")
+    return out
+
+
+def read_models(path: str | Path, model: type[M], *, what: str = "records",
+                errors: list[InputError] | None = None) -> list[M]:
+    return read_records(path, lambda obj, lineno: parse_model(model, obj, path, lineno), what=what, errors=errors)
 
 
 def append_json_line(path: str | Path, record: BaseModel | dict[str, Any]) -> None:
@@ -87,27 +178,63 @@ def append_json_line(path: str | Path, record: BaseModel | dict[str, Any]) -> No
         fh.flush()
 
 
-def read_json_lines_tolerant(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Read an append-only log written by this project, ignoring a torn last line left by a kill."""
+def read_json_lines_tolerant(path: str | Path, on_error: Callable[[InputError], None] | None = report_skipped
+                             ) -> Iterator[dict[str, Any]]:
+    """Read an append-only log written by this project. A torn last line (a kill mid-write) is dropped silently: it
+    is redone. Any other unreadable line goes to ``on_error`` (default: reported) and is skipped."""
     path = Path(path)
     if not path.exists():
         return
+    if path.is_dir():
+        raise InputError(path, "is a folder, not a run log")
     lines = path.read_bytes().split(b"\n")
     for i, raw in enumerate(lines):
         if not raw.strip():
             continue
         try:
-            yield json.loads(raw.decode("utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            if i >= len(lines) - 2:  # torn final write: drop it, it will be redone
+            obj = json.loads(raw.decode("utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            obj = None
+        if isinstance(obj, dict):
+            yield obj
+        elif i < len(lines) - 2 and on_error is not None:  # not the torn final write
+            on_error(InputError(path, "malformed line in run log (skipped; its sample is redone on resume)",
+                                line=i + 1))
+
+
+def read_log(path: str | Path, model: type[M], *, what: str) -> list[M]:
+    """The valid records of a run log this project writes, in file order. A torn last line (a kill mid-write) is
+    dropped: it is redone. A log whose first line is not a ``model`` record is not ours: refused (InputError), so
+    nothing is ever appended to a user's own file. A later bad line is reported and skipped (redone on resume)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    if path.is_dir():
+        raise InputError(path, f"is a folder, not a {what}")
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    out: list[M] = []
+    for i, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            out.append(model.model_validate_json(raw))
+        except ValidationError as exc:
+            if i == len(lines):  # no newline after it: a torn final write
                 continue
-            raise InputError(path, "malformed JSON in run log", line=i + 1) from None
+            err = validation_error(path, i, exc)
+            if not out:
+                raise InputError(path, f"not a ragdoctor {what} (line {i}: {err.message}): refusing to read or append "
+                                       "to it; choose another path") from None
+            report_skipped(InputError(path, f"invalid {what} record skipped ({err.message}); it is redone on resume",
+                                      line=i, field=err.field))
+    return out
 
 
 def repair_torn_tail(path: str | Path) -> None:
     """Drop a half-written last line (a kill mid-write) so the next append starts on a fresh line."""
     path = Path(path)
-    if path.exists() and path.stat().st_size:
+    if path.is_file() and path.stat().st_size:
         data = path.read_bytes()
         if not data.endswith(b"\n"):
             path.write_bytes(data[: data.rfind(b"\n") + 1])

@@ -4,23 +4,51 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from corpora.errors import InputError
-from corpora.jsonl import iter_json_lines, parse_model, read_models
+from corpora.errors import InputError, report_skipped
+from corpora.jsonl import parse_model, read_records
 from corpora.records import Document, Sample
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 DOC_FIELDS = {"id", "text", "title", "metadata"}
 
 
-def load_documents_jsonl(path: str | Path, *, skip_empty: bool = False, skipped: list[str] | None = None
-                         ) -> list[Document]:
-    """JSONL with ``id`` (or BEIR's ``_id``), ``text``, optional ``title`` and ``metadata``. An empty text is an
-    error, unless ``skip_empty``: then a titled document is kept with its title as text, an untitled one dropped."""
-    docs: list[Document] = []
+def _report(errors: list[InputError] | None, err: InputError) -> None:
+    if errors is not None:
+        errors.append(err)
+    else:
+        report_skipped(err)
+
+
+def _int_id(obj: dict) -> dict:
+    """An integer id reads as its decimal string (ids are names; JSON exports often write numbers)."""
+    rec_id = obj.get("id")
+    return {**obj, "id": str(rec_id)} if isinstance(rec_id, int) and not isinstance(rec_id, bool) else obj
+
+
+def _unique_ids(path: str | Path, kind: str):
+    """A parse step that refuses a second record with an id already seen (the first one is kept)."""
     seen: dict[str, int] = {}
-    for lineno, obj in iter_json_lines(path):
+
+    def check(rec_id: str, lineno: int) -> None:
+        if rec_id in seen:
+            raise InputError(path, f"duplicate {kind} id '{rec_id}' (first on line {seen[rec_id]}; this one is "
+                                   "skipped)", line=lineno, field="id")
+        seen[rec_id] = lineno
+
+    return check
+
+
+def load_documents_jsonl(path: str | Path, *, skip_empty: bool = False, skipped: list[str] | None = None,
+                         errors: list[InputError] | None = None) -> list[Document]:
+    """JSONL with ``id`` (or BEIR's ``_id``), ``text``, optional ``title`` and ``metadata``. A bad line (an empty text
+    too, unless ``skip_empty``: then a titled document is kept with its title as text, an untitled one dropped) is
+    reported and skipped; see corpora.jsonl.read_records."""
+    unique = _unique_ids(path, "document")
+
+    def parse(obj: dict, lineno: int) -> Document | None:
         if "_id" in obj and "id" not in obj:
             obj = {"id": str(obj.pop("_id")), **obj}
+        obj = _int_id(obj)
         extra = {k: v for k, v in obj.items() if k not in DOC_FIELDS}
         obj = {k: v for k, v in obj.items() if k in DOC_FIELDS}
         if extra:  # BEIR and other exports carry extra keys: keep them as metadata rather than reject them
@@ -32,33 +60,37 @@ def load_documents_jsonl(path: str | Path, *, skip_empty: bool = False, skipped:
             if not doc.title.strip():
                 if skipped is not None:
                     skipped.append(doc.id)
-                continue
+                return None
             doc.text = doc.title
-        if doc.id in seen:
-            raise InputError(path, f"duplicate id '{doc.id}' (first on line {seen[doc.id]})", line=lineno, field="id")
-        seen[doc.id] = lineno
-        docs.append(doc)
-    if not docs:
-        raise InputError(path, "no documents found")
-    return docs
+        unique(doc.id, lineno)
+        return doc
+
+    return read_records(path, parse, what="documents", errors=errors)
 
 
-def load_documents_folder(folder: str | Path) -> list[Document]:
-    """Every .txt/.md file under ``folder``; the id is the path relative to it, the title its first heading or line."""
+def load_documents_folder(folder: str | Path, errors: list[InputError] | None = None) -> list[Document]:
+    """Every .txt/.md file under ``folder``; the id is the path relative to it, the title its first heading or line.
+    An unreadable or empty file is reported and skipped."""
     folder = Path(folder)
     docs: list[Document] = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES):
         try:
-            text = path.read_bytes().decode("utf-8")
+            data = path.read_bytes()
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            line = path.read_bytes()[: exc.start].count(b"\n") + 1
-            raise InputError(path, f"not valid UTF-8 (byte {exc.start})", line=line) from None
+            line = data[: exc.start].count(b"\n") + 1
+            _report(errors, InputError(path, f"not valid UTF-8 (byte {exc.start})", line=line))
+            continue
+        except OSError as exc:
+            _report(errors, InputError(path, exc.strerror or str(exc)))
+            continue
         if not text.strip():
-            raise InputError(path, "empty file", field="text")
+            _report(errors, InputError(path, "empty file", field="text"))
+            continue
         first = text.strip().splitlines()[0].lstrip("# ").strip()
         docs.append(Document(id=path.relative_to(folder).as_posix(), title=first[:200], text=text, metadata={"path": str(path)}))
     if not docs:
-        raise InputError(folder, f"no {'/'.join(TEXT_SUFFIXES)} files found")
+        raise InputError(folder, f"no readable {'/'.join(TEXT_SUFFIXES)} files found")
     return docs
 
 
@@ -96,40 +128,38 @@ def load_beir(folder: str | Path, split: str = "test", skipped: list[str] | None
         raise InputError(qrels_path, f"qrels split '{split}' not found (available: {', '.join(found) or 'none'})")
     docs = load_documents_jsonl(corpus, skip_empty=True, skipped=skipped)  # public BEIR sets hold a few empty ones
     qrels = load_qrels(qrels_path)
-    samples: list[Sample] = []
     qpath = folder / "queries.jsonl"
-    for lineno, obj in iter_json_lines(qpath):
+
+    def parse(obj: dict, lineno: int) -> Sample | None:
         qid = str(obj.get("_id", obj.get("id", "")))
         if not qid:
             raise InputError(qpath, "missing required field", line=lineno, field="_id")
         if qid not in qrels:
-            continue
+            return None
         relevant = sorted(d for d, g in qrels[qid].items() if g > 0)
-        samples.append(
-            parse_model(Sample, {"id": qid, "question": obj.get("text", ""), "relevant_doc_ids": relevant,
-                                 "metadata": {"qrels": qrels[qid]}}, qpath, lineno)
-        )
-    return docs, samples
+        return parse_model(Sample, {"id": qid, "question": obj.get("text", ""), "relevant_doc_ids": relevant,
+                                    "metadata": {"qrels": qrels[qid]}}, qpath, lineno)
+
+    return docs, read_records(qpath, parse, what="queries with qrels")
 
 
-def load_questions(path: str | Path) -> list[Sample]:
-    """A question set as JSONL of :class:`~corpora.records.Sample` (id, question, reference, relevant_doc_ids)."""
-    samples = read_models(path, Sample)
-    seen: set[str] = set()
-    for s in samples:
-        if s.id in seen:
-            raise InputError(path, f"duplicate id '{s.id}'", field="id")
-        seen.add(s.id)
-    if not samples:
-        raise InputError(path, "no questions found")
-    return samples
+def load_questions(path: str | Path, errors: list[InputError] | None = None) -> list[Sample]:
+    """A question set as JSONL of :class:`~corpora.records.Sample` (id, question, reference, relevant_doc_ids). A bad
+    line, or a second question with an id already used, is reported and skipped."""
+    unique = _unique_ids(path, "question")
+
+    def parse(obj: dict, lineno: int) -> Sample:
+        s = parse_model(Sample, _int_id(obj), path, lineno)
+        unique(s.id, lineno)
+        return s
+
+    return read_records(path, parse, what="questions", errors=errors)
 
 
-def load_corpus(source: str | Path) -> list[Document]:
-    """Dispatch on what ``source`` is: a BEIR folder, a folder of text files, or a JSONL file (or several, comma-joined)."""
+def load_corpus(source: str | Path, errors: list[InputError] | None = None) -> list[Document]:
+    """Dispatch on what ``source`` is: a BEIR folder, a folder of text files, or a JSONL file."""
     source = Path(source)
     if source.is_dir():
-        if any((source / n).exists() for n in ("corpus.jsonl", "corpus.jsonl.gz")):
-            return load_documents_jsonl(next(source / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (source / n).exists()))
-        return load_documents_folder(source)
-    return load_documents_jsonl(source)
+        corpus = next((source / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (source / n).exists()), None)
+        return load_documents_jsonl(corpus, errors=errors) if corpus else load_documents_folder(source, errors)
+    return load_documents_jsonl(source, errors=errors)

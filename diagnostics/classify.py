@@ -51,7 +51,7 @@ def signals(j: Judgement, preference=JUDGE_PREFERENCE) -> Signals:
                               "context_recall") if (r := pick(j, m, preference)) is not None}
     ranks = None
     beyond: list[int] = []
-    if s.relevant_ids:
+    if s.relevant_ids and s.has_contexts and (s.doc_ids_known or not s.contexts):  # ranks need known documents
         rel = set(s.relevant_ids)
         ranks = sorted(c.rank or i for i, c in enumerate(s.contexts, 1) if (c.doc_id or c.id) in rel)
         beyond = sorted(int(c["rank"]) for c in s.metadata.get("candidates", []) if c.get("doc_id") in rel)

@@ -73,7 +73,7 @@ def probe_run(diagnoses: list[Diagnosis], samples: dict[str, EvalSample], genera
     if progress and todo:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(todo), desc="probing", unit="sample", leave=False)
+        bar = tqdm(total=len(todo), desc="probing", unit="sample", leave=False, disable=None)
     for d in todo:
         d.probe = probe(samples[d.sample_id], generate, correctness, chunks_of)
         if bar:

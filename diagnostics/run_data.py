@@ -27,6 +27,7 @@ from diagnostics.taxonomy import DEFINITIONS, Diagnosis
 from eval.mathx import bootstrap_ci
 from eval.records import Judgement
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics
+from eval.run_log import current_keys
 from eval.summary import summarize
 from rag.trace import Trace
 
@@ -100,17 +101,37 @@ def _latest(path: Path) -> dict[str, dict]:
     return {obj["sample_id"]: obj for obj in read_json_lines_tolerant(path) if "sample_id" in obj} if path.exists() else {}
 
 
-_SAMPLE_ID = re.compile(rb'^\{"sample_id":\s*("(?:[^"\\]|\\.)*")')
+_STR = rb'("(?:[^"\\]|\\.)*")'
+_SAMPLE_ID = re.compile(rb'^\{"sample_id":\s*' + _STR)
+_KEYS = re.compile(rb'^\{"sample_id":\s*' + _STR + rb',\s*"eval_hash":\s*' + _STR + rb',\s*"sample_hash":\s*' + _STR)
+
+
+def _line_key(raw: bytes, keyed: bool) -> tuple[str, str, str] | None:
+    """(sample id, eval hash, sample hash) of a log line, read from its start when it can be (else parsed)."""
+    m = (_KEYS if keyed else _SAMPLE_ID).match(raw)
+    if m:
+        got = tuple(json.loads(g) for g in m.groups())
+        return (got + ("", ""))[:3]  # type: ignore[return-value]
+    try:
+        obj = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(obj, dict) or not isinstance(obj.get("sample_id"), str):
+        return None
+    return obj["sample_id"], str(obj.get("eval_hash", "")), str(obj.get("sample_hash", ""))
 
 
 class LazyRecords(Mapping):
     """A run log's records by sample id, each parsed from JSON only when it is asked for.
 
-    The records this project writes start with their ``sample_id`` (pydantic dumps fields in order), so the id is read
-    from the start of each line; any other line is parsed to find it. As in read_judgements the later record of a
-    sample wins, and a torn last line (a killed writer) falls back to the sample's previous record."""
+    The records this project writes start with their ``sample_id`` (then, for judgements, ``eval_hash`` and
+    ``sample_hash``: pydantic dumps fields in order), so the key is read from the start of each line; any other line
+    is parsed to find it. With ``current`` (eval.run_log.current_keys: the run's eval hash and its samples' hashes)
+    only the lines judged with the run's configuration on the samples' current content count, as in
+    read_judgements; the later record of a sample wins, and a torn last line (a killed writer) falls back to the
+    sample's previous record."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, current: tuple[str, dict[str, str]] | None = None):
         self._lines: dict[str, list[bytes]] = {}
         self._parsed: dict[str, dict] = {}
         if not path.exists():
@@ -118,16 +139,10 @@ class LazyRecords(Mapping):
         for raw in path.read_bytes().split(b"\n"):
             if not raw.strip():
                 continue
-            m = _SAMPLE_ID.match(raw)
-            if m:
-                sid = json.loads(m.group(1))
-            else:
-                try:
-                    sid = json.loads(raw).get("sample_id")
-                except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
-                    continue
-            if isinstance(sid, str):
-                self._lines.setdefault(sid, []).append(raw)
+            key = _line_key(raw, keyed=current is not None)
+            if key is None or (current is not None and (key[1] != current[0] or current[1].get(key[0]) != key[2])):
+                continue
+            self._lines.setdefault(key[0], []).append(raw)
 
     def __getitem__(self, sid: str) -> dict:
         if sid not in self._parsed:
@@ -195,7 +210,7 @@ def load_run(run_dir: str | Path) -> Run:
     p = Path(run_dir)
     if not is_run_dir(p):
         raise FileNotFoundError(f"{p}: not a run folder (no results.jsonl, results.parquet or traces.jsonl)")
-    judgements = LazyRecords(p / "results.jsonl")
+    judgements = LazyRecords(p / "results.jsonl", current_keys(p))
     traces = _latest(p / "traces.jsonl")
     diagnoses = {}
     if (p / "diagnoses.jsonl").exists():
@@ -203,13 +218,16 @@ def load_run(run_dir: str | Path) -> Run:
             if line.strip():
                 d = json.loads(line)
                 diagnoses[d["sample_id"]] = d
+    summary, config = _json(p / "summary.json"), _json(p / "config.json")
+    stale = bool(summary and config and summary.get("run_key", config.get("run_key")) != config.get("run_key"))
     parquet, log = p / "results.parquet", p / "results.jsonl"
-    if parquet.exists() and (not log.exists() or parquet.stat().st_mtime_ns >= log.stat().st_mtime_ns):
+    if not stale and parquet.exists() and (not log.exists() or parquet.stat().st_mtime_ns >= log.stat().st_mtime_ns):
         results = pd.read_parquet(parquet)  # written from results.jsonl after it: the same table, 30x faster to read
         results["value"] = results["value"].astype(float)
     else:  # judging was interrupted (or never finished): the log is ahead of the table
         results = results_from_records(judgements.values())
-    summary = _json(p / "summary.json")
+    if stale:
+        summary = None  # left by an earlier evaluation (the latest was killed): recomputed from the current lines
     if summary is None and judgements:
         summary = summarize([Judgement.model_validate(r) for r in judgements.values()], n_resamples=1000)
     errors_file = p / "input_errors.txt"
@@ -217,7 +235,7 @@ def load_run(run_dir: str | Path) -> Run:
     return Run(path=p, name=p.name, raw_judgements=judgements, raw_traces=traces, raw_diagnoses=diagnoses,
                results=results, samples=samples_frame(results, judgements, traces, diagnoses), summary=summary,
                report=_json(p / "diagnosis.json"), run_summary=_json(p / "run_summary.json"),
-               config=_json(p / "config.json"), input_errors=errors)
+               config=config, input_errors=errors)
 
 
 RESULT_COLUMNS = ["sample_id", "metric", "judge", "value", "status", "reason", "seconds"]

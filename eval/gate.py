@@ -6,12 +6,16 @@ that measured it is used. A run with nothing measured fails, never passes."""
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from corpora.errors import InputError
+from corpora.errors import InputError, UsageError
+from corpora.paths import output_file
+from eval.judges.registry import JUDGES, METRIC_NAMES
+from eval.rules import LLM_METRICS, is_retrieval_metric
 from eval.summary import primary
 
 
@@ -42,49 +46,103 @@ class Check:
         return f"{self.name}: {self.observed:.3f}{ci} needs {rel} {self.threshold:.3f}: {verdict}{self.detail}"
 
 
+def unit_threshold(value: object, where: str) -> float:
+    """A threshold: a real number within [0, 1] (never a bool, NaN or a string), else UsageError naming ``where``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0.0 <= value <= 1.0:
+        raise UsageError(f"{where}: must be a number within [0, 1], got {value!r}")
+    return float(value)
+
+
+def check_metric_name(name: str, where: str) -> str:
+    """'metric' or 'metric:judge' with a metric and judge this project knows (a typo is a usage error, not a FAIL)."""
+    metric, _, judge = name.strip().partition(":")
+    if metric not in LLM_METRICS and not is_retrieval_metric(metric):
+        raise UsageError(f"{where}: unknown metric '{metric}' (valid: {METRIC_NAMES})")
+    if judge and judge not in JUDGES:
+        raise UsageError(f"{where}: unknown judge '{judge}' in '{name}' (valid: {', '.join(JUDGES)})")
+    return name.strip()
+
+
 def load_gate_config(pyproject: str | Path = "pyproject.toml") -> GateConfig:
     path = Path(pyproject)
     if not path.exists():
         return GateConfig()
+    if path.is_dir():
+        raise InputError(path, "is a folder, not a pyproject.toml")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(path, f"malformed TOML: {exc}") from None
     gate = data.get("tool", {}).get("ragdoctor", {}).get("gate", {})
+    if not isinstance(gate, dict):
+        raise InputError(path, "[tool.ragdoctor.gate] must be a table")
     unknown = set(gate) - {"min", "max_unmeasured", "use_ci_lower"}
     if unknown:
         raise InputError(path, f"unknown key(s) in [tool.ragdoctor.gate]: {', '.join(sorted(unknown))}")
-    try:
-        return GateConfig({k: float(v) for k, v in gate.get("min", {}).items()},
-                          None if gate.get("max_unmeasured") is None else float(gate["max_unmeasured"]),
-                          bool(gate.get("use_ci_lower", False)))
-    except (TypeError, ValueError) as exc:
-        raise InputError(path, f"[tool.ragdoctor.gate]: {exc}") from None
+    where = f"{path}: [tool.ragdoctor.gate]"
+    minimums = gate.get("min", {})
+    if not isinstance(minimums, dict):
+        raise InputError(path, "[tool.ragdoctor.gate] min must be a table of metric = value")
+    ci_lower = gate.get("use_ci_lower", False)
+    if not isinstance(ci_lower, bool):
+        raise InputError(path, f"[tool.ragdoctor.gate] use_ci_lower must be true or false, got {ci_lower!r}")
+    return GateConfig({check_metric_name(k, f"{where} min"): unit_threshold(v, f"{where} min.{k}")
+                       for k, v in minimums.items()},
+                      None if gate.get("max_unmeasured") is None else
+                      unit_threshold(gate["max_unmeasured"], f"{where} max_unmeasured"), ci_lower)
 
 
 def parse_threshold(text: str) -> tuple[str, float]:
     """'groundedness=0.8' or 'groundedness:nli=0.8' -> (name, value)."""
     name, sep, value = text.partition("=")
     try:
-        if not sep or not name:
+        if not sep or not name.strip():
             raise ValueError
         v = float(value)
     except ValueError:
-        raise InputError(None, f"threshold '{text}' is not METRIC=VALUE (e.g. groundedness=0.8)", field="--min") from None
-    if not 0.0 <= v <= 1.0:
-        raise InputError(None, f"threshold '{text}' must be within [0, 1]", field="--min")
-    return name.strip(), v
+        raise UsageError(f"--min: threshold '{text}' is not METRIC=VALUE (e.g. groundedness=0.8)") from None
+    if not math.isfinite(v) or not 0.0 <= v <= 1.0:
+        raise UsageError(f"--min: threshold '{text}' must be within [0, 1]")
+    return check_metric_name(name, "--min"), v
 
 
 def load_summary(run: str | Path) -> dict:
     run = Path(run)
     path = run / "summary.json" if run.is_dir() else run
-    if not path.exists():
+    if not path.is_file():
         raise InputError(path, "no summary.json: evaluate first with `ragdoctor eval`")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        summary = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
+    except UnicodeDecodeError:
+        raise InputError(path, "not valid UTF-8") from None
+    if not isinstance(summary, dict) or not isinstance(summary.get("metrics"), list):
+        raise InputError(path, "not a ragdoctor summary (no 'metrics' list)")
+    for i, m in enumerate(summary["metrics"]):
+        ok = isinstance(m, dict) and isinstance(m.get("metric"), str) and isinstance(m.get("judge"), str) \
+            and isinstance(m.get("n"), int) and all(m.get(k) is None or isinstance(m.get(k), (int, float))
+                                                    for k in ("mean", "ci_low", "ci_high"))
+        if not ok or (m["n"] > 0 and m.get("mean") is None):
+            raise InputError(path, f"not a ragdoctor summary (metrics[{i}] is malformed)")
+    share = summary.get("unmeasured_share")
+    if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float))):
+        raise InputError(path, "not a ragdoctor summary (unmeasured_share is not a number)")
+    _check_current(path, summary)
+    return summary
+
+
+def _check_current(path: Path, summary: dict) -> None:
+    """A summary left by an earlier evaluation (the latest one was killed before it wrote its own) is stale."""
+    try:
+        config = json.loads((path.parent / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    key = config.get("run_key") if isinstance(config, dict) else None
+    if key and summary.get("run_key") and key != summary["run_key"]:
+        raise InputError(path, "is from an earlier evaluation than the run's config.json (the latest `ragdoctor eval` "
+                               "did not finish): rerun it to complete the run, then gate")
 
 
 def check(summary: dict, cfg: GateConfig) -> list[Check]:
@@ -116,4 +174,6 @@ def write_junit(checks: list[Check], path: str | Path, suite: str = "ragdoctor.g
         cases.append(f'  <testcase classname="{suite}" name={quoteattr(c.name)}>{body}</testcase>')
     xml = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="{suite}" tests="{len(checks)}" '
            f'failures="{failures}" errors="0">\n' + "\n".join(cases) + "\n</testsuite>\n")
-    Path(path).write_text(xml, encoding="utf-8")
+    path = output_file(path, what="JUnit report")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(xml, encoding="utf-8")

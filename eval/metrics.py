@@ -9,7 +9,7 @@ answer_correctness claim-level F1 between answer and reference (precision and re
 """
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from eval.answerability import unanswerable
@@ -17,16 +17,10 @@ from eval.claims import decompose, premise_windows, split_sentences
 from eval.judges.base import ClaimItem, Scorer, Support
 from eval.mathx import average_precision, claim_prf, fraction
 from eval.records import EvalSample, MetricResult
-from eval.rules import fixed_result
+from eval.rules import LLM_METRICS, fixed_result
+from eval.tokens import content_tokens
 
-LLM_METRICS = ("groundedness", "context_precision", "answer_relevance", "context_recall", "answer_correctness")
-_TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
-_STOP = frozenset("a an the of to in on for and or is are was were be been it its this that with as by at from "
-                  "what which who how why when does do did can could should would may might than then there".split())
-
-
-def content_tokens(text: str) -> list[str]:
-    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
+__all__ = ["LLM_METRICS", "ClaimVerdict", "ScorerJudge", "content_tokens", "top_premises"]
 
 
 def top_premises(claim: str, premises: list[str], m: int) -> list[int]:
@@ -71,20 +65,29 @@ class ClaimVerdict:
 
 
 class ScorerJudge:
-    """Every metric from one Scorer. ``max_premises`` caps the sentence windows scored per claim."""
+    """Every metric from one Scorer. ``max_premises`` caps the sentence windows scored per claim. ``unreadable``
+    (eval/judges/scripts.py), when given, names why the scorer's model cannot read a sample's texts for a metric:
+    such samples are unmeasured with that reason instead of scored (after the model-free rules, which still apply)."""
 
-    def __init__(self, scorer: Scorer, max_premises: int = 6):
+    def __init__(self, scorer: Scorer, max_premises: int = 6,
+                 unreadable: Callable[[str, EvalSample], str | None] | None = None):
         self.scorer = scorer
         self.name = scorer.name
         self.family = scorer.family
         self.max_premises = max_premises
+        self.unreadable = unreadable
 
     def supports(self, metric: str) -> bool:
         return metric in LLM_METRICS
 
     def judge(self, metric: str, samples: list[EvalSample]) -> list[MetricResult]:
         fn = getattr(self, f"_{metric}")
-        return fn(samples)
+        if self.unreadable is None:
+            return fn(samples)
+        why = [None if fixed_result(metric, s, self.name) else self.unreadable(metric, s) for s in samples]
+        readable = [s for s, w in zip(samples, why) if w is None]
+        scored = iter(fn(readable) if readable else [])
+        return [next(scored) if w is None else MetricResult.unmeasured(metric, self.name, w) for w in why]
 
     # claims vs passages -------------------------------------------------------------------------------------------
     def verify(self, items: list[tuple[list[str], list[tuple[str, str]]]],

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.gate import GateConfig, check, load_gate_config, load_summary
+from eval.gate import GateConfig, check, check_metric_name, load_gate_config, load_summary, unit_threshold
 
 
 class GateFailed(AssertionError):
@@ -29,8 +29,10 @@ def assert_gate(run: str | Path, *, min: dict[str, float] | None = None, max_unm
                 ci_lower: bool = False, pyproject: str | Path = "pyproject.toml") -> list:
     """Raise :class:`GateFailed` listing every failed check; return the checks when all pass."""
     base = load_gate_config(pyproject)
-    cfg = GateConfig({**base.minimums, **(min or {})},
-                     base.max_unmeasured if max_unmeasured is None else max_unmeasured,
+    given = {check_metric_name(k, "min"): unit_threshold(v, f"min[{k!r}]") for k, v in (min or {}).items()}
+    cfg = GateConfig({**base.minimums, **given},
+                     base.max_unmeasured if max_unmeasured is None
+                     else unit_threshold(max_unmeasured, "max_unmeasured"),
                      ci_lower or base.use_ci_lower)
     if not cfg.minimums and cfg.max_unmeasured is None:
         raise GateFailed("no thresholds given and none in [tool.ragdoctor.gate]")

@@ -6,16 +6,20 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from corpora.records import Question
+
+Outcome = Literal["answered", "refused", "blocked", "error"]
 
 
 class Context(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     id: str
     text: str
     doc_id: str | None = None
-    rank: int | None = None
+    rank: int | None = Field(None, ge=1)
     score: float | None = None
 
 
@@ -25,17 +29,32 @@ class EvalSample(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1)
-    question: str = Field(min_length=1)
+    question: Question
     contexts: list[Context] = Field(default_factory=list)
     answer: str = ""
     reference: str | None = None
     relevant_ids: list[str] | None = Field(None, description="relevant document ids (ranked-list labels)")
-    outcome: str = "answered"
+    outcome: Outcome = "answered"
     metadata: dict[str, Any] = Field(default_factory=dict)
+    has_contexts: bool | None = Field(None, description="False when the input carried no contexts at all: the metrics "
+                                      "that read contexts are then unmeasured, never 0 (default: contexts non-empty)")
+
+    @model_validator(mode="after")
+    def _contexts_known(self) -> EvalSample:
+        if self.has_contexts is None:
+            self.has_contexts = bool(self.contexts)
+        return self
 
     @property
     def context_texts(self) -> list[str]:
         return [c.text for c in self.contexts]
+
+    @property
+    def doc_ids_known(self) -> bool:
+        """Whether the contexts say which document each came from: a ``doc_id`` on some context, or (records that put
+        the document id in ``id``) a context id among the relevant ids. Without it no retrieval metric can be read."""
+        ids = {c.id for c in self.contexts}
+        return any(c.doc_id for c in self.contexts) or bool(set(self.relevant_ids or ()) & ids)
 
     @property
     def retrieved_doc_ids(self) -> list[str]:
@@ -91,8 +110,9 @@ class Judgement(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     sample_id: str
+    eval_hash: str = ""  # the metrics, judges and their configuration (eval.runner.eval_hash)
+    sample_hash: str = ""  # the sample's content (eval.runner.sample_hash): a changed record is judged again
     results: list[MetricResult] = Field(default_factory=list)
-    eval_hash: str = ""
     sample: EvalSample | None = None
 
     def get(self, metric: str, judge: str | None = None) -> MetricResult | None:

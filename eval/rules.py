@@ -7,16 +7,38 @@ from eval.claims import decompose
 from eval.records import EvalSample, MetricResult
 
 BLOCKED = "answer was blocked by a guardrail"
+LLM_METRICS = ("groundedness", "context_precision", "answer_relevance", "context_recall", "answer_correctness")
+RETRIEVAL_KINDS = ("recall", "precision", "mrr", "ndcg")
+CONTEXT_METRICS = ("groundedness", "context_precision", "context_recall")
+
+
+def is_retrieval_metric(metric: str) -> bool:
+    """recall@k, precision@k, mrr@k, ndcg@k with k a positive integer."""
+    name, sep, k = metric.partition("@")
+    return bool(sep) and name in RETRIEVAL_KINDS and k.isdigit() and int(k) > 0
+
+
+def no_contexts(metric: str, s: EvalSample, judge: str) -> MetricResult | None:
+    """A metric that reads the retrieved contexts, on a record that carried none: unmeasured, never a measured 0."""
+    if not s.has_contexts and (metric in CONTEXT_METRICS or is_retrieval_metric(metric)):
+        return MetricResult.unmeasured(metric, judge, "no contexts in the input record")
+    return None
+
+
+def _no_claims(answer: str) -> str:
+    return "empty answer: no claims to check" if not answer.strip() else "the answer has no words to check as claims"
 
 
 def fixed_result(metric: str, s: EvalSample, judge: str) -> MetricResult | None:
     """The result the rules fix for this sample, or None when a judge has to look."""
     u = unanswerable(s)
+    if (missing := no_contexts(metric, s, judge)) is not None:
+        return missing
     if metric == "groundedness":
         if s.outcome == "blocked":
             return MetricResult.not_applicable(metric, judge, BLOCKED)
         if not decompose(s.answer):
-            return MetricResult.unmeasured(metric, judge, "empty answer: no claims to check")
+            return MetricResult.unmeasured(metric, judge, _no_claims(s.answer))
         if refused(s):
             return MetricResult.ok(metric, judge, 1.0, refusal=True, claims=[])
         if not s.contexts:
@@ -50,6 +72,8 @@ def fixed_result(metric: str, s: EvalSample, judge: str) -> MetricResult | None:
             why = ("correct refusal" if ok and u else "missed refusal: the corpus cannot answer this" if u
                    else "wrong refusal: the corpus holds the answer")
             return MetricResult.ok(metric, judge, 1.0 if ok else 0.0, refusal=refused(s), unanswerable=bool(u), note=why)
-        if not s.answer.strip():
-            return MetricResult.unmeasured(metric, judge, "empty answer: no claims to check")
+        if not (s.reference or "").strip():  # answerable by its labels, but nothing to compare the answer with
+            return MetricResult.not_applicable(metric, judge, "no reference answer")
+        if not decompose(s.answer):
+            return MetricResult.unmeasured(metric, judge, _no_claims(s.answer))
     return None

@@ -1,20 +1,25 @@
 """The evaluation runner: score samples with (metric, judge) pairs in batches, append each sample's Judgement to
 ``results.jsonl`` as soon as its batch is done, then write ``results.parquet`` and ``summary.json``.
 
-Kill it at any point and rerun: samples already judged with the same metrics and judges are not judged again."""
+Kill it at any point and rerun: a sample already judged with the same metrics, judges and content is not judged
+again; an edited sample, or a changed configuration, is (eval/run_log.py says how the log is keyed and read)."""
 from __future__ import annotations
 
 import hashlib
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from corpora.errors import InputError
-from corpora.jsonl import append_json_line, read_json_lines_tolerant, repair_torn_tail
+from corpora.jsonl import append_json_line, repair_torn_tail
 from eval.records import EvalSample, Judgement, MetricResult
+from eval.rules import no_contexts
+from eval.run_log import LOG, eval_folder, read_judgements, read_log_lines, resumable, sample_hash, write_config
 from eval.summary import results_frame, summarize
+
+__all__ = ["EvalRun", "evaluate", "eval_hash", "judge_batch", "precheck", "read_judgements", "write_outputs"]
 
 MAX_ANSWER_CHARS = 20_000
 MAX_CONTEXT_CHARS = 200_000
@@ -28,11 +33,12 @@ class EvalRun:
     new: int
     resumed: int
     input_errors: list[str]
+    warnings: list[str] = field(default_factory=list)
 
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 3  # 3: correctness premises are question-led windows, never the question alone
+METRICS_VERSION = 4  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable"
 
 
 def eval_hash(metrics: list[str], judges: list) -> str:
@@ -43,6 +49,8 @@ def eval_hash(metrics: list[str], judges: list) -> str:
 
 def precheck(sample: EvalSample, metric: str, judge_name: str) -> MetricResult | None:
     """Inputs no judge should be asked about: failed generations and oversized texts become unmeasured here."""
+    if (missing := no_contexts(metric, sample, judge_name)) is not None:
+        return missing
     if sample.outcome == "error":
         return MetricResult.unmeasured(metric, judge_name, f"pipeline error: {sample.metadata.get('error', 'unknown')}")
     if len(sample.answer) > MAX_ANSWER_CHARS:
@@ -77,53 +85,61 @@ def judge_batch(samples: list[EvalSample], metrics: list[str], judges: list) -> 
     return [Judgement(sample_id=s.id, results=r, sample=s) for s, r in zip(samples, per_sample)]
 
 
-def read_judgements(run_dir: str | Path) -> list[Judgement]:
-    latest: dict[str, Judgement] = {}
-    for obj in read_json_lines_tolerant(Path(run_dir) / "results.jsonl"):
-        j = Judgement.model_validate(obj)
-        latest[j.sample_id] = j
-    return list(latest.values())
-
-
 def evaluate(samples: list[EvalSample], *, metrics: list[str], judges: list, run_dir: str | Path,
              batch_size: int = 16, input_errors: list[InputError] | None = None, source: str | None = None,
-             progress: bool = True) -> EvalRun:
-    run_dir = Path(run_dir)
+             progress: bool = True, warnings: list[str] | None = None) -> EvalRun:
+    if batch_size < 1:
+        raise InputError(None, f"batch size must be at least 1, got {batch_size}", field="batch_size")
+    seen: set[str] = set()
+    for s in samples:
+        if s.id in seen:
+            raise InputError(None, f"duplicate sample id '{s.id}': every sample needs its own id", field="id")
+        seen.add(s.id)
+    run_dir = eval_folder(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     h = eval_hash(metrics, judges)
-    log = run_dir / "results.jsonl"
+    log = run_dir / LOG
     repair_torn_tail(log)
-    done = {j.sample_id: j for j in read_judgements(run_dir) if j.eval_hash == h}
+    index = resumable(read_log_lines(run_dir))  # before anything is written: a foreign log is refused untouched
+    hashes = [sample_hash(s) for s in samples]
+    done = {s.id: index[(s.id, h, sh)] for s, sh in zip(samples, hashes) if (s.id, h, sh) in index}
     config = {"metrics": metrics, "judges": [getattr(j, "config_id", j.name) for j in judges], "eval_hash": h,
               "source": source, "n_samples": len(samples), "batch_size": batch_size,
               "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    (run_dir / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    key = write_config(run_dir, config, samples, hashes)
     errors = [str(e) for e in (input_errors or [])]
+    notes = list(dict.fromkeys(warnings or []))
     (run_dir / "input_errors.txt").write_text("".join(e + "\n" for e in errors), encoding="utf-8")
-    todo = [s for s in samples if s.id not in done]
+    (run_dir / "warnings.txt").write_text("".join(w + "\n" for w in notes), encoding="utf-8")
+    todo = [(s, sh) for s, sh in zip(samples, hashes) if s.id not in done]
     bar = None
     if progress and todo:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(todo), desc="judging", unit="sample", leave=False)
+        bar = tqdm(total=len(todo), desc="judging", unit="sample", leave=False, disable=None)
     new: dict[str, Judgement] = {}
     for start in range(0, len(todo), batch_size):
-        for j in judge_batch(todo[start : start + batch_size], metrics, judges):
-            j.eval_hash = h
+        chunk = todo[start : start + batch_size]
+        for j, (_, sh) in zip(judge_batch([s for s, _ in chunk], metrics, judges), chunk):
+            j.eval_hash, j.sample_hash = h, sh
             append_json_line(log, j)
             new[j.sample_id] = j
         if bar:
-            bar.update(min(batch_size, len(todo) - start))
+            bar.update(len(chunk))
     if bar:
         bar.close()
     judgements = [new.get(s.id) or done[s.id] for s in samples]
-    return EvalRun(run_dir, judgements, write_outputs(run_dir, judgements, errors), len(new), len(samples) - len(todo),
-                   errors)
+    summary = write_outputs(run_dir, judgements, errors, notes, run_key=key)
+    return EvalRun(run_dir, judgements, summary, len(new), len(samples) - len(todo), errors, notes)
 
 
-def write_outputs(run_dir: Path, judgements: list[Judgement], input_errors: list[str]) -> dict:
+def write_outputs(run_dir: Path, judgements: list[Judgement], input_errors: list[str],
+                  warnings: list[str] | None = None, run_key: str | None = None) -> dict:
     results_frame(judgements).to_parquet(run_dir / "results.parquet", index=False)
     summary = summarize(judgements)
+    if run_key:
+        summary["run_key"] = run_key  # the gate checks it against config.json's
     summary["input_errors"] = input_errors
+    summary["warnings"] = list(warnings or [])
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return summary

@@ -19,10 +19,13 @@ class BM25Index:
         self._stem = _stemmer()
 
     @classmethod
-    def build(cls, texts: list[str]) -> BM25Index:
+    def build(cls, texts: list[str]) -> BM25Index | None:
+        """None when no text has a word BM25 can index (only stopwords or one-letter words): bm25s cannot build then."""
         import bm25s
 
         tokens = bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), show_progress=False)
+        if not tokens.vocab:
+            return None
         retriever = bm25s.BM25()
         retriever.index(tokens, show_progress=False)
         return cls(retriever, len(texts))

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from corpora.errors import InputError
 from corpora.jsonl import validation_error
+from corpora.paths import input_file
 from rag.guardrails.settings import GuardrailsConfig
 
 IndexKind = Literal["flat", "ivf", "hnsw", "ivfpq", "sq8"]
@@ -20,7 +21,7 @@ RetrievalMode = Literal["dense", "bm25", "hybrid"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class ChunkingConfig(_Strict):
@@ -92,6 +93,11 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
         node = out
         for part in path[:-1]:
             node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise InputError(None, f"environment variable {key} conflicts with {ENV_PREFIX}{part.upper()}: a "
+                                       "section cannot also be a value")
+        if isinstance(node.get(path[-1]), dict):
+            raise InputError(None, f"environment variable {key} conflicts with the variables of its sub-keys")
         node[path[-1]] = value
     return out
 
@@ -109,14 +115,16 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     data: dict[str, Any] = {}
     source = str(path) if path else "<config>"
     if path is not None:
-        p = Path(path)
-        if not p.exists():
-            raise InputError(p, "config file not found")
+        p = input_file(path)
         try:
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
+            data = tomllib.loads(p.read_bytes().decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise InputError(p, f"not valid UTF-8 (byte {exc.start})") from None
         except tomllib.TOMLDecodeError as exc:
             raise InputError(p, f"malformed TOML: {exc}") from None
         data = data.get("pipeline", data)
+        if not isinstance(data, dict):
+            raise InputError(p, "[pipeline] must be a table")
     data = _merge(data, _env_overrides(dict(os.environ if environ is None else environ)))
     data = _merge(data, {k: v for k, v in (overrides or {}).items() if v is not None})
     try:

@@ -1,5 +1,6 @@
-"""The manifest saved beside an index: what it was built from and with. Checked on every load, so an index is
-never queried with an embedder, normalisation or chunking it was not built with."""
+"""The manifest saved beside an index: what it was built from and with, how many vectors it holds, and the size and
+sha256 of every index file. Checked on every load, so an index is never queried with an embedder, normalisation or
+chunking it was not built with, nor with a truncated, replaced or foreign file (that says "rebuild the index")."""
 from __future__ import annotations
 
 import hashlib
@@ -13,11 +14,20 @@ from corpora.errors import InputError
 from corpora.records import Document
 from rag.config import ChunkingConfig, IndexConfig
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2  # 2: vector count and file checksums
+REBUILD = "rebuild the index with `ragdoctor index --rebuild`"
 
 
 class IndexMismatch(RuntimeError):
-    """The index on disk was built differently from what the caller wants to query it with."""
+    """The index on disk was built differently from what the caller wants to query it with, or its files do not
+    match its manifest."""
+
+
+class FileEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    bytes: int
+    sha256: str
 
 
 class Manifest(BaseModel):
@@ -36,6 +46,8 @@ class Manifest(BaseModel):
     faiss_version: str
     bm25: bool = True
     built_at: str
+    n_vectors: int
+    files: dict[str, FileEntry]  # path relative to the index folder -> size and sha256
 
 
 def corpus_checksum(docs: Iterable[Document]) -> str:
@@ -46,14 +58,67 @@ def corpus_checksum(docs: Iterable[Document]) -> str:
     return h.hexdigest()
 
 
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_entries(index_dir: Path) -> dict[str, FileEntry]:
+    """Size and sha256 of every file under ``index_dir`` but the manifest itself."""
+    return {p.relative_to(index_dir).as_posix(): FileEntry(bytes=p.stat().st_size, sha256=sha256_file(p))
+            for p in sorted(index_dir.rglob("*")) if p.is_file() and p.name != "manifest.json"}
+
+
+def verify_files(manifest: Manifest, index_dir: Path) -> None:
+    """Every file the manifest lists, with its size and sha256: IndexMismatch naming the first that differs."""
+    for name, entry in manifest.files.items():
+        path = index_dir / name
+        if not path.is_file():
+            why = "missing"
+        elif path.stat().st_size != entry.bytes:
+            why = f"{path.stat().st_size:,} bytes, the manifest says {entry.bytes:,}"
+        elif sha256_file(path) != entry.sha256:
+            why = "its sha256 differs from the manifest's"
+        else:
+            continue
+        raise IndexMismatch(f"index at {index_dir}: {name} does not match its manifest ({why}); {REBUILD}")
+
+
 def read_manifest(index_dir: Path) -> Manifest:
     path = index_dir / "manifest.json"
     if not path.exists():
         raise InputError(index_dir, "no index here (manifest.json missing): build one with `ragdoctor index`")
     try:
-        return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as exc:
+        raise InputError(path, f"unreadable manifest ({str(exc).splitlines()[0]}); {REBUILD}") from None
+    if isinstance(raw, dict) and raw.get("version") != MANIFEST_VERSION and "embedder_id" in raw:
+        raise InputError(path, f"index built by another ragdoctor version (manifest version {raw.get('version')}, "
+                               f"this one reads {MANIFEST_VERSION}); {REBUILD}")
+    try:
+        return Manifest.model_validate(raw)
     except ValueError as exc:
-        raise InputError(path, f"unreadable manifest ({str(exc).splitlines()[0]}); rebuild the index") from None
+        raise InputError(path, f"unreadable manifest ({str(exc).splitlines()[0]}); {REBUILD}") from None
+
+
+def manifest_version(index_dir: Path) -> int | None:
+    try:
+        raw = json.loads((index_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return None
+    return raw.get("version") if isinstance(raw, dict) else None
+
+
+def is_index_manifest(index_dir: Path) -> bool:
+    """True when ``index_dir`` holds a manifest this project wrote (any version, even one that no longer loads)."""
+    try:
+        raw = json.loads((index_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return False
+    return isinstance(raw, dict) and {"embedder_id", "corpus_checksum", "n_chunks"} <= set(raw)
 
 
 def check_compatible(manifest: Manifest, index_dir: Path, *, embedder_id: str, dim: int, normalized: bool) -> None:

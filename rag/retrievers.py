@@ -10,6 +10,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
+from corpora.errors import warn
 from rag import faiss_index
 from rag.config import RetrievalConfig
 from rag.fusion import reciprocal_rank_fusion
@@ -89,6 +90,7 @@ RETRIEVERS = {"dense": DenseRetriever, "bm25": BM25Retriever, "hybrid": HybridRe
 def make_retriever(store: IndexStore, embedder, cfg: RetrievalConfig, mode: str | None = None) -> _StoreRetriever:
     mode = mode or cfg.mode
     if mode != "dense" and store.bm25 is None:
+        warn(f"index at {store.index_dir} has no BM25 part: retrieval mode '{mode}' falls back to dense")
         mode = "dense"
     return RETRIEVERS[mode](store, embedder, cfg)
 

@@ -15,11 +15,13 @@ from rag.store import IndexStore, ensure_index
 
 
 def load_documents(cfg: PipelineConfig) -> list[Document]:
+    """The corpus; a bad record is reported and skipped (corpora.jsonl.read_records)."""
     return bundled_documents() if cfg.corpus == "bundled" else load_corpus(cfg.corpus)
 
 
-def load_samples(cfg: PipelineConfig) -> list[Sample]:
-    return bundled_questions() if cfg.questions == "bundled" else load_questions(cfg.questions)
+def load_samples(cfg: PipelineConfig, errors: list | None = None) -> list[Sample]:
+    """The question set; a bad record goes to ``errors`` (or is reported) and is skipped."""
+    return bundled_questions() if cfg.questions == "bundled" else load_questions(cfg.questions, errors)
 
 
 def embedder_for(cfg: PipelineConfig):

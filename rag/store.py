@@ -1,24 +1,28 @@
 """An index on disk: chunks (llama-index TextNodes), the faiss index, the BM25 index and the manifest.
 
-Layout of ``index_dir``: ``manifest.json``, ``chunks.jsonl``, ``dense.faiss``, ``bm25/``.
-Written to a temporary sibling folder and renamed into place, so a killed build never leaves half an index."""
+Layout of ``index_dir``: ``manifest.json``, ``chunks.jsonl``, ``dense.faiss``, ``bm25/``. Written to a temporary
+sibling folder and swapped into place atomically (rag/index_dir.py), so a killed build never leaves half an index and
+never touches the old one; a folder without a ragdoctor index manifest is never replaced. Every load checks the
+files against the manifest's sizes and sha256 and the vector count against the chunks: a mismatch says rebuild."""
 from __future__ import annotations
 
 import json
 import logging
-import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from corpora.errors import InputError
+from corpora.errors import InputError, warn
 from corpora.records import Document
 from rag import faiss_index
 from rag.bm25 import BM25Index
 from rag.chunking import chunk_documents, embedding_text, hf_tokenizer, whitespace_tokenizer
 from rag.config import ChunkingConfig, IndexConfig
-from rag.manifest import Manifest, check_build_settings, check_compatible, corpus_checksum, read_manifest
+from rag.index_dir import building, check_index_target
+from rag.manifest import (MANIFEST_VERSION, REBUILD, IndexMismatch, Manifest, check_build_settings, check_compatible,
+                          corpus_checksum, file_entries, is_index_manifest, manifest_version, read_manifest,
+                          verify_files)
 
 
 @dataclass
@@ -53,11 +57,14 @@ def _read_nodes(path: Path):
 
     nodes = []
     with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            obj = json.loads(line)
-            nodes.append(TextNode(id_=obj["id"], text=obj["text"], metadata=obj["metadata"],
-                                  excluded_embed_metadata_keys=["doc_id", "chunk"],
-                                  excluded_llm_metadata_keys=["doc_id", "chunk"]))
+        for lineno, line in enumerate(fh, start=1):
+            try:
+                obj = json.loads(line)
+                nodes.append(TextNode(id_=obj["id"], text=obj["text"], metadata=obj["metadata"],
+                                      excluded_embed_metadata_keys=["doc_id", "chunk"],
+                                      excluded_llm_metadata_keys=["doc_id", "chunk"]))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise IndexMismatch(f"{path}:{lineno}: unreadable chunk ({type(exc).__name__}); {REBUILD}") from None
     return nodes
 
 
@@ -66,7 +73,7 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
     """Chunk, embed, index and save. Returns the loaded store."""
     import faiss
 
-    index_dir = Path(index_dir)
+    index_dir = check_index_target(index_dir)  # before minutes of embedding: a folder we may not replace fails now
     timings: dict[str, float] = {}
     t = time.perf_counter()
     nodes = chunk_documents(docs, chunking, tokenizer_for(embedder))
@@ -84,37 +91,49 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
         t = time.perf_counter()
         bm25 = BM25Index.build([embedding_text(n) for n in nodes])
         timings["bm25"] = time.perf_counter() - t
-    manifest = Manifest(
-        embedder_id=embedder.model_id, dim=int(vectors.shape[1]), normalized=bool(embedder.normalize),
-        chunking=chunking, index=index_cfg, factory=faiss_index.factory_string(index_cfg, len(nodes), vectors.shape[1]),
-        corpus_checksum=corpus_checksum(docs), n_documents=len(docs), n_chunks=len(nodes),
-        faiss_version=faiss.__version__, bm25=with_bm25, built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    )
-    tmp = index_dir.with_name(index_dir.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    _write_nodes(tmp / "chunks.jsonl", nodes)
-    faiss_index.save(dense, tmp / "dense.faiss")
-    if bm25 is not None:
-        bm25.save(tmp / "bm25")
-    (tmp / "manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
-    shutil.rmtree(index_dir, ignore_errors=True)
-    tmp.rename(index_dir)
+        if bm25 is None:
+            warn(f"{index_dir}: the corpus has no words BM25 can index: the index is dense only")
+    with building(index_dir) as tmp:
+        _write_nodes(tmp / "chunks.jsonl", nodes)
+        faiss_index.save(dense, tmp / "dense.faiss")
+        if bm25 is not None:
+            bm25.save(tmp / "bm25")
+        manifest = Manifest(
+            embedder_id=embedder.model_id, dim=int(vectors.shape[1]), normalized=bool(embedder.normalize),
+            chunking=chunking, index=index_cfg,
+            factory=faiss_index.factory_string(index_cfg, len(nodes), vectors.shape[1]),
+            corpus_checksum=corpus_checksum(docs), n_documents=len(docs), n_chunks=len(nodes),
+            faiss_version=faiss.__version__, bm25=bm25 is not None,
+            built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            n_vectors=int(dense.ntotal), files=file_entries(tmp))
+        (tmp / "manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
     store = load_index(index_dir, embedder, index_cfg=index_cfg)
     store.build_seconds = timings
     return store
 
 
 def load_index(index_dir: str | Path, embedder, *, index_cfg: IndexConfig | None = None) -> IndexStore:
-    """Load and check the manifest against ``embedder``; move the dense index to the GPU when there is one."""
+    """Load and check the manifest against ``embedder`` and the files on disk; move the dense index to the GPU when
+    there is one."""
     index_dir = Path(index_dir)
     manifest = read_manifest(index_dir)
     check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim, normalized=embedder.normalize)
+    verify_files(manifest, index_dir)
     cfg = index_cfg or manifest.index
-    dense, device = faiss_index.to_device(faiss_index.load(index_dir / "dense.faiss"), cfg,
-                                           log=logging.getLogger("ragdoctor").warning)
-    faiss_index.tune(dense, cfg)
+    try:
+        cpu_index = faiss_index.load(index_dir / "dense.faiss")
+    except RuntimeError as exc:
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:200]
+        raise IndexMismatch(f"index at {index_dir}: dense.faiss is unreadable ({why}); {REBUILD}") from None
     nodes = _read_nodes(index_dir / "chunks.jsonl")
+    counts = {"vectors in dense.faiss": int(cpu_index.ntotal), "manifest n_vectors": manifest.n_vectors,
+              "manifest n_chunks": manifest.n_chunks, "chunks in chunks.jsonl": len(nodes)}
+    if len(set(counts.values())) != 1 or cpu_index.d != manifest.dim:
+        said = ", ".join(f"{k} {v}" for k, v in counts.items())
+        raise IndexMismatch(f"index at {index_dir} is inconsistent ({said}; dimension {cpu_index.d} vs "
+                            f"{manifest.dim}); {REBUILD}")
+    dense, device = faiss_index.to_device(cpu_index, cfg, log=logging.getLogger("ragdoctor").warning)
+    faiss_index.tune(dense, cfg)
     bm25 = BM25Index.load(index_dir / "bm25", len(nodes)) if manifest.bm25 and (index_dir / "bm25").exists() else None
     return IndexStore(index_dir, manifest, nodes, dense, device, bm25)
 
@@ -127,6 +146,8 @@ def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunk
     querying commands use it, so a wrong ``--embedder`` never silently replaces a user's index."""
     index_dir = Path(index_dir)
     if not rebuild and (index_dir / "manifest.json").exists():
+        if is_index_manifest(index_dir) and manifest_version(index_dir) != MANIFEST_VERSION:  # an older ragdoctor's
+            return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg), True
         manifest = read_manifest(index_dir)
         if strict_embedder and manifest.embedder_id != embedder.model_id:
             check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim,

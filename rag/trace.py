@@ -38,6 +38,8 @@ class Trace(BaseModel):
     cited_chunk_ids: list[str] = Field(default_factory=list)
     latency_ms: dict[str, float] = Field(default_factory=dict, description="per stage: retrieve, generate, total")
     config_hash: str = ""
+    input_hash: str = Field("", description="hash of the question record and the index content it was answered from "
+                                             "(rag.runner.input_hash): a resume reuses a trace only when it matches")
     generator: str = ""
     embedder: str = ""
     error: str | None = None

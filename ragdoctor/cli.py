@@ -1,13 +1,28 @@
 """`ragdoctor` command line: a thin front door; every command calls into the library.
-Domain errors are printed as one line (``ragdoctor: error: ...``) with exit status 2."""
+
+Exit status means one thing each: 0 success, 1 the gate's quality verdict failed (only ``gate``), 2 a usage or input
+error (printed as one line, ``ragdoctor: error: ...``), 3 an internal error (a bug: one line too, ``--debug`` shows
+the traceback), 130 interrupted. Skipped input records and warnings are printed once each on stderr."""
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from rag.offline import set_offline_env
 
 set_offline_env()
+EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors in the project's shape (exit 2)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        command = self.prog.partition(" ")[2]
+        print(f"ragdoctor: error: {command + ': ' if command else ''}{message} (see `{self.prog} --help`)",
+              file=sys.stderr)
+        sys.exit(EXIT_USAGE)
 
 
 def _pipeline_options(p: argparse.ArgumentParser) -> None:
@@ -18,7 +33,7 @@ def _pipeline_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--embedder", help="'minilm' (bundled), 'fake', or a sentence-transformers folder")
     g.add_argument("--kind", choices=["flat", "ivf", "hnsw", "ivfpq", "sq8"], help="faiss index kind")
     g.add_argument("--mode", choices=["dense", "bm25", "hybrid"], help="retrieval mode")
-    g.add_argument("--top-k", type=int, help="chunks given to the generator")
+    g.add_argument("--top-k", type=int, help="chunks given to the generator (>= 1)")
     g.add_argument("--base-url", help="OpenAI-compatible server (NIM, vLLM, Ollama, OpenAI); default: bundled model")
     g.add_argument("--model", help="bundled GGUF name/path, or the server's model name")
     g.add_argument("--guardrails", action=argparse.BooleanOptionalAction, default=None,
@@ -41,22 +56,74 @@ def config_from_args(args: argparse.Namespace):
 def build_parser() -> argparse.ArgumentParser:
     from ragdoctor import __version__, cmd_dashboard, cmd_demo, cmd_diagnose, cmd_eval, cmd_meta_eval, cmd_pipeline
 
-    parser = argparse.ArgumentParser(prog="ragdoctor", description="Offline RAG pipeline, evaluation and diagnostics.")
+    from ragdoctor.options import all_parsers, checked_numbers
+
+    parser = Parser(prog="ragdoctor", description="Offline RAG pipeline, evaluation and diagnostics.")
     parser.add_argument("--version", action="version", version=f"ragdoctor {__version__}")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     sub = parser.add_subparsers(dest="command", required=True)
     from judge_train import cli as cmd_judge
 
     for register in (cmd_pipeline.register, cmd_eval.register, cmd_diagnose.register, cmd_meta_eval.register,
                      cmd_demo.register, cmd_dashboard.register, cmd_judge.register):
         register(sub, _pipeline_options)
-    return parser
+    for p in list(all_parsers(parser))[1:]:  # --debug after the command works too
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    cmd_judge_guard(sub)
+    return checked_numbers(parser)
+
+
+def cmd_judge_guard(sub) -> None:
+    """`judge train --out DIR` replaces DIR: refuse a folder that is not a judge folder this project wrote."""
+    judge = sub.choices.get("judge")
+    train = next((a.choices["train"] for a in getattr(judge, "_actions", [])
+                  if isinstance(a, argparse._SubParsersAction) and "train" in a.choices), None)
+    if train is None:
+        return
+    run = train.get_default("func")
+
+    def guarded(args):
+        from corpora.paths import output_folder
+
+        if args.out:
+            output_folder(args.out, markers=("training_config.json", "model.safetensors"), what="judge folder")
+        return run(args)
+
+    train.set_defaults(func=guarded)
+
+
+class _Notices(logging.Handler):
+    """Prints each distinct skipped-record line and warning once, on stderr."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.seen: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if msg not in self.seen:
+            self.seen.add(msg)
+            print(f"ragdoctor: {msg}", file=sys.stderr)
+
+
+def _install_notices() -> _Notices:
+    from corpora.errors import NOTICES
+
+    for h in list(NOTICES.handlers):
+        if isinstance(h, _Notices):
+            NOTICES.removeHandler(h)
+    handler = _Notices()
+    NOTICES.addHandler(handler)
+    NOTICES.propagate = False
+    return handler
 
 
 def _known_errors() -> tuple[type[BaseException], ...]:
     from corpora.errors import InputError
+    from eval.judges.base import JudgeUnavailable
     from rag.manifest import IndexMismatch
 
-    errors: list[type[BaseException]] = [InputError, IndexMismatch]
+    errors: list[type[BaseException]] = [InputError, IndexMismatch, JudgeUnavailable]
     try:
         from rag.llm import LLMError
         from rag.models import ModelUnavailable
@@ -67,17 +134,39 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    debug = bool(getattr(args, "debug", False))
+    _install_notices()
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
     except _known_errors() as exc:
-        print(f"ragdoctor: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
-        return 2
+        print(f"ragdoctor: error: {_first_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("ragdoctor: interrupted; completed records are saved and a rerun resumes", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except OSError as exc:  # the file system said no (a path the user gave, a full disk): not a bug in the tool
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        print(f"ragdoctor: error: {where}{exc.strerror or _first_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, its own exit status, never the gate's 1
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        print(f"ragdoctor: internal error: {type(exc).__name__}: {_first_line(exc)}; rerun with --debug for the "
+              "traceback", file=sys.stderr)
+        return EXIT_INTERNAL
+    if code == EXIT_GATE_FAILED and args.command != "gate":  # only the gate's quality verdict may exit 1
+        return EXIT_INTERNAL
+    return code
 
 
 if __name__ == "__main__":

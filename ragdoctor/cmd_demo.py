@@ -9,13 +9,15 @@ from pathlib import Path
 def cmd_demo(args) -> int:
     from ragdoctor.cli import config_from_args
     from ragdoctor.cmd_diagnose import diagnose_run, render_categories
-    from eval.judges.registry import default_judges
+    from eval.judges.registry import covered, default_judges, parse_judges, parse_metrics
     from ragdoctor.cmd_eval import gate_config_from_args, gate_run, render_eval_summary, run_eval
     from ragdoctor.cmd_pipeline import cmd_index, run_pipeline
     from ragdoctor.run_report import render_summary, summarize_traces
 
     cfg = config_from_args(args)
     run_dir = Path(args.out)
+    judges = parse_judges(args.judges if args.judges is not None else default_judges(args.nli_model))
+    metrics = parse_metrics(args.metrics) if args.metrics is not None else covered(_metrics(), judges)
     print("== 1/5 index ==")
     cmd_index(_with(args, rebuild=False))
     print("\n== 2/5 answer the question set (bundled model; a rerun resumes) ==")
@@ -25,8 +27,7 @@ def cmd_demo(args) -> int:
     print(render_summary(summary))
     print(f"traces: {run_dir / 'traces.jsonl'}")
     print("\n== 3/5 evaluate ==")
-    ev = run_eval(run_dir / "traces.jsonl", run_dir, metrics=args.metrics.split(",") if args.metrics else _metrics(),
-                  judges=(args.judges or default_judges(args.nli_model)).split(","), nli_model=args.nli_model)
+    ev = run_eval(run_dir / "traces.jsonl", run_dir, metrics=metrics, judges=judges, nli_model=args.nli_model)
     print(render_eval_summary(ev.summary))
     print("\n== 4/5 gate (thresholds from [tool.ragdoctor.gate] in pyproject.toml) ==")
     gate_cfg = gate_config_from_args(_with(args, min=None, max_unmeasured=None, ci_lower=False))
@@ -56,7 +57,7 @@ def _with(args, **kw):
 def register(sub, pipeline_options) -> None:
     p = sub.add_parser("demo", help="index, answer, evaluate, gate and diagnose the bundled corpus with bundled models")
     p.add_argument("--out", default="runs/demo", help="run folder (default runs/demo)")
-    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--limit", type=int, help="only the first N questions (N >= 1)")
     p.add_argument("--judges", help="comma-separated (default: nli when shipped, lexical, embedding, labels)")
     p.add_argument("--metrics", help="comma-separated metric names (default: all)")
     p.add_argument("--nli-model", help="CrossEncoder folder (default: the shipped judge)")

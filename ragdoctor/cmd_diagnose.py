@@ -13,6 +13,8 @@ def diagnose_run(run_dir: Path):
     from diagnostics.report import diagnose, write_diagnosis
     from eval.runner import read_judgements
 
+    if not run_dir.is_dir():
+        raise InputError(run_dir, "run folder not found (a folder written by `ragdoctor eval`)")
     judgements = read_judgements(run_dir)
     if not judgements:
         raise InputError(run_dir, "no judged samples (results.jsonl): evaluate first with `ragdoctor eval`")
@@ -83,8 +85,9 @@ def register(sub, pipeline_options) -> None:
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--probes", action="store_true",
                    help="regenerate failed answers with changed contexts to find the root cause (model calls)")
-    p.add_argument("--probe-limit", type=int, help="probe at most N failed samples")
-    p.add_argument("--probe-judge", default="nli", help="judge for the probes' answer correctness (default nli)")
+    p.add_argument("--probe-limit", type=int, help="probe at most N failed samples (N >= 1)")
+    p.add_argument("--probe-judge", default="nli", choices=("nli", "lexical", "embedding", "llm", "ragas"),
+                   help="judge for the probes' answer correctness (default nli)")
     p.add_argument("--nli-model", help="CrossEncoder folder for the nli judge")
     pipeline_options(p)
     p.set_defaults(func=cmd_diagnose)

@@ -99,6 +99,8 @@ def render_report(report: dict) -> str:
         lines.append(render(["metric", "judge", "worst source", "its score"],
                             [(w["metric"], w["judge"], w.get("source", "-"), w["min"]) for w in worst.values()],
                             title="worst source per judge (pick by this, not by the average)"))
+    if report.get("input_errors"):
+        lines.append(f"{len(report['input_errors'])} bad line(s) skipped (listed in input_errors.txt)")
     files = report.get("files")
     if files:
         lines.append(f"wrote {files['results']}, {files['scores']}, {files['reliability']}")
@@ -110,29 +112,46 @@ def cmd_meta_eval(args) -> int:
     from eval.meta.runner import MetaEvalOptions, default_out_dir, run_meta_eval, save_report
     from ragdoctor.cmd_eval import llm_factory
 
+    from corpora.errors import report_skipped
+    from corpora.paths import output_folder
+    from eval.meta.datasets import load_records
+
     path = resolve_path(args.dataset, args.path)
-    out_dir = Path(args.out) if args.out else default_out_dir(args.dataset)
+    out_dir = output_folder(Path(args.out) if args.out else default_out_dir(args.dataset),
+                            markers=("results.json", "scores.jsonl"), what="meta-eval folder")
+    errors: list = []
+    if args.dataset != POOL:  # bad lines are reported and skipped, as eval does; none valid: exit 2
+        load_records(args.dataset, path, errors)
+    for e in errors:
+        report_skipped(e)
     with ExitStack() as stack:
         judge_opts = JudgeOptions(nli_model=args.nli_model,
                                   llm_factory=llm_factory(stack, args.judge_base_url, args.judge_model))
         opts = MetaEvalOptions(judges=args.judges or default_judges(args.nli_model), limit=args.limit,
                                metrics=args.metrics, seed=args.seed, n_resamples=args.resamples, reduce=args.reduce,
                                chunk_size=args.batch_size, judge_options=judge_opts)
-        log = (lambda msg: print(f"meta-eval: {msg}", file=sys.stderr)) if args.format == "table" else None
+        log = (lambda msg: print(f"ragdoctor: meta-eval: {msg}", file=sys.stderr)) if args.format == "table" else None
         if args.dataset == POOL:
-            from judge_train.suite import pool_tasks
             from eval.meta.runner import run_tasks
+            from judge_train.suite import pool_tasks
 
             tasks, total = pool_tasks(path, per_label=args.limit or 150, seed=args.seed)
             opts.limit = None  # --limit sized each source above, it is not a subsample of the tasks
             report = run_tasks(POOL, str(path), tasks, total, opts, log=log)
+            report["sample"] = None
         else:
             report = run_meta_eval(args.dataset, path, opts, log=log)
+    report["input_errors"] = [str(e) for e in errors]
     report["files"] = save_report(report, out_dir)
+    (out_dir / "input_errors.txt").write_text("".join(f"{e}\n" for e in errors), encoding="utf-8")
     if args.format == "json":
         print(json.dumps({k: v for k, v in report.items() if k != "scores"}, indent=2, default=float))
     else:
         print(render_report(report))
+    if not any("error" not in r for r in report["results"]):
+        why = "; ".join(f"{u['judge']}: {u['reason']}" for u in report["unavailable"]) or "every judge failed"
+        print(f"ragdoctor: error: nothing was measured ({why}); the report is saved in {out_dir}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -152,7 +171,8 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 (no pipeline option
                    help="repeatable (default: lexical, embedding, and nli when a model is available)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--out", help="output folder (default runs/meta-eval/<dataset>)")
-    p.add_argument("--limit", "--sample", dest="limit", type=int, metavar="N", help="seeded random subsample of N records")
+    p.add_argument("--limit", "--sample", dest="limit", type=int, metavar="N",
+                   help="seeded random subsample of N records (N >= 1)")
     p.add_argument("--metric", action="append", dest="metrics", choices=TASK_METRICS,
                    help="repeatable: only these of the set's tasks (default: all; slow judges: pick one)")
     p.add_argument("--seed", type=int, default=0, help="seed of the subsample, the dev/test split and the bootstrap")

@@ -59,8 +59,14 @@ def test_one_line_errors(tmp_path):
     bad.write_text('{"id": "a", "text": "x"}\n{"id": "b"}\n')
     p = ragdoctor("index", "--corpus", str(bad), "--embedder", "fake", "--index-dir", str(tmp_path / "i"), cwd=tmp_path,
                   check=False)
+    assert p.returncode == 0  # the bad line is reported and skipped, the rest is indexed
+    assert f"ragdoctor: skipped bad record: {bad}:2: field 'text': missing required field" in p.stderr.splitlines()
+    bad.write_text('{"id": "b"}\n')
+    p = ragdoctor("index", "--corpus", str(bad), "--embedder", "fake", "--index-dir", str(tmp_path / "i"), cwd=tmp_path,
+                  check=False)
     assert p.returncode == 2
-    assert p.stderr.strip() == f"ragdoctor: error: {bad}:2: field 'text': missing required field"
+    assert p.stderr.strip() == (f"ragdoctor: error: {bad}: no valid documents (1 bad line skipped; first: line 1: "
+                                "field 'text': missing required field)")
     ragdoctor("index", "--embedder", "fake", "--index-dir", str(tmp_path / "i2"), cwd=tmp_path)
     p = ragdoctor("ask", "what?", "--embedder", "minilm", "--index-dir", str(tmp_path / "i2"),
                   "--base-url", "http://127.0.0.1:9/v1", cwd=tmp_path, check=False)

@@ -297,12 +297,19 @@ def test_a_log_newer_than_its_parquet_wins(runs, tmp_path):
     import shutil
 
     run_dir = shutil.copytree(runs[0], tmp_path / "run")
-    extra = Judgement(sample_id="late", results=[MetricResult.ok("groundedness", "lexical", 0.25)])
+    config = json.loads((run_dir / "config.json").read_text())
+    config["samples"]["late"] = "h-late"  # an eval (killed before its parquet) whose input had one more sample
+    (run_dir / "config.json").write_text(json.dumps(config))
+    extra = Judgement(sample_id="late", eval_hash=config["eval_hash"], sample_hash="h-late",
+                      results=[MetricResult.ok("groundedness", "lexical", 0.25)])
+    stale = extra.model_copy(update={"sample_id": "gone", "sample_hash": "h-gone"})  # not in the run's input now
     time.sleep(0.01)
     append_json_line(run_dir / "results.jsonl", extra)  # judged after results.parquet was written (a killed eval)
+    append_json_line(run_dir / "results.jsonl", stale)
     run = rd.load_run(run_dir)
     assert "late" in set(run.results["sample_id"]) and "late" in run.sample_ids
     assert run.samples.set_index("sample_id").loc["late", "groundedness"] == 0.25
+    assert "gone" not in run.sample_ids and "gone" not in set(run.results["sample_id"])
 
 
 def test_dashboard_command(runs, tmp_path, monkeypatch):

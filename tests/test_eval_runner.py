@@ -80,14 +80,15 @@ def test_bad_records_are_reported_one_line_and_the_rest_is_scored(tmp_path):
     assert any(":2: malformed JSON" in m for m in msgs)
     assert any(":3: field 'question': missing required field" in m for m in msgs)
     assert any(":4: not valid UTF-8" in m for m in msgs)
-    assert any(":5: contexts must be a list" in m for m in msgs)
+    assert any(":5: field 'contexts': must be a list" in m for m in msgs)
     assert all("\n" not in m and str(path) in m for m in msgs)
     run = evaluate(samples, metrics=METRICS, judges=JUDGES(), run_dir=tmp_path / "run", input_errors=errors, progress=False)
     by = {j.sample_id: j for j in run.judgements}
     assert by["good"].get("groundedness").value == 1.0
-    empty = by["empty"].get("groundedness")
-    assert empty.status == "unmeasured" and empty.reason == "empty answer: no claims to check"
-    assert by["empty"].get("context_precision").status == "not_applicable"
+    empty = by["empty"].get("groundedness")  # no contexts in the record: unmeasured, never a measured 0
+    assert empty.status == "unmeasured" and empty.reason == "no contexts in the input record"
+    assert by["empty"].get("context_precision").status == "unmeasured"
+    assert by["empty"].get("answer_relevance").reason == "empty answer"
     huge = by["huge"].get("groundedness")
     assert huge.status == "unmeasured" and "answer too long" in huge.reason
     assert len(run.summary["input_errors"]) == 4

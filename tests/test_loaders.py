@@ -20,28 +20,49 @@ def test_jsonl_documents_and_beir_style_ids(tmp_path):
     assert docs[1].metadata == {"year": 2020}
 
 
+GOOD = '{"id": "g", "text": "good"}'
+
+
 @pytest.mark.parametrize("lines, line, needle", [
     (['{"id": "a", "text": "x"}', '{"id": "b", "text": '], 2, "malformed JSON"),
     (['{"id": "a"}'], 1, "field 'text': missing required field"),
     (['{"id": "a", "text": "  "}'], 1, "field 'text': empty text"),
-    (['{"id": "a", "text": "x"}', '{"id": "a", "text": "y"}'], 2, "duplicate id 'a'"),
+    (['{"id": "a", "text": "x"}', '{"id": "a", "text": "y"}'], 2, "field 'id': duplicate document id 'a'"),
     (['[1, 2]'], 1, "expected a JSON object"),
+    (['{"id": "a", "text": NaN}'], 1, "NaN is not a JSON number"),
+    (['{"id": "a", "id": "b", "text": "x"}'], 1, "duplicate key 'id'"),
 ])
-def test_jsonl_bad_input_names_file_line_field(tmp_path, lines, line, needle):
-    p = _write(tmp_path / "bad.jsonl", lines)
+def test_jsonl_bad_line_is_reported_and_skipped_the_rest_is_read(tmp_path, lines, line, needle):
+    p = _write(tmp_path / "bad.jsonl", [*lines, GOOD])
+    errors: list[InputError] = []
+    docs = load_documents_jsonl(p, errors=errors)
+    assert docs[-1].id == "g" and len(errors) == 1
+    msg = str(errors[0])
+    assert msg.startswith(f"{p}:{line}: ") and needle in msg and "\n" not in msg
+
+
+def test_a_file_with_no_valid_line_is_an_error_naming_the_first_bad_line(tmp_path):
+    p = _write(tmp_path / "bad.jsonl", ['{"id": "a"}', "[1]"])
     with pytest.raises(InputError) as err:
-        load_documents_jsonl(p)
-    msg = str(err.value)
-    assert msg.startswith(f"{p}:{line}: ")
-    assert needle in msg
-    assert "\n" not in msg
+        load_documents_jsonl(p, errors=[])
+    assert str(err.value) == (f"{p}: no valid documents (2 bad lines skipped; first: line 1: field 'text': "
+                              "missing required field)")
+    with pytest.raises(InputError, match="is a folder, not a file"):
+        load_documents_jsonl(tmp_path)
+
+
+def test_skipped_lines_are_reported_when_no_list_is_given(tmp_path, caplog):
+    p = _write(tmp_path / "c.jsonl", ['{"id": "a"}', GOOD])
+    assert [d.id for d in load_documents_jsonl(p)] == ["g"]
+    assert f"skipped bad record: {p}:1: field 'text': missing required field" in caplog.text
 
 
 def test_non_utf8_is_reported_with_line(tmp_path):
     p = tmp_path / "latin1.jsonl"
-    p.write_bytes(b'{"id": "a", "text": "ok"}\n{"id": "b", "text": "caf\xe9"}\n')
-    with pytest.raises(InputError, match=r"latin1.jsonl:2: not valid UTF-8"):
-        load_documents_jsonl(p)
+    p.write_bytes(b'\xef\xbb\xbf{"id": "a", "text": "ok"}\n{"id": "b", "text": "caf\xe9"}\n')  # a BOM is fine
+    errors: list[InputError] = []
+    assert [d.id for d in load_documents_jsonl(p, errors=errors)] == ["a"]
+    assert str(errors[0]).startswith(f"{p}:2: not valid UTF-8")
 
 
 def test_folder_of_text_files(tmp_path):
@@ -55,11 +76,13 @@ def test_folder_of_text_files(tmp_path):
 
 
 def test_folder_errors(tmp_path):
-    with pytest.raises(InputError, match="no .txt"):
+    with pytest.raises(InputError, match="no readable .txt"):
         load_documents_folder(tmp_path)
     (tmp_path / "bad.txt").write_bytes(b"line one\nline \xff two")
-    with pytest.raises(InputError, match=r"bad.txt:2: not valid UTF-8"):
-        load_documents_folder(tmp_path)
+    (tmp_path / "good.txt").write_text("fine")
+    errors: list[InputError] = []
+    assert [d.id for d in load_documents_folder(tmp_path, errors)] == ["good.txt"]
+    assert "bad.txt:2: not valid UTF-8" in str(errors[0])
 
 
 def test_beir_folder(tmp_path):
@@ -81,10 +104,16 @@ def test_beir_folder(tmp_path):
         load_qrels(tmp_path / "qrels" / "bad.tsv")
 
 
-def test_questions_missing_field(tmp_path):
-    p = _write(tmp_path / "q.jsonl", [json.dumps({"id": "q1", "question": "x?"}), json.dumps({"id": "q2"})])
-    with pytest.raises(InputError, match=r"q.jsonl:2: field 'question': missing required field"):
-        load_questions(p)
+def test_questions_bad_lines_are_skipped_and_named(tmp_path):
+    p = _write(tmp_path / "q.jsonl", [json.dumps({"id": "q1", "question": "x?"}), json.dumps({"id": "q2"}),
+                                      json.dumps({"id": "q1", "question": "again?"}),
+                                      json.dumps({"id": "q3", "question": "  "})])
+    errors: list[InputError] = []
+    assert [q.id for q in load_questions(p, errors)] == ["q1"]
+    assert [str(e).split(": ", 1)[1] for e in errors] == [
+        "field 'question': missing required field",
+        "field 'id': duplicate question id 'q1' (first on line 1; this one is skipped)",
+        "field 'question': is blank"]
 
 
 def test_bundled_corpus_shape_and_planted_trouble():

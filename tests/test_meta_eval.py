@@ -3,6 +3,7 @@ scoring batches, and the lexical judge end to end on slices of the real human-la
 import argparse
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -141,14 +142,18 @@ def test_bad_lines_name_file_line_and_field(tmp_path, dataset, bad, line, field)
             "halueval": {"knowledge": "k", "question": "q", "right_answer": "r", "hallucinated_answer": "h"},
             "jsonl": {"evidence": "e", "text": "t", "label": 1}}[dataset]
     path = _write(tmp_path, "d.jsonl", [good, bad])
-    with pytest.raises(InputError) as err:
-        load_records(dataset, path)
-    assert (err.value.line, err.value.field) == (line, field) and str(path) in str(err.value)
+    errors: list[InputError] = []
+    assert len(load_records(dataset, path, errors)) == 1  # skipped and reported, as eval does (issue 12, item 11)
+    (err,) = errors
+    assert (err.line, err.field) == (line, field) and str(path) in str(err)
+    with pytest.raises(InputError, match="no valid records"):
+        load_records(dataset, _write(tmp_path, "only-bad.jsonl", [bad]))
 
 
 def test_malformed_json_and_empty_file(tmp_path):
-    with pytest.raises(InputError, match=r"d\.jsonl:2: malformed JSON"):
-        load_records("jsonl", _write(tmp_path, "d.jsonl", [{"evidence": "e", "text": "t", "label": 0}, "{oops"]))
+    errors: list[InputError] = []
+    load_records("jsonl", _write(tmp_path, "d.jsonl", [{"evidence": "e", "text": "t", "label": 0}, "{oops"]), errors)
+    assert re.search(r"d\.jsonl:2: malformed JSON", str(errors[0]))
     with pytest.raises(InputError, match="no records"):
         load_records("jsonl", _write(tmp_path, "e.jsonl", [""]))
 

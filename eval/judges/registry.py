@@ -5,12 +5,59 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from corpora.errors import UsageError
 from eval.judges.base import JudgeUnavailable
 from eval.metrics import LLM_METRICS, ScorerJudge
 from eval.records import EvalSample, MetricResult
+from eval.rules import RETRIEVAL_KINDS, is_retrieval_metric
 
 JUDGES = ("nli", "embedding", "lexical", "llm", "ragas", "labels")
 DEFAULT_METRICS = (*LLM_METRICS, "recall@5", "mrr@10", "ndcg@10")
+METRIC_NAMES = f"{', '.join(LLM_METRICS)}, or {'/'.join(RETRIEVAL_KINDS)}@K (K a positive integer)"
+
+
+def _names(text: str, what: str) -> list[str]:
+    names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    if not names:
+        raise UsageError(f"--{what}: no names given")
+    return names
+
+
+def parse_metrics(text: str) -> list[str]:
+    """A comma-separated --metrics value, every name checked (UsageError naming the valid ones)."""
+    names = _names(text, "metrics")
+    bad = [n for n in names if n not in LLM_METRICS and not is_retrieval_metric(n)]
+    if bad:
+        raise UsageError(f"--metrics: unknown metric{'s' * (len(bad) > 1)} {', '.join(map(repr, bad))} "
+                         f"(valid: {METRIC_NAMES})")
+    return names
+
+
+def parse_judges(text: str) -> list[str]:
+    """A comma-separated --judges value, every name checked (UsageError naming the valid ones)."""
+    names = _names(text, "judges")
+    bad = [n for n in names if n not in JUDGES]
+    if bad:
+        raise UsageError(f"--judges: unknown judge{'s' * (len(bad) > 1)} {', '.join(map(repr, bad))} "
+                         f"(valid: {', '.join(JUDGES)})")
+    return names
+
+
+def judges_for(metric: str) -> tuple[str, ...]:
+    return ("labels",) if is_retrieval_metric(metric) else tuple(j for j in JUDGES if j != "labels")
+
+
+def covered(metrics: list[str] | tuple[str, ...], judges: list[str]) -> list[str]:
+    """The metrics one of the judges measures (default metrics a judge selection cannot measure are left out)."""
+    return [m for m in metrics if set(judges_for(m)) & set(judges)]
+
+
+def check_coverage(metrics: list[str], judges: list[str]) -> None:
+    """Every metric must be measurable by one of the judges, else nothing would measure it: UsageError."""
+    for m in metrics:
+        if not set(judges_for(m)) & set(judges):
+            raise UsageError(f"no judge among {', '.join(judges)} measures '{m}' (it needs one of: "
+                             f"{', '.join(judges_for(m))})")
 
 
 @dataclass
@@ -72,8 +119,14 @@ def make_judge(name: str, opts: JudgeOptions):
         from eval.judges.embedding import EmbeddingScorer
         from rag.embeddings import make_embedder
 
+        from eval.judges.scripts import reader_for
+        from rag.models import MINILM_ID
+
         embedder = opts.embedder or make_embedder("minilm")
-        return _with_config_id(ScorerJudge(EmbeddingScorer(embedder)), f"embedding:{embedder.model_id}")
+        reads = reader_for(getattr(embedder, "model_dir", None), embedder.model_id,
+                           latin_only=embedder.model_id == MINILM_ID)
+        return _with_config_id(ScorerJudge(EmbeddingScorer(embedder), unreadable=reads),
+                               f"embedding:{embedder.model_id}")
     if name == "nli":
         from eval.judges.nli import load_scorer
 
@@ -84,7 +137,10 @@ def make_judge(name: str, opts: JudgeOptions):
         kw = {} if opts.nli_threshold is None else {"support_threshold": opts.nli_threshold}
         scorer = load_scorer(path, embedder=opts.embedder, **kw)
         tag = "" if opts.nli_threshold is None else f"@t={opts.nli_threshold:g}"
-        return _with_config_id(ScorerJudge(scorer), f"nli:{path}{tag}")
+        from eval.judges.scripts import reader_for
+
+        reads = reader_for(path, str(path), latin_only=path == default_nli_path())  # the shipped judge: MiniLM
+        return _with_config_id(ScorerJudge(scorer, unreadable=reads), f"nli:{path}{tag}")
     if name in ("llm", "ragas"):
         if opts.llm_factory is None:
             raise JudgeUnavailable(f"the {name} judge needs an LLM (bundled model or --judge-base-url)")

@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from corpora.errors import InputError
-from corpora.jsonl import iter_json_lines, parse_model
+from corpora.jsonl import parse_model, read_records
 
 DATASETS = ("ares", "wice", "halueval", "jsonl")
 TASK_METRICS = ("groundedness", "context_relevance", "answer_relevance")  # what a Task can calibrate
@@ -112,20 +112,18 @@ def default_path(dataset: str, data_root: str | Path) -> Path | None:
     return Path(data_root) / rel if rel else None
 
 
-def load_records(dataset: str, path: str | Path) -> list[_Record]:
-    """Every record of ``path``; a bad line raises InputError naming the file, line and field."""
+def load_records(dataset: str, path: str | Path, errors: list[InputError] | None = None) -> list[_Record]:
+    """Every valid record of ``path``. A bad line is reported (``file:line: field 'x': problem``, into ``errors`` when
+    given) and skipped, as eval does; a file with no valid record raises InputError."""
     if dataset not in RECORD_TYPES:
         raise InputError(path, f"unknown dataset '{dataset}' (choose from {', '.join(DATASETS)})", field="dataset")
     model = RECORD_TYPES[dataset]
-    records = []
-    for lineno, obj in iter_json_lines(path):
+
+    def parse(obj: dict, lineno: int) -> _Record:
         rec = parse_model(model, obj, path, lineno)
-        if rec.id is None:
-            rec = rec.model_copy(update={"id": _default_id(dataset, rec, lineno)})
-        records.append(rec)
-    if not records:
-        raise InputError(path, "no records")
-    return records
+        return rec if rec.id is not None else rec.model_copy(update={"id": _default_id(dataset, rec, lineno)})
+
+    return read_records(path, parse, what="records", errors=errors)
 
 
 def _default_id(dataset: str, rec: _Record, lineno: int) -> str:

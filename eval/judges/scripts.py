@@ -1,0 +1,76 @@
+"""Which text a judge's model can read. A model scores text it cannot read anyway, and the score looks like any
+other: the bundled MiniLM (English) gives an unrelated Thai sentence pair cosine 1.00 (every character is [UNK]) and
+an unrelated Hindi pair 0.78, above the embedding judge's 0.70 support cut. Such samples are unmeasured, with why.
+
+- The bundled MiniLM embedder and the shipped nli judge (fine-tuned from it) read Latin-script (English) text: a
+  text more than ``MAX_FOREIGN`` of whose letters and pictographs are in other scripts, or are emoji, is unreadable.
+- Any other model folder with a ``tokenizer.json``: a text more than ``MAX_UNKNOWN`` of whose tokens are the
+  tokenizer's unknown token is unreadable.
+The lexical judge reads every script (eval/tokens.py); LLM judges are given the text as it is."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from eval.records import EvalSample
+from eval.tokens import main_script, non_latin_share
+
+MAX_FOREIGN = 0.2
+MAX_UNKNOWN = 0.2
+
+
+def metric_texts(metric: str, s: EvalSample) -> list[str]:
+    """The texts a metric puts in front of the model (the contexts as one text)."""
+    ctx = " ".join(s.context_texts)
+    ref = s.reference or ""
+    texts = {"groundedness": [s.answer, ctx], "context_precision": [s.question, ctx, ref],
+             "answer_relevance": [s.question, s.answer], "context_recall": [ref, ctx],
+             "answer_correctness": [s.answer, ref, s.question]}.get(metric, [])
+    return [t for t in texts if t.strip()]
+
+
+def latin_reader(model: str) -> Callable[[str, EvalSample], str | None]:
+    def unreadable(metric: str, s: EvalSample) -> str | None:
+        for text in metric_texts(metric, s):
+            share = non_latin_share(text)
+            if share > MAX_FOREIGN:
+                return (f"the judge's model ({model}) reads Latin-script text; {share:.0%} of this text is "
+                        f"{main_script(text)}: not measurable by this judge")
+        return None
+
+    return unreadable
+
+
+def vocabulary_reader(model: str, tokenizer_file: Path) -> Callable[[str, EvalSample], str | None] | None:
+    """Unknown-token share through the model's own tokenizer; None when it cannot be loaded."""
+    try:
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(tokenizer_file))
+        unk = (json.loads(tokenizer_file.read_text(encoding="utf-8")).get("model") or {}).get("unk_token")
+    except Exception:  # noqa: BLE001 - no readable tokenizer: no check (the judge still runs)
+        return None
+    if not unk:
+        return None
+    tok.no_padding()
+    tok.no_truncation()
+
+    def unreadable(metric: str, s: EvalSample) -> str | None:
+        for text in metric_texts(metric, s):
+            pieces = tok.encode(text, add_special_tokens=False).tokens
+            share = sum(p == unk for p in pieces) / len(pieces) if pieces else 0.0
+            if share > MAX_UNKNOWN:
+                return (f"{share:.0%} of this text's tokens are unknown to the judge's model ({model}, mostly "
+                        f"{main_script(text)}): not measurable by this judge")
+        return None
+
+    return unreadable
+
+
+def reader_for(model_dir: str | Path | None, model_id: str, *, latin_only: bool):
+    """The unreadable-text check for a judge's model: Latin-only for the bundled English models, else by vocabulary."""
+    if latin_only:
+        return latin_reader(model_id)
+    tokenizer = Path(model_dir) / "tokenizer.json" if model_dir else None
+    return vocabulary_reader(model_id, tokenizer) if tokenizer and tokenizer.exists() else None

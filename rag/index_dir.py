@@ -1,0 +1,89 @@
+"""Where an index is written, safely: the folder is checked before anything happens (never a folder this project did
+not write), the index is built in a temporary sibling, and the two are swapped in one atomic rename
+(``renameat2(RENAME_EXCHANGE)`` on Linux; elsewhere two renames), so a killed build leaves the old index intact."""
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from corpora.errors import InputError
+from rag.manifest import is_index_manifest
+
+INDEX_FILES = frozenset({"manifest.json", "chunks.jsonl", "dense.faiss", "bm25"})
+
+
+def _is_ours(folder: Path) -> bool:
+    """A folder holding a ragdoctor index manifest (readable, or at least only the files an index consists of)."""
+    if not (folder / "manifest.json").is_file():
+        return False
+    return is_index_manifest(folder) or {p.name for p in folder.iterdir()} <= INDEX_FILES
+
+
+def check_index_target(index_dir: str | Path) -> Path:
+    """The absolute folder an index may be (re)built in, or InputError: a file, the current folder or one of its
+    parents, or a non-empty folder without a ragdoctor index manifest (it is never replaced)."""
+    target = Path(index_dir).expanduser().resolve()
+    cwd = Path.cwd().resolve()
+    if target == cwd or target in cwd.parents:
+        raise InputError(index_dir, "the index folder cannot be the current folder or one of its parents "
+                                    "(it is replaced on rebuild): choose a folder of its own, e.g. .ragdoctor/index")
+    if target.exists():
+        if not target.is_dir():
+            raise InputError(index_dir, "exists and is not a folder")
+        if any(target.iterdir()) and not _is_ours(target):
+            raise InputError(index_dir, "is not empty and holds no ragdoctor index manifest: refusing to replace "
+                                        "it; choose a new or empty folder")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError(parent, "is a file, not a folder")
+            break
+    return target
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False where that is not available."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def _clear_leftovers(target: Path) -> None:
+    """Temporary siblings a killed build of this index left behind (named by this module, nothing else)."""
+    for prefix in (f".{target.name}.building-", f".{target.name}.old-"):
+        for p in target.parent.glob(prefix + "*"):
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+
+
+@contextmanager
+def building(index_dir: str | Path) -> Iterator[Path]:
+    """Yield a fresh temporary sibling of ``index_dir`` to write the index into; on a clean exit it replaces
+    ``index_dir`` atomically, on an exception it is removed and ``index_dir`` is untouched."""
+    target = check_index_target(index_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _clear_leftovers(target)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
+    try:
+        yield tmp
+        if not target.exists():
+            tmp.rename(target)
+        elif _exchange(tmp, target):
+            shutil.rmtree(tmp)  # now the old index
+        else:
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+            old.rmdir()
+            target.rename(old)
+            tmp.rename(target)
+            shutil.rmtree(old)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

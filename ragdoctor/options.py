@@ -1,0 +1,72 @@
+"""Every numeric command-line option is checked here, once: by its destination name, whichever command declares it.
+
+``checked_numbers(parser)`` replaces the plain ``type=int`` / ``type=float`` of every option of every (sub)command
+with the range check in ``RULES``; an option missing from ``RULES`` still gets a finite-number check, and a test keeps
+``RULES`` complete. Out of range is a usage error (exit 2) naming the option, the value and the range."""
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+
+
+def _number(kind: type, low: float | None, high: float | None, *, low_open: bool = False, high_open: bool = False,
+            ) -> Callable[[str], float | int]:
+    lo = "" if low is None else f"{'>' if low_open else '>='} {low:g}"
+    hi = "" if high is None else f"{'<' if high_open else '<='} {high:g}"
+    what = f"{'an integer' if kind is int else 'a number'}{' ' + lo if lo else ''}{' and ' + hi if lo and hi else hi}"
+
+    def parse(text: str):
+        try:
+            value = kind(text.strip())
+        except (ValueError, AttributeError):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        if low is not None and (value < low or (low_open and value == low)):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
+        if high is not None and (value > high or (high_open and value == high)):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
+        return value
+
+    parse.__name__ = what  # argparse names the type in some messages
+    return parse
+
+
+positive_int = _number(int, 1, None)
+non_negative_int = _number(int, 0, None)
+unit_closed = _number(float, 0.0, 1.0)
+unit_open = _number(float, 0.0, 1.0, low_open=True, high_open=True)
+positive_float = _number(float, 0.0, None, low_open=True)
+port = _number(int, 0, 65535)  # 0: a free port
+
+RULES: dict[str, Callable[[str], float | int]] = {
+    "top_k": positive_int, "limit": positive_int, "batch_size": positive_int, "probe_limit": positive_int,
+    "resamples": positive_int, "seed": non_negative_int, "max_examples": positive_int, "max_length": positive_int,
+    "max_unmeasured": unit_closed, "nli_threshold": unit_open, "epochs": positive_float, "lr": positive_float,
+    "timeout": positive_float, "port": port,
+}
+
+
+def all_parsers(parser: argparse.ArgumentParser):
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield from all_parsers(sub)
+
+
+def numeric_actions(parser: argparse.ArgumentParser):
+    """(parser, action) for every option whose value is a number."""
+    for p in all_parsers(parser):
+        for a in p._actions:
+            if a.type in (int, float) or a.type in RULES.values() or getattr(a.type, "__module__", "") == __name__:
+                yield p, a
+
+
+def checked_numbers(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    for _, action in numeric_actions(parser):
+        if action.type in (int, float):
+            action.type = RULES.get(action.dest) or _number(action.type, None, None)
+    return parser

@@ -1,0 +1,410 @@
+"""The CLI contract on hostile but fair input, verb by verb (issue 12): every case asserts the exit status, the shape of
+what is printed (one ``ragdoctor: error: ...`` line, ``file:line: field 'x': problem`` for input rows, no traceback)
+and that nothing already computed is lost (files the user wrote never change; ragdoctor's logs only grow; an error
+changes nothing at all). Each case is labelled with its outcome: a clear ``error`` (exit 2), a value ``unmeasured``
+with its reason, or ``ok`` (processed; skipped lines reported). Fake embedder and fake LLM server: no model needed."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rag.fake_server import FakeOpenAIServer
+from ragdoctor.cli import main
+
+DOCS = [("kv", "KV cache", "The KV cache stores keys and values for every token. It grows with sequence length."),
+        ("fa", "FlashAttention", "FlashAttention tiles the attention computation to avoid HBM traffic."),
+        ("lora", "LoRA", "LoRA adds low-rank adapters to frozen weights. The rank r is often 8."),
+        ("ring", "Ring all-reduce", "Ring all-reduce sends about twice the gradient size per GPU."),
+        ("spec", "Speculative decoding", "A small draft model proposes tokens that the large model verifies."),
+        ("cap", "Cairo", "القاهرة هي عاصمة مصر وأكبر مدنها.")]
+QUESTIONS = [("q1", "What does the KV cache store?", "Keys and values for every token.", ["kv"]),
+             ("q2", "What does FlashAttention tile?", "The attention computation.", ["fa"]),
+             ("q3", "What rank do LoRA adapters often use?", "The rank r is often 8.", ["lora"]),
+             ("q4", "How much does ring all-reduce send per GPU?", "About twice the gradient size.", ["ring"])]
+CTX = [{"id": "kv#0", "doc_id": "kv", "text": DOCS[0][2]}, {"id": "fa#0", "doc_id": "fa", "text": DOCS[1][2]}]
+ROW = {"id": "r1", "question": "What does the KV cache store?", "contexts": CTX,
+       "answer": "The KV cache stores keys and values for every token.", "reference": "Keys and values.",
+       "relevant_ids": ["kv"]}
+LABELS = [{"evidence": DOCS[i % 4][2], "text": DOCS[(i + i % 2) % 4][2], "label": 1 - i % 2} for i in range(8)]
+PIPE = ["--embedder", "fake", "--index-dir", "idx", "--corpus", "corpus.jsonl", "--base-url", "{url}"]
+GATE_TOML = "[tool.ragdoctor.gate]\nmin = { groundedness = 0.1 }\nmax_unmeasured = 1.0\n"
+
+
+def jsonl(path: Path, rows) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows),
+                    encoding="utf-8")
+    return path
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse usage errors
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory, server):
+    """A workspace with a corpus, a question set, an index, a pipeline run, an evaluation and a user's own files."""
+    ws = tmp_path_factory.mktemp("ws")
+    jsonl(ws / "corpus.jsonl", [{"id": i, "title": t, "text": x} for i, t, x in DOCS])
+    jsonl(ws / "questions.jsonl", [{"id": i, "question": q, "reference": r, "relevant_doc_ids": rel}
+                                   for i, q, r, rel in QUESTIONS])
+    jsonl(ws / "inputs" / "rows.jsonl", [ROW, {**ROW, "id": "r2", "answer": "It stores optimizer state."}])
+    jsonl(ws / "inputs" / "labels.jsonl", LABELS)
+    (ws / "user").mkdir()
+    (ws / "user" / "notes.txt").write_text("my own notes\n")
+    (ws / "user" / "config.json").write_text('{"mine": true}\n')
+    (ws / "pyproject.toml").write_text(GATE_TOML)
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(ws)
+    try:
+        pipe = [a.replace("{url}", server.base_url) for a in PIPE]
+        assert main(["index", *pipe[:6]]) == 0
+        assert main(["run", *pipe, "--questions", "questions.jsonl", "--name", "r1"]) == 0
+        assert main(["eval", "runs/r1/traces.jsonl", "--judges", "lexical,labels"]) == 0
+    finally:
+        os.chdir(cwd)
+    return ws
+
+
+@pytest.fixture
+def ws(template, tmp_path, monkeypatch):
+    dst = shutil.copytree(template, tmp_path / "ws")
+    monkeypatch.chdir(dst)
+    return dst
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+LOGS = ("traces.jsonl", "results.jsonl")
+# files ragdoctor itself rewrites as a whole on a successful run: its summaries, tables, configs and the index
+REWRITTEN = ("summary.json", "results.parquet", "config.json", "input_errors.txt", "warnings.txt", "gate.xml",
+             "run_summary.json", "diagnoses.jsonl", "diagnosis.json", "scores.jsonl", "results.json", "reliability.png")
+
+
+def assert_nothing_lost(before: dict[str, bytes], after: dict[str, bytes], code: int) -> None:
+    for name, data in before.items():
+        assert name in after, f"{name} was deleted"
+        if code == 2:
+            assert after[name] == data, f"{name} changed although the command failed"
+        elif name.endswith(LOGS):
+            assert after[name].startswith(data), f"{name}: the log was rewritten, not appended to"
+        elif name.startswith(("user/", "inputs/", "corpus", "questions")) or name == "pyproject.toml":
+            assert after[name] == data, f"{name}: a user's file changed"
+        else:
+            assert name.startswith("idx/") or name.endswith(REWRITTEN) or name.startswith("me/"), name
+
+
+def last_judgement(path: Path, sample_id: str) -> dict:
+    return [j for j in map(json.loads, path.read_text().splitlines()) if j["sample_id"] == sample_id][-1]
+
+
+def result(path: Path, sample_id: str, metric: str, judge: str) -> dict:
+    return next(r for r in last_judgement(path, sample_id)["results"] if r["metric"] == metric and r["judge"] == judge)
+
+
+@dataclass
+class Case:
+    id: str
+    argv: list[str]
+    code: int
+    err: str = ""  # a regex the one error line (code 2) or some stderr line (code 0) must contain
+    outcome: str = "error"  # error | unmeasured | ok
+    prep: Callable[[Path], None] | None = None
+    check: Callable[[Path, str, str], None] | None = None
+    env: dict[str, str] | None = None
+
+
+def write(rel: str, rows) -> Callable[[Path], None]:
+    return lambda ws: jsonl(ws / rel, rows) and None
+
+
+def raw(rel: str, data: bytes) -> Callable[[Path], None]:
+    def prep(ws: Path) -> None:
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_bytes(data)
+    return prep
+
+
+def truncate(rel: str) -> Callable[[Path], None]:
+    return lambda ws: (ws / rel).write_bytes((ws / rel).read_bytes()[: (ws / rel).stat().st_size // 2]) and None
+
+
+def foreign_faiss(ws: Path) -> None:
+    import faiss
+    import numpy as np
+
+    index = faiss.IndexFlatIP(256)
+    index.add(np.eye(256, dtype="float32")[:2])
+    faiss.write_index(index, str(ws / "idx" / "dense.faiss"))
+
+
+def unmeasured(log: str, sid: str, metric: str, judge: str, reason: str):
+    def check(ws: Path, out: str, err: str) -> None:
+        r = result(ws / log, sid, metric, judge)
+        assert r["status"] == "unmeasured" and reason in r["reason"], r
+    return check
+
+
+def measured(log: str, sid: str, metric: str, judge: str, value: float | None = None):
+    def check(ws: Path, out: str, err: str) -> None:
+        r = result(ws / log, sid, metric, judge)
+        assert r["status"] == "ok" and (value is None or abs(r["value"] - value) < 1e-9), r
+    return check
+
+
+def file_has(rel: str, text: str):
+    return lambda ws, out, err: None if text in (ws / rel).read_text() else pytest.fail(f"{rel} lacks {text!r}")
+
+
+EV = ["--judges", "lexical,labels", "--out", "ev"]
+ROWS = "inputs/x.jsonl"
+GATE = ["gate", "runs/r1", "--pyproject", "none.toml"]
+ME = ["meta-eval", "--dataset", "jsonl", "--judge", "lexical", "--resamples", "20", "--out", "me"]
+
+CASES = [
+    # --- index -------------------------------------------------------------------------------------------------
+    Case("index-corpus-missing", ["index", "--corpus", "nope.jsonl", *PIPE[:4]], 2, r"nope\.jsonl: file not found"),
+    Case("index-corpus-empty-folder", ["index", "--corpus", "inputs/none", *PIPE[:4]], 2,
+         r"inputs/none: no readable \.txt", prep=lambda ws: (ws / "inputs/none").mkdir()),
+    Case("index-corpus-one-bad-line", ["index", "--corpus", ROWS, *PIPE[:4], "--rebuild"], 0,
+         r"skipped bad record: inputs/x\.jsonl:2: field 'text': missing required field", "ok",
+         write(ROWS, [{"id": "a", "text": "alpha beta gamma"}, {"id": "b"}])),
+    Case("index-corpus-only-bad-lines", ["index", "--corpus", ROWS, *PIPE[:4]], 2,
+         r"inputs/x\.jsonl: no valid documents \(2 bad lines skipped; first: line 1: malformed JSON",
+         prep=raw(ROWS, b'{"id": "a", "text": \n{"id": "b", "text": NaN}\n')),
+    Case("index-corpus-duplicate-id", ["index", "--corpus", ROWS, *PIPE[:4], "--rebuild"], 0,
+         r"inputs/x\.jsonl:2: field 'id': duplicate document id 'a'", "ok",
+         write(ROWS, [{"id": "a", "text": "one two"}, {"id": "a", "text": "three four"}])),
+    Case("index-corpus-not-utf8", ["index", "--corpus", ROWS, *PIPE[:4], "--rebuild"], 0,
+         r"inputs/x\.jsonl:2: not valid UTF-8", "ok",
+         raw(ROWS, b'{"id": "a", "text": "fine words here"}\n{"id": "b", "text": "caf\xe9"}\n')),
+    Case("index-into-user-folder", ["index", *PIPE[:2], "--index-dir", "user", "--corpus", "corpus.jsonl"], 2,
+         r"user: is not empty and holds no ragdoctor index manifest: refusing to replace it"),
+    Case("index-into-current-folder", ["index", *PIPE[:2], "--index-dir", ".", "--corpus", "corpus.jsonl"], 2,
+         r"cannot be the current folder"),
+    Case("index-into-a-file", ["index", *PIPE[:2], "--index-dir", "user/notes.txt", "--corpus", "corpus.jsonl"], 2,
+         r"user/notes\.txt: exists and is not a folder"),
+    Case("index-top-k-zero", ["index", *PIPE[:6], "--top-k", "0"], 2, r"--top-k: must be an integer >= 1, got 0"),
+    Case("index-config-unknown-key", ["index", *PIPE[:6], "--config", "user/c.toml"], 2,
+         r"user/c\.toml: field 'retrieval\.top_kk': unknown field", prep=raw("user/c.toml", b"[retrieval]\ntop_kk=1\n")),
+    Case("index-truncated-dense", ["index", *PIPE[:6]], 2, r"dense\.faiss does not match its manifest.*rebuild the index",
+         prep=truncate("idx/dense.faiss")),
+    Case("index-truncated-chunks", ["index", *PIPE[:6]], 2, r"chunks\.jsonl does not match its manifest",
+         prep=truncate("idx/chunks.jsonl")),
+    Case("index-foreign-dense", ["index", *PIPE[:6]], 2, r"dense\.faiss does not match its manifest \(2,093 bytes",
+         prep=foreign_faiss),
+    Case("index-corrupt-manifest", ["index", *PIPE[:6]], 2, r"idx/manifest\.json: unreadable manifest",
+         prep=truncate("idx/manifest.json")),
+    Case("index-rebuild-replaces-own-index", ["index", *PIPE[:6], "--rebuild"], 0, "", "ok"),
+    Case("index-config-a-folder", ["index", *PIPE[:6], "--config", "user"], 2, r"user: is a folder, not a file"),
+    Case("index-config-not-utf8", ["index", *PIPE[:6], "--config", "user/c.toml"], 2, r"user/c\.toml: not valid UTF-8",
+         prep=raw("user/c.toml", b"[retrieval]\nmode = 'd\xe9nse'\n")),
+    Case("index-env-not-a-number", ["index", *PIPE[:6]], 2, r"field 'retrieval\.top_k': Input should be a valid "
+         r"integer", env={"RAGDOCTOR_RETRIEVAL__TOP_K": "three"}),
+    Case("index-env-conflict", ["index", *PIPE[:6]], 2, r"RAGDOCTOR_INDEX__KIND conflicts with RAGDOCTOR_INDEX",
+         env={"RAGDOCTOR_INDEX": "flat", "RAGDOCTOR_INDEX__KIND": "flat"}),
+    Case("index-integer-ids", ["index", "--corpus", ROWS, *PIPE[:4], "--rebuild"], 0, "", "ok",
+         write(ROWS, [{"id": 1, "text": "one two three"}, {"id": 2, "text": "four five six"}])),
+    # --- run ---------------------------------------------------------------------------------------------------
+    Case("run-questions-folder", ["run", *PIPE, "--questions", "user"], 2, r"user: is a folder, not a file"),
+    Case("run-questions-missing", ["run", *PIPE, "--questions", "no.jsonl"], 2, r"no\.jsonl: file not found"),
+    Case("run-questions-bad-lines", ["run", *PIPE, "--questions", ROWS, "--name", "r2"], 0,
+         r"inputs/x\.jsonl:2: field 'question': is blank", "ok",
+         write(ROWS, [{"id": "a", "question": "What does the KV cache store?"}, {"id": "b", "question": "  "},
+                      {"id": "a", "question": "Again?"}]),
+         file_has("runs/r2/input_errors.txt", "duplicate question id 'a'")),
+    Case("run-labels-not-in-corpus", ["run", *PIPE, "--questions", ROWS, "--name", "r3"], 0,
+         r"warning: inputs/x\.jsonl: 1 relevant document id\(s\) are not in the corpus \('nowhere'\)", "ok",
+         write(ROWS, [{"id": "a", "question": "What does the KV cache store?", "relevant_doc_ids": ["nowhere"]}])),
+    Case("run-limit-zero", ["run", *PIPE, "--limit", "0"], 2, r"--limit: must be an integer >= 1, got 0"),
+    Case("run-limit-negative", ["run", *PIPE, "--limit", "-1"], 2, r"--limit: must be an integer >= 1, got -1"),
+    Case("run-out-folder", ["run", *PIPE, "--questions", "questions.jsonl", "--out", "user"], 2,
+         r"user: is a folder, not a traces log"),
+    Case("run-out-user-file", ["run", *PIPE, "--questions", "questions.jsonl", "--out", "user/config.json"], 2,
+         r"user/config\.json: not a ragdoctor traces log .*refusing"),
+    Case("run-name-is-a-path", ["run", *PIPE, "--name", "../escape"], 2, r"--name: '\.\./escape' is not a folder name"),
+    Case("run-server-down", ["run", *PIPE[:-1], "http://127.0.0.1:9/v1", "--questions", "questions.jsonl",
+                             "--name", "down", "--limit", "2"], 2, r"every question failed",
+         check=lambda ws, out, err: None if len((ws / "runs/down/traces.jsonl").read_text().splitlines()) == 2
+         else pytest.fail("traces lost")),
+    # --- ask ---------------------------------------------------------------------------------------------------
+    Case("ask-blank", ["ask", "  ", *PIPE], 2, r"the question is blank"),
+    Case("ask-other-embedder", ["ask", "What is LoRA?", *PIPE[:1], "minilm", *PIPE[2:]], 2, r"built differently"),
+    Case("ask-truncated-index", ["ask", "What is LoRA?", *PIPE], 2, r"rebuild the index",
+         prep=truncate("idx/dense.faiss")),
+    Case("ask-server-down", ["ask", "What is LoRA?", *PIPE[:-1], "http://127.0.0.1:9/v1"], 2, r"generation failed"),
+    Case("ask-top-k-negative", ["ask", "What is LoRA?", *PIPE, "--top-k", "-3"], 2, r"--top-k: must be an integer"),
+    # --- eval --------------------------------------------------------------------------------------------------
+    Case("eval-input-missing", ["eval", "nope.jsonl", *EV], 2, r"nope\.jsonl: file not found"),
+    Case("eval-input-folder", ["eval", "runs/r1", *EV], 2, r"runs/r1: is a folder, not a file"),
+    Case("eval-input-empty", ["eval", ROWS, *EV], 2, r"inputs/x\.jsonl: no records found", prep=raw(ROWS, b"\n\n")),
+    Case("eval-input-only-bad", ["eval", ROWS, *EV], 2, r"no valid records \(2 bad lines skipped; first: line 1: "
+         r"field 'question': missing required field\)", prep=write(ROWS, [{"id": "a"}, [1, 2]])),
+    Case("eval-one-bad-line", ["eval", ROWS, *EV], 0, r"inputs/x\.jsonl:2: field 'contexts\[0\]\.rank': must be an "
+         r"integer >= 1", "ok", write(ROWS, [ROW, {**ROW, "id": "b", "contexts": [{"text": "t", "rank": 0}]}]),
+         file_has("ev/input_errors.txt", "inputs/x.jsonl:2:")),
+    Case("eval-nan-score", ["eval", ROWS, *EV], 0, r"inputs/x\.jsonl:2: malformed JSON: NaN is not a JSON number",
+         "ok", raw(ROWS, (json.dumps(ROW) + '\n{"id": "b", "question": "q?", "contexts": [{"text": "t", "score": NaN}]}'
+                          '\n').encode())),
+    Case("eval-metrics-typo", ["eval", "inputs/rows.jsonl", *EV, "--metrics", "groundednes"], 2,
+         r"--metrics: unknown metric 'groundednes' \(valid: groundedness, context_precision"),
+    Case("eval-judges-typo", ["eval", "inputs/rows.jsonl", "--judges", "nli,lexcal"], 2,
+         r"--judges: unknown judge 'lexcal' \(valid: nli, embedding, lexical, llm, ragas, labels\)"),
+    Case("eval-metric-no-judge", ["eval", "inputs/rows.jsonl", "--judges", "lexical", "--metrics", "recall@5"], 2,
+         r"no judge among lexical measures 'recall@5'"),
+    Case("eval-batch-size-zero", ["eval", "inputs/rows.jsonl", *EV, "--batch-size", "0"], 2, r"--batch-size: must be"),
+    Case("eval-limit-zero", ["eval", "inputs/rows.jsonl", *EV, "--limit", "0"], 2, r"--limit: must be an integer >= 1"),
+    Case("eval-limit-negative", ["eval", "inputs/rows.jsonl", *EV, "--limit", "-1"], 2, r"--limit: must be an integer"),
+    Case("eval-out-a-file", ["eval", "inputs/rows.jsonl", "--judges", "lexical", "--out", "user/notes.txt"], 2,
+         r"user/notes\.txt: exists and is not a folder"),
+    Case("eval-out-user-folder", ["eval", "inputs/rows.jsonl", "--judges", "lexical", "--out", "user"], 2,
+         r"user: is not empty and is not a ragdoctor run folder"),
+    Case("eval-beside-a-users-traces-export", ["eval", "user/traces.jsonl", "--judges", "lexical"], 2,
+         r"user/config\.json: exists and was not written by `ragdoctor eval`", prep=write("user/traces.jsonl", [ROW])),
+    Case("eval-number-overflow", ["eval", ROWS, *EV], 0, r"inputs/x\.jsonl:2: malformed JSON: number 1e999 is out of "
+         r"range", "ok", raw(ROWS, (json.dumps(ROW) + '\n{"id": "b", "question": "q?", "contexts": [{"text": "t", '
+                                   '"score": 1e999}]}\n').encode())),
+    Case("eval-nli-threshold-nan", ["eval", "inputs/rows.jsonl", "--nli-threshold", "nan"], 2, r"--nli-threshold"),
+    Case("eval-missing-contexts", ["eval", ROWS, *EV], 0, "", "unmeasured",
+         write(ROWS, [ROW, {k: v for k, v in ROW.items() if k != "contexts"} | {"id": "noctx"}]),
+         unmeasured("ev/results.jsonl", "noctx", "groundedness", "lexical", "no contexts in the input record")),
+    Case("eval-missing-contexts-recall", ["eval", ROWS, *EV], 0, "", "unmeasured",
+         write(ROWS, [ROW, {**ROW, "id": "noctx", "contexts": []}]),
+         unmeasured("ev/results.jsonl", "noctx", "recall@5", "labels", "no contexts in the input record")),
+    Case("eval-contexts-without-doc-ids", ["eval", ROWS, *EV], 0, "", "unmeasured",
+         write(ROWS, [{**ROW, "contexts": [c["text"] for c in CTX]}]),
+         unmeasured("ev/results.jsonl", "r1", "recall@5", "labels", "the contexts carry no doc_id")),
+    Case("eval-empty-relevant-ids-with-reference", ["eval", ROWS, *EV], 0, "", "ok",
+         write(ROWS, [{**ROW, "relevant_ids": []}]),
+         measured("ev/results.jsonl", "r1", "answer_correctness", "lexical")),
+    Case("eval-duplicate-ids", ["eval", ROWS, *EV], 0,
+         r"inputs/x\.jsonl:2: field 'id': duplicate id 'r1' \(first on line 1; this line is skipped\)", "ok",
+         write(ROWS, [ROW, {**ROW, "answer": "Something else."}])),
+    Case("eval-arabic-word-for-word", ["eval", ROWS, *EV], 0, "", "ok",
+         write(ROWS, [{**ROW, "contexts": [{"id": "c", "doc_id": "cap", "text": DOCS[5][2]}],
+                       "answer": "القاهرة هي عاصمة مصر."}]),
+         measured("ev/results.jsonl", "r1", "groundedness", "lexical", 1.0)),
+    Case("eval-emoji-answer", ["eval", ROWS, *EV], 0, "", "unmeasured", write(ROWS, [{**ROW, "answer": "🚀👍"}]),
+         unmeasured("ev/results.jsonl", "r1", "groundedness", "lexical", "no words to check")),
+    Case("eval-unknown-field", ["eval", ROWS, *EV], 0, r"warning: .*field 'refrence' is not one ragdoctor reads", "ok",
+         write(ROWS, [{**ROW, "refrence": "x"}]), file_has("ev/warnings.txt", "refrence")),
+    Case("eval-bad-outcome", ["eval", ROWS, *EV], 0, r"inputs/x\.jsonl:2: field 'outcome': Input should be", "ok",
+         write(ROWS, [ROW, {**ROW, "id": "b", "outcome": "fine"}])),
+    Case("eval-nothing-measured", ["eval", ROWS, "--judges", "lexical", "--metrics", "groundedness", "--out", "ev"], 2,
+         r"nothing was measured \(no contexts in the input record\)", "error",
+         write(ROWS, [{"id": "a", "question": "Q?", "answer": "An answer with words."}])),
+    Case("eval-nli-model-missing", ["eval", "inputs/rows.jsonl", "--judges", "nli", "--nli-model", "nowhere",
+                                    "--out", "ev"], 2, r"nothing was measured \(judge unavailable"),
+    Case("eval-foreign-results-log", ["eval", "inputs/rows.jsonl", *EV], 2, r"not a ragdoctor results log",
+         prep=raw("ev/results.jsonl", b'{"my": "own data"}\n')),
+    # --- gate --------------------------------------------------------------------------------------------------
+    Case("gate-run-missing", ["gate", "nope", "--min", "groundedness=0.5"], 2, r"nope: no summary\.json"),
+    Case("gate-metric-typo", [*GATE, "--min", "groundednes=0.5"], 2, r"--min: unknown metric 'groundednes'"),
+    Case("gate-judge-typo", [*GATE, "--min", "groundedness:nly=0.5"], 2, r"unknown judge 'nly'"),
+    Case("gate-min-out-of-range", [*GATE, "--min", "groundedness=1.5"], 2, r"must be within \[0, 1\]"),
+    Case("gate-min-nan", [*GATE, "--min", "groundedness=nan"], 2, r"must be within \[0, 1\]"),
+    Case("gate-max-unmeasured-negative", [*GATE, "--max-unmeasured", "-1"], 2, r"--max-unmeasured: must be a number"),
+    Case("gate-junit-missing-folder", [*GATE, "--min", "groundedness=0.0", "--junit", "reports/ci/gate.xml"], 0, "", "ok",
+         check=lambda ws, out, err: None if (ws / "reports/ci/gate.xml").exists() else pytest.fail("no junit")),
+    Case("gate-junit-a-folder", [*GATE, "--min", "groundedness=0.0", "--junit", "user"], 2, r"user: is a folder"),
+    Case("gate-pyproject-out-of-range", ["gate", "runs/r1", "--pyproject", "user/p.toml"], 2,
+         r"min\.groundedness: must be a number within \[0, 1\], got 2",
+         prep=raw("user/p.toml", b"[tool.ragdoctor.gate]\nmin = { groundedness = 2 }\n")),
+    Case("gate-pyproject-bool-as-string", ["gate", "runs/r1", "--pyproject", "user/p.toml"], 2,
+         r"use_ci_lower must be true or false",
+         prep=raw("user/p.toml", b'[tool.ragdoctor.gate]\nmin = { groundedness = 0.2 }\nuse_ci_lower = "false"\n')),
+    Case("gate-pyproject-metric-typo", ["gate", "runs/r1", "--pyproject", "user/p.toml"], 2, r"unknown metric 'recal@5'",
+         prep=raw("user/p.toml", b'[tool.ragdoctor.gate]\nmin = { "recal@5" = 0.2 }\n')),
+    Case("gate-summary-malformed", [*GATE, "--min", "groundedness=0.5"], 2, r"runs/r1/summary\.json: not a ragdoctor "
+         r"summary", prep=raw("runs/r1/summary.json", b'{"metrics": [{"metric": "groundedness"}]}')),
+    Case("gate-no-thresholds", [*GATE], 2, r"no thresholds"),
+    Case("gate-stale-summary", [*GATE, "--min", "groundedness=0.1"], 2, r"runs/r1/summary\.json: is from an earlier "
+         r"evaluation", prep=lambda ws: (ws / "runs/r1/config.json").write_text(
+             (ws / "runs/r1/config.json").read_text().replace('"run_key": "', '"run_key": "0'))),
+    Case("gate-quality-failure", [*GATE, "--min", "answer_correctness=0.99"], 1, "", "ok"),
+    Case("gate-pyproject-ok", ["gate", "runs/r1"], 0, "", "ok"),
+    # --- diagnose ----------------------------------------------------------------------------------------------
+    Case("diagnose-run-missing", ["diagnose", "nope"], 2, r"nope: run folder not found"),
+    Case("diagnose-not-evaluated", ["diagnose", "user"], 2, r"user: no judged samples"),
+    Case("diagnose-foreign-log", ["diagnose", "user"], 2, r"not a ragdoctor results log",
+         prep=raw("user/results.jsonl", b'{"x": 1}\n')),
+    Case("diagnose-probe-limit-zero", ["diagnose", "runs/r1", "--probes", "--probe-limit", "0"], 2,
+         r"--probe-limit: must be an integer >= 1"),
+    Case("diagnose-probe-judge-typo", ["diagnose", "runs/r1", "--probes", "--probe-judge", "lexcal"], 2,
+         r"--probe-judge: invalid choice"),
+    Case("diagnose-ok", ["diagnose", "runs/r1"], 0, "", "ok"),
+    # --- meta-eval ---------------------------------------------------------------------------------------------
+    Case("meta-eval-path-missing", [*ME, "--path", "nope.jsonl"], 2, r"nope\.jsonl: file not found"),
+    Case("meta-eval-path-folder", [*ME, "--path", "user"], 2, r"user: is a folder, not a file"),
+    Case("meta-eval-one-bad-line", [*ME, "--path", ROWS], 0, r"inputs/x\.jsonl:9: field 'label': Input should be less "
+         r"than or equal to 1", "ok", write(ROWS, [*LABELS, {**LABELS[0], "label": 7}]),
+         file_has("me/input_errors.txt", "inputs/x.jsonl:9:")),
+    Case("meta-eval-only-bad", [*ME, "--path", ROWS], 2, r"inputs/x\.jsonl: no valid records",
+         prep=write(ROWS, [{"evidence": "e"}])),
+    Case("meta-eval-limit-zero", [*ME, "--path", "inputs/labels.jsonl", "--limit", "0"], 2, r"--limit/--sample: must be"),
+    Case("meta-eval-seed-negative", [*ME, "--path", "inputs/labels.jsonl", "--seed", "-1"], 2, r"--seed: must be"),
+    Case("meta-eval-resamples-zero", [*ME[:-2], "--path", "inputs/labels.jsonl", "--resamples", "0"], 2,
+         r"--resamples: must be"),
+    Case("meta-eval-out-user-folder", [*ME[:-2], "--out", "user", "--path", "inputs/labels.jsonl"], 2,
+         r"user: is not empty and is not a ragdoctor meta-eval folder"),
+    Case("meta-eval-judge-typo", [*ME[:3], "--judge", "lexcal", "--path", "inputs/labels.jsonl"], 2,
+         r"--judge: invalid choice"),
+    # --- the command line itself -------------------------------------------------------------------------------
+    Case("unknown-command", ["evaluate", "x"], 2, r"^ragdoctor: error: argument command: invalid choice"),
+    Case("unknown-option", ["eval", "inputs/rows.jsonl", "--judgez", "lexical"], 2, r"unrecognized arguments"),
+]
+
+
+def test_the_table_covers_every_verb_and_outcome():
+    verbs = {c.argv[0] for c in CASES}
+    assert {"index", "run", "ask", "eval", "gate", "diagnose", "meta-eval"} <= verbs
+    assert len({c.id for c in CASES}) == len(CASES)
+    counts = {o: sum(c.outcome == o for c in CASES) for o in ("error", "unmeasured", "ok")}
+    assert counts["error"] >= 50 and counts["unmeasured"] >= 3 and counts["ok"] >= 10, counts
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case: Case, ws: Path, server, capsys, monkeypatch):
+    if case.prep:
+        case.prep(ws)
+    for key, value in (case.env or {}).items():
+        monkeypatch.setenv(key, value)
+    before = snapshot(ws)
+    argv = [a.replace("{url}", server.base_url) for a in case.argv]
+    code, out, err = run_cli(argv, capsys)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == case.code, f"exit {code}, expected {case.code}\n{out}\n{err}"
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert all(ln.startswith("ragdoctor: ") for ln in lines), err  # nothing but the tool's own one-line messages
+    errors = [ln for ln in lines if ln.startswith("ragdoctor: error: ")]
+    if case.code == 2:
+        assert len(errors) == 1, err
+        assert re.search(case.err, errors[0]), f"{case.err!r} not in {errors[0]!r}"
+    else:
+        assert not errors, err
+        if case.err:
+            assert any(re.search(case.err, ln) for ln in lines), err
+    assert_nothing_lost(before, snapshot(ws), code)
+    if case.check:
+        case.check(ws, out, err)
