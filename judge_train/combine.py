@@ -189,8 +189,11 @@ def cross_validated(x: np.ndarray, rows: ClaimRows, folds: int = 5, rounds: int 
     return out
 
 
-def choose_features(rows: ClaimRows, names: Sequence[str], log: Log) -> tuple[list[str], dict]:
-    """The subset (always with names[0], the cross-encoder) with the best worst-source leave-one-source-out AUROC."""
+def choose_features(rows: ClaimRows, names: Sequence[str], log: Log,
+                    extra: Callable[[list[int]], dict] | None = None) -> tuple[list[str], dict]:
+    """The subset (always with names[0], the cross-encoder) with the best worst-source leave-one-source-out AUROC.
+    ``extra(columns)`` may add more per-task AUROCs for a subset (e.g. passage sets scored by a combiner fit on the
+    pairs); they count in the minimum like any source."""
     others = list(names[1:])
     table: dict[str, dict] = {}
     best: tuple[float, int, list[str]] | None = None
@@ -199,6 +202,10 @@ def choose_features(rows: ClaimRows, names: Sequence[str], log: Log) -> tuple[li
             cand = [names[0], *combo]
             cols = [names.index(n) for n in cand]
             per = per_source_auroc(loso(rows.x[:, cols], rows), rows)
+            if extra is not None:
+                per.update(extra(cols))
+                vals = [v for key, v in per.items() if key != "min" and v is not None]
+                per["min"] = min(vals) if vals else None
             table["+".join(cand)] = per
             key = (per["min"] or 0.0, -len(cand), cand)
             if best is None or key[:2] > best[:2]:
@@ -232,7 +239,9 @@ def fit_support(scorer: CompactJudgeScorer, records: Sequence[PoolRecord], log: 
 
 def fit_relevance(scorer: CompactJudgeScorer, pairs: Sequence[tuple[str, str, int, str, str]], log: Log,
                   sets: Sequence = ()) -> tuple[dict, dict]:
-    """(question, passage, label, source, group) held-out pairs -> the relevance combiner spec and report."""
+    """(question, passage, label, source, group) held-out pairs -> the relevance combiner spec and report. Passage
+    sets (NoMIRACL: does any of the retrieved passages answer the question; set score = its best passage's) count as
+    one more source in the worst-source choice, scored by a combiner fit on the other sources' pairs."""
     if not pairs:
         return {}, {}
     x = scorer.relevance_features([(q, p) for q, p, *_ in pairs])
@@ -240,7 +249,25 @@ def fit_relevance(scorer: CompactJudgeScorer, pairs: Sequence[tuple[str, str, in
     rows = ClaimRows(x, np.arange(len(pairs)), np.array([lab for _, _, lab, _, _ in pairs]),
                      [s for *_, s, _ in pairs], [g for *_, g in pairs])
     names = list(RELEVANCE_FEATURES)
-    chosen, table = choose_features(rows, names, log)
+    set_x = (scorer.relevance_features([(s.question, p) for s in sets for p in s.passages]) if sets
+             else np.zeros((0, len(names))))
+    owner = np.asarray([k for k, s in enumerate(sets) for _ in s.passages], dtype=int)
+    set_labels = [s.label for s in sets]
+
+    def set_auroc(spec: dict, cols: list[int]) -> float | None:
+        if not sets:
+            return None
+        best = np.full(len(sets), -np.inf)
+        np.maximum.at(best, owner, _predict(spec, set_x[:, cols]))
+        a = auroc(best, set_labels)
+        return None if a is None else round(a, 4)
+
+    def sets_loso(cols: list[int]) -> dict:
+        src = np.array(rows.source)
+        spec = fit_mil(x[:, cols], rows, np.flatnonzero(src != "nomiracl"), rounds=1)
+        return {"nomiracl_sets": set_auroc(spec, cols)} if sets else {}
+
+    chosen, table = choose_features(rows, names, log, extra=sets_loso if sets else None)
     cols = [names.index(n) for n in chosen]
     spec = {"features": chosen, **fit_mil(x[:, cols], rows, np.arange(len(pairs)), rounds=1)}
     report = {"n": len(pairs), "features_chosen": chosen, "combiner_loso": table["+".join(chosen)],
@@ -248,13 +275,12 @@ def fit_relevance(scorer: CompactJudgeScorer, pairs: Sequence[tuple[str, str, in
               "feature_alone": {n: per_source_auroc(x[:, i], rows) for i, n in enumerate(names)},
               "subsets_loso": table, "standardised_coef": dict(zip(chosen, spec["coef"]))}
     if sets:
-        flat = [(s.question, p) for s in sets for p in s.passages]
-        own = [k for k, s in enumerate(sets) for _ in s.passages]
-        p = _predict(spec, scorer.relevance_features(flat)[:, cols])
-        best = np.full(len(sets), -np.inf)
-        np.maximum.at(best, np.asarray(own), p)
-        a = auroc(best, [s.label for s in sets])
-        report["nomiracl_sets_auroc"] = None if a is None else round(a, 4)
+        report["nomiracl_sets_auroc"] = set_auroc(spec, cols)
         report["nomiracl_sets_n"] = len(sets)
+        for i, n in enumerate(names):  # each feature alone on the sets (max over passages)
+            best = np.full(len(sets), -np.inf)
+            np.maximum.at(best, owner, set_x[:, i])
+            a = auroc(best, set_labels)
+            report["feature_alone"][n]["nomiracl_sets"] = None if a is None else round(a, 4)
     spec["fit_on"] = f"{len(pairs)} held-out (question, passage) pairs of {len(set(rows.source))} sources"
     return spec, report

