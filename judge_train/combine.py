@@ -151,16 +151,33 @@ def _predict(spec: dict, x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-(z @ np.asarray(spec["coef"]) + spec["intercept"])))
 
 
+MIN_PER_LABEL = 20  # a source with fewer held-out records of either label is reported, but cannot decide a choice
+
+
+def eligible_sources(rows: ClaimRows, min_per_label: int = MIN_PER_LABEL) -> set[str]:
+    src = np.array(rows.source)
+    return {s for s in set(rows.source)
+            if min(int(((src == s) & (rows.label == k)).sum()) for k in (0, 1)) >= min_per_label}
+
+
 def per_source_auroc(record_scores: np.ndarray, rows: ClaimRows, mask: np.ndarray | None = None) -> dict:
+    """AUROC per source, and 'min' over the sources with enough records to decide (eligible_sources)."""
     out = {}
     src = np.array(rows.source)
     for s in sorted(set(rows.source)):
         m = (src == s) if mask is None else (src == s) & mask
         a = auroc(record_scores[m], rows.label[m]) if m.any() else None
         out[s] = None if a is None else round(a, 4)
-    vals = [v for v in out.values() if v is not None]
+    ok = eligible_sources(rows)
+    vals = [v for s, v in out.items() if v is not None and s in ok]
     out["min"] = min(vals) if vals else None
     return out
+
+
+def worst_margin(per: dict, baseline: dict) -> float | None:
+    """The smallest lead over the baseline across the sources both have (negative: it loses somewhere)."""
+    diffs = [per[s] - baseline[s] for s in per if s != "min" and per.get(s) is not None and baseline.get(s) is not None]
+    return round(min(diffs), 4) if diffs else None
 
 
 def loso(x: np.ndarray, rows: ClaimRows, rounds: int = 2) -> np.ndarray:
@@ -189,14 +206,23 @@ def cross_validated(x: np.ndarray, rows: ClaimRows, folds: int = 5, rounds: int 
     return out
 
 
-def choose_features(rows: ClaimRows, names: Sequence[str], log: Log,
+def choose_features(rows: ClaimRows, names: Sequence[str], log: Log, baseline: str,
                     extra: Callable[[list[int]], dict] | None = None) -> tuple[list[str], dict]:
-    """The subset (always with names[0], the cross-encoder) with the best worst-source leave-one-source-out AUROC.
+    """The subset (always with names[0], the cross-encoder) chosen by the worst source, never the average: the
+    highest minimum over sources of its leave-one-source-out AUROC **minus the baseline's** (``baseline``: the
+    lexical feature alone), i.e. the subset whose smallest lead over word overlap is largest; ties go to the higher
+    worst-source AUROC, then to fewer features. Only sources with enough held-out records (eligible_sources) decide.
     ``extra(columns)`` may add more per-task AUROCs for a subset (e.g. passage sets scored by a combiner fit on the
-    pairs); they count in the minimum like any source."""
+    pairs, with their baseline under the same key in ``extra([baseline column])``)."""
+    ok = eligible_sources(rows)
+    base_col = names.index(baseline)
+    base = per_source_auroc(record_min(rows.x[:, base_col], rows.record, len(rows.label)), rows)
+    if extra is not None:
+        base.update(extra([base_col], baseline_only=True))
+    base_ok = {s: v for s, v in base.items() if s in ok or s not in rows.source}
     others = list(names[1:])
     table: dict[str, dict] = {}
-    best: tuple[float, int, list[str]] | None = None
+    best: tuple | None = None
     for k in range(len(others) + 1):
         for combo in itertools.combinations(others, k):
             cand = [names[0], *combo]
@@ -204,22 +230,26 @@ def choose_features(rows: ClaimRows, names: Sequence[str], log: Log,
             per = per_source_auroc(loso(rows.x[:, cols], rows), rows)
             if extra is not None:
                 per.update(extra(cols))
-                vals = [v for key, v in per.items() if key != "min" and v is not None]
+                vals = [v for key, v in per.items() if key != "min" and v is not None and (key in ok or key not in rows.source)]
                 per["min"] = min(vals) if vals else None
+            per["margin"] = worst_margin({s: v for s, v in per.items() if s in base_ok}, base_ok)
             table["+".join(cand)] = per
-            key = (per["min"] or 0.0, -len(cand), cand)
-            if best is None or key[:2] > best[:2]:
-                best = key
+            key = (per["margin"] if per["margin"] is not None else -1.0, per["min"] or 0.0, -len(cand))
+            if best is None or key > best[0]:
+                best = (key, cand)
     assert best is not None
-    log(f"  features by worst-source LOSO AUROC: {'+'.join(best[2])} (min {best[0]:.4f})")
-    return best[2], table
+    (margin, worst, _), chosen = best
+    log(f"  features by the worst source's lead over {baseline} (LOSO): {'+'.join(chosen)} "
+        f"(smallest lead {margin:+.4f}, worst AUROC {worst:.4f})")
+    table["baseline:" + baseline] = base
+    return chosen, table
 
 
 def fit_support(scorer: CompactJudgeScorer, records: Sequence[PoolRecord], log: Log) -> tuple[dict, dict]:
     """The support combiner spec and its report."""
     rows = claim_rows(scorer, records, log)
     names = list(SUPPORT_FEATURES)
-    chosen, table = choose_features(rows, names, log)
+    chosen, table = choose_features(rows, names, log, baseline="lexical_win")
     cols = [names.index(n) for n in chosen]
     spec = {"features": chosen, **fit_mil(rows.x[:, cols], rows, np.arange(len(rows.label)))}
     singles = {n: per_source_auroc(record_min(rows.x[:, i] * (-1 if n.endswith(("missing", "flip")) else 1),
@@ -262,12 +292,17 @@ def fit_relevance(scorer: CompactJudgeScorer, pairs: Sequence[tuple[str, str, in
         a = auroc(best, set_labels)
         return None if a is None else round(a, 4)
 
-    def sets_loso(cols: list[int]) -> dict:
+    def sets_loso(cols: list[int], baseline_only: bool = False) -> dict:
+        if baseline_only:  # the baseline feature alone, max over a set's passages
+            best = np.full(len(sets), -np.inf)
+            np.maximum.at(best, owner, set_x[:, cols[0]])
+            a = auroc(best, set_labels)
+            return {"nomiracl_sets": None if a is None else round(a, 4)}
         src = np.array(rows.source)
         spec = fit_mil(x[:, cols], rows, np.flatnonzero(src != "nomiracl"), rounds=1)
-        return {"nomiracl_sets": set_auroc(spec, cols)} if sets else {}
+        return {"nomiracl_sets": set_auroc(spec, cols)}
 
-    chosen, table = choose_features(rows, names, log, extra=sets_loso if sets else None)
+    chosen, table = choose_features(rows, names, log, baseline="q_coverage", extra=sets_loso if sets else None)
     cols = [names.index(n) for n in chosen]
     spec = {"features": chosen, **fit_mil(x[:, cols], rows, np.arange(len(pairs)), rounds=1)}
     report = {"n": len(pairs), "features_chosen": chosen, "combiner_loso": table["+".join(chosen)],

@@ -250,6 +250,34 @@ def hard_negative(claim: str, premise: str, pool: list[str], rng: random.Random)
     return None
 
 
+def swap_records(records: Iterable[PoolRecord], per_label: int, seed: int) -> list[PoolRecord]:
+    """A synthetic source, 'synthetic_swaps', for measuring and calibrating (never for training): supported claims of
+    the claim sources against their whole evidence (1), and the same claims with one number, one name or the
+    polarity changed so that the evidence no longer supports them (0): the edits that make a stale or conflicting
+    answer wrong while its words still match."""
+    rng = random.Random(seed)
+    pos = [r for r in records if r.label == 1 and r.source in CLAIM_SOURCES]
+    rng.shuffle(pos)
+    pool = sorted({e for r in pos[: per_label * 4] for e in entities(r.evidence)})
+    out: list[PoolRecord] = []
+    for r in pos:
+        if len(out) >= 2 * per_label:
+            break
+        claims = [r.text.strip()] if r.source in ATOMIC_SOURCES else (decompose(r.text) or [r.text.strip()])
+        claim = claims[0]
+        makers = [("number", lambda: swap_number(claim, r.evidence, rng)),
+                  ("entity", lambda: swap_entity(claim, r.evidence, pool, rng)),
+                  ("negation", lambda: flip_negation(claim, rng))]
+        rng.shuffle(makers)
+        for kind, make in makers:
+            new = make()
+            if new and _norm(new) != _norm(claim):
+                out.append(PoolRecord("synthetic_swaps", f"{r.group}:orig", r.evidence, claim, 1, "original claim"))
+                out.append(PoolRecord("synthetic_swaps", f"{r.group}:swap", r.evidence, new, 0, f"{kind} changed"))
+                break
+    return out
+
+
 # ------------------------------------------------------------------------------------------------------ examples
 
 

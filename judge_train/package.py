@@ -21,7 +21,7 @@ from pathlib import Path
 
 from judge_train.combine import fit_relevance, fit_support, heldout_records
 from judge_train.data import (RELEVANCE_CAPS, SUPPORT_CAPS, DataConfig, heldout, heldout_half, read_pool,
-                                   read_relevance_pool)
+                              read_relevance_pool, swap_records)
 from judge_train.sources import SHARE_ALIKE, SOURCES, read_nomiracl_sets
 from eval.judges.features import idf_weights
 
@@ -77,6 +77,7 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
 
     scorer = CompactJudgeScorer(out, combiner={})
     held = heldout_records(support_records, percent, per_label, seed)
+    held += swap_records(held, per_label, seed)  # changed numbers, names, polarity: a source of its own
     log(f"support combiner: {len(held)} held-out records")
     combiner, report = {}, {}
     combiner["support"], report["support"] = fit_support(scorer, held, log)
@@ -120,13 +121,18 @@ def _fmt(v) -> str:
 
 def _source_table(report: dict, baseline: str, alone: str) -> list[str]:
     """Per source: the combiner (leave-one-source-out and cross-validated), the cross-encoder alone and the lexical
-    baseline (both min over claims), AUROC on the calibration half of the held-out slice."""
+    baseline (both min over claims), AUROC on the calibration half of the held-out slice; then the worst source and
+    the smallest lead over the baseline."""
     loso, cv = report["combiner_loso"], report["combiner_cv"]
     singles = report["feature_alone"]
-    rows = ["| source | combiner (LOSO) | combiner (5-fold) | cross-encoder alone | lexical |", "|---|---|---|---|---|"]
-    for src in [s for s in loso if s != "min"] + ["min"]:
-        rows.append(f"| {'**worst source**' if src == 'min' else src} | {_fmt(loso.get(src))} | {_fmt(cv.get(src))} | "
+    rows = ["| source | combiner (LOSO) | combiner (5-fold) | cross-encoder alone | lexical baseline |",
+            "|---|---|---|---|---|"]
+    for src in [s for s in loso if s not in ("min", "margin")] + ["min"]:
+        name = "**worst source (enough records)**" if src == "min" else src
+        rows.append(f"| {name} | {_fmt(loso.get(src))} | {_fmt(cv.get(src))} | "
                     f"{_fmt(singles[alone].get(src))} | {_fmt(singles.get(baseline, {}).get(src))} |")
+    if loso.get("margin") is not None:
+        rows.append(f"| **smallest lead over the baseline** | {loso['margin']:+.3f} | | | |")
     return rows
 
 

@@ -42,14 +42,25 @@ def test_fit_mil_learns_the_informative_feature_and_ranks_records():
     assert per["min"] > 0.9 and set(per) == {"a", "b", "c", "min"}
 
 
-def test_features_are_chosen_by_the_worst_source_and_noise_is_left_out():
+def test_features_are_chosen_by_the_worst_lead_over_the_baseline():
     rows = _rows(180)
-    chosen, table = combine.choose_features(rows, ["ce", "noise", "c_only"], log=lambda _m: None)
+    chosen, table = combine.choose_features(rows, ["ce", "noise", "c_only"], log=lambda _m: None, baseline="noise")
     assert chosen[0] == "ce" and "noise" not in chosen
-    assert set(table) == {"ce", "ce+noise", "ce+c_only", "ce+noise+c_only"}
+    assert {"ce", "ce+noise", "ce+c_only", "ce+noise+c_only", "baseline:noise"} == set(table)
     assert all("min" in per for per in table.values())
+    assert table["ce"]["margin"] > 0.2  # the cross-encoder leads the noise baseline on every source
     cv = combine.per_source_auroc(combine.cross_validated(rows.x[:, :1], rows), rows)
     assert cv["min"] > 0.85
+
+
+def test_sources_with_too_few_records_are_reported_but_do_not_decide():
+    rows = _rows(180, sources=("a", "b", "c"))
+    small = combine.ClaimRows(rows.x, rows.record, rows.label, ["tiny" if r < 10 else s for r, s in
+                                                                enumerate(rows.source)], rows.group)
+    per = combine.per_source_auroc(np.arange(len(rows.label), dtype=float), small)
+    assert "tiny" in per and "tiny" not in combine.eligible_sources(small)
+    assert per["min"] == min(v for s, v in per.items() if s not in ("min", "tiny"))
+    assert combine.worst_margin({"a": 0.8, "b": 0.9, "min": 0.8}, {"a": 0.85, "b": 0.7}) == -0.05
 
 
 def test_source_weights_make_every_source_count_the_same():

@@ -279,3 +279,15 @@ def test_real_pool_is_read_and_kept_apart_from_dev(shared_data):
     assert stats["dev_overlap_check"] == "ran"
     assert sum(stats["records"]["halueval_qa"].values()) + stats["dropped_dev_overlap"] >= 16000 - 50
     assert {r.source for r in records} == set(cfg.cap_per_label)
+
+
+def test_swap_records_change_one_fact_and_keep_the_evidence(pool_dir):
+    from judge_train.data import swap_records
+
+    records, _ = read_pool(tiny_config(pool_dir))
+    swaps = swap_records(records, per_label=20, seed=0)
+    assert swaps and {r.source for r in swaps} == {"synthetic_swaps"}
+    pairs = list(zip(swaps[::2], swaps[1::2]))
+    for orig, swapped in pairs:
+        assert (orig.label, swapped.label) == (1, 0) and orig.evidence == swapped.evidence
+        assert orig.text != swapped.text and swapped.detail.endswith("changed")
