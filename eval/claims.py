@@ -13,7 +13,8 @@ _ABBREV = "(?i:" + "".join(rf"(?<!\b{re.escape(a)})" for a in _ABBREVIATIONS) + 
 # a sentence ends at . ! ? (and closing quotes/brackets) before whitespace, whatever case follows (lower-cased text has
 # sentences too), except after a listed abbreviation or a lone letter ("J. Smith", "U.S. troops")
 _SENT_END = re.compile(_ABBREV + r"(?<![\s.][A-Za-z]\.)(?<!^[A-Za-z]\.)(?<=[.!?])[\"')\]]*(\s+)(?=[\w\"'(\[])")
-MAX_SENTENCE_WORDS = 60  # a longer "sentence" (unpunctuated text, a list run together) is cut into even pieces
+MAX_SENTENCE_WORDS = 40  # a longer "sentence" (unpunctuated text, a list run together) is cut into even pieces
+MAX_WINDOW_WORDS = 70  # a premise window longer than this would not fit a cross-encoder's 160 tokens with its claim
 _CLAUSE = re.compile(r";\s+|,\s+(?:but|while|whereas|and then|so)\s+|\s+—\s+")
 _ASIDE = re.compile(r"\s*\(([^()]*)\)")  # a parenthetical aside, checked as a claim of its own when it is one
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
@@ -77,13 +78,15 @@ def decompose(answer: str, *, min_words: int = 3) -> list[str]:
 
 
 def sentence_windows(text: str, size: int = 2) -> list[str]:
-    """Overlapping windows of ``size`` consecutive sentences (premises for claim verification); the single
-    sentences come first so the best-matching sentence can be named as evidence."""
+    """Overlapping windows of ``size`` consecutive sentences (premises for claim verification), each at most
+    MAX_WINDOW_WORDS words; the single sentences come first so the best-matching sentence can be named as evidence."""
     sents = split_sentences(text)
     if len(sents) <= 1:
         return sents or ([text] if text.strip() else [])
     windows = list(sents)
-    windows += [" ".join(sents[i : i + size]) for i in range(len(sents) - size + 1)] if size > 1 else []
+    if size > 1:
+        joined = (" ".join(sents[i : i + size]) for i in range(len(sents) - size + 1))
+        windows += [w for w in joined if len(w.split()) <= MAX_WINDOW_WORDS]
     return windows
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from eval.answerability import unanswerable
-from eval.claims import decompose, premise_windows, split_sentences
+from eval.claims import MAX_WINDOW_WORDS, decompose, premise_windows, split_sentences
 from eval.judges.base import ClaimItem, Scorer, Support
 from eval.mathx import average_precision, claim_prf, fraction
 from eval.records import EvalSample, MetricResult
@@ -35,7 +35,8 @@ def top_premises(claim: str, premises: list[str], m: int) -> list[int]:
 def claim_candidates(claims: list[str], passages: list[tuple[str, str]], lead: str = "", max_premises: int = 6,
                      joined: bool = True) -> tuple[list[list[tuple[str, str]]], str]:
     """Per claim, the (chunk id, premise) windows worth scoring: the ``max_premises`` sentence windows sharing most
-    words with it, and (``joined``) one window of its three best-matching sentences wherever they are; plus the
+    words with it, and (``joined``) one window of its best-matching sentences wherever they are (up to three, as
+    many as fit MAX_WINDOW_WORDS; at least two); plus the
     whole evidence as one text. ``lead`` (e.g. the question) leads every window but is not part of the evidence
     text: it is given, not asserted (a number in the question is not a number the reference states)."""
     windows = [(cid, w) for cid, text in passages for w in premise_windows(text, lead)]
@@ -44,9 +45,13 @@ def claim_candidates(claims: list[str], passages: list[tuple[str, str]], lead: s
     for claim in claims:
         chosen = [windows[i] for i in top_premises(claim, [w for _, w in windows], max_premises)]
         if len(singles) >= 3:
-            top = sorted(top_premises(claim, [s for _, s in singles], 3))
-            text = " ".join(singles[i][1] for i in top)
-            chosen.append((singles[top[0]][0], f"{lead.strip()} {text}".strip()))
+            picked: list[int] = []  # the best-matching sentences, best first, while they fit one window
+            for i in top_premises(claim, [s for _, s in singles], 3):
+                if sum(len(singles[k][1].split()) for k in [*picked, i]) <= MAX_WINDOW_WORDS:
+                    picked.append(i)
+            if len(picked) >= 2:
+                text = " ".join(singles[i][1] for i in sorted(picked))
+                chosen.append((singles[picked[0]][0], f"{lead.strip()} {text}".strip()))
         per_claim.append(chosen)
     return per_claim, "\n\n".join(text for _, text in passages).strip()
 

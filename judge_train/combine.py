@@ -30,7 +30,7 @@ import numpy as np
 from eval.claims import decompose
 from judge_train.data import ATOMIC_SOURCES, NLI_SOURCES, PoolRecord, heldout, heldout_half
 from eval.judges.base import ClaimItem
-from eval.judges.nli import RELEVANCE_FEATURES, SUPPORT_FEATURES, CompactJudgeScorer
+from eval.judges.nli import FEATURE_SIGNS, RELEVANCE_FEATURES, SUPPORT_FEATURES, CompactJudgeScorer
 from eval.meta.stats import auroc
 from eval.metrics import claim_candidates
 
@@ -47,6 +47,10 @@ class ClaimRows:
     label: np.ndarray  # (n_records,) 0/1
     source: list[str]  # (n_records,)
     group: list[str]  # (n_records,)
+    signs: tuple[int, ...] = ()  # per feature column: +1 more means supported, -1 less, 0 free (empty: all free)
+
+    def signs_of(self, cols: Sequence[int]) -> list[int]:
+        return [self.signs[i] if self.signs else 0 for i in cols]
 
 
 def heldout_records(records: Sequence[PoolRecord], percent: int, per_label: int, seed: int,
@@ -85,7 +89,7 @@ def claim_rows(scorer: CompactJudgeScorer, records: Sequence[PoolRecord], log: L
             log(f"  claim features {min(s + batch, len(items))}/{len(items)}")
     x = np.concatenate(rows) if rows else np.zeros((0, len(SUPPORT_FEATURES)))
     return ClaimRows(x, np.asarray(owner), np.asarray([r.label for r in records]), [r.source for r in records],
-                     [r.group for r in records])
+                     [r.group for r in records], tuple(FEATURE_SIGNS[f] for f in SUPPORT_FEATURES))
 
 
 # ----------------------------------------------------------------------------------------------- the regression
@@ -110,10 +114,33 @@ def record_min(p: np.ndarray, record: np.ndarray, n_records: int) -> np.ndarray:
     return np.where(np.isfinite(out), out, 0.0)
 
 
-def fit_mil(x: np.ndarray, rows: ClaimRows, records: np.ndarray, rounds: int = 2, c: float = 1.0) -> dict:
-    """Fit on the claims of ``records`` (indices): returns a combiner spec (standardised coefficients)."""
-    from sklearn.linear_model import LogisticRegression
+def logistic_fit(x: np.ndarray, y: np.ndarray, w: np.ndarray, signs: Sequence[int], c: float = 1.0
+                 ) -> tuple[np.ndarray, float]:
+    """Weighted L2 logistic regression (sklearn's convention: C * weighted loss + ||coef||^2 / 2) whose coefficients
+    keep the sign each feature's meaning gives it (+1: more means supported, -1: less, 0: free): a feature either
+    pushes the way it should or is dropped (0), so collinear features cannot trade opposite signs that fit the
+    calibration sources and break on another kind of text."""
+    from scipy.optimize import minimize
 
+    d = x.shape[1]
+    y_pm = np.where(y > 0, 1.0, -1.0)
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        coef, b = theta[:d], theta[d]
+        m = y_pm * (x @ coef + b)
+        sp = np.logaddexp(0.0, -m)
+        g = -w * y_pm / (1.0 + np.exp(m))  # d loss / d (x.coef + b)
+        return c * float(w @ sp) + 0.5 * float(coef @ coef), np.append(c * (x.T @ g) + coef, c * g.sum())
+
+    bounds = [(0.0, None) if s > 0 else (None, 0.0) if s < 0 else (None, None) for s in signs] + [(None, None)]
+    res = minimize(loss, np.zeros(d + 1), jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 2000})
+    return res.x[:d], float(res.x[d])
+
+
+def fit_mil(x: np.ndarray, rows: ClaimRows, records: np.ndarray, rounds: int = 2, c: float = 1.0,
+            signs: Sequence[int] | None = None) -> dict:
+    """Fit on the claims of ``records`` (indices): returns a combiner spec (standardised coefficients)."""
+    signs = [0] * x.shape[1] if signs is None else list(signs)
     in_fit = np.isin(rows.record, records)
     mean, scale = standardise(x[in_fit])
     z = (x - mean) / scale
@@ -121,7 +148,7 @@ def fit_mil(x: np.ndarray, rows: ClaimRows, records: np.ndarray, rounds: int = 2
     w_src = dict(zip(*np.unique(src[records], return_counts=True)))
     n_src = len(w_src)
     p = z[:, 0]  # first round: the claim the cross-encoder likes least (features[0] is always the cross-encoder)
-    model = None
+    coef, b = np.zeros(x.shape[1]), 0.0
     for _ in range(rounds):
         xs, ys, ws = [], [], []
         for r in records:
@@ -138,12 +165,11 @@ def fit_mil(x: np.ndarray, rows: ClaimRows, records: np.ndarray, rounds: int = 2
                 xs.append(z[k : k + 1])
                 ys.append(0)
                 ws.append(weight)
-        xa = np.concatenate(xs)
-        model = LogisticRegression(C=c, max_iter=2000).fit(xa, np.array(ys), sample_weight=np.array(ws))
-        p = model.decision_function(z)
-    assert model is not None
-    return {"coef": model.coef_[0].round(6).tolist(), "intercept": round(float(model.intercept_[0]), 6),
-            "mean": mean.round(6).tolist(), "scale": scale.round(6).tolist()}
+        wa = np.array(ws)
+        coef, b = logistic_fit(np.concatenate(xs), np.array(ys), wa / wa.mean(), signs, c)
+        p = z @ coef + b
+    return {"coef": coef.round(6).tolist(), "intercept": round(b, 6), "mean": mean.round(6).tolist(),
+            "scale": scale.round(6).tolist()}
 
 
 def _predict(spec: dict, x: np.ndarray) -> np.ndarray:
@@ -180,27 +206,28 @@ def worst_margin(per: dict, baseline: dict) -> float | None:
     return round(min(diffs), 4) if diffs else None
 
 
-def loso(x: np.ndarray, rows: ClaimRows, rounds: int = 2) -> np.ndarray:
+def loso(x: np.ndarray, rows: ClaimRows, rounds: int = 2, signs: Sequence[int] | None = None) -> np.ndarray:
     """Record scores where each source is scored by a combiner fit on the other sources only."""
     src = np.array(rows.source)
     out = np.zeros(len(rows.label))
     for s in sorted(set(rows.source)):
         train = np.flatnonzero(src != s)
-        spec = fit_mil(x, rows, train, rounds)
+        spec = fit_mil(x, rows, train, rounds, signs=signs)
         test = np.flatnonzero(src == s)
         claim_p = _predict(spec, x)
         out[test] = record_min(claim_p, rows.record, len(rows.label))[test]
     return out
 
 
-def cross_validated(x: np.ndarray, rows: ClaimRows, folds: int = 5, rounds: int = 2) -> np.ndarray:
+def cross_validated(x: np.ndarray, rows: ClaimRows, folds: int = 5, rounds: int = 2,
+                    signs: Sequence[int] | None = None) -> np.ndarray:
     """Record scores from a combiner fit on the other folds (folds by group, so a group never straddles)."""
     import hashlib
 
     fold = np.array([int(hashlib.sha256(g.encode()).hexdigest()[:8], 16) % folds for g in rows.group])
     out = np.zeros(len(rows.label))
     for f in range(folds):
-        spec = fit_mil(x, rows, np.flatnonzero(fold != f), rounds)
+        spec = fit_mil(x, rows, np.flatnonzero(fold != f), rounds, signs=signs)
         test = np.flatnonzero(fold == f)
         out[test] = record_min(_predict(spec, x), rows.record, len(rows.label))[test]
     return out
@@ -227,7 +254,7 @@ def choose_features(rows: ClaimRows, names: Sequence[str], log: Log, baseline: s
         for combo in itertools.combinations(others, k):
             cand = [names[0], *combo]
             cols = [names.index(n) for n in cand]
-            per = per_source_auroc(loso(rows.x[:, cols], rows), rows)
+            per = per_source_auroc(loso(rows.x[:, cols], rows, signs=rows.signs_of(cols)), rows)
             if extra is not None:
                 per.update(extra(cols))
                 vals = [v for key, v in per.items() if key != "min" and v is not None and (key in ok or key not in rows.source)]
@@ -251,12 +278,13 @@ def fit_support(scorer: CompactJudgeScorer, records: Sequence[PoolRecord], log: 
     names = list(SUPPORT_FEATURES)
     chosen, table = choose_features(rows, names, log, baseline="lexical_win")
     cols = [names.index(n) for n in chosen]
-    spec = {"features": chosen, **fit_mil(rows.x[:, cols], rows, np.arange(len(rows.label)))}
+    spec = {"features": chosen, **fit_mil(rows.x[:, cols], rows, np.arange(len(rows.label)),
+                                          signs=rows.signs_of(cols))}
     singles = {n: per_source_auroc(record_min(rows.x[:, i] * (-1 if n.endswith(("missing", "flip")) else 1),
                                               rows.record, len(rows.label)), rows) for i, n in enumerate(names)}
     report = {"n_records": len(rows.label), "n_claims": int(rows.x.shape[0]), "features_chosen": chosen,
               "combiner_loso": table["+".join(chosen)],
-              "combiner_cv": per_source_auroc(cross_validated(rows.x[:, cols], rows), rows),
+              "combiner_cv": per_source_auroc(cross_validated(rows.x[:, cols], rows, signs=rows.signs_of(cols)), rows),
               "feature_alone": singles, "subsets_loso": table,
               "standardised_coef": dict(zip(chosen, spec["coef"]))}
     spec["fit_on"] = (f"{len(rows.label)} held-out records ({rows.x.shape[0]} claims) of "
@@ -277,7 +305,7 @@ def fit_relevance(scorer: CompactJudgeScorer, pairs: Sequence[tuple[str, str, in
     x = scorer.relevance_features([(q, p) for q, p, *_ in pairs])
     log(f"  relevance features for {len(pairs)} pairs")
     rows = ClaimRows(x, np.arange(len(pairs)), np.array([lab for _, _, lab, _, _ in pairs]),
-                     [s for *_, s, _ in pairs], [g for *_, g in pairs])
+                     [s for *_, s, _ in pairs], [g for *_, g in pairs], tuple(FEATURE_SIGNS[f] for f in RELEVANCE_FEATURES))
     names = list(RELEVANCE_FEATURES)
     set_x = (scorer.relevance_features([(s.question, p) for s in sets for p in s.passages]) if sets
              else np.zeros((0, len(names))))
@@ -299,14 +327,15 @@ def fit_relevance(scorer: CompactJudgeScorer, pairs: Sequence[tuple[str, str, in
             a = auroc(best, set_labels)
             return {"nomiracl_sets": None if a is None else round(a, 4)}
         src = np.array(rows.source)
-        spec = fit_mil(x[:, cols], rows, np.flatnonzero(src != "nomiracl"), rounds=1)
+        spec = fit_mil(x[:, cols], rows, np.flatnonzero(src != "nomiracl"), rounds=1, signs=rows.signs_of(cols))
         return {"nomiracl_sets": set_auroc(spec, cols)}
 
     chosen, table = choose_features(rows, names, log, baseline="q_coverage", extra=sets_loso if sets else None)
     cols = [names.index(n) for n in chosen]
-    spec = {"features": chosen, **fit_mil(x[:, cols], rows, np.arange(len(pairs)), rounds=1)}
+    spec = {"features": chosen, **fit_mil(x[:, cols], rows, np.arange(len(pairs)), rounds=1, signs=rows.signs_of(cols))}
     report = {"n": len(pairs), "features_chosen": chosen, "combiner_loso": table["+".join(chosen)],
-              "combiner_cv": per_source_auroc(cross_validated(x[:, cols], rows, rounds=1), rows),
+              "combiner_cv": per_source_auroc(cross_validated(x[:, cols], rows, rounds=1, signs=rows.signs_of(cols)),
+                                              rows),
               "feature_alone": {n: per_source_auroc(x[:, i], rows) for i, n in enumerate(names)},
               "subsets_loso": table, "standardised_coef": dict(zip(chosen, spec["coef"]))}
     if sets:

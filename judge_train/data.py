@@ -278,6 +278,35 @@ def swap_records(records: Iterable[PoolRecord], per_label: int, seed: int) -> li
     return out
 
 
+def long_evidence_records(records: Iterable[PoolRecord], per_label: int, seed: int, words: int = 900
+                          ) -> list[PoolRecord]:
+    """A synthetic source, 'synthetic_long_evidence', for measuring and calibrating (never for training): records of
+    the claim sources whose evidence is buried, as one block at a random place, among about ``words`` words of
+    sentences from other records' evidence of the same source: support has to be found in a long document, as it is
+    in retrieved contexts and cited articles, where every word-overlap signal is inflated by the rest of the page."""
+    rng = random.Random(seed)
+    recs = [r for r in records if r.source in CLAIM_SOURCES]
+    sents: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for r in recs:
+        sents[r.source] += [(r.group, s) for s in split_sentences(r.evidence)]
+    out: list[PoolRecord] = []
+    for label in (0, 1):
+        side = [r for r in recs if r.label == label]
+        rng.shuffle(side)
+        for r in side[:per_label]:
+            others = [s for g, s in sents[r.source] if g != r.group]
+            if len(others) < 10:
+                continue
+            filler: list[str] = []
+            while sum(len(s.split()) for s in filler) < words:
+                filler.append(rng.choice(others))
+            at = rng.randint(0, len(filler))
+            evidence = " ".join(filler[:at] + [r.evidence] + filler[at:])
+            out.append(PoolRecord("synthetic_long_evidence", r.group, evidence, r.text, label,
+                                  f"{r.source}: {r.detail}", r.question))
+    return out
+
+
 # ------------------------------------------------------------------------------------------------------ examples
 
 

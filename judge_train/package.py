@@ -21,7 +21,8 @@ from pathlib import Path
 
 from judge_train.combine import fit_relevance, fit_support, heldout_records
 from judge_train.data import (RELEVANCE_CAPS, SUPPORT_CAPS, DataConfig, heldout, heldout_half, read_pool,
-                              read_relevance_pool, swap_records)
+                              long_evidence_records, read_relevance_pool,
+                              swap_records)
 from judge_train.sources import SHARE_ALIKE, SOURCES, read_nomiracl_sets
 from eval.judges.features import idf_weights
 
@@ -78,6 +79,7 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     scorer = CompactJudgeScorer(out, combiner={})
     held = heldout_records(support_records, percent, per_label, seed)
     held += swap_records(held, per_label, seed)  # changed numbers, names, polarity: a source of its own
+    held += long_evidence_records(held, per_label, seed)  # the same claims, evidence buried in a long page
     log(f"support combiner: {len(held)} held-out records")
     combiner, report = {}, {}
     combiner["support"], report["support"] = fit_support(scorer, held, log)

@@ -116,3 +116,19 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     assert len(verdicts) == 2 and all(0 <= v.score <= 1 and v.chunk_id == "c1" and v.sentence for v in verdicts)
     (p,) = scorer.relevance([("Where was Marie Curie born?", text)])
     assert 0.0 <= p <= 1.0
+
+
+def test_logistic_fit_keeps_each_feature_on_its_side():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=800)
+    b = a + rng.normal(scale=0.3, size=800)  # collinear with a
+    y = (a - 0.8 * b + rng.normal(scale=0.3, size=800) > 0).astype(float)  # given a, more b means less likely
+    x = np.stack([a, b], axis=1)
+    free, _ = combine.logistic_fit(x, y, np.ones(800), [0, 0])
+    kept, _ = combine.logistic_fit(x, y, np.ones(800), [1, 1])
+    assert free[1] < 0  # unconstrained, b takes a negative weight
+    assert kept[1] == 0.0 and kept[0] >= 0  # constrained, b is dropped rather than flipped
+    from sklearn.linear_model import LogisticRegression
+
+    ref = LogisticRegression(C=1.0).fit(x, y)
+    assert np.allclose(free, ref.coef_[0], atol=1e-3)  # the free fit is sklearn's

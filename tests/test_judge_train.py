@@ -291,3 +291,15 @@ def test_swap_records_change_one_fact_and_keep_the_evidence(pool_dir):
     for orig, swapped in pairs:
         assert (orig.label, swapped.label) == (1, 0) and orig.evidence == swapped.evidence
         assert orig.text != swapped.text and swapped.detail.endswith("changed")
+
+
+def test_long_evidence_records_bury_the_evidence_and_keep_the_label(pool_dir):
+    from judge_train.data import long_evidence_records
+
+    records, _ = read_pool(tiny_config(pool_dir))
+    longs = long_evidence_records(records, per_label=5, seed=0, words=120)
+    assert longs and {r.source for r in longs} == {"synthetic_long_evidence"} and {r.label for r in longs} == {0, 1}
+    originals = {(r.group, r.text): r for r in records}
+    for r in longs:
+        orig = next(o for (g, t), o in originals.items() if g == r.group and t == r.text)
+        assert orig.evidence in r.evidence and len(r.evidence.split()) >= 120 and r.label == orig.label

@@ -38,6 +38,10 @@ from eval.metrics import content_tokens
 SUPPORT_FEATURES = ("ce_max", "lexical_win", "lexical_doc", "idf_doc", "number_missing", "entity_missing",
                     "negation_flip")
 RELEVANCE_FEATURES = ("rel_max", "q_coverage")
+# the direction each feature's meaning gives it (+1: more of it, more likely supported / relevant): combiners keep
+# these signs (judge_train/combine.py), so every weight reads plainly and none flips on unfamiliar text
+FEATURE_SIGNS = {"ce_max": 1, "lexical_win": 1, "lexical_doc": 1, "idf_doc": 1, "number_missing": -1,
+                 "entity_missing": -1, "negation_flip": -1, "rel_max": 1, "q_coverage": 1}
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
