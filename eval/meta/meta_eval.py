@@ -18,7 +18,7 @@ from eval.meta.samples import score_task_samples
 from eval.meta.scoring import CountingScorer, Reduce, TaskScores, score_task
 from eval.meta.stats import (auroc_ranks, binary_report, graded_report, paired_difference, pairwise_outcomes,
                              pairwise_report)
-from eval.metrics import ScorerJudge
+from eval.judges.scorer import ScorerJudge
 
 BASELINE = "lexical"
 SAMPLE_JUDGES = frozenset({"ragas"})  # score whole metrics, not (premise, hypothesis) pairs: eval/meta/samples.py
@@ -60,10 +60,10 @@ def build_judge(name: str, opts: JudgeOptions) -> tuple[ScorerJudge, str]:
         raise JudgeUnavailable("the llm claim judge (eval/judges/llm_claims.py) is not in this checkout")
     judge = make_judge(name, opts)
     if name in SAMPLE_JUDGES:
-        return judge, getattr(judge, "config_id", name)
+        return judge, judge.config_id
     inner = as_scorer_judge(judge)
     inner.scorer.support([("warm-up", "warm-up")])  # loads a lazy model now, so a broken one is 'unavailable'
-    return ScorerJudge(CountingScorer(inner.scorer), inner.max_premises), getattr(judge, "config_id", name)
+    return ScorerJudge(CountingScorer(inner.scorer), inner.max_premises), judge.config_id
 
 
 def group_of(item) -> str:

@@ -1,15 +1,14 @@
-"""A run folder as the frames the dashboard (or a notebook) reads: pure pandas, no streamlit, no models.
+"""The dashboard's data: a run folder as the frames its pages show, one section per page (overview, samples,
+disagreements, retrieval, compare runs). Pure pandas over the typed records (corpora/records.py) read through the run
+folder (corpora/run_folder.py): no streamlit, no models.
 
-A run folder is what ``ragdoctor run | eval | diagnose`` wrote: ``traces.jsonl``, ``results.jsonl`` (and
-``results.parquet``), ``summary.json``, ``diagnoses.jsonl`` + ``diagnosis.json``, ``run_summary.json``. Each file is
-optional: a run holds what its commands wrote, and every view shows what the run has.
-
-Nothing here computes a metric: values come from the judgements, categories from the diagnoses, retrieval metrics from
-``eval.retrieval_metrics`` (pytrec_eval), confidence intervals from ``summary.json`` and ``eval.mathx.bootstrap_ci``.
-Frames are built column-wise so a run of thousands of samples shapes in well under a second."""
+A run holds what its commands wrote (``run``: traces; ``eval``: judgements, summary; ``diagnose``: diagnoses), and
+every view shows what the run has. Nothing here computes a metric: values come from the judgements, categories from
+the diagnoses, retrieval metrics from ``eval.retrieval_metrics`` (pytrec_eval), confidence intervals from
+``summary.json`` and ``eval.mathx.bootstrap_ci``; metric cuts and judge preference from their declarations. Frames
+are built column-wise so a run of thousands of samples shapes in well under a second."""
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -20,234 +19,118 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from corpora.jsonl import read_json_lines_tolerant
-from diagnostics.classify import JUDGE_PREFERENCE, Thresholds
-from diagnostics.disagreement import EXPLANATIONS, judge_disagreements
-from diagnostics.taxonomy import DEFINITIONS, Diagnosis
+from corpora.records import Candidate, Chunk, Diagnosis, Judgement, Trace
+from corpora.run_folder import DIAGNOSIS, INPUT_ERRORS, RESULTS, RESULTS_TABLE, RUN_SUMMARY, SUMMARY, RunFolder
+from diagnostics.disagreement import EXPLANATIONS, VIEWS, View, judge_disagreements
+from diagnostics.taxonomy import DEFINITIONS
+from eval.gate import GateConfig, check, primary
+from eval.judges.registry import JUDGE_PREFERENCE
 from eval.mathx import bootstrap_ci
-from eval.records import Judgement
+from eval.metrics import find
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics
-from eval.run_log import current_keys
-from eval.summary import summarize
-from rag.trace import Trace
+from eval.summary import results_frame, summarize
 
-RUN_FILES = ("traces.jsonl", "results.jsonl", "results.parquet", "summary.json", "diagnoses.jsonl", "diagnosis.json",
-             "run_summary.json", "config.json", "input_errors.txt")
-METRIC_ORDER = ("groundedness", "answer_correctness", "context_precision", "context_recall", "answer_relevance")
-_TH = Thresholds()
-# The cut that turns a metric value into a yes/no verdict, for "do two judges land on the same side?". Groundedness and
-# correctness use the classifier's thresholds; the others the 0.5 that diagnostics.disagreement uses.
-CUTS: dict[str, float] = {"groundedness": _TH.grounded, "answer_correctness": _TH.correct, "context_precision": 0.5,
-                          "context_recall": 0.5, "answer_relevance": 0.5}
-# Metric-vs-metric views: (x, y) -> (x cut, y cut, names by (x >= cut, y >= cut)), as in diagnostics.disagreement.
-QUADRANT_VIEWS: dict[tuple[str, str], tuple[float, float, dict[tuple[bool, bool], str]]] = {
-    ("groundedness", "answer_correctness"): (_TH.grounded, _TH.correct, {
-        (True, True): "grounded_right", (True, False): "grounded_wrong",
-        (False, True): "ungrounded_right", (False, False): "ungrounded_wrong"}),
-    ("context_precision", "groundedness"): (0.5, _TH.grounded, {
-        (True, True): "precise_grounded", (True, False): "precise_ungrounded",
-        (False, True): "noisy_grounded", (False, False): "noisy_ungrounded"}),
-    ("answer_relevance", "answer_correctness"): (0.5, _TH.correct, {
-        (True, True): "relevant_right", (True, False): "relevant_wrong",
-        (False, True): "offtopic_right", (False, False): "offtopic_wrong"}),
-}
+QUADRANT_VIEWS: dict[tuple[str, str], View] = {(v.x, v.y): v for v in VIEWS}
+is_run_dir = RunFolder.is_run
+find_runs = RunFolder.find
 
 
-# --- finding and loading runs ------------------------------------------------------------------------------------
+def metric_rank(name: str) -> tuple[int, str]:
+    """Where a metric sits in the tables: its declared display position, then its name."""
+    m = find(name)
+    return (m.display if m else 99), name
 
-def is_run_dir(path: str | Path) -> bool:
-    p = Path(path)
-    return p.is_dir() and any((p / f).exists() for f in ("results.jsonl", "results.parquet", "traces.jsonl"))
 
-
-def find_runs(paths: Iterable[str | Path]) -> list[Path]:
-    """Run folders among ``paths``: a run folder itself, or a folder whose sub-folders are runs (newest first)."""
-    out: list[Path] = []
-    for raw in paths:
-        p = Path(str(raw).strip()).expanduser()
-        if not str(raw).strip():
-            continue
-        if is_run_dir(p):
-            out.append(p)
-        elif p.is_dir():
-            subs = [c for c in p.iterdir() if is_run_dir(c)]
-            out.extend(sorted(subs, key=lambda c: c.stat().st_mtime, reverse=True))
-    return list(dict.fromkeys(out))
+def verdict_cut(metric: str) -> float:
+    """The value at or above which a metric reads as "yes" (its declaration's verdict cut)."""
+    m = find(metric)
+    return m.cut if m else 0.5
 
 
 def run_stamp(run_dir: str | Path) -> tuple[tuple[str, int, int], ...]:
-    """(file, mtime_ns, size) of every run file present: a cache key that changes whenever the run does."""
-    p = Path(run_dir)
-    out = []
-    for name in RUN_FILES:
-        f = p / name
-        if f.exists():
-            st = f.stat()
-            out.append((name, st.st_mtime_ns, st.st_size))
-    return tuple(out)
+    """A cache key that changes whenever the run does (RunFolder.stamp)."""
+    return RunFolder(run_dir).stamp()
 
 
-def _json(path: Path) -> dict | None:
-    if not path.exists():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        return None
-
-
-def _latest(path: Path) -> dict[str, dict]:
-    """Records of an append-only run log by sample id, the later record winning (as read_traces/read_judgements)."""
-    return {obj["sample_id"]: obj for obj in read_json_lines_tolerant(path) if "sample_id" in obj} if path.exists() else {}
-
-
-_STR = rb'("(?:[^"\\]|\\.)*")'
-_SAMPLE_ID = re.compile(rb'^\{"sample_id":\s*' + _STR)
-_KEYS = re.compile(rb'^\{"sample_id":\s*' + _STR + rb',\s*"eval_hash":\s*' + _STR + rb',\s*"sample_hash":\s*' + _STR)
-
-
-def _line_key(raw: bytes, keyed: bool) -> tuple[str, str, str] | None:
-    """(sample id, eval hash, sample hash) of a log line, read from its start when it can be (else parsed)."""
-    m = (_KEYS if keyed else _SAMPLE_ID).match(raw)
-    if m:
-        got = tuple(json.loads(g) for g in m.groups())
-        return (got + ("", ""))[:3]  # type: ignore[return-value]
-    try:
-        obj = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    if not isinstance(obj, dict) or not isinstance(obj.get("sample_id"), str):
-        return None
-    return obj["sample_id"], str(obj.get("eval_hash", "")), str(obj.get("sample_hash", ""))
-
-
-class LazyRecords(Mapping):
-    """A run log's records by sample id, each parsed from JSON only when it is asked for.
-
-    The records this project writes start with their ``sample_id`` (then, for judgements, ``eval_hash`` and
-    ``sample_hash``: pydantic dumps fields in order), so the key is read from the start of each line; any other line
-    is parsed to find it. With ``current`` (eval.run_log.current_keys: the run's eval hash and its samples' hashes)
-    only the lines judged with the run's configuration on the samples' current content count, as in
-    read_judgements; the later record of a sample wins, and a torn last line (a killed writer) falls back to the
-    sample's previous record."""
-
-    def __init__(self, path: Path, current: tuple[str, dict[str, str]] | None = None):
-        self._lines: dict[str, list[bytes]] = {}
-        self._parsed: dict[str, dict] = {}
-        if not path.exists():
-            return
-        for raw in path.read_bytes().split(b"\n"):
-            if not raw.strip():
-                continue
-            key = _line_key(raw, keyed=current is not None)
-            if key is None or (current is not None and (key[1] != current[0] or current[1].get(key[0]) != key[2])):
-                continue
-            self._lines.setdefault(key[0], []).append(raw)
-
-    def __getitem__(self, sid: str) -> dict:
-        if sid not in self._parsed:
-            for raw in reversed(self._lines[sid]):
-                try:
-                    self._parsed[sid] = json.loads(raw)
-                    break
-                except (json.JSONDecodeError, UnicodeDecodeError):
-                    continue
-            else:
-                raise KeyError(sid)
-        return self._parsed[sid]
-
-    def __iter__(self):
-        return iter(self._lines)
-
-    def __len__(self) -> int:
-        return len(self._lines)
-
+# --- loading a run -----------------------------------------------------------------------------------------------
 
 @dataclass
 class Run:
-    """A loaded run. Records stay as parsed JSON until one is asked for (``judgement``, ``trace``, ``diagnosis``
-    validate it into the project's pydantic model then), which keeps a run of thousands of samples quick to load."""
+    """A loaded run. Judgements are validated one by one when asked for (``judgements`` is a LogIndex), which keeps a
+    run of thousands of samples quick to open; the traces of traces.jsonl, or else the judged traces, say what each
+    sample is."""
 
-    path: Path
-    name: str
-    raw_judgements: Mapping[str, dict]  # parsed on access (LazyRecords)
-    raw_traces: dict[str, dict]
-    raw_diagnoses: dict[str, dict]
+    folder: RunFolder
+    judgements: Mapping[str, Judgement]
+    traces: dict[str, Trace]
+    diagnoses: dict[str, Diagnosis]
     results: pd.DataFrame  # long: sample_id, metric, judge, value, status, reason, seconds
     samples: pd.DataFrame  # wide: one row per sample (see samples_frame)
-    summary: dict | None = None  # summary.json (eval)
+    summary: dict | None = None  # summary.json (eval), or recomputed when it is not the current one
     report: dict | None = None  # diagnosis.json
     run_summary: dict | None = None  # run_summary.json (pipeline)
     config: dict | None = None
     input_errors: list[str] = field(default_factory=list)
 
     @property
+    def path(self) -> Path:
+        return self.folder.path
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    @property
     def sample_ids(self) -> list[str]:
         return self.samples["sample_id"].tolist()
 
     def judgement(self, sample_id: str) -> Judgement | None:
-        raw = self.raw_judgements.get(sample_id)
-        return None if raw is None else Judgement.model_validate(raw)
+        return self.judgements.get(sample_id)
 
     def trace(self, sample_id: str) -> Trace | None:
-        raw = self.raw_traces.get(sample_id)
-        return None if raw is None else Trace.model_validate(raw)
+        return trace_of(sample_id, self.traces, self.judgements)
 
     def diagnosis(self, sample_id: str) -> Diagnosis | None:
-        raw = self.raw_diagnoses.get(sample_id)
-        return None if raw is None else Diagnosis.model_validate(raw)
+        return self.diagnoses.get(sample_id)
 
-    def judgements(self) -> list[Judgement]:
-        return [Judgement.model_validate(r) for r in self.raw_judgements.values()]
+    def all_judgements(self) -> list[Judgement]:
+        return list(self.judgements.values())
 
     def detail(self, sample_id: str) -> dict:
         return sample_detail(self.judgement(sample_id), self.trace(sample_id), self.diagnosis(sample_id),
                              sample_id=sample_id)
 
 
+def trace_of(sample_id: str, traces: Mapping[str, Trace], judgements: Mapping[str, Judgement]) -> Trace | None:
+    """The sample's trace: the traces log's, else the one its judgement judged (records that came from elsewhere)."""
+    if sample_id in traces:
+        return traces[sample_id]
+    j = judgements.get(sample_id)
+    return j.trace if j is not None else None
+
+
 def load_run(run_dir: str | Path) -> Run:
     """Everything a run folder holds. Raises FileNotFoundError when the folder is not a run."""
-    p = Path(run_dir)
-    if not is_run_dir(p):
-        raise FileNotFoundError(f"{p}: not a run folder (no results.jsonl, results.parquet or traces.jsonl)")
-    judgements = LazyRecords(p / "results.jsonl", current_keys(p))
-    traces = _latest(p / "traces.jsonl")
-    diagnoses = {}
-    if (p / "diagnoses.jsonl").exists():
-        for line in (p / "diagnoses.jsonl").read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                d = json.loads(line)
-                diagnoses[d["sample_id"]] = d
-    summary, config = _json(p / "summary.json"), _json(p / "config.json")
-    stale = bool(summary and config and summary.get("run_key", config.get("run_key")) != config.get("run_key"))
-    parquet, log = p / "results.parquet", p / "results.jsonl"
-    if not stale and parquet.exists() and (not log.exists() or parquet.stat().st_mtime_ns >= log.stat().st_mtime_ns):
+    folder = RunFolder(run_dir)
+    if not folder.is_run(folder.path):
+        raise FileNotFoundError(f"{folder.path}: not a run folder (no results.jsonl, results.parquet or traces.jsonl)")
+    judgements = folder.judgements_by_id()
+    traces = folder.latest_traces()
+    diagnoses = folder.diagnoses()
+    summary = folder.summary()
+    parquet, log = folder.file(RESULTS_TABLE), folder.file(RESULTS)
+    fresh = summary is not None or folder.read_json(SUMMARY) is None  # not left by an earlier evaluation
+    if fresh and parquet.exists() and (not log.exists() or parquet.stat().st_mtime_ns >= log.stat().st_mtime_ns):
         results = pd.read_parquet(parquet)  # written from results.jsonl after it: the same table, 30x faster to read
-        results["value"] = results["value"].astype(float)
     else:  # judging was interrupted (or never finished): the log is ahead of the table
-        results = results_from_records(judgements.values())
-    if stale:
-        summary = None  # left by an earlier evaluation (the latest was killed): recomputed from the current lines
-    if summary is None and judgements:
-        summary = summarize([Judgement.model_validate(r) for r in judgements.values()], n_resamples=1000)
-    errors_file = p / "input_errors.txt"
-    errors = [ln for ln in errors_file.read_text(encoding="utf-8").splitlines() if ln.strip()] if errors_file.exists() else []
-    return Run(path=p, name=p.name, raw_judgements=judgements, raw_traces=traces, raw_diagnoses=diagnoses,
-               results=results, samples=samples_frame(results, judgements, traces, diagnoses), summary=summary,
-               report=_json(p / "diagnosis.json"), run_summary=_json(p / "run_summary.json"),
-               config=config, input_errors=errors)
-
-
-RESULT_COLUMNS = ["sample_id", "metric", "judge", "value", "status", "reason", "seconds"]
-
-
-def results_from_records(judgements: Iterable[dict]) -> pd.DataFrame:
-    """The long results table (as eval.summary.results_frame) straight from parsed judgement records."""
-    rows = [(j["sample_id"], r["metric"], r["judge"], r.get("value"), r.get("status", "ok"), r.get("reason"),
-             r.get("seconds")) for j in judgements for r in j.get("results", [])]
-    df = pd.DataFrame(rows, columns=RESULT_COLUMNS)
-    df["value"] = df["value"].astype(float)
-    return df
+        results = results_frame(list(judgements.values()))
+    results["value"] = results["value"].astype(float)
+    if summary is None and judgements:  # none, or left by an earlier evaluation: recomputed from the current lines
+        summary = summarize(list(judgements.values()), n_resamples=1000)
+    return Run(folder=folder, judgements=judgements, traces=traces, diagnoses=diagnoses, results=results,
+               samples=samples_frame(results, judgements, traces, diagnoses), summary=summary,
+               report=folder.read_json(DIAGNOSIS), run_summary=folder.read_json(RUN_SUMMARY),
+               config=folder.config(), input_errors=folder.read_lines(INPUT_ERRORS))
 
 
 # --- the wide samples table --------------------------------------------------------------------------------------
@@ -265,68 +148,35 @@ def metric_columns(samples: pd.DataFrame) -> dict[str, list[str]]:
             metric, _, _judge = col.partition(":")
             out.setdefault(metric, []).append(col)
     return {m: [f"{m}:{j}" for j in _judge_order(c.partition(":")[2] for c in cols)] for m, cols in
-            sorted(out.items(), key=lambda kv: (METRIC_ORDER.index(kv[0]) if kv[0] in METRIC_ORDER else 99, kv[0]))}
+            sorted(out.items(), key=lambda kv: metric_rank(kv[0]))}
 
 
-def _as_dict(record: Any) -> dict | None:
-    if record is None or isinstance(record, dict):
-        return record
-    return record.model_dump()
+def _doc(c: Chunk | Candidate) -> str:
+    return c.doc_id or c.chunk_id
 
 
-def _ranked_chunks(trace: Any, judgement: Any) -> list[tuple[int, str, str, dict]]:
-    """(rank, chunk_id, doc_id, signals) of every retrieved chunk, top-k contexts then the candidates past the cut.
-    Takes records as parsed JSON or as the pydantic models."""
-    t, j = _as_dict(trace), _as_dict(judgement)
-    rows: list[tuple[int, str, str, dict]] = []
-    if t is not None:
-        rows = [(int(c["rank"]), c["chunk_id"], c["doc_id"], c.get("signals") or {}) for c in t.get("contexts", [])]
-        cands = t.get("candidates", [])
-    elif j is not None and j.get("sample"):
-        s = j["sample"]
-        rows = [(int(c.get("rank") or i), c["id"], c.get("doc_id") or c["id"], {})
-                for i, c in enumerate(s.get("contexts", []), 1)]
-        cands = (s.get("metadata") or {}).get("candidates", [])
-    else:
-        cands = []
-    rows += [(int(c["rank"]), str(c.get("chunk_id", "")), str(c.get("doc_id", "")), c.get("signals") or {})
-             for c in cands if isinstance(c, dict) and "rank" in c]
-    return sorted(rows, key=lambda r: r[0])
-
-
-def _relevant(trace: Any, judgement: Any) -> list[str] | None:
-    t, j = _as_dict(trace), _as_dict(judgement)
-    if t is not None and t.get("relevant_doc_ids") is not None:
-        return t["relevant_doc_ids"]
-    if j is not None and j.get("sample"):
-        return j["sample"].get("relevant_ids")
-    return None
-
-
-def first_relevant_rank(trace: Any, judgement: Any) -> int | None:
+def first_relevant_rank(trace: Trace | None) -> int | None:
     """Rank of the first retrieved chunk from a relevant document (top-k and candidates); None if none or unlabelled."""
-    rel = set(_relevant(trace, judgement) or [])
-    return next((rank for rank, _, doc, _ in _ranked_chunks(trace, judgement) if doc in rel), None)
+    if trace is None:
+        return None
+    rel = set(trace.relevant_doc_ids or [])
+    return next((c.rank for c in trace.ranked() if _doc(c) in rel), None)
 
 
-def samples_frame(results: pd.DataFrame, judgements: Mapping[str, dict], traces: Mapping[str, dict],
-                  diagnoses: dict[str, dict]) -> pd.DataFrame:
+def samples_frame(results: pd.DataFrame, judgements: Mapping[str, Judgement], traces: Mapping[str, Trace],
+                  diagnoses: Mapping[str, Diagnosis]) -> pd.DataFrame:
     """One row per sample: sample_id, question, outcome, category, secondary, rule, first_relevant_rank, n_retrieved,
     latency_ms, n_unmeasured; per metric the preferred judge's value (column ``metric``, judge preference as the
     classifier's) and each judge's (``metric:judge``); judges_disagree / disagree_on / judge_gap."""
     ids = list(dict.fromkeys([*judgements, *traces, *results["sample_id"].tolist()]))
     base = []
     for sid in ids:
-        t, d = traces.get(sid), diagnoses.get(sid)
-        j = judgements.get(sid) if t is None else None  # the trace says all this; leave the judgement unparsed
-        s = (j or {}).get("sample") or {}
-        src = t or s
-        lat = (t or {}).get("latency_ms") or (s.get("metadata") or {}).get("latency_ms") or {}
-        labelled = _relevant(t, j)
-        base.append((sid, src.get("question", ""), src.get("outcome", "answered") if src else "",
-                     d["category"] if d else None, ", ".join(d.get("secondary", [])) if d else "",
-                     d.get("rule", "") if d else "", bool(labelled),
-                     first_relevant_rank(t, j) if labelled else None, len(src.get("contexts", [])), lat.get("total")))
+        t, d = trace_of(sid, traces, judgements), diagnoses.get(sid)  # a judgement is parsed only without a trace
+        labelled = bool(t and t.relevant_doc_ids)
+        base.append((sid, t.question if t else "", t.outcome if t else "", d.category if d else None,
+                     ", ".join(d.secondary) if d else "", d.rule if d else "", labelled,
+                     first_relevant_rank(t) if labelled else None, len(t.chunks) if t else 0,
+                     t.latency_ms.get("total") if t else None))
     frame = pd.DataFrame(base, columns=["sample_id", "question", "outcome", "category", "secondary", "rule", "labelled",
                                         "first_relevant_rank", "n_retrieved", "latency_ms"])
     frame["first_relevant_rank"] = frame["first_relevant_rank"].astype("Int64")
@@ -350,9 +200,9 @@ def samples_frame(results: pd.DataFrame, judgements: Mapping[str, dict], traces:
             vals = frame[mcols].to_numpy(dtype=float)
             measured = ~np.isnan(vals)
             gaps[metric] = frame[mcols].max(axis=1) - frame[mcols].min(axis=1)
-            if metric in CUTS:
-                yes = (vals >= CUTS[metric]) & measured
-                no = (vals < CUTS[metric]) & measured
+            if (m := find(metric)) is not None and m.model:
+                yes = (vals >= m.cut) & measured
+                no = (vals < m.cut) & measured
                 split = yes.any(axis=1) & no.any(axis=1)
                 any_disagree |= split
                 disagree_on = disagree_on + np.where(split, metric + ", ", "")
@@ -372,18 +222,14 @@ def metrics_table(run: Run) -> pd.DataFrame:
     rows = (run.summary or {}).get("metrics", [])
     cols = ["metric", "judge", "n", "mean", "ci_low", "ci_high", "n_unmeasured", "n_not_applicable"]
     df = pd.DataFrame([{c: r.get(c) for c in cols} for r in rows], columns=cols)
-    order = {m: i for i, m in enumerate(METRIC_ORDER)}
     if len(df):
-        df = df.sort_values(["metric", "judge"], key=lambda s: s.map(lambda v: (order.get(v, 99), v)) if s.name == "metric"
+        df = df.sort_values(["metric", "judge"], key=lambda s: s.map(metric_rank) if s.name == "metric"
                             else s).reset_index(drop=True)
     return df
 
 
-def gate_table(run: Run, cfg) -> pd.DataFrame:
+def gate_table(run: Run, cfg: GateConfig) -> pd.DataFrame:
     """The CI gate's checks (eval.gate.check) against ``cfg``, with the (metric, judge) row each check read."""
-    from eval.gate import check
-    from eval.summary import primary
-
     cols = ["check", "passed", "observed", "threshold", "kind", "message", "metric", "judge"]
     if not run.summary or (not cfg.minimums and cfg.max_unmeasured is None):
         return pd.DataFrame(columns=cols)
@@ -452,7 +298,8 @@ def highlight_segments(answer: str, claims: list[dict]) -> list[dict]:
         spans.append((m.start(), m.end(), n))
         cursor = m.end()
     spans.sort()
-    out, pos = [], 0
+    out: list[dict] = []
+    pos = 0
     for s, e, n in spans:
         if s > pos:
             out.append({"text": answer[pos:s], "verdict": None, "claim": None})
@@ -464,16 +311,16 @@ def highlight_segments(answer: str, claims: list[dict]) -> list[dict]:
 
 
 def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None, *, sample_id: str = "") -> dict:
-    """Everything the drill-down shows for one sample, from whichever records exist."""
-    s = j.sample if j is not None else None
+    """Everything the drill-down shows for one sample, from whichever records exist (``trace``: the traces log's, else
+    the judged one)."""
+    trace = trace or (j.trace if j is not None else None)
     sid = (j.sample_id if j else None) or (trace.sample_id if trace else None) or sample_id
-    question = s.question if s is not None else (trace.question if trace else "")
-    answer = s.answer if s is not None else (trace.answer if trace else "")
-    reference = s.reference if s is not None else (trace.reference if trace else None)
-    relevant = _relevant(trace, j)
+    question, answer = (trace.question, trace.answer) if trace else ("", "")
+    reference, relevant = (trace.reference, trace.relevant_doc_ids) if trace else (None, None)
     results = j.results if j is not None else []
     metrics = pd.DataFrame([{"metric": r.metric, "judge": r.judge, "value": r.value, "status": r.status,
-                             "reason": r.reason} for r in results], columns=["metric", "judge", "value", "status", "reason"])
+                             "reason": r.reason} for r in results],
+                           columns=["metric", "judge", "value", "status", "reason"])
     claims = {r.judge: list(r.evidence.get("claims", [])) for r in results
               if r.metric == "groundedness" and r.measured and r.evidence.get("claims")}
     cp = {r.judge: {c["chunk_id"]: c for c in r.evidence.get("chunks", [])} for r in results
@@ -482,14 +329,12 @@ def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None,
                                                              "reference_claims")} for r in results
                    if r.metric == "answer_correctness" and r.measured}
     # chunks in rank order, the top-k contexts then the candidates past the cut
-    texts: dict[str, dict] = {}
-    if trace is not None:
-        texts = {c.chunk_id: {"text": c.text, "title": c.title, "score": c.score, "flags": c.flags} for c in trace.contexts}
-    elif s is not None:
-        texts = {c.id: {"text": c.text, "title": "", "score": c.score, "flags": []} for c in s.contexts}
+    texts = {c.chunk_id: {"text": c.text, "title": c.title, "score": c.score, "flags": c.flags}
+             for c in (trace.chunks if trace else [])}
     rel = set(relevant or [])
-    chunks = []
-    for rank, cid, doc, signals in _ranked_chunks(trace, j):
+    chunks: list[dict[str, Any]] = []
+    for c in trace.ranked() if trace else []:
+        rank, cid, doc, signals = c.rank, c.chunk_id, _doc(c), c.signals
         marks = [{"judge": jn, "claim": n, "verdict": c.get("verdict"), "sentence": c.get("sentence")}
                  for jn, cl in claims.items() for n, c in enumerate(cl, 1)
                  if c.get("chunk_id") == cid and c.get("verdict") in ("supported", "contradicted")]
@@ -500,7 +345,7 @@ def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None,
                        "flags": (info or {}).get("flags", []), "signals": signals, "marks": marks,
                        "context_precision": {jn: v[cid].get("relevant") for jn, v in cp.items() if cid in v}})
     found = {doc: min((c["rank"] for c in chunks if c["doc_id"] == doc), default=None) for doc in (relevant or [])}
-    latency = (trace.latency_ms if trace is not None else (s.metadata.get("latency_ms") if s is not None else None)) or {}
+    latency = trace.latency_ms if trace is not None else {}
     judge = next((jn for jn in _judge_order(claims)), None)
     diagnosis = None
     if d is not None:
@@ -509,8 +354,7 @@ def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None,
                      "evidence": {k: v for k, v in d.evidence.items() if k not in ("metrics", "secondary_rules")},
                      "probe": d.probe}
     return {"sample_id": sid, "question": question, "reference": reference, "answer": answer,
-            "outcome": s.outcome if s is not None else (trace.outcome if trace else ""),
-            "error": (trace.error if trace else None) or (s.metadata.get("error") if s is not None else None),
+            "outcome": trace.outcome if trace else "", "error": trace.error if trace else None,
             "relevant_doc_ids": relevant, "relevant_found": found, "metrics": metrics, "claims": claims,
             "claim_judge": judge, "segments": highlight_segments(answer, claims.get(judge, [])) if judge else
             [{"text": answer, "verdict": None, "claim": None}], "correctness": correctness, "chunks": chunks,
@@ -535,8 +379,9 @@ def quadrant_points(samples: pd.DataFrame, x: str = "groundedness", y: str = "an
     cols = ["sample_id", "x", "y", "x_plot", "y_plot", "quadrant", "explanation", "category", "question"]
     if x_col not in samples or y_col not in samples:
         return pd.DataFrame(columns=cols)
-    x_cut, y_cut, names = QUADRANT_VIEWS.get((x, y), (CUTS.get(x, 0.5), CUTS.get(y, 0.5), {
-        (True, True): "high_high", (True, False): "high_low", (False, True): "low_high", (False, False): "low_low"}))
+    view = QUADRANT_VIEWS.get((x, y)) or View(f"{x}_x_{y}", x, y, {
+        (True, True): "high_high", (True, False): "high_low", (False, True): "low_high", (False, False): "low_low"})
+    (x_cut, y_cut), names = view.cuts, view.names
     keep = samples[x_col].notna() & samples[y_col].notna() & ~samples["outcome"].isin(["refused", "blocked"])
     df = samples.loc[keep, ["sample_id", x_col, y_col, "category", "question"]].rename(columns={x_col: "x", y_col: "y"})
     hx, hy = df["x"] >= x_cut, df["y"] >= y_cut
@@ -549,7 +394,8 @@ def quadrant_points(samples: pd.DataFrame, x: str = "groundedness", y: str = "an
 
 def quadrant_summary(points: pd.DataFrame, x: str = "groundedness", y: str = "answer_correctness") -> pd.DataFrame:
     """quadrant, count, share, explanation, cut values: every quadrant of the view, empty ones included."""
-    x_cut, y_cut, names = QUADRANT_VIEWS.get((x, y), (CUTS.get(x, 0.5), CUTS.get(y, 0.5), {}))
+    view = QUADRANT_VIEWS.get((x, y)) or View(f"{x}_x_{y}", x, y, {})
+    (x_cut, y_cut), names = view.cuts, view.names
     order = list(names.values()) or sorted(points["quadrant"].unique())
     counts = points["quadrant"].value_counts()
     n = max(1, len(points))
@@ -565,7 +411,7 @@ def judge_pairs(samples: pd.DataFrame, metric: str) -> list[tuple[str, str]]:
 
 def judge_agreement(samples: pd.DataFrame, metric: str, a: str, b: str, cut: float | None = None) -> dict:
     """Two judges on one metric, per sample: the points, the 2x2 table at ``cut`` and the agreement rate."""
-    cut = CUTS.get(metric, 0.5) if cut is None else cut
+    cut = verdict_cut(metric) if cut is None else cut
     ca, cb = f"{metric}:{a}", f"{metric}:{b}"
     if ca not in samples or cb not in samples:
         return {"points": pd.DataFrame(columns=["sample_id", a, b, "agree"]), "confusion": pd.DataFrame(), "n": 0,
@@ -588,7 +434,7 @@ def claim_agreement(run: Run) -> dict:
     """Claim-level judge-vs-judge verdicts on groundedness, from diagnosis.json (or computed when it is missing)."""
     jd = (run.report or {}).get("judge_disagreements")
     if jd is None:
-        jd = judge_disagreements(run.judgements())
+        jd = judge_disagreements(run.all_judgements())
     return jd
 
 
@@ -606,8 +452,8 @@ def confusion_frame(entry: dict) -> pd.DataFrame:
 
 # --- retrieval ---------------------------------------------------------------------------------------------------
 
-def _mode(chunks: list[tuple[int, str, str, dict]]) -> str:
-    keys = {k for *_, sig in chunks for k in sig}
+def _mode(chunks: list[Chunk | Candidate]) -> str:
+    keys = {k for c in chunks for k in c.signals}
     if "rrf_score" in keys:
         return "hybrid"
     if "dense_rank" in keys and "bm25_rank" not in keys:
@@ -625,21 +471,19 @@ def rankings(run: Run) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, l
     complete = True
     modes: Counter = Counter()
     for sid in run.sample_ids:
-        t = run.raw_traces.get(sid)
-        j = run.raw_judgements.get(sid) if t is None else None
-        rel = _relevant(t, j)
-        if not rel:
+        t = run.trace(sid)
+        if t is None or not t.relevant_doc_ids:
             continue
-        chunks = _ranked_chunks(t, j)
-        qrels[sid] = {d: 1 for d in rel}
+        chunks = t.ranked()
+        qrels[sid] = {d: 1 for d in t.relevant_doc_ids}
         modes[_mode(chunks)] += 1
-        ranked.setdefault("run", {})[sid] = [doc for _, _, doc, _ in chunks]
+        ranked.setdefault("run", {})[sid] = [_doc(c) for c in chunks]
         for name in ("dense", "bm25"):
             key = f"{name}_rank"
-            with_rank = [(sig[key], doc) for _, _, doc, sig in chunks if key in sig]
+            with_rank = [(c.signals[key], _doc(c)) for c in chunks if key in c.signals]
             if with_rank:
                 ranked.setdefault(name, {})[sid] = [doc for _, doc in sorted(with_rank)]
-        if any(not sig for rank, _, _, sig in chunks) and any(sig for *_, sig in chunks):
+        if any(not c.signals for c in chunks) and any(c.signals for c in chunks):
             complete = False
     mode = modes.most_common(1)[0][0] if modes else "retrieved"
     out = {mode: ranked.pop("run", {})}
@@ -720,7 +564,7 @@ def compare_metrics(a: Run, b: Run, n_resamples: int = 1000) -> pd.DataFrame:
             elif len(xa) and len(xb):
                 lo, hi = _unpaired_ci(xa.to_numpy(), xb.to_numpy(), n_resamples)
             else:
-                lo = hi = None
+                lo = hi = None  # type: ignore[assignment]
             row["delta_ci_low"], row["delta_ci_high"] = lo, hi
             row["change"] = ("regression" if hi is not None and hi < 0 else
                              "improvement" if lo is not None and lo > 0 else "within noise")
@@ -748,7 +592,8 @@ def changed_samples(a: Run, b: Run) -> pd.DataFrame:
     moved = common[(ca != cb).to_numpy() & ca.notna().to_numpy() & cb.notna().to_numpy()]
     df = pd.DataFrame({"sample_id": moved, "category_a": ca[moved].to_numpy(), "category_b": cb[moved].to_numpy(),
                        "question": sb.loc[moved, "question"].to_numpy()})
-    df["change"] = np.where(df["category_a"] == "ok", "regression", np.where(df["category_b"] == "ok", "fix", "changed"))
+    df["change"] = np.where(df["category_a"] == "ok", "regression",
+                            np.where(df["category_b"] == "ok", "fix", "changed"))
     extra = []
     for m in ("groundedness", "answer_correctness"):
         if m in sa and m in sb:
