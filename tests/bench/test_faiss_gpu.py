@@ -4,7 +4,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_faiss_bench_runs_on_the_cpu_and_writes_json(tmp_path, capsys):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOPICS = ["pipeline bubble", "kv cache memory", "flashattention tiling", "speculative decoding draft",
           "lora adapter rank", "cuda graphs capture", "int4 quantization awq", "tensor parallel allreduce"]
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"]

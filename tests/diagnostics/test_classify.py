@@ -1,23 +1,25 @@
 """Each taxonomy rule on hand-made judgements (no model), and the disagreement analysis."""
+from typing import get_args
+
 import pytest
 
+from corpora.records import Candidate, Category, Chunk, Judgement, MetricResult, Trace
 from diagnostics.classify import classify
 from diagnostics.disagreement import judge_disagreements, metric_disagreements
 from diagnostics.report import category_table, diagnose
 from diagnostics.taxonomy import DEFINITIONS
-from eval.records import Context, EvalSample, Judgement, MetricResult
 
-CTX = [Context(id="cur#0", doc_id="cur", text="Updated 2025: the default block size is 16 tokens.", rank=1),
-       Context(id="old#0", doc_id="old", text="Note 2023: the default block size is 32 tokens.", rank=2),
-       Context(id="noise#0", doc_id="noise", text="Unrelated text about LoRA.", rank=3)]
+CTX = [Chunk(chunk_id="cur#0", doc_id="cur", text="Updated 2025: the default block size is 16 tokens.", rank=1),
+       Chunk(chunk_id="old#0", doc_id="old", text="Note 2023: the default block size is 32 tokens.", rank=2),
+       Chunk(chunk_id="noise#0", doc_id="noise", text="Unrelated text about LoRA.", rank=3)]
 
 
 def J(sid="s", *, answer="The default block size is 32 tokens.", reference="16 tokens.", relevant=("cur",),
       contexts=CTX, outcome="answered", g=None, c=None, cp=None, ar=None, cr=None, claims=None, recall=None, precision=None,
-      metadata=None, judge="nli"):
-    s = EvalSample(id=sid, question="What is the default block size?", answer=answer, reference=reference,
-                   relevant_ids=None if relevant is None else list(relevant), contexts=list(contexts), outcome=outcome,
-                   metadata=metadata or {})
+      metadata=None, judge="nli", error=None, candidates=()):
+    s = Trace(sample_id=sid, question="What is the default block size?", answer=answer, reference=reference,
+              relevant_doc_ids=None if relevant is None else list(relevant), contexts=list(contexts), outcome=outcome,
+              metadata=metadata or {}, error=error, candidates=list(candidates))
     rs = []
     if g is not None:
         rs.append(MetricResult.ok("groundedness", judge, g, claims=claims or []))
@@ -27,7 +29,7 @@ def J(sid="s", *, answer="The default block size is 32 tokens.", reference="16 t
     for name, v in (("context_precision", cp), ("answer_relevance", ar), ("context_recall", cr)):
         if v is not None:
             rs.append(MetricResult.ok(name, judge, v))
-    return Judgement(sample_id=sid, results=rs, sample=s)
+    return Judgement(sample_id=sid, results=rs, trace=s)
 
 
 SUPPORTED_BY_OLD = [{"claim": "The default block size is 32 tokens.", "verdict": "supported", "score": 0.97,
@@ -47,8 +49,8 @@ def test_retrieval_miss_and_ranked_out():
     d = classify(J(contexts=only_noise, g=0.0, c=0.0, answer="It is 64 tokens."))
     assert d.category == "retrieval_miss" and d.evidence["relevant"] == ["cur"]
     assert "ungrounded_hallucination" in d.secondary
-    md = {"candidates": [{"chunk_id": "cur#0", "doc_id": "cur", "rank": 7, "score": 0.1}]}
-    d = classify(J(contexts=only_noise, g=0.0, c=0.0, metadata=md))
+    below_the_cut = [Candidate(chunk_id="cur#0", doc_id="cur", rank=7, score=0.1)]
+    d = classify(J(contexts=only_noise, g=0.0, c=0.0, candidates=below_the_cut))
     assert d.category == "ranked_out" and d.evidence["candidate_ranks"] == [7]
     far = [CTX[2].model_copy(update={"rank": i}) for i in (1, 2, 3)] + [CTX[0].model_copy(update={"rank": 4})]
     d = classify(J(contexts=far, g=0.3, c=0.0))
@@ -91,12 +93,12 @@ def test_ungrounded_incomplete_offtopic_ok():
 
 def test_blocked_error_and_unmeasured():
     assert classify(J(outcome="blocked", answer="I could not verify this.")).category == "guardrail_block"
-    d = classify(J(outcome="error", metadata={"error": "LLMError: timeout"}))
+    d = classify(J(outcome="error", error="LLMError: timeout"))
     assert d.category == "unmeasured" and d.evidence["error"] == "LLMError: timeout"
     j = J()
     j.results = [MetricResult.unmeasured("groundedness", "llm", "judge output unparseable")]
-    j.sample.reference = None
-    j.sample.relevant_ids = None
+    j.trace.reference = None
+    j.trace.relevant_doc_ids = None
     d = classify(j)
     assert d.category == "unmeasured" and d.evidence["reasons"]["groundedness"] == "judge output unparseable"
 
@@ -135,6 +137,10 @@ def test_quadrants_and_judge_disagreement():
 @pytest.mark.parametrize("cat", sorted(DEFINITIONS))
 def test_definitions_are_sentences(cat):
     assert DEFINITIONS[cat].endswith(".") and len(DEFINITIONS[cat]) > 30
+
+
+def test_every_category_of_the_record_has_a_definition():
+    assert set(DEFINITIONS) == set(get_args(Category))
 
 
 def test_partial_answer_is_incomplete_not_wrong():

@@ -1,16 +1,15 @@
 """Counterfactual probes with a deterministic fake generator: which context change fixes the answer."""
+from corpora.records import Chunk, Diagnosis, Trace
 from diagnostics.probes import probe, probe_run, variants
-from diagnostics.taxonomy import Diagnosis
-from eval.records import Context, EvalSample
 
-CUR = Context(id="cur#0", doc_id="cur", text="Updated 2025: the default block size is 16 tokens.", rank=2)
-OLD = Context(id="old#0", doc_id="old", text="Note 2023: the default block size is 32 tokens.", rank=1)
-NOISE = Context(id="noise#0", doc_id="noise", text="LoRA adapters have rank r.", rank=3)
+CUR = Chunk(chunk_id="cur#0", doc_id="cur", text="Updated 2025: the default block size is 16 tokens.", rank=2)
+OLD = Chunk(chunk_id="old#0", doc_id="old", text="Note 2023: the default block size is 32 tokens.", rank=1)
+NOISE = Chunk(chunk_id="noise#0", doc_id="noise", text="LoRA adapters have rank r.", rank=3)
 
 
 def sample(contexts, **md):
-    return EvalSample(id="s", question="What is the default block size?", answer="32 tokens.", reference="16 tokens.",
-                      relevant_ids=["cur"], contexts=contexts, metadata=md)
+    return Trace(sample_id="s", question="What is the default block size?", answer="32 tokens.",
+                 reference="16 tokens.", relevant_doc_ids=["cur"], contexts=contexts, metadata=md)
 
 
 def first_context_generator(question, ctx):
@@ -45,7 +44,7 @@ def test_ranking_and_retrieval_and_generation_causes():
 
 def test_variants_only_when_they_change_the_context():
     assert variants(sample([CUR]), chunks_of) == {}
-    no_labels = EvalSample(id="x", question="q?", contexts=[CUR])
+    no_labels = Trace(sample_id="x", question="q?", contexts=[CUR])
     assert "skipped" in probe(no_labels, first_context_generator, correct, chunks_of)
 
 

@@ -1,7 +1,7 @@
 """Sentence splitting and claim candidates (eval/claims.py, eval.metrics.claim_candidates): lower-cased and
 unpunctuated text must not become one giant 'sentence' that a model reads only the start of."""
 from eval.claims import MAX_SENTENCE_WORDS, decompose, split_sentences
-from eval.metrics import claim_candidates
+from eval.metrics.verify import claim_candidates
 
 
 def test_lowercase_sentences_are_split():

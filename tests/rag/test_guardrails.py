@@ -8,11 +8,11 @@ import sys
 import pytest
 
 from corpora.bundled import BUNDLED_DIR, bundled_documents, bundled_questions, planted
+from corpora.records import Trace
 from rag.config import PipelineConfig
 from rag.guardrails import GuardrailsConfig, guard
 from rag.guardrails.detectors import scan_chunk, scan_question
 from rag.llm import FakeLLM
-from rag.trace import Trace
 
 GUARD_SET = [json.loads(line) for line in (BUNDLED_DIR / "guard_questions.jsonl").read_text().splitlines()]
 INJECTION_DOC = planted(bundled_documents())["prompt_injection"][0]
@@ -217,12 +217,11 @@ def test_no_network_is_attempted_and_no_internal_error_reply(guarded, monkeypatc
 @pytest.mark.model
 def test_blocked_trace_is_a_diagnostics_category_not_a_score(guarded):
     from diagnostics.classify import classify
-    from eval.dataset import from_trace
     from eval.judges.registry import JudgeOptions, make_judge
-    from eval.runner import judge_batch
+    from eval.judging import judge_batch
 
     t = guarded().answer(_questions("injection")[1])
-    j = judge_batch([from_trace(t)], ["groundedness", "answer_correctness"],
+    j = judge_batch([t], ["groundedness", "answer_correctness"],
                     [make_judge("lexical", JudgeOptions())])[0]
     assert {r.status for r in j.results} == {"not_applicable"}
     assert classify(j).category == "guardrail_block"

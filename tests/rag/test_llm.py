@@ -4,12 +4,12 @@ registry (join + verify), and the bundled llama.cpp server (marked: it loads rea
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 import importlib.util
 import socket
 import sys
 import time
 import urllib.request
+from dataclasses import replace
 
 import pytest
 

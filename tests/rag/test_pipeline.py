@@ -5,11 +5,12 @@ import json
 import pytest
 
 from corpora.bundled import bundled_documents, bundled_questions
+from corpora.run_folder import RunFolder
 from rag.config import PipelineConfig
 from rag.fake_server import FakeOpenAIServer
 from rag.llm import FakeLLM
 from rag.prompt import REFUSAL, build_messages, cited_ids, is_refusal
-from rag.runner import read_traces, run_samples
+from rag.run_questions import run_questions
 from rag.session import open_pipeline
 
 pytestmark = pytest.mark.model
@@ -40,7 +41,7 @@ def test_trace_records_everything(index_dir):
     assert t.sample_id == q.id and t.reference == q.reference and t.relevant_doc_ids == q.relevant_doc_ids
     assert [c.rank for c in t.contexts] == [1, 2, 3, 4]
     assert all(c.chunk_id.startswith(c.doc_id + "#") for c in t.contexts)
-    assert t.candidates and t.candidates[0]["rank"] == 5
+    assert t.candidates and t.candidates[0].rank == 5
     assert {"retrieve", "generate", "total"} <= set(t.latency_ms)
     assert t.prompt[0]["role"] == "system" and t.contexts[0].chunk_id in t.prompt[1]["content"]
     assert t.outcome == "answered" and t.cited_chunk_ids and t.cited_chunk_ids[0] in {c.chunk_id for c in t.contexts}
@@ -66,7 +67,7 @@ def test_run_over_http_resumes_after_a_kill(index_dir, tmp_path):
     with FakeOpenAIServer() as srv:
         cfg = _cfg(index_dir, generation={"base_url": srv.base_url, "model": "fake-llm"})
         with open_pipeline(cfg) as pipe:
-            first = run_samples(lambda s: pipe.answer(s.question, s), samples[:4], out, config_hash=pipe.config_hash,
+            first = run_questions(lambda s: pipe.answer(s.question, s), samples[:4], out, config_hash=pipe.config_hash,
                                 progress=False)
             assert first.new == 4
             out.write_bytes(out.read_bytes() + b'{"sample_id": "torn')  # killed mid-write
@@ -76,10 +77,10 @@ def test_run_over_http_resumes_after_a_kill(index_dir, tmp_path):
                 calls.append(s.id)
                 return pipe.answer(s.question, s)
 
-            second = run_samples(answer, samples, out, config_hash=pipe.config_hash, progress=False)
+            second = run_questions(answer, samples, out, config_hash=pipe.config_hash, progress=False)
         assert len(srv.requests) == 6
     assert calls == [s.id for s in samples[4:]] and second.resumed == 4
-    assert [t.sample_id for t in read_traces(out)] == [s.id for s in samples]
+    assert list(RunFolder.of_traces(out).latest_traces()) == [s.id for s in samples]
     assert all(json.loads(line) for line in out.read_text().splitlines())
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from rag.fake_server import FakeOpenAIServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def ragdoctor(*args, cwd, check=True, timeout=600):

@@ -11,20 +11,21 @@ import time
 
 import pytest
 
+from corpora.records import Chunk, MetricResult, Trace
 from eval.judge_cache import CachedLLM, cache_key
 from eval.judges.llm_claims import UNPARSEABLE, LLMJudge, LLMScorer, parse_relevance, parse_support
-from eval.metrics import LLM_METRICS
-from eval.records import Context, EvalSample, MetricResult
+from eval.metrics import model_metrics
 from rag.embeddings import FakeEmbedder
 from rag.llm import REFUSAL, FakeLLM, LLMError, LLMResponse
 
+LLM_METRICS = [m.name for m in model_metrics(default_only=True)]
 MARK = "Zorblat"  # a sample whose every judge reply is garbage
 CTX = "The Eiffel Tower is in Paris. It was completed in 1889."
 
 
-def sample(sid: str, question: str, answer: str, reference: str | None = None, **kw) -> EvalSample:
-    return EvalSample(id=sid, question=question, answer=answer, reference=reference,
-                      contexts=[Context(id=f"{sid}#0", text=kw.pop("ctx", CTX))], **kw)
+def sample(sid: str, question: str, answer: str, reference: str | None = None, **kw) -> Trace:
+    return Trace(sample_id=sid, question=question, answer=answer, reference=reference,
+                      contexts=[Chunk(chunk_id=f"{sid}#0", text=kw.pop("ctx", CTX), rank=1)], **kw)
 
 
 GOOD = sample("good", "Where is the Eiffel Tower?", "The Eiffel Tower is in Paris.", "The Eiffel Tower is in Paris.")
@@ -97,7 +98,7 @@ def test_scorer_nan_for_undecided_and_gives_up_on_a_dead_model():
 def test_llm_judge_all_metrics_garbage_is_unmeasured_rest_measured(tmp_path, three_way):
     judge = LLMJudge(claims_llm(), cache=tmp_path / "c.sqlite", three_way=three_way)
     assert (judge.name, judge.family) == ("llm", "llm")
-    by = {m: dict(zip([s.id for s in BATCH], judge.judge(m, BATCH))) for m in LLM_METRICS}
+    by = {m: dict(zip([s.sample_id for s in BATCH], judge.judge(m, BATCH))) for m in LLM_METRICS}
     for results in by.values():
         for r in results.values():
             check_result(r)
@@ -250,7 +251,7 @@ def ragas_judge_cls():
 def test_ragas_judge_all_metrics(ragas_judge_cls, tmp_path):
     judge = ragas_judge_cls(RagasScript(), FakeEmbedder(), cache=tmp_path / "c.sqlite")
     assert (judge.name, judge.family) == ("ragas", "llm") and all(judge.supports(m) for m in LLM_METRICS)
-    by = {m: dict(zip([s.id for s in BATCH], judge.judge(m, BATCH))) for m in LLM_METRICS}
+    by = {m: dict(zip([s.sample_id for s in BATCH], judge.judge(m, BATCH))) for m in LLM_METRICS}
     for results in by.values():
         for r in results.values():
             check_result(r)
@@ -377,7 +378,7 @@ def test_both_judges_on_bundled_qwen(ragas_judge_cls, tmp_path):
                 for s, r in zip(samples, results):
                     check_result(r)
                     assert r.status in ("ok", "unmeasured"), r
-                    report[(judge.name, m, s.id)] = (r.status, r.value, r.reason)
+                    report[(judge.name, m, s.sample_id)] = (r.status, r.value, r.reason)
     finally:
         server.stop()
     asks = [u for u, _ in llm.log if not u.startswith(("Reply with exactly", "The output string did not"))]

@@ -12,11 +12,11 @@ import pytest
 from corpora.errors import InputError
 from eval.judges.base import Support
 from eval.judges.registry import JudgeOptions
+from eval.judges.scorer import ScorerJudge
 from eval.meta import stats
 from eval.meta.datasets import LabelledItem, Task, build_tasks, load_records, load_tasks, subsample
-from eval.meta.runner import MetaEvalOptions, flag_results, run_meta_eval, save_report
+from eval.meta.meta_eval import MetaEvalOptions, flag_results, run_meta_eval, save_report
 from eval.meta.scoring import groundedness, reduce_claims, score_task
-from eval.metrics import ScorerJudge
 
 
 # statistics -----------------------------------------------------------------------------------------------------
@@ -327,10 +327,10 @@ def test_cli_json_output(tmp_path, capsys):
 
 
 def test_ragas_is_meta_evaluated_through_whole_samples(tmp_path):
-    """ragas scores (question, contexts, answer) samples, not pairs: each item becomes an EvalSample of the metric it
+    """ragas scores (question, contexts, answer) samples, not pairs: each item becomes an Trace of the metric it
     calibrates; the scripted LLM's word-overlap verdicts must rank the supported texts first, in every task kind."""
     from rag.embeddings import FakeEmbedder
-    from tests.test_llm_judges import RagasScript
+    from tests.eval.judges.test_llm_judges import RagasScript
 
     ares = _write(tmp_path, "ares.jsonl", [
         {"question": "Where is the tower?", "context": "The tower stands in Paris near the river.",

@@ -29,11 +29,11 @@ from pathlib import Path
 
 import pytest
 
-from test_dashboard import CHANGES_B, make_run
+from tests.ragdoctor.dashboard.runs import CHANGES_B, make_run
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "tests" / "artifacts"
 DOCS_SHOT = ROOT / "docs" / "dashboard-disagreements.png"
