@@ -69,6 +69,16 @@ class Resume(Generic[T, R]):
     def todo(self) -> list[T]:
         return [item for item, i in zip(self.items, self.ids) if i not in self.done]
 
+    def add(self, item_id: str, record: R) -> None:
+        """Append one made record (flushed). ``run`` calls it; an engine that makes records elsewhere (workers that
+        stream results back to the driver) calls it as each arrives."""
+        self.log.append(record)
+        self.made[item_id] = record
+
+    def records(self) -> list[R]:
+        """One record per item, in item order (every item made or reused by now)."""
+        return [self.made.get(i) or self.done[i] for i in self.ids]
+
     def run(self, make: Callable[[list[T]], list[R]], *, batch_size: int = 1, desc: str = "", unit: str = "item",
             progress: bool = True) -> list[R]:
         """Make the records left, ``batch_size`` items per call, appending each record as soon as its batch is made;
@@ -78,13 +88,12 @@ class Resume(Generic[T, R]):
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
             for (_, i), record in zip(batch, make([item for item, _ in batch])):
-                self.log.append(record)
-                self.made[i] = record
+                self.add(i, record)
             if bar:
                 bar.update(len(batch))
         if bar:
             bar.close()
-        return [self.made.get(i) or self.done[i] for i in self.ids]
+        return self.records()
 
 
 class AppendLog(Generic[R]):

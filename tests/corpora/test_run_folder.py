@@ -97,3 +97,13 @@ def test_write_if_ours_leaves_a_foreign_file(tmp_path):
     (tmp_path / "run_summary.json").write_text("mine")
     assert not run.write_if_ours("run_summary.json", "{}", ours=lambda text: json.loads(text) == {})
     assert (tmp_path / "run_summary.json").read_text() == "mine"
+
+
+def test_records_made_elsewhere_stream_into_the_log(tmp_path):
+    """An engine that makes records in workers appends each as it arrives (Resume.add), in any order."""
+    log = AppendLog(tmp_path / "t.jsonl", Trace, "traces log")
+    resume = log.resume(["a", "b", "c"], item_id=str, reusable=latest)
+    for sid in reversed(resume.todo):
+        resume.add(sid, T(sid))
+    assert [t.sample_id for t in resume.records()] == ["a", "b", "c"]
+    assert [t.sample_id for t in log.read()] == ["c", "b", "a"]
