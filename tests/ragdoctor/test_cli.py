@@ -54,6 +54,20 @@ def test_full_flow_with_fake_models(tmp_path):
     assert (run_dir / "gate.xml").exists()
 
 
+def test_demo_runs_the_whole_flow_with_fake_models(tmp_path):
+    """`ragdoctor demo` chains index -> run -> eval -> gate -> diagnose through ragdoctor/flow.py."""
+    (tmp_path / "pyproject.toml").write_text("[tool.ragdoctor.gate]\nmin = { \"recall@5\" = 0.1 }\n")
+    with FakeOpenAIServer() as srv:
+        p = ragdoctor("demo", "--limit", "3", "--embedder", "fake", "--index-dir", str(tmp_path / "idx"),
+                      "--base-url", srv.base_url, "--judges", "lexical,labels", cwd=tmp_path)
+    out = p.stdout
+    for step in ("== 1/5 index ==", "== 3/5 evaluate ==", "== 4/5 gate", "== 5/5 diagnose ==", "gate: passed"):
+        assert step in out, out
+    run = tmp_path / "runs" / "demo"
+    assert {"traces.jsonl", "results.jsonl", "summary.json", "diagnoses.jsonl", "gate.xml", "run_summary.json"} <= \
+        {f.name for f in run.iterdir()}
+
+
 def test_one_line_errors(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "text": "x"}\n{"id": "b"}\n')
