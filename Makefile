@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 EXTRAS  ?= cpu,dev
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RAGAS_DO_NOT_TRACK=true NEMO_GUARDRAILS_NO_USAGE_STATS=1 OMP_WAIT_POLICY=PASSIVE
 
-.PHONY: install demo test test-fast bench clean
+.PHONY: install demo check test test-fast bench clean
 
 install: $(STAMP)
 
@@ -24,7 +24,12 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(VENV)/bin/ragdoctor demo
 
-test: $(STAMP)
+# static checks: ruff (lint, import order) and mypy on the source packages
+check: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+test: $(STAMP) check
 	$(PY) -m pytest
 
 test-fast: $(STAMP)

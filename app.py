@@ -3,7 +3,7 @@
     ragdoctor dashboard [RUN ...]            # serves on 127.0.0.1 and prints the URL
     streamlit run app.py -- [RUN ...]        # the same, by hand
 
-Pages live in ragdoctor/dashboard/pages/; the data they show comes from diagnostics.run_data."""
+Pages live in ragdoctor/dashboard/pages/; the data they show comes from ragdoctor.dashboard.data."""
 from __future__ import annotations
 
 import sys

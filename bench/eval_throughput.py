@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,30 +24,28 @@ from rag.offline import set_offline_env  # noqa: E402
 
 set_offline_env()
 
-METRICS = ["groundedness", "context_precision", "answer_relevance", "context_recall", "answer_correctness"]
+from eval.adapters import load_traces  # noqa: E402
+from eval.judges.registry import JudgeOptions, UnavailableJudge, make_judge  # noqa: E402
+from eval.metrics import model_metrics  # noqa: E402
+from rag.config import GenerationConfig, PipelineConfig  # noqa: E402
+from rag.embeddings import make_embedder  # noqa: E402
+from rag.llm import FakeLLM  # noqa: E402
+from rag.session import open_generator  # noqa: E402
+from ragdoctor import flow  # noqa: E402
+from ragdoctor.table import render  # noqa: E402
+
+METRICS = [m.name for m in model_metrics(default_only=True)]
 
 
 def fake_traces(out: Path) -> Path:
-    from corpora.bundled import bundled_questions
-    from rag.config import PipelineConfig
-    from rag.llm import FakeLLM
-    from rag.runner import run_samples
-    from rag.session import open_pipeline
-
     cfg = PipelineConfig(index_dir=str(ROOT / ".ragdoctor" / "index"))
-    with open_pipeline(cfg, llm=FakeLLM()) as pipe:
-        run_samples(lambda s: pipe.answer(s.question, s), bundled_questions(), out, config_hash=pipe.config_hash,
-                    progress=False)
+    flow.answer_questions(cfg, out, llm=FakeLLM(), progress=False)
     return out
 
 
 def time_judge(judge, samples) -> dict:
-    from eval.runner import judge_batch
-
     start = time.perf_counter()
-    judgements = []
-    for i in range(0, len(samples), 16):
-        judgements += judge_batch(samples[i : i + 16], METRICS, [judge])
+    judgements = flow.judge(samples, [judge], METRICS, batch_size=16)
     secs = time.perf_counter() - start
     results = [r for j in judgements for r in j.results]
     return {"samples": len(samples), "seconds": round(secs, 2), "samples_per_s": round(len(samples) / secs, 4),
@@ -56,13 +55,16 @@ def time_judge(judge, samples) -> dict:
 def time_plain_ragas(llm, embedder, samples) -> dict:
     """ragas' own evaluate() with the same model, metrics passed explicitly, nothing of ours in between but the
     adapters that let ragas talk to the local model."""
-    import warnings
+    from ragas import EvaluationDataset, evaluate  # noqa: PLC0415 - ragas: seconds, only without --skip-llm
+    from ragas.metrics import (  # noqa: PLC0415 - see above
+        FactualCorrectness,
+        Faithfulness,
+        LLMContextPrecisionWithReference,
+        LLMContextRecall,
+        ResponseRelevancy,
+    )
 
-    from ragas import EvaluationDataset, evaluate
-    from ragas.metrics import (FactualCorrectness, Faithfulness, LLMContextPrecisionWithReference, LLMContextRecall,
-                               ResponseRelevancy)
-
-    from eval.judges.ragas_judge import ChatLLMAdapter, EmbedderAdapter
+    from eval.judges.ragas_judge import ChatLLMAdapter, EmbedderAdapter  # noqa: PLC0415 - see above
 
     rows = [{"user_input": s.question, "retrieved_contexts": s.context_texts, "response": s.answer,
              "reference": s.reference or ""} for s in samples]
@@ -91,15 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "eval_throughput.json"))
     args = ap.parse_args(argv)
 
-    from eval.dataset import load_eval_samples
-    from eval.judges.registry import JudgeOptions, UnavailableJudge, make_judge
-    from rag.embeddings import make_embedder
-    from ragdoctor.table import render
-
     cache = tempfile.mkdtemp(prefix="ragdoctor-bench-")
     os.environ["RAGDOCTOR_CACHE"] = cache  # cold caches: every judge call is really made
     traces = Path(args.traces) if args.traces else fake_traces(Path(cache) / "traces.jsonl")
-    samples, _ = load_eval_samples(traces)
+    samples, _ = load_traces(traces)
     embedder = make_embedder("minilm")
     opts = JudgeOptions(embedder=embedder)
     report: dict = {"traces": str(traces), "n_samples": len(samples), "metrics": METRICS, "families": {}}
@@ -111,9 +108,6 @@ def main(argv: list[str] | None = None) -> int:
             continue
         report["families"][name] = time_judge(judge, samples)
     if not args.skip_llm:
-        from rag.session import open_generator
-        from rag.config import GenerationConfig, PipelineConfig
-
         few = samples[: args.llm_limit]
         gen = PipelineConfig(generation=GenerationConfig(base_url=args.judge_base_url, model=args.judge_model))
         with open_generator(gen) as llm:

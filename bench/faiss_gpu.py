@@ -20,9 +20,10 @@ import os
 import platform
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
+import faiss
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,8 +81,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "faiss_gpu.json"))
     args = ap.parse_args(argv)
-    import faiss
-
     rng = np.random.default_rng(args.seed)
     centers = rng.standard_normal((max(16, args.n // 200), args.dim), dtype=np.float32)
     xb, xq = mixture(args.n, args.dim, centers, rng), mixture(args.queries, args.dim, centers, rng)
@@ -131,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         print(" | ".join(str(c) for c in cells))
         if r["fallback_reason"]:
             print(f"  {r['kind']}: {r['fallback_reason']}")
-    out = {"when": datetime.now(timezone.utc).isoformat(timespec="seconds"), "faiss": faiss.__version__,
+    out = {"when": datetime.now(UTC).isoformat(timespec="seconds"), "faiss": faiss.__version__,
            "gpus": gpus, "omp_threads": faiss.omp_get_max_threads(), "cpu_count": os.cpu_count(),
            "machine": platform.machine(), "args": vars(args), "rows": rows}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

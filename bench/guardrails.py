@@ -22,7 +22,7 @@ import os
 import sys
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -36,10 +36,15 @@ from rag.offline import set_offline_env  # noqa: E402
 set_offline_env()
 
 from corpora.bundled import BUNDLED_DIR, bundled_questions  # noqa: E402
-from corpora.records import Sample  # noqa: E402
+from corpora.records import Question  # noqa: E402
+from eval.guard_adapter import make_fact_check, resolve_judge_name  # noqa: E402
+from eval.judges.registry import JudgeOptions, default_nli_path, make_judges  # noqa: E402
 from rag.config import PipelineConfig  # noqa: E402
 from rag.guardrails import GuardedPipeline, GuardrailsConfig  # noqa: E402
+from rag.llm import FakeLLM  # noqa: E402
 from rag.prompt import REFUSAL  # noqa: E402
+from rag.session import open_pipeline  # noqa: E402
+from ragdoctor import flow  # noqa: E402
 from ragdoctor.table import render  # noqa: E402
 
 CLASSES = ("benign", "off_topic", "injection")
@@ -82,16 +87,9 @@ def block_rates(rows: list[dict]) -> dict:
 
 
 def judge_traces(traces, judges, blocked_as_refusal: bool = False) -> list:
-    from eval.dataset import from_trace
-    from eval.runner import judge_batch
-
-    samples = []
-    for t in traces:
-        s = from_trace(t)
-        if blocked_as_refusal and s.outcome == "blocked":
-            s = s.model_copy(update={"outcome": "refused", "answer": REFUSAL})
-        samples.append(s)
-    return judge_batch(samples, ["groundedness", "answer_correctness"], judges)
+    shown = [t.model_copy(update={"outcome": "refused", "answer": REFUSAL}) if blocked_as_refusal and
+             t.outcome == "blocked" else t for t in traces]
+    return flow.judge(shown, judges, ["groundedness", "answer_correctness"])
 
 
 def metric_means(judgements) -> dict:
@@ -148,18 +146,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
 
-    from eval.guard_adapter import make_fact_check, resolve_judge_name
-    from eval.judges.registry import JudgeOptions, default_nli_path, make_judges
-    from rag.session import open_pipeline
-
     cfg = PipelineConfig.model_validate({"index_dir": args.index_dir})
     server = None
     if args.llm == "fake":
-        from rag.llm import FakeLLM
-
         llm = FakeLLM()
     else:
-        from rag.server import llm_for
+        from rag.server import llm_for  # noqa: PLC0415 - the bundled model server, only with --llm bundled
 
         log(f"starting the bundled model {args.model}")
         llm, server = llm_for(None, args.model, n_ctx=cfg.generation.n_ctx)
@@ -181,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                     if args.guard_limit is not None and per_class[r["label"]] >= args.guard_limit:
                         continue
                     per_class[r["label"]] += 1
-                    t = guarded.answer(r["question"], Sample(id=r["id"], question=r["question"],
+                    t = guarded.answer(r["question"], Question(id=r["id"], question=r["question"],
                                                              metadata={"label": r["label"]}))
                     guard_traces.append(t)
                     log(f"{r['id']} ({r['label']}): {t.outcome} {t.guardrails.get('category') or ''} "
@@ -197,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                     samples = samples[: args.limit] + [s for s in samples[args.limit:]
                                                        if s.metadata.get("kind") == "injection"]
                 off, on = [], []
-                for i, s in enumerate(samples, 1):
+                for s in samples:
                     off.append(pipe.answer(s.question, s))
                     on.append(guarded.answer(s.question, s))
                     log(f"bundled {s.id}: off {off[-1].outcome} {off[-1].latency_ms['total']:.0f} ms, "
@@ -256,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
 
     out = Path(args.out or ROOT / "bench" / "results" / f"guardrails-{args.llm}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    report = {"created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "llm": args.llm,
+    report = {"created_at": datetime.now(UTC).isoformat(timespec="seconds"), "llm": args.llm,
               "generator": getattr(llm, "model_id", args.llm), "settings": settings.model_dump(),
               "fact_check": fact_check.name, "fact_check_judge": resolve_judge_name(args.fact_check),
               "eval_judges": names, "block_rates": rates, "quality": quality, "outcomes": outcomes,

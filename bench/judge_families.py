@@ -30,7 +30,8 @@ set_offline_env()
 
 from eval.judges.registry import JudgeOptions  # noqa: E402
 from eval.meta.datasets import default_path  # noqa: E402
-from eval.meta.runner import MetaEvalOptions, headline, run_meta_eval, save_report  # noqa: E402
+from eval.meta.meta_eval import MetaEvalOptions, headline, run_meta_eval, save_report  # noqa: E402
+from ragdoctor.flow import llm_factory  # noqa: E402
 
 FAST = [("none", "lexical"), ("none", "nli"), ("none", "embedding")]
 LLMS = [("qwen2.5-0.5b", "llm"), ("qwen2.5-0.5b", "ragas"), ("qwen2.5-1.5b", "llm"), ("qwen2.5-1.5b", "ragas")]
@@ -57,7 +58,6 @@ def cell(out: Path, model: str, judge: str, dataset: str, metric: str, n: int, d
         with ExitStack() as stack:
             factory = None
             if model != "none":
-                from ragdoctor.cmd_eval import llm_factory
                 factory = llm_factory(stack, None, model)
             opts = MetaEvalOptions(judges=[judge], limit=n, metrics=[metric],
                                    judge_options=JudgeOptions(llm_factory=factory))

@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+import torch
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -80,8 +82,6 @@ def main(argv: list[str] | None = None) -> int:
     if judge_dir is None:
         print("judge_speed: no judge folder (pass --judge DIR)", file=sys.stderr)
         return 2
-    import torch
-
     items, doc, question = workload(args.pairs)
     rows = [measure(judge_dir, q, items, doc, question, args.repeats) for q in (True, False)]
     print(render(["weights", "claims", "pairs", "sec", "pairs/s", "relevance 2,000 words p50 s", "max s"],

@@ -14,14 +14,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from corpora.bundled import bundled_questions  # noqa: E402
-from diagnostics.report import read_diagnoses  # noqa: E402
+from corpora.run_folder import RunFolder  # noqa: E402
 from ragdoctor.table import render  # noqa: E402
 
 
 def confusion(run_dir: Path) -> dict[str, Counter]:
     kinds = {q.id: q.metadata.get("kind", "?") for q in bundled_questions()}
     table: dict[str, Counter] = {}
-    for d in read_diagnoses(run_dir):
+    for d in RunFolder(run_dir).diagnoses().values():
         table.setdefault(kinds.get(d.sample_id, "not bundled"), Counter())[d.category] += 1
     return table
 

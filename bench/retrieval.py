@@ -19,10 +19,12 @@ import platform
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
+import faiss
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `python bench/retrieval.py` from anywhere
@@ -124,8 +126,6 @@ def search_params(cfg: IndexConfig) -> str:
 
 
 def bench_faiss_kind(kind: str, vectors: np.ndarray, qv: np.ndarray, nlist: int):
-    import faiss
-
     cfg = IndexConfig(kind=kind, nlist=nlist)
     t = time.perf_counter()
     cpu_index = faiss_index.build(vectors, cfg)
@@ -150,8 +150,6 @@ def numpy_topk(vectors: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
 
 
 def bench_numpy(vectors: np.ndarray, qv: np.ndarray):
-    from threadpoolctl import threadpool_limits
-
     with threadpool_limits(1, user_api="blas"):  # one query: threaded BLAS only adds hand-offs (10+ ms when busy)
         lat = time_single(lambda q: numpy_topk(vectors, q[None], 10), qv[:LATENCY_QUERIES])
     pos, batch = time_batch(lambda q: numpy_topk(vectors, q, CHUNK_K), qv)
@@ -240,8 +238,6 @@ def print_tables(name: str, r: dict) -> None:
 
 
 def machine_info(embedder, results: dict) -> dict:
-    import faiss
-
     devices = {v["device"] for r in results.values() for v in r["indexes"].values()}
     devices |= {r["build"]["index_device"] for r in results.values()}
     embed_device = str(embedder.model.device) if hasattr(embedder, "model") else "cpu"
@@ -287,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = {"chunking": CHUNKING.model_dump(), "chunk_k": CHUNK_K, "doc_k": DOC_K, "latency_queries": LATENCY_QUERIES,
                 "max_docs": args.max_docs, "max_queries": args.max_queries, "data_dir": str(args.data_dir),
                 "index_defaults": IndexConfig().model_dump(exclude={"kind", "nlist"}), "nlist": "round(sqrt(n_chunks))"}
-    report = {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine_info(embedder, results),
+    report = {"created": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine_info(embedder, results),
               "settings": settings, "datasets": results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2), encoding="utf-8")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from corpora.loaders import load_documents_jsonl, load_questions
-from corpora.records import Document, Sample
+from corpora.records import Document, Question
 
 BUNDLED_DIR = Path(__file__).parent / "llmsys"
 
@@ -17,7 +17,7 @@ def bundled_documents() -> list[Document]:
     return [d for p in sorted(BUNDLED_DIR.glob("docs_*.jsonl")) for d in load_documents_jsonl(p)]
 
 
-def bundled_questions() -> list[Sample]:
+def bundled_questions() -> list[Question]:
     return [s for p in sorted(BUNDLED_DIR.glob("questions_*.jsonl")) for s in load_questions(p)]
 
 

@@ -11,7 +11,7 @@ import gzip
 import json
 import math
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -141,12 +141,20 @@ def read_records(path: str | Path, parse: Callable[[dict[str, Any], int], R | No
     line is appended to ``errors``, or reported (corpora.errors.report_skipped) when no list is given, and skipped.
     A file with no valid record raises InputError, saying how many lines were bad and why the first was."""
     bad: list[InputError] = []
+    return parse_records(path, iter_json_lines(path, on_error=bad.append), parse, what=what, errors=errors, bad=bad)
+
+
+def parse_records(source: str | Path, items: Iterable[tuple[int, dict[str, Any]]],
+                  parse: Callable[[dict[str, Any], int], R | None], *, what: str = "records",
+                  errors: list[InputError] | None = None, bad: list[InputError] | None = None) -> list[R]:
+    """read_records over (line or row number, object) pairs from anywhere (a file's lines, a list of dicts)."""
+    bad = [] if bad is None else bad
     out: list[R] = []
-    for lineno, obj in iter_json_lines(path, on_error=bad.append):
+    for lineno, obj in items:
         try:
             rec = parse(obj, lineno)
         except RECORD_ERRORS as exc:
-            bad.append(record_error(path, lineno, exc))
+            bad.append(record_error(source, lineno, exc))
             continue
         if rec is not None:
             out.append(rec)
@@ -159,9 +167,10 @@ def read_records(path: str | Path, parse: Callable[[dict[str, Any], int], R | No
         if bad:
             first = bad[0]
             why = f"line {first.line}: " if first.line else ""
-            raise InputError(path, f"no valid {what} ({len(bad)} bad line{'s' * (len(bad) > 1)} skipped; first: "
-                                   f"{why}{'field ' + repr(first.field) + ': ' if first.field else ''}{first.message})")
-        raise InputError(path, f"no {what} found")
+            field = f"field {first.field!r}: " if first.field else ""
+            raise InputError(source, f"no valid {what} ({len(bad)} bad line{'s' * (len(bad) > 1)} skipped; first: "
+                                     f"{why}{field}{first.message})")
+        raise InputError(source, f"no {what} found")
     return out
 
 
@@ -176,30 +185,6 @@ def append_json_line(path: str | Path, record: BaseModel | dict[str, Any]) -> No
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(data + "\n")
         fh.flush()
-
-
-def read_json_lines_tolerant(path: str | Path, on_error: Callable[[InputError], None] | None = report_skipped
-                             ) -> Iterator[dict[str, Any]]:
-    """Read an append-only log written by this project. A torn last line (a kill mid-write) is dropped silently: it
-    is redone. Any other unreadable line goes to ``on_error`` (default: reported) and is skipped."""
-    path = Path(path)
-    if not path.exists():
-        return
-    if path.is_dir():
-        raise InputError(path, "is a folder, not a run log")
-    lines = path.read_bytes().split(b"\n")
-    for i, raw in enumerate(lines):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw.decode("utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            obj = None
-        if isinstance(obj, dict):
-            yield obj
-        elif i < len(lines) - 2 and on_error is not None:  # not the torn final write
-            on_error(InputError(path, "malformed line in run log (skipped; its sample is redone on resume)",
-                                line=i + 1))
 
 
 def read_log(path: str | Path, model: type[M], *, what: str) -> list[M]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from corpora.errors import InputError, report_skipped
 from corpora.jsonl import parse_model, read_records
-from corpora.records import Document, Sample
+from corpora.records import Document, Question
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 DOC_FIELDS = {"id", "text", "title", "metadata"}
@@ -88,7 +88,8 @@ def load_documents_folder(folder: str | Path, errors: list[InputError] | None = 
             _report(errors, InputError(path, "empty file", field="text"))
             continue
         first = text.strip().splitlines()[0].lstrip("# ").strip()
-        docs.append(Document(id=path.relative_to(folder).as_posix(), title=first[:200], text=text, metadata={"path": str(path)}))
+        docs.append(Document(id=path.relative_to(folder).as_posix(), title=first[:200], text=text,
+                             metadata={"path": str(path)}))
     if not docs:
         raise InputError(folder, f"no readable {'/'.join(TEXT_SUFFIXES)} files found")
     return docs
@@ -115,7 +116,7 @@ def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
 
 
 def load_beir(folder: str | Path, split: str = "test", skipped: list[str] | None = None
-              ) -> tuple[list[Document], list[Sample]]:
+              ) -> tuple[list[Document], list[Question]]:
     """A BEIR folder: corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv. Queries without qrels are dropped;
     documents with neither text nor title are dropped too (their ids go to ``skipped`` when given)."""
     folder = Path(folder)
@@ -130,26 +131,26 @@ def load_beir(folder: str | Path, split: str = "test", skipped: list[str] | None
     qrels = load_qrels(qrels_path)
     qpath = folder / "queries.jsonl"
 
-    def parse(obj: dict, lineno: int) -> Sample | None:
+    def parse(obj: dict, lineno: int) -> Question | None:
         qid = str(obj.get("_id", obj.get("id", "")))
         if not qid:
             raise InputError(qpath, "missing required field", line=lineno, field="_id")
         if qid not in qrels:
             return None
         relevant = sorted(d for d, g in qrels[qid].items() if g > 0)
-        return parse_model(Sample, {"id": qid, "question": obj.get("text", ""), "relevant_doc_ids": relevant,
+        return parse_model(Question, {"id": qid, "question": obj.get("text", ""), "relevant_doc_ids": relevant,
                                     "metadata": {"qrels": qrels[qid]}}, qpath, lineno)
 
     return docs, read_records(qpath, parse, what="queries with qrels")
 
 
-def load_questions(path: str | Path, errors: list[InputError] | None = None) -> list[Sample]:
-    """A question set as JSONL of :class:`~corpora.records.Sample` (id, question, reference, relevant_doc_ids). A bad
+def load_questions(path: str | Path, errors: list[InputError] | None = None) -> list[Question]:
+    """A question set as JSONL of :class:`~corpora.records.Question` (id, question, reference, relevant_doc_ids). A bad
     line, or a second question with an id already used, is reported and skipped."""
     unique = _unique_ids(path, "question")
 
-    def parse(obj: dict, lineno: int) -> Sample:
-        s = parse_model(Sample, _int_id(obj), path, lineno)
+    def parse(obj: dict, lineno: int) -> Question:
+        s = parse_model(Question, _int_id(obj), path, lineno)
         unique(s.id, lineno)
         return s
 

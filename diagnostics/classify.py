@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from diagnostics.taxonomy import Diagnosis
+from corpora.records import Diagnosis, Judgement, MetricResult, Trace
 from eval.answerability import refused, unanswerable
-from eval.records import EvalSample, Judgement, MetricResult
+from eval.judges.registry import JUDGE_PREFERENCE
+from eval.metrics import get, model_metrics
 
-# most trusted first; lexical ranks above embedding because it beat it on every human-labelled dev set (meta-eval)
-JUDGE_PREFERENCE = ("nli", "llm", "ragas", "lexical", "embedding")
+READS = [m.name for m in model_metrics(default_only=True)]  # the metrics the rules below read
 
 
 @dataclass
 class Thresholds:
-    grounded: float = 0.75  # groundedness at or above: the claims are (essentially all) supported
+    grounded: float = get("groundedness").cut  # groundedness at or above: the claims are (essentially all) supported
     ungrounded: float = 0.5  # groundedness below: the answer is ungrounded
-    correct: float = 0.5  # answer-correctness F1 at or above: right
+    correct: float = get("answer_correctness").cut  # answer-correctness F1 at or above: right
     incomplete_recall: float = 0.5  # right, but reference-claim recall below this: incomplete
     noisy: float = 0.34  # context precision below: mostly noise
     off_topic: float = 0.3  # answer relevance below: off topic
@@ -25,7 +25,7 @@ class Thresholds:
 
 @dataclass
 class Signals:
-    sample: EvalSample
+    sample: Trace
     metrics: dict[str, MetricResult]
     refused: bool
     unanswerable: bool | None
@@ -37,7 +37,7 @@ class Signals:
         return r.value if r is not None and r.measured else None
 
 
-def pick(judgement: Judgement, metric: str, preference=JUDGE_PREFERENCE) -> MetricResult | None:
+def pick(judgement: Judgement, metric: str, preference: tuple[str, ...] = JUDGE_PREFERENCE) -> MetricResult | None:
     """The result of the most trusted judge that measured ``metric`` (else the first unmeasured one, for its reason)."""
     rs = [r for r in judgement.results if r.metric == metric]
     order = {j: i for i, j in enumerate(preference)}
@@ -45,16 +45,15 @@ def pick(judgement: Judgement, metric: str, preference=JUDGE_PREFERENCE) -> Metr
     return rs[0] if rs else None
 
 
-def signals(j: Judgement, preference=JUDGE_PREFERENCE) -> Signals:
-    s = j.sample or EvalSample(id=j.sample_id, question="?")
-    metrics = {m: r for m in ("groundedness", "answer_correctness", "context_precision", "answer_relevance",
-                              "context_recall") if (r := pick(j, m, preference)) is not None}
+def signals(j: Judgement, preference: tuple[str, ...] = JUDGE_PREFERENCE) -> Signals:
+    s = j.trace or Trace(sample_id=j.sample_id, question="?")
+    metrics = {m: r for m in READS if (r := pick(j, m, preference)) is not None}
     ranks = None
     beyond: list[int] = []
-    if s.relevant_ids and s.has_contexts and (s.doc_ids_known or not s.contexts):  # ranks need known documents
-        rel = set(s.relevant_ids)
-        ranks = sorted(c.rank or i for i, c in enumerate(s.contexts, 1) if (c.doc_id or c.id) in rel)
-        beyond = sorted(int(c["rank"]) for c in s.metadata.get("candidates", []) if c.get("doc_id") in rel)
+    if s.relevant_doc_ids and s.has_contexts and (s.doc_ids_known or not s.contexts):  # ranks need known documents
+        rel = set(s.relevant_doc_ids)
+        ranks = sorted(c.rank for c in s.chunks if (c.doc_id or c.chunk_id) in rel)
+        beyond = sorted(c.rank for c in s.candidates if c.doc_id in rel)
     return Signals(s, metrics, refused(s), unanswerable(s), ranks, beyond)
 
 
@@ -66,16 +65,16 @@ def _claims(r: MetricResult | None, verdicts: tuple[str, ...]) -> list[dict]:
 
 def _support_docs(sig: Signals) -> list[dict]:
     """The chunks that support the answer's claims, with what the labels say about their documents."""
-    by_id = {c.id: c for c in sig.sample.contexts}
-    md = sig.sample.metadata
+    s = sig.sample
+    by_id = {c.chunk_id: c for c in s.chunks}
     out = []
     for cl in _claims(sig.metrics.get("groundedness"), ("supported",)):
-        ctx = by_id.get(cl.get("chunk_id"))
+        ctx = by_id.get(str(cl.get("chunk_id")))
         doc = ctx.doc_id if ctx else None
         out.append({"claim": cl["claim"], "chunk_id": cl.get("chunk_id"), "doc_id": doc,
-                    "relevant": doc in (sig.sample.relevant_ids or []) if sig.sample.relevant_ids is not None else None,
-                    "outdated": doc is not None and doc == md.get("outdated_doc_id"),
-                    "near_duplicate": doc is not None and doc == md.get("near_duplicate_id")})
+                    "relevant": doc in (s.relevant_doc_ids or []) if s.relevant_doc_ids is not None else None,
+                    "outdated": doc is not None and doc == s.outdated_doc_id,
+                    "near_duplicate": doc is not None and doc == s.near_duplicate_id})
     return out
 
 
@@ -87,11 +86,11 @@ def answer_wrong(r: MetricResult | None, th: Thresholds) -> bool:
         return False
     p, rec = r.evidence.get("precision"), r.evidence.get("recall")
     if p is None or rec is None:
-        return r.value < th.correct
+        return r.value is not None and r.value < th.correct
     return p < th.correct or rec == 0.0
 
 
-def classify(j: Judgement, th: Thresholds | None = None, preference=JUDGE_PREFERENCE) -> Diagnosis:
+def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, ...] = JUDGE_PREFERENCE) -> Diagnosis:
     th = th or Thresholds()
     sig = signals(j, preference)
     s = sig.sample
@@ -107,9 +106,9 @@ def classify(j: Judgement, th: Thresholds | None = None, preference=JUDGE_PREFER
     context_has_answer = (labelled and bool(sig.relevant_ranks)) or (not labelled and cr is not None and cr >= 0.5)
 
     if s.outcome == "blocked":
-        fire("guardrail_block", "outcome == blocked", guardrails=s.metadata.get("guardrails", {}))
+        fire("guardrail_block", "outcome == blocked", guardrails=s.guardrails)
     if s.outcome == "error":
-        fire("unmeasured", "the pipeline failed for this sample", error=s.metadata.get("error"))
+        fire("unmeasured", "the pipeline failed for this sample", error=s.error)
     if sig.unanswerable is True and not sig.refused and s.outcome != "blocked":
         fire("missed_refusal", "question is unanswerable and the answer is not a refusal", answer=s.answer[:300])
     wrong = (answer_wrong(sig.metrics.get("answer_correctness"), th) and sig.unanswerable is False) or \
@@ -120,10 +119,11 @@ def classify(j: Judgement, th: Thresholds | None = None, preference=JUDGE_PREFER
              groundedness=g, correctness=c, supporting=_support_docs(sig), reference=s.reference)
     if labelled and not sig.relevant_ranks and (wrong or sig.refused or c is None):
         if sig.relevant_beyond_cut:
-            fire("ranked_out", f"relevant document only at rank {sig.relevant_beyond_cut[0]}, past the top-{len(s.contexts)} cut",
-                 relevant=s.relevant_ids, candidate_ranks=sig.relevant_beyond_cut)
+            fire("ranked_out", f"relevant document only at rank {sig.relevant_beyond_cut[0]}, past the "
+                 f"top-{len(s.chunks)} cut",
+                 relevant=s.relevant_doc_ids, candidate_ranks=sig.relevant_beyond_cut)
         else:
-            fire("retrieval_miss", "no relevant document among the retrieved chunks", relevant=s.relevant_ids,
+            fire("retrieval_miss", "no relevant document among the retrieved chunks", relevant=s.relevant_doc_ids,
                  retrieved=retrieved)
     if not labelled and cp is not None and cp == 0.0 and sig.unanswerable is not True:
         fire("retrieval_miss", "no retrieved chunk was judged relevant to the question", context_precision=cp)
@@ -131,7 +131,8 @@ def classify(j: Judgement, th: Thresholds | None = None, preference=JUDGE_PREFER
         fire("ranked_out", f"first relevant chunk at rank {sig.relevant_ranks[0]} (> {th.far_rank})",
              relevant_ranks=sig.relevant_ranks)
     if wrong and context_has_answer:
-        fire("context_ignored", "the context held the answer and the model " + ("refused" if sig.refused else "answered otherwise"),
+        fire("context_ignored", "the context held the answer and the model "
+             + ("refused" if sig.refused else "answered otherwise"),
              relevant_ranks=sig.relevant_ranks, context_recall=cr, answer=s.answer[:300])
     if sig.refused and sig.unanswerable is False:
         fire("wrong_refusal", "refused although the question is answerable from the corpus")

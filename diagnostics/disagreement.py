@@ -3,9 +3,11 @@ explanations for learners."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
-from diagnostics.classify import JUDGE_PREFERENCE, pick
-from eval.records import Judgement
+from corpora.records import Judgement
+from diagnostics.classify import pick
+from eval.metrics import get
 
 EXPLANATIONS: dict[str, str] = {
     "grounded_right": "Grounded and right: every claim is backed by the retrieved text and the answer matches the "
@@ -33,10 +35,38 @@ EXPLANATIONS: dict[str, str] = {
 }
 
 
-def _quadrant(pairs: list[tuple[str, float, float]], x_cut: float, y_cut: float, names: dict[tuple[bool, bool], str]):
-    out: dict[str, dict] = {n: {"count": 0, "examples": []} for n in names.values()}
+@dataclass(frozen=True)
+class View:
+    """Two metrics against each other, each cut at its declared verdict cut: a quadrant name per (x yes, y yes)."""
+
+    key: str
+    x: str
+    y: str
+    names: dict[tuple[bool, bool], str]
+
+    @property
+    def cuts(self) -> tuple[float, float]:
+        return get(self.x).cut, get(self.y).cut
+
+
+VIEWS = (
+    View("groundedness_x_correctness", "groundedness", "answer_correctness", {
+        (True, True): "grounded_right", (True, False): "grounded_wrong",
+        (False, True): "ungrounded_right", (False, False): "ungrounded_wrong"}),
+    View("context_precision_x_groundedness", "context_precision", "groundedness", {
+        (True, True): "precise_grounded", (True, False): "precise_ungrounded",
+        (False, True): "noisy_grounded", (False, False): "noisy_ungrounded"}),
+    View("answer_relevance_x_correctness", "answer_relevance", "answer_correctness", {
+        (True, True): "relevant_right", (True, False): "relevant_wrong",
+        (False, True): "offtopic_right", (False, False): "offtopic_wrong"}),
+)
+
+
+def _quadrant(pairs: list[tuple[str, float, float]], view: View) -> dict:
+    x_cut, y_cut = view.cuts
+    out: dict[str, dict] = {n: {"count": 0, "examples": []} for n in view.names.values()}
     for sid, x, y in pairs:
-        name = names[(x >= x_cut, y >= y_cut)]
+        name = view.names[(x >= x_cut, y >= y_cut)]
         out[name]["count"] += 1
         if len(out[name]["examples"]) < 10:
             out[name]["examples"].append(sid)
@@ -45,46 +75,42 @@ def _quadrant(pairs: list[tuple[str, float, float]], x_cut: float, y_cut: float,
     return out
 
 
-def _values(judgements: list[Judgement], a: str, b: str, preference=JUDGE_PREFERENCE):
+def _values(judgements: list[Judgement], a: str, b: str) -> list[tuple[str, float, float]]:
     pairs = []
     for j in judgements:
-        ra, rb = pick(j, a, preference), pick(j, b, preference)
-        if ra is not None and rb is not None and ra.measured and rb.measured:
-            if j.sample and j.sample.outcome in ("refused", "blocked"):
+        ra, rb = pick(j, a), pick(j, b)
+        if ra is not None and rb is not None and ra.value is not None and rb.value is not None and ra.measured \
+                and rb.measured:
+            if j.trace and j.trace.outcome in ("refused", "blocked"):
                 continue
             pairs.append((j.sample_id, ra.value, rb.value))
     return pairs
 
 
-def metric_disagreements(judgements: list[Judgement], grounded: float = 0.75, correct: float = 0.5,
-                         precise: float = 0.5, relevant: float = 0.5) -> dict:
-    """The groundedness x correctness quadrant and two more metric-vs-metric views, with counts and example ids."""
-    gc = _values(judgements, "groundedness", "answer_correctness")
-    cg = _values(judgements, "context_precision", "groundedness")
-    rc = _values(judgements, "answer_relevance", "answer_correctness")
-    return {
-        "groundedness_x_correctness": _quadrant(gc, grounded, correct, {
-            (True, True): "grounded_right", (True, False): "grounded_wrong",
-            (False, True): "ungrounded_right", (False, False): "ungrounded_wrong"}),
-        "context_precision_x_groundedness": _quadrant(cg, precise, grounded, {
-            (True, True): "precise_grounded", (True, False): "precise_ungrounded",
-            (False, True): "noisy_grounded", (False, False): "noisy_ungrounded"}),
-        "answer_relevance_x_correctness": _quadrant(rc, relevant, correct, {
-            (True, True): "relevant_right", (True, False): "relevant_wrong",
-            (False, True): "offtopic_right", (False, False): "offtopic_wrong"}),
-        "points": {"groundedness_x_correctness": [{"sample_id": s, "x": x, "y": y} for s, x, y in gc]},
-    }
+def metric_disagreements(judgements: list[Judgement]) -> dict:
+    """The groundedness x correctness quadrant and two more metric-vs-metric views (VIEWS), with counts and example
+    ids; refusals and blocked answers are left out (they make no claim to grade)."""
+    values = {v.key: _values(judgements, v.x, v.y) for v in VIEWS}
+    out: dict = {v.key: _quadrant(values[v.key], v) for v in VIEWS}
+    out["points"] = {"groundedness_x_correctness": [{"sample_id": s, "x": x, "y": y}
+                                                    for s, x, y in values["groundedness_x_correctness"]]}
+    return out
+
+
+def _verdict(claim: dict) -> dict:
+    return {"verdict": claim["verdict"], "score": claim.get("score"), "chunk_id": claim.get("chunk_id"),
+            "sentence": claim.get("sentence")}
 
 
 def judge_disagreements(judgements: list[Judgement], metric: str = "groundedness", limit: int = 200) -> dict:
     """Claim-level verdicts of every pair of judges on the same claims: a confusion table and the disagreeing claims."""
-    by_pair: dict[tuple[str, str], dict] = defaultdict(lambda: {"agree": 0, "disagree": 0, "confusion": defaultdict(int),
-                                                                "examples": []})
+    by_pair: dict[tuple[str, str], dict] = defaultdict(
+        lambda: {"agree": 0, "disagree": 0, "confusion": defaultdict(int), "examples": []})
     for j in judgements:
         results = [r for r in j.results if r.metric == metric and r.measured and r.evidence.get("claims")]
         for i, a in enumerate(results):
             for b in results[i + 1:]:
-                key = tuple(sorted((a.judge, b.judge)))
+                key = (min(a.judge, b.judge), max(a.judge, b.judge))
                 ra, rb = (a, b) if key[0] == a.judge else (b, a)
                 cb = {c["claim"]: c for c in rb.evidence["claims"]}
                 for ca in ra.evidence["claims"]:
@@ -100,10 +126,7 @@ def judge_disagreements(judgements: list[Judgement], metric: str = "groundedness
                     entry["disagree"] += 1
                     if len(entry["examples"]) < limit:
                         entry["examples"].append({"sample_id": j.sample_id, "claim": ca["claim"],
-                                                  key[0]: {"verdict": va, "score": ca.get("score"), "chunk_id": ca.get("chunk_id"),
-                                                           "sentence": ca.get("sentence")},
-                                                  key[1]: {"verdict": vb, "score": other.get("score"),
-                                                           "chunk_id": other.get("chunk_id"), "sentence": other.get("sentence")}})
+                                                  key[0]: _verdict(ca), key[1]: _verdict(other)})
     out = {}
     for (ja, jb), e in by_pair.items():
         total = e["agree"] + e["disagree"]

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from diagnostics.taxonomy import Diagnosis
+from tqdm import tqdm
+
+from corpora.records import Chunk, Diagnosis, Trace
 from eval.answerability import refused, unanswerable
-from eval.records import Context, EvalSample
 
 PROBED = {"grounded_yet_hallucinated", "ungrounded_hallucination", "context_ignored", "retrieval_miss", "ranked_out",
           "noisy_context", "incomplete", "off_topic", "wrong_refusal"}
@@ -18,15 +19,15 @@ ROOT_CAUSE = {"no_conflict": "conflicting context", "no_distractors": "noise", "
               "relevant_only": "retrieval"}
 
 Generate = Callable[[str, list[tuple[str, str]]], str]  # (question, [(chunk_id, text)]) -> answer
-Correctness = Callable[[EvalSample], float | None]  # answer correctness in [0, 1], None when unmeasured
-ChunksOf = Callable[[list[str]], list[Context]]  # document ids -> all their chunks, from the index
+Correctness = Callable[[Trace], float | None]  # answer correctness in [0, 1], None when unmeasured
+ChunksOf = Callable[[list[str]], list[Chunk]]  # document ids -> all their chunks, from the index
 
 
-def variants(s: EvalSample, chunks_of: ChunksOf) -> dict[str, list[Context]]:
-    rel = set(s.relevant_ids or [])
-    ctx = sorted(s.contexts, key=lambda c: c.rank or 0)
-    bad = {s.metadata.get("outdated_doc_id"), s.metadata.get("near_duplicate_id")} - {None}
-    out: dict[str, list[Context]] = {}
+def variants(s: Trace, chunks_of: ChunksOf) -> dict[str, list[Chunk]]:
+    rel = set(s.relevant_doc_ids or [])
+    ctx = sorted(s.chunks, key=lambda c: c.rank)
+    bad = s.conflicting_doc_ids
+    out: dict[str, list[Chunk]] = {}
     if bad and any(c.doc_id in bad for c in ctx):
         out["no_conflict"] = [c for c in ctx if c.doc_id not in bad]
     kept = [c for c in ctx if c.doc_id in rel]
@@ -36,20 +37,20 @@ def variants(s: EvalSample, chunks_of: ChunksOf) -> dict[str, list[Context]]:
     if kept and reordered != ctx:
         out["relevant_first"] = reordered
     only = chunks_of(sorted(rel))
-    if only and [c.id for c in only] != [c.id for c in ctx]:
+    if only and [c.chunk_id for c in only] != [c.chunk_id for c in ctx]:
         out["relevant_only"] = only
     return out
 
 
-def probe(s: EvalSample, generate: Generate, correctness: Correctness, chunks_of: ChunksOf,
+def probe(s: Trace, generate: Generate, correctness: Correctness, chunks_of: ChunksOf,
           threshold: float = 0.5) -> dict:
     """Run every variant for one sample; return answers, scores, what fixed it and the root cause."""
-    if not s.relevant_ids:
+    if not s.relevant_doc_ids:
         return {"skipped": "no relevance labels: probes need to know which documents are relevant"}
     results = {}
     for name, ctx in variants(s, chunks_of).items():
         try:
-            answer = generate(s.question, [(c.id, c.text) for c in ctx])
+            answer = generate(s.question, [(c.chunk_id, c.text) for c in ctx])
         except Exception as exc:  # a failed regeneration is recorded, not raised
             results[name] = {"error": f"{type(exc).__name__}: {exc}"[:200], "fixed": False}
             continue
@@ -58,21 +59,19 @@ def probe(s: EvalSample, generate: Generate, correctness: Correctness, chunks_of
         score = correctness(new)
         fixed = (refused(new) if unanswerable(new) else score is not None and score >= threshold and not refused(new))
         results[name] = {"answer": answer, "correctness": score, "fixed": bool(fixed),
-                         "contexts": [c.id for c in ctx]}
+                         "contexts": [c.chunk_id for c in ctx]}
     cause = next((ROOT_CAUSE[n] for n in ROOT_CAUSE if results.get(n, {}).get("fixed")), None)
     answered = any("error" not in r for r in results.values())
     return {"variants": results, "root_cause": cause or ("generation" if answered else "undetermined"),
             "fixed_by": [n for n, r in results.items() if r.get("fixed")]}
 
 
-def probe_run(diagnoses: list[Diagnosis], samples: dict[str, EvalSample], generate: Generate,
+def probe_run(diagnoses: list[Diagnosis], samples: dict[str, Trace], generate: Generate,
               correctness: Correctness, chunks_of: ChunksOf, limit: int | None = None, progress: bool = True) -> int:
     """Attach probe results to the failed diagnoses (in place). Returns how many samples were probed."""
     todo = [d for d in diagnoses if d.category in PROBED and d.sample_id in samples][: limit or None]
     bar = None
     if progress and todo:
-        from tqdm import tqdm
-
         bar = tqdm(total=len(todo), desc="probing", unit="sample", leave=False, disable=None)
     for d in todo:
         d.probe = probe(samples[d.sample_id], generate, correctness, chunks_of)

@@ -1,14 +1,6 @@
-"""The failure taxonomy: every category with a written definition (the rule a test checks is in classify.py)."""
+"""The failure taxonomy: every category (corpora.records.Category, the Diagnosis record's) with a written
+definition; the rule a test checks is in classify.py."""
 from __future__ import annotations
-
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
-
-Category = Literal[
-    "ok", "retrieval_miss", "ranked_out", "noisy_context", "ungrounded_hallucination", "grounded_yet_hallucinated",
-    "context_ignored", "incomplete", "off_topic", "wrong_refusal", "missed_refusal", "guardrail_block", "unmeasured",
-]
 
 DEFINITIONS: dict[str, str] = {
     "ok": "The answer is right (or a correct refusal), grounded in the retrieved context and on topic.",
@@ -29,14 +21,3 @@ DEFINITIONS: dict[str, str] = {
     "guardrail_block": "A guardrail blocked the question or the answer.",
     "unmeasured": "The judges could not decide (judge failure, generation error, missing inputs); the reason is kept.",
 }
-
-
-class Diagnosis(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    sample_id: str
-    category: Category
-    secondary: list[Category] = Field(default_factory=list)
-    rule: str = Field(description="the rule that fired for the primary category, in words")
-    evidence: dict[str, Any] = Field(default_factory=dict)
-    probe: dict[str, Any] | None = None

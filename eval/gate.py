@@ -14,9 +14,9 @@ from xml.sax.saxutils import escape, quoteattr
 
 from corpora.errors import InputError, UsageError
 from corpora.paths import output_file
-from eval.judges.registry import JUDGES, METRIC_NAMES
-from eval.rules import LLM_METRICS, is_retrieval_metric
-from eval.summary import primary
+from corpora.run_folder import SUMMARY, RunFolder
+from eval.judges.registry import JUDGES
+from eval.metrics import METRIC_NAMES, find
 
 
 @dataclass
@@ -46,6 +46,13 @@ class Check:
         return f"{self.name}: {self.observed:.3f}{ci} needs {rel} {self.threshold:.3f}: {verdict}{self.detail}"
 
 
+def primary(summary: dict, metric: str, judge: str | None = None) -> dict | None:
+    """The summary row for ``metric`` (by ``judge``, else the first judge that measured anything)."""
+    rows = [m for m in summary["metrics"] if m["metric"] == metric and (judge is None or m["judge"] == judge)]
+    measured = [m for m in rows if m["n"] > 0]
+    return (measured or rows or [None])[0]
+
+
 def unit_threshold(value: object, where: str) -> float:
     """A threshold: a real number within [0, 1] (never a bool, NaN or a string), else UsageError naming ``where``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
@@ -55,10 +62,14 @@ def unit_threshold(value: object, where: str) -> float:
 
 
 def check_metric_name(name: str, where: str) -> str:
-    """'metric' or 'metric:judge' with a metric and judge this project knows (a typo is a usage error, not a FAIL)."""
+    """'metric' or 'metric:judge' with a metric and judge this project knows (a typo is a usage error, not a FAIL), and
+    a metric for which higher is better (a minimum on noise_sensitivity would pass the worst runs)."""
     metric, _, judge = name.strip().partition(":")
-    if metric not in LLM_METRICS and not is_retrieval_metric(metric):
+    m = find(metric)
+    if m is None:
         raise UsageError(f"{where}: unknown metric '{metric}' (valid: {METRIC_NAMES})")
+    if not m.higher_is_better:
+        raise UsageError(f"{where}: lower is better for '{metric}': it cannot take a minimum")
     if judge and judge not in JUDGES:
         raise UsageError(f"{where}: unknown judge '{judge}' in '{name}' (valid: {', '.join(JUDGES)})")
     return name.strip()
@@ -109,7 +120,7 @@ def parse_threshold(text: str) -> tuple[str, float]:
 
 def load_summary(run: str | Path) -> dict:
     run = Path(run)
-    path = run / "summary.json" if run.is_dir() else run
+    path = run / SUMMARY if run.is_dir() else run
     if not path.is_file():
         raise InputError(path, "no summary.json: evaluate first with `ragdoctor eval`")
     try:
@@ -135,12 +146,7 @@ def load_summary(run: str | Path) -> dict:
 
 def _check_current(path: Path, summary: dict) -> None:
     """A summary left by an earlier evaluation (the latest one was killed before it wrote its own) is stale."""
-    try:
-        config = json.loads((path.parent / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    key = config.get("run_key") if isinstance(config, dict) else None
-    if key and summary.get("run_key") and key != summary["run_key"]:
+    if RunFolder(path.parent).stale_summary(summary):
         raise InputError(path, "is from an earlier evaluation than the run's config.json (the latest `ragdoctor eval` "
                                "did not finish): rerun it to complete the run, then gate")
 
@@ -158,7 +164,8 @@ def check(summary: dict, cfg: GateConfig) -> list[Check]:
             continue
         observed = row["ci_low"] if cfg.use_ci_lower else row["mean"]
         detail = f" (judge {row['judge']}, n={row['n']}{', CI lower bound' if cfg.use_ci_lower else ''})"
-        checks.append(Check(name, observed >= threshold, observed, threshold, "min", (row["ci_low"], row["ci_high"]), detail))
+        checks.append(Check(name, observed >= threshold, observed, threshold, "min", (row["ci_low"], row["ci_high"]),
+                            detail))
     if cfg.max_unmeasured is not None:
         share = summary.get("unmeasured_share")
         share = 1.0 if share is None else share

@@ -2,7 +2,7 @@
 
 rag/ cannot import eval/, so the CLI / session layer builds this callable here and injects it into
 ``rag.guardrails.GuardedPipeline``. The score is the groundedness metric's own definition (share of the answer's
-claims supported by some chunk, ``eval.metrics.ScorerJudge.verify``); ``failing`` lists every claim that is not
+claims supported by some chunk, ``eval.metrics.verify.Verifier.verify``); ``failing`` lists every claim that is not
 supported, with its verdict, best score and the chunk/sentence that came closest."""
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from eval.claims import decompose
 from eval.judges.registry import JudgeOptions, default_nli_path, make_judge
+from eval.judges.scorer import ScorerJudge
 
 FactCheck = Callable[[str, list[tuple[str, str]]], tuple[float, list[dict]]]
 FACT_CHECK_JUDGES = ("auto", "nli", "lexical", "embedding")
@@ -18,9 +19,9 @@ FACT_CHECK_JUDGES = ("auto", "nli", "lexical", "embedding")
 class JudgeFactCheck:
     """A ``ScorerJudge`` seen as a fact-check callable; ``name`` identifies the judge in traces."""
 
-    def __init__(self, judge):
+    def __init__(self, judge: ScorerJudge):
         self.judge = judge
-        self.name = getattr(judge, "config_id", judge.name)
+        self.name = judge.config_id
 
     def __call__(self, answer: str, chunks: list[tuple[str, str]]) -> tuple[float, list[dict]]:
         claims = decompose(answer)
@@ -47,5 +48,7 @@ def make_fact_check(judge: str = "auto", *, nli_model: str | None = None, embedd
     name = resolve_judge_name(judge, nli_model)
     if name not in FACT_CHECK_JUDGES[1:]:
         raise ValueError(f"unknown fact-check judge {judge!r} (choose from {', '.join(FACT_CHECK_JUDGES)})")
-    thresholds = {"nli": nli_threshold} if nli_threshold is not None else {}
-    return JudgeFactCheck(make_judge(name, JudgeOptions(nli_model=nli_model, embedder=embedder, thresholds=thresholds)))
+    built = make_judge(name, JudgeOptions(nli_model=nli_model, embedder=embedder, nli_threshold=nli_threshold))
+    if not isinstance(built, ScorerJudge):
+        raise ValueError(f"the {name} judge cannot fact-check claims")
+    return JudgeFactCheck(built)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.llm import ChatLLM, LLMResponse
+from rag.models import cache_dir
 
 Messages = list[dict[str, str]]
 
@@ -25,8 +26,6 @@ def cache_key(model_id: str, messages: Messages, temperature: float, max_tokens:
 
 
 def default_cache_path() -> Path:
-    from rag.models import cache_dir
-
     return cache_dir() / "judge_cache.sqlite"
 
 

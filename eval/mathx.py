@@ -34,7 +34,8 @@ def f1(precision: float | None, recall: float | None) -> float | None:
     return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
-def claim_prf(answer_claims_supported: Sequence[bool], reference_claims_covered: Sequence[bool]) -> dict[str, float | None]:
+def claim_prf(answer_claims_supported: Sequence[bool],
+              reference_claims_covered: Sequence[bool]) -> dict[str, float | None]:
     """Claim-level precision (answer claims backed by the reference), recall (reference claims present in the
     answer) and their F1, as in RAGChecker / ragas FactualCorrectness."""
     p = fraction(answer_claims_supported)

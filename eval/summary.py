@@ -6,8 +6,8 @@ from collections import Counter
 
 import pandas as pd
 
+from corpora.records import Judgement
 from eval.mathx import bootstrap_ci
-from eval.records import Judgement
 
 
 def results_frame(judgements: list[Judgement]) -> pd.DataFrame:
@@ -35,9 +35,3 @@ def summarize(judgements: list[Judgement], *, n_resamples: int = 2000, seed: int
     return {"n_samples": len(judgements), "metrics": metrics,
             "unmeasured_share": float((df.status == "unmeasured").sum() / decided) if decided else None}
 
-
-def primary(summary: dict, metric: str, judge: str | None = None) -> dict | None:
-    """The summary row for ``metric`` (by ``judge``, else the first judge that measured anything)."""
-    rows = [m for m in summary["metrics"] if m["metric"] == metric and (judge is None or m["judge"] == judge)]
-    measured = [m for m in rows if m["n"] > 0]
-    return (measured or rows or [None])[0]

@@ -32,7 +32,7 @@ from judge_train.data import ATOMIC_SOURCES, NLI_SOURCES, PoolRecord, heldout, h
 from eval.judges.base import ClaimItem
 from eval.judges.nli import FEATURE_SIGNS, RELEVANCE_FEATURES, SUPPORT_FEATURES, CompactJudgeScorer
 from eval.meta.stats import auroc
-from eval.metrics import claim_candidates
+from eval.metrics.verify import claim_candidates
 
 Log = Callable[[str], None]
 MAX_CLAIMS = 6  # claims per record scored (long answers): the first ones

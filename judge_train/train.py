@@ -207,10 +207,10 @@ def _code_hashes() -> dict:
     import eval.claims
     import judge_train.data
     import judge_train.sources
-    import eval.metrics
+    import eval.metrics.verify
 
     return {m.__name__: hashlib.sha256(Path(m.__file__).read_bytes()).hexdigest()[:16]
-            for m in (eval.claims, eval.metrics, judge_train.data, judge_train.sources)}
+            for m in (eval.claims, eval.metrics.verify, judge_train.data, judge_train.sources)}
 
 
 def _versions() -> dict:

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import bm25s
+import Stemmer
+
 
 def _stemmer():
-    import Stemmer
-
     return Stemmer.Stemmer("english")
 
 
@@ -21,8 +22,6 @@ class BM25Index:
     @classmethod
     def build(cls, texts: list[str]) -> BM25Index | None:
         """None when no text has a word BM25 can index (only stopwords or one-letter words): bm25s cannot build then."""
-        import bm25s
-
         tokens = bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), show_progress=False)
         if not tokens.vocab:
             return None
@@ -31,8 +30,6 @@ class BM25Index:
         return cls(retriever, len(texts))
 
     def _tokens(self, queries: list[str]) -> list[list[str]]:
-        import bm25s
-
         toks = bm25s.tokenize(queries, stopwords="en", stemmer=self._stem, return_ids=False, show_progress=False)
         vocab = self._retriever.vocab_dict
         return [[t for t in q if t in vocab] for q in toks]
@@ -56,6 +53,4 @@ class BM25Index:
 
     @classmethod
     def load(cls, folder: str | Path, n: int) -> BM25Index:
-        import bm25s
-
         return cls(bm25s.BM25.load(str(folder), show_progress=False), n)

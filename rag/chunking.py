@@ -6,6 +6,10 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 
+from llama_index.core.node_parser import SentenceSplitter
+from llama_index.core.schema import TextNode
+from tokenizers import Tokenizer
+
 from corpora.records import Document
 from rag.config import ChunkingConfig
 
@@ -15,8 +19,6 @@ Tokenize = Callable[[str], list[int]]
 @lru_cache(maxsize=4)
 def hf_tokenizer(model_dir: str) -> Tokenize:
     """The fast tokenizer stored beside a sentence-transformers model, with padding/truncation off."""
-    from tokenizers import Tokenizer
-
     tok = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
     tok.no_padding()
     tok.no_truncation()
@@ -39,9 +41,6 @@ def doc_id_of(chunk: str) -> str:
 
 def chunk_documents(docs: Iterable[Document], cfg: ChunkingConfig, tokenizer: Tokenize):
     """Split documents into llama-index ``TextNode``s, title prepended to the first chunk's embedding text."""
-    from llama_index.core.node_parser import SentenceSplitter
-    from llama_index.core.schema import TextNode
-
     splitter = SentenceSplitter(chunk_size=cfg.chunk_size, chunk_overlap=cfg.chunk_overlap, tokenizer=tokenizer)
     nodes = []
     for doc in docs:

@@ -11,6 +11,9 @@ from typing import Protocol
 
 import numpy as np
 
+from corpora.errors import InputError
+from rag import models
+
 
 class Embedder(Protocol):
     model_id: str
@@ -56,7 +59,7 @@ class EmbeddingCache:
 
 def quiet_model_loading() -> None:
     """Silence transformers' per-load 'Loading weights' progress bar (our own bars report the long steps)."""
-    from transformers.utils import logging as hf_logging
+    from transformers.utils import logging as hf_logging  # noqa: PLC0415 - lazy: transformers (seconds); the CLI's parser imports this module
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
@@ -85,11 +88,11 @@ class SentenceTransformerEmbedder:
     @property
     def model(self):
         if self._model is None:
-            from sentence_transformers import SentenceTransformer
+            from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - lazy: torch (seconds), on first use
 
             device = self.device
             if device == "auto":
-                import torch
+                import torch  # noqa: PLC0415 - lazy: see above
 
                 device = "cuda" if torch.cuda.is_available() else "cpu"
             quiet_model_loading()
@@ -99,7 +102,8 @@ class SentenceTransformerEmbedder:
     @property
     def dim(self) -> int:
         if self._dim is None:
-            get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+            model = self.model
+            get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
             self._dim = int(get_dim())
         return self._dim
 
@@ -157,15 +161,12 @@ def make_embedder(model: str = "minilm", *, batch_size: int = 32, device: str = 
     """'minilm' (the bundled default), 'fake', or the path of a sentence-transformers folder."""
     if model == "fake":
         return FakeEmbedder()
-    from rag import models
-
     cache = EmbeddingCache(models.cache_dir() / "embeddings.sqlite") if use_cache else None
     if model == "minilm":
         return SentenceTransformerEmbedder(models.minilm_path(), models.MINILM_ID, batch_size=batch_size,
                                            device=device, cache=cache)
     path = Path(model)
     if not (path / "modules.json").exists() and not (path / "config.json").exists():
-        from corpora.errors import InputError
-
-        raise InputError(path, "not a sentence-transformers model folder (no modules.json/config.json)", field="embedding.model")
+        raise InputError(path, "not a sentence-transformers model folder (no modules.json/config.json)",
+                         field="embedding.model")
     return SentenceTransformerEmbedder(path, f"st:{path.resolve()}", batch_size=batch_size, device=device, cache=cache)

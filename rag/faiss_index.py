@@ -8,14 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import faiss
 import numpy as np
 
 from rag.config import IndexConfig
 
 
 def gpu_count() -> int:
-    import faiss
-
     get = getattr(faiss, "get_num_gpus", None)
     return int(get()) if get else 0
 
@@ -40,8 +39,6 @@ def factory_string(cfg: IndexConfig, n: int, dim: int) -> str:
 
 def build(vectors: np.ndarray, cfg: IndexConfig):
     """A trained CPU index holding ``vectors`` (inner product on normalised vectors = cosine)."""
-    import faiss
-
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     n, dim = vectors.shape
     index = faiss.index_factory(dim, factory_string(cfg, n, dim), faiss.METRIC_INNER_PRODUCT)
@@ -53,8 +50,6 @@ def build(vectors: np.ndarray, cfg: IndexConfig):
 
 def tune(index, cfg: IndexConfig) -> None:
     """Apply search-time parameters (nprobe, efSearch) to a CPU or GPU index."""
-    import faiss
-
     try:
         ivf = faiss.extract_index_ivf(index)
         ivf.nprobe = min(cfg.nprobe, ivf.nlist)
@@ -85,7 +80,7 @@ def probe_reason(returncode: int, stderr: str) -> str:
     line = (cuda or lines or [""])[-1]
     if "details:" in line:
         line = line.split("details:", 1)[1].strip()
-    how = "killed by signal %d" % -returncode if returncode < 0 else f"exit status {returncode}"
+    how = f"killed by signal {-returncode}" if returncode < 0 else f"exit status {returncode}"
     return f"faiss GPU probe failed ({how}){': ' + line[:240] if line else ''}"
 
 
@@ -115,13 +110,11 @@ def to_device(index, cfg: IndexConfig, log=None):
         if log:
             log(f"faiss sees a GPU but cannot use it, searching on the CPU: {why}")
         return index, "cpu"
-    import faiss
-
     try:
         res = _gpu_resources()
         co = faiss.GpuClonerOptions()
         co.useFloat16 = False
-        co.useFloat16LookupTables = True  # IVF-PQ with many sub-quantizers needs fp16 tables in shared memory
+        co.useFloat16LookupTables = True  # type: ignore[attr-defined]  # IVF-PQ: fp16 tables in shared memory
         gpu_index = faiss.index_cpu_to_gpu(res, 0, index, co)
     except (RuntimeError, MemoryError) as exc:  # faiss raises RuntimeError for layouts its GPU code lacks
         if log:
@@ -135,22 +128,16 @@ def to_device(index, cfg: IndexConfig, log=None):
 def _gpu_resources():
     """One StandardGpuResources per process, alive as long as the process: a GPU index must not outlive its resources,
     and faiss >= 1.15 refuses new attributes on its SWIG objects, so the index cannot hold them itself."""
-    import faiss
-
     return faiss.StandardGpuResources()
 
 
 def save(index, path: str | Path) -> None:
-    import faiss
-
     if "Gpu" in type(index).__name__:
         index = faiss.index_gpu_to_cpu(index)
     faiss.write_index(index, str(path))
 
 
 def load(path: str | Path):
-    import faiss
-
     return faiss.read_index(str(path))
 
 

@@ -38,7 +38,7 @@ class FakeOpenAIServer:
         if self._httpd is None:
             raise RuntimeError("FakeOpenAIServer is not running")
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     def start(self) -> str:
         """Bind loopback, serve in a daemon thread, and return the base URL."""
@@ -100,7 +100,8 @@ class FakeOpenAIServer:
 
     def models(self) -> dict[str, Any]:
         """The ``/v1/models`` listing: one model."""
-        return {"object": "list", "data": [{"id": self.model_name, "object": "model", "created": 0, "owned_by": "ragdoctor"}]}
+        return {"object": "list",
+                "data": [{"id": self.model_name, "object": "model", "created": 0, "owned_by": "ragdoctor"}]}
 
 
 def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:

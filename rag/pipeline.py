@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import time
 
-from corpora.records import Sample
+from corpora.records import Candidate, Chunk, Question, Trace
 from rag.config import PipelineConfig
 from rag.prompt import RETRY_NUDGE, build_messages, cited_ids, is_refusal, strip_citations
 from rag.retrievers import make_retriever
 from rag.store import IndexStore
-from rag.trace import RetrievedChunk, Trace
 
 
 class Pipeline:
@@ -22,14 +21,14 @@ class Pipeline:
         self.retriever = make_retriever(store, embedder, cfg.retrieval)
         self.config_hash = cfg.config_hash()
 
-    def retrieve(self, question: str, k: int | None = None) -> list[RetrievedChunk]:
+    def retrieve(self, question: str, k: int | None = None) -> list[Chunk]:
         """Ranked chunks: the first ``top_k`` go to the generator, the rest (up to ``candidate_k``) are candidates."""
         k = k or max(self.cfg.retrieval.top_k, self.cfg.retrieval.candidate_k)
         hits = self.retriever.search(question, k)
         out = []
         for rank, h in enumerate(hits, start=1):
             node = self.store.nodes[h.position]
-            out.append(RetrievedChunk(chunk_id=node.id_, doc_id=node.metadata["doc_id"], rank=rank, score=h.score,
+            out.append(Chunk(chunk_id=node.id_, doc_id=node.metadata["doc_id"], rank=rank, score=h.score,
                                       text=node.text, title=node.metadata.get("title", ""), signals=h.signals))
         return out
 
@@ -43,33 +42,33 @@ class Pipeline:
             text = self.llm.chat(retry, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed).text.strip()
         return text
 
-    def chunks_of(self, doc_ids: list[str]) -> list[RetrievedChunk]:
+    def chunks_of(self, doc_ids: list[str]) -> list[Chunk]:
         """Every chunk of the given documents from the index, in document and chunk order."""
         wanted = set(doc_ids)
         nodes = [n for n in self.store.nodes if n.metadata["doc_id"] in wanted]
-        return [RetrievedChunk(chunk_id=n.id_, doc_id=n.metadata["doc_id"], rank=i, text=n.text,
-                               title=n.metadata.get("title", "")) for i, n in enumerate(nodes, start=1)]
+        return [Chunk(chunk_id=n.id_, doc_id=n.metadata["doc_id"], rank=i, text=n.text,
+                      title=n.metadata.get("title", "")) for i, n in enumerate(nodes, start=1)]
 
-    def answer(self, question: str, sample: Sample | None = None) -> Trace:
-        sample = sample or Sample(id="adhoc", question=question)
-        trace = Trace(sample_id=sample.id, question=question, reference=sample.reference,
-                      relevant_doc_ids=sample.relevant_doc_ids, metadata=dict(sample.metadata),
-                      config_hash=self.config_hash, generator=getattr(self.llm, "model_id", "unknown"),
-                      embedder=self.embedder.model_id)
+    def answer(self, question: str, sample: Question | None = None) -> Trace:
+        """The trace of ``sample`` (its labels copied onto the trace), or of a bare ``question``."""
+        sample = sample or Question(id="adhoc", question=question)
+        trace = Trace.of(sample, question=question, contexts=[], config_hash=self.config_hash,
+                         generator=getattr(self.llm, "model_id", "unknown"), embedder=self.embedder.model_id)
         t0 = time.perf_counter()
         ranked = self.retrieve(question)
         top_k = self.cfg.retrieval.top_k
-        trace.contexts = ranked[:top_k]
-        trace.candidates = [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "rank": c.rank, "score": c.score,
-                             "signals": c.signals} for c in ranked[top_k:]]
+        trace.contexts = contexts = ranked[:top_k]
+        trace.candidates = [Candidate(chunk_id=c.chunk_id, doc_id=c.doc_id, rank=c.rank, score=c.score,
+                                      signals=c.signals) for c in ranked[top_k:]]
         t1 = time.perf_counter()
         trace.latency_ms["retrieve"] = (t1 - t0) * 1000
-        pairs = [(c.chunk_id, c.text) for c in trace.contexts]
+        pairs = [(c.chunk_id, c.text) for c in contexts]
         trace.prompt = build_messages(question, pairs)
         try:
             trace.answer = self.generate(question, pairs)
         except Exception as exc:  # a model failure becomes data on the trace, never a crash of the run
-            trace.outcome, trace.error = "error", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            trace.outcome, trace.error = "error", f"{type(exc).__name__}: {first}"
         t2 = time.perf_counter()
         trace.latency_ms["generate"] = (t2 - t1) * 1000
         trace.latency_ms["total"] = (t2 - t0) * 1000
@@ -77,5 +76,5 @@ class Pipeline:
             trace.outcome, trace.error = "error", "the generator returned an empty answer"
         if trace.outcome != "error":
             trace.outcome = "refused" if is_refusal(trace.answer) else "answered"
-            trace.cited_chunk_ids = cited_ids(trace.answer, {c.chunk_id for c in trace.contexts})
+            trace.cited_chunk_ids = cited_ids(trace.answer, {c.chunk_id for c in contexts})
         return trace

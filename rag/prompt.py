@@ -21,7 +21,8 @@ _REFUSAL_PATTERNS = re.compile(
     rf"|\b{_SOURCES} (?:do|does|did) not (?:contain|include|provide|mention|say|specify|state|cover)"
     rf"|\b{_SOURCES} (?:don't|doesn't) (?:contain|include|provide|mention|say|specify|state|cover)"
     rf"|\bno (?:information|mention|details?|data) (?:\w+ ){{0,6}}in the (?:provided |given )?{_SOURCES}"
-    rf"|\bnot (?:mentioned|provided|specified|stated|given|available|found|covered) in the (?:provided |given )?{_SOURCES}"
+    r"|\bnot (?:mentioned|provided|specified|stated|given|available|found|covered) in the "
+    rf"(?:provided |given )?{_SOURCES}"
     r"|\bunable to (?:answer|find|determine)|\bcannot be (?:answered|determined)",
     re.IGNORECASE,
 )

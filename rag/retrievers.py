@@ -16,6 +16,7 @@ from rag.config import RetrievalConfig
 from rag.fusion import reciprocal_rank_fusion
 from rag.store import IndexStore
 
+
 @dataclass
 class Hit:
     position: int  # index into IndexStore.nodes
@@ -47,7 +48,8 @@ class DenseRetriever(_StoreRetriever):
     def search_batch(self, queries: list[str], k: int) -> list[list[Hit]]:
         vecs = self.embedder.embed(queries)
         if len(queries) == 1:  # the single-query path goes through llama-index's vector store
-            res = self.store.vector_store().query(VectorStoreQuery(query_embedding=vecs[0].tolist(), similarity_top_k=k))
+            query = VectorStoreQuery(query_embedding=vecs[0].tolist(), similarity_top_k=k)
+            res = self.store.vector_store().query(query)
             pairs = [[(int(i), float(s)) for i, s in zip(res.ids or [], res.similarities or [])]]
         else:
             scores, pos = faiss_index.search(self.store.dense, vecs, k)

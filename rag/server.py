@@ -84,12 +84,13 @@ class LocalModelServer:
         began = time.perf_counter()
         path = gguf_path(self.gguf)
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before libgomp is loaded by the import
-        import xllamacpp
+        import xllamacpp  # noqa: PLC0415 - lazy: the bundled model server, only when it is started
 
         try:
             server = xllamacpp.Server(self._params(xllamacpp, path))
         except RuntimeError as exc:
-            raise LLMError(f"could not start llama.cpp server for {path.name} on {self.host}:{self.port}: {exc}") from None
+            raise LLMError(f"could not start llama.cpp server for {path.name} on {self.host}:{self.port}: "
+                           f"{exc}") from None
         server.handle_metrics()  # one task through the main loop: see the module docstring
         self._server = server
         address = str(server.listening_address).rstrip("/")
@@ -120,7 +121,8 @@ class LocalModelServer:
         deadline = time.monotonic() + drain_timeout
         while self.busy():
             if time.monotonic() > deadline:
-                raise LLMError(f"llama.cpp server at {self._base_url} still busy after {drain_timeout:.0f} s; not stopped")
+                raise LLMError(f"llama.cpp server at {self._base_url} still busy after {drain_timeout:.0f} s; "
+                               "not stopped")
             time.sleep(0.05)
         server, self._server = self._server, None
         address, self._base_url = self._base_url, None

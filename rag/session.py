@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from corpora.bundled import bundled_documents, bundled_questions
 from corpora.loaders import load_corpus, load_questions
-from corpora.records import Document, Sample
+from corpora.records import Document, Question
 from rag.config import PipelineConfig
 from rag.embeddings import make_embedder
 from rag.pipeline import Pipeline
@@ -19,7 +19,7 @@ def load_documents(cfg: PipelineConfig) -> list[Document]:
     return bundled_documents() if cfg.corpus == "bundled" else load_corpus(cfg.corpus)
 
 
-def load_samples(cfg: PipelineConfig, errors: list | None = None) -> list[Sample]:
+def question_set(cfg: PipelineConfig, errors: list | None = None) -> list[Question]:
     """The question set; a bad record goes to ``errors`` (or is reported) and is skipped."""
     return bundled_questions() if cfg.questions == "bundled" else load_questions(cfg.questions, errors)
 
@@ -43,7 +43,7 @@ def open_generator(cfg: PipelineConfig, llm=None) -> Iterator[object]:
     if llm is not None:
         yield llm
         return
-    from rag.server import llm_for
+    from rag.server import llm_for  # noqa: PLC0415 - lazy: the bundled model server, only without an llm or URL
 
     client, server = llm_for(cfg.generation.base_url, cfg.generation.model)
     try:
@@ -65,7 +65,7 @@ def open_pipeline(cfg: PipelineConfig, *, llm=None, embedder=None, rebuild: bool
         if not cfg.guardrails.enabled:
             yield pipe
             return
-        from rag.guardrails import GuardedPipeline
+        from rag.guardrails import GuardedPipeline  # noqa: PLC0415 - lazy: nemoguardrails, only with the rails on
 
         with GuardedPipeline(pipe, cfg.guardrails, fact_check=fact_check) as guarded:
             yield guarded

@@ -10,8 +10,12 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
+
+import faiss
+from llama_index.core.schema import TextNode
+from llama_index.vector_stores.faiss import FaissVectorStore
 
 from corpora.errors import InputError, warn
 from corpora.records import Document
@@ -20,9 +24,20 @@ from rag.bm25 import BM25Index
 from rag.chunking import chunk_documents, embedding_text, hf_tokenizer, whitespace_tokenizer
 from rag.config import ChunkingConfig, IndexConfig
 from rag.index_dir import building, check_index_target
-from rag.manifest import (MANIFEST_VERSION, REBUILD, IndexMismatch, Manifest, check_build_settings, check_compatible,
-                          corpus_checksum, file_entries, is_index_manifest, manifest_version, read_manifest,
-                          verify_files)
+from rag.manifest import (
+    MANIFEST_VERSION,
+    REBUILD,
+    IndexMismatch,
+    Manifest,
+    check_build_settings,
+    check_compatible,
+    corpus_checksum,
+    file_entries,
+    is_index_manifest,
+    manifest_version,
+    read_manifest,
+    verify_files,
+)
 
 
 @dataclass
@@ -37,8 +52,6 @@ class IndexStore:
 
     def vector_store(self):
         """The faiss index wrapped as llama-index's FaissVectorStore (ids are positions into ``nodes``)."""
-        from llama_index.vector_stores.faiss import FaissVectorStore
-
         return FaissVectorStore(faiss_index=self.dense)
 
 
@@ -49,12 +62,11 @@ def tokenizer_for(embedder):
 def _write_nodes(path: Path, nodes) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         for node in nodes:
-            fh.write(json.dumps({"id": node.id_, "text": node.text, "metadata": node.metadata}, ensure_ascii=False) + "\n")
+            record = {"id": node.id_, "text": node.text, "metadata": node.metadata}
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def _read_nodes(path: Path):
-    from llama_index.core.schema import TextNode
-
     nodes = []
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
@@ -71,8 +83,6 @@ def _read_nodes(path: Path):
 def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunking: ChunkingConfig,
                 index_cfg: IndexConfig, with_bm25: bool = True) -> IndexStore:
     """Chunk, embed, index and save. Returns the loaded store."""
-    import faiss
-
     index_dir = check_index_target(index_dir)  # before minutes of embedding: a folder we may not replace fails now
     timings: dict[str, float] = {}
     t = time.perf_counter()
@@ -104,7 +114,7 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
             factory=faiss_index.factory_string(index_cfg, len(nodes), vectors.shape[1]),
             corpus_checksum=corpus_checksum(docs), n_documents=len(docs), n_chunks=len(nodes),
             faiss_version=faiss.__version__, bm25=bm25 is not None,
-            built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            built_at=datetime.now(UTC).isoformat(timespec="seconds"),
             n_vectors=int(dense.ntotal), files=file_entries(tmp))
         (tmp / "manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
     store = load_index(index_dir, embedder, index_cfg=index_cfg)
@@ -117,7 +127,8 @@ def load_index(index_dir: str | Path, embedder, *, index_cfg: IndexConfig | None
     there is one."""
     index_dir = Path(index_dir)
     manifest = read_manifest(index_dir)
-    check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim, normalized=embedder.normalize)
+    check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim,
+                     normalized=embedder.normalize)
     verify_files(manifest, index_dir)
     cfg = index_cfg or manifest.index
     try:
@@ -139,7 +150,8 @@ def load_index(index_dir: str | Path, embedder, *, index_cfg: IndexConfig | None
 
 
 def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunking: ChunkingConfig,
-                 index_cfg: IndexConfig, rebuild: bool = False, strict_embedder: bool = False) -> tuple[IndexStore, bool]:
+                 index_cfg: IndexConfig, rebuild: bool = False,
+                 strict_embedder: bool = False) -> tuple[IndexStore, bool]:
     """Load the index if it is current for these documents and settings, else (re)build it. Returns (store, built).
 
     With ``strict_embedder`` an index built by another embedder is an error (IndexMismatch) instead of a rebuild:

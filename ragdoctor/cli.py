@@ -8,8 +8,18 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import traceback
 
+from corpora.errors import NOTICES, InputError
+from corpora.paths import output_folder
+from eval.judges.base import JudgeUnavailable
+from judge_train import cli as cmd_judge
+from rag.llm import LLMError
+from rag.manifest import IndexMismatch
+from rag.models import ModelUnavailable
 from rag.offline import set_offline_env
+from ragdoctor import __version__, cmd_dashboard, cmd_demo, cmd_diagnose, cmd_eval, cmd_meta_eval, cmd_pipeline
+from ragdoctor.options import all_parsers, checked_numbers, pipeline_options
 
 set_offline_env()
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -25,48 +35,14 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
-def _pipeline_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("pipeline (override the config file and RAGDOCTOR_* variables)")
-    g.add_argument("--config", help="TOML file with a [pipeline] table (see README)")
-    g.add_argument("--corpus", help="'bundled', a JSONL file, a BEIR folder or a folder of .txt/.md")
-    g.add_argument("--index-dir", help="where the index lives (default .ragdoctor/index)")
-    g.add_argument("--embedder", help="'minilm' (bundled), 'fake', or a sentence-transformers folder")
-    g.add_argument("--kind", choices=["flat", "ivf", "hnsw", "ivfpq", "sq8"], help="faiss index kind")
-    g.add_argument("--mode", choices=["dense", "bm25", "hybrid"], help="retrieval mode")
-    g.add_argument("--top-k", type=int, help="chunks given to the generator (>= 1)")
-    g.add_argument("--base-url", help="OpenAI-compatible server (NIM, vLLM, Ollama, OpenAI); default: bundled model")
-    g.add_argument("--model", help="bundled GGUF name/path, or the server's model name")
-    g.add_argument("--guardrails", action=argparse.BooleanOptionalAction, default=None,
-                   help="run the pipeline inside NeMo Guardrails (input, retrieval and fact-checking output rails)")
-
-
-def config_from_args(args: argparse.Namespace):
-    from rag.config import load_config, set_path
-
-    over: dict = {}
-    for dotted, value in [("corpus", args.corpus), ("index_dir", args.index_dir), ("embedding.model", args.embedder),
-                          ("index.kind", args.kind), ("retrieval.mode", args.mode), ("retrieval.top_k", args.top_k),
-                          ("generation.base_url", args.base_url), ("generation.model", args.model),
-                          ("questions", getattr(args, "questions", None)),
-                          ("guardrails.enabled", getattr(args, "guardrails", None))]:
-        set_path(over, dotted, value)
-    return load_config(args.config, over)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    from ragdoctor import __version__, cmd_dashboard, cmd_demo, cmd_diagnose, cmd_eval, cmd_meta_eval, cmd_pipeline
-
-    from ragdoctor.options import all_parsers, checked_numbers
-
     parser = Parser(prog="ragdoctor", description="Offline RAG pipeline, evaluation and diagnostics.")
     parser.add_argument("--version", action="version", version=f"ragdoctor {__version__}")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     sub = parser.add_subparsers(dest="command", required=True)
-    from judge_train import cli as cmd_judge
-
     for register in (cmd_pipeline.register, cmd_eval.register, cmd_diagnose.register, cmd_meta_eval.register,
                      cmd_demo.register, cmd_dashboard.register, cmd_judge.register):
-        register(sub, _pipeline_options)
+        register(sub, pipeline_options)
     for p in list(all_parsers(parser))[1:]:  # --debug after the command works too
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     cmd_judge_guard(sub)
@@ -83,8 +59,6 @@ def cmd_judge_guard(sub) -> None:
     run = train.get_default("func")
 
     def guarded(args):
-        from corpora.paths import output_folder
-
         if args.out:
             output_folder(args.out, markers=("training_config.json", "model.safetensors"), what="judge folder")
         return run(args)
@@ -107,8 +81,6 @@ class _Notices(logging.Handler):
 
 
 def _install_notices() -> _Notices:
-    from corpora.errors import NOTICES
-
     for h in list(NOTICES.handlers):
         if isinstance(h, _Notices):
             NOTICES.removeHandler(h)
@@ -118,20 +90,7 @@ def _install_notices() -> _Notices:
     return handler
 
 
-def _known_errors() -> tuple[type[BaseException], ...]:
-    from corpora.errors import InputError
-    from eval.judges.base import JudgeUnavailable
-    from rag.manifest import IndexMismatch
-
-    errors: list[type[BaseException]] = [InputError, IndexMismatch, JudgeUnavailable]
-    try:
-        from rag.llm import LLMError
-        from rag.models import ModelUnavailable
-
-        errors += [LLMError, ModelUnavailable]
-    except ImportError:  # pragma: no cover
-        pass
-    return tuple(errors)
+KNOWN_ERRORS = (InputError, IndexMismatch, JudgeUnavailable, LLMError, ModelUnavailable)  # exit 2, one line
 
 
 def _first_line(exc: BaseException) -> str:
@@ -146,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     _install_notices()
     try:
         code = int(args.func(args) or 0)
-    except _known_errors() as exc:
+    except KNOWN_ERRORS as exc:
         print(f"ragdoctor: error: {_first_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -158,8 +117,6 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - a bug: one line, its own exit status, never the gate's 1
         if debug:
-            import traceback
-
             traceback.print_exc()
         print(f"ragdoctor: internal error: {type(exc).__name__}: {_first_line(exc)}; rerun with --debug for the "
               "traceback", file=sys.stderr)

@@ -6,6 +6,7 @@ until Ctrl+C. The host is 127.0.0.1 unless ``--host`` says otherwise: the dashbo
 corpus text, so binding every interface (0.0.0.0) is an explicit choice."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import socket
@@ -17,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from corpora.errors import InputError
+from corpora.run_folder import RunFolder
 
 DEFAULT_PORT = 8501
 
@@ -26,8 +28,6 @@ def app_path() -> Path:
     here = Path(__file__).resolve().parent.parent / "app.py"
     if here.exists():
         return here
-    import importlib.util
-
     spec = importlib.util.find_spec("app")
     if spec is None or spec.origin is None:
         raise InputError(None, "app.py not found: reinstall ragdoctor (pip install -e .)")
@@ -69,14 +69,12 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> boo
 
 
 def cmd_dashboard(args) -> int:
-    from diagnostics.run_data import find_runs, is_run_dir
-
     runs = []
     for r in args.runs:
         p = Path(r)
         if not p.exists():
             raise InputError(p, "run folder not found")
-        if not is_run_dir(p) and not find_runs([p]):
+        if not RunFolder.is_run(p) and not RunFolder.find([p]):
             raise InputError(p, "not a run folder (no results.jsonl, results.parquet or traces.jsonl) and holds none")
         runs.append(str(p.resolve()))
     port = pick_port(args.host, args.port)

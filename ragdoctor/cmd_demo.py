@@ -2,59 +2,42 @@
 index -> answer the question set -> evaluate -> gate -> diagnose, printing each table."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import argparse
+
+from corpora.run_folder import GATE_REPORT, TRACES, RunFolder
+from ragdoctor.cmd_diagnose import render_categories
+from ragdoctor.cmd_eval import gate_config, render_checks, render_eval_summary
+from ragdoctor.cmd_pipeline import render_index
+from ragdoctor.options import config_from_args
+from ragdoctor.run_report import render_summary
 
 
-def cmd_demo(args) -> int:
-    from ragdoctor.cli import config_from_args
-    from ragdoctor.cmd_diagnose import diagnose_run, render_categories
-    from eval.judges.registry import covered, default_judges, parse_judges, parse_metrics
-    from ragdoctor.cmd_eval import gate_config_from_args, gate_run, render_eval_summary, run_eval
-    from ragdoctor.cmd_pipeline import cmd_index, run_pipeline
-    from ragdoctor.run_report import render_summary, summarize_traces
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ragdoctor import flow  # noqa: PLC0415 - lazy in every command: the library loads when one runs
 
     cfg = config_from_args(args)
-    run_dir = Path(args.out)
-    judges = parse_judges(args.judges if args.judges is not None else default_judges(args.nli_model))
-    metrics = parse_metrics(args.metrics) if args.metrics is not None else covered(_metrics(), judges)
+    run = RunFolder(args.out)
+    selection = flow.Selection.of(args.judges, args.metrics, args.nli_model)
     print("== 1/5 index ==")
-    cmd_index(_with(args, rebuild=False))
+    print(render_index(*flow.index(cfg)))
     print("\n== 2/5 answer the question set (bundled model; a rerun resumes) ==")
-    result = run_pipeline(cfg, out=run_dir / "traces.jsonl", limit=args.limit)
-    summary = summarize_traces(result.traces)
-    (run_dir / "run_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    print(render_summary(summary))
-    print(f"traces: {run_dir / 'traces.jsonl'}")
+    result = flow.answer_questions(cfg, run.file(TRACES), limit=args.limit)
+    print(render_summary(flow.write_run_summary(run, result.traces)))
+    print(f"traces: {run.file(TRACES)}")
     print("\n== 3/5 evaluate ==")
-    ev = run_eval(run_dir / "traces.jsonl", run_dir, metrics=metrics, judges=judges, nli_model=args.nli_model)
+    ev = flow.evaluate_file(run.file(TRACES), run.path, selection, nli_model=args.nli_model)
     print(render_eval_summary(ev.summary))
     print("\n== 4/5 gate (thresholds from [tool.ragdoctor.gate] in pyproject.toml) ==")
-    gate_cfg = gate_config_from_args(_with(args, min=None, max_unmeasured=None, ci_lower=False))
-    code, checks = gate_run(run_dir, gate_cfg, run_dir / "gate.xml")
-    for c in checks:
-        print(("PASS  " if c.passed else "FAIL  ") + c.message)
-    print(f"gate: {'passed' if code == 0 else 'FAILED'}")
+    code, checks = flow.gate_run(run.path, gate_config(args.pyproject), run.file(GATE_REPORT))
+    print(render_checks(code, checks))
     print("\n== 5/5 diagnose ==")
-    _, _, report = diagnose_run(run_dir)
+    _, _, report = flow.diagnose_run(run.path)
     print(render_categories(report))
-    print(f"\nrun folder: {run_dir}  (open it with `ragdoctor dashboard {run_dir}`)")
+    print(f"\nrun folder: {run.path}  (open it with `ragdoctor dashboard {run.path}`)")
     return 0
 
 
-def _metrics() -> list[str]:
-    from eval.judges.registry import DEFAULT_METRICS
-
-    return list(DEFAULT_METRICS)
-
-
-def _with(args, **kw):
-    import argparse
-
-    return argparse.Namespace(**{**vars(args), **kw})
-
-
-def register(sub, pipeline_options) -> None:
+def register(sub: argparse._SubParsersAction, pipeline_options) -> None:
     p = sub.add_parser("demo", help="index, answer, evaluate, gate and diagnose the bundled corpus with bundled models")
     p.add_argument("--out", default="runs/demo", help="run folder (default runs/demo)")
     p.add_argument("--limit", type=int, help="only the first N questions (N >= 1)")

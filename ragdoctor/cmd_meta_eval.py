@@ -8,6 +8,11 @@ import sys
 from contextlib import ExitStack
 from pathlib import Path
 
+from corpora.errors import InputError, report_skipped
+from corpora.paths import output_folder
+from eval.judges.registry import JUDGES, JudgeOptions, default_nli_path
+from eval.meta.datasets import DATASETS, DEFAULT_FILES, TASK_METRICS, default_path, load_records
+from eval.meta.scoring import REDUCERS
 from ragdoctor.table import render
 
 DATA_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -17,9 +22,6 @@ HEADERS = ["metric", "judge", "n", "AUROC", "95% CI", "bal.acc", "95% CI", "thr"
 
 
 def resolve_path(dataset: str, path: str | None) -> Path:
-    from corpora.errors import InputError
-    from eval.meta.datasets import default_path
-
     if path:
         return Path(path)
     if dataset == POOL:
@@ -27,17 +29,15 @@ def resolve_path(dataset: str, path: str | None) -> Path:
         if not found.is_dir():
             raise InputError(found, "training pool not found (pass --path DIR)")
         return found
-    found = default_path(dataset, DATA_ROOT)
-    if found is None:
+    default = default_path(dataset, DATA_ROOT)
+    if default is None:
         raise InputError(None, f"--dataset {dataset} needs --path FILE", field="path")
-    if not found.exists():
-        raise InputError(found, "file not found (pass --path FILE)")
-    return found
+    if not default.exists():
+        raise InputError(default, "file not found (pass --path FILE)")
+    return default
 
 
 def default_judges(nli_model: str | None) -> list[str]:
-    from eval.judges.registry import default_nli_path
-
     return ["lexical", "embedding"] + (["nli"] if nli_model or default_nli_path() else [])
 
 
@@ -108,13 +108,8 @@ def render_report(report: dict) -> str:
 
 
 def cmd_meta_eval(args) -> int:
-    from eval.judges.registry import JudgeOptions
-    from eval.meta.runner import MetaEvalOptions, default_out_dir, run_meta_eval, save_report
-    from ragdoctor.cmd_eval import llm_factory
-
-    from corpora.errors import report_skipped
-    from corpora.paths import output_folder
-    from eval.meta.datasets import load_records
+    from eval.meta.meta_eval import MetaEvalOptions, default_out_dir, run_meta_eval, save_report  # noqa: PLC0415 - scipy
+    from ragdoctor.flow import llm_factory  # noqa: PLC0415 - lazy in every command: the library loads when one runs
 
     path = resolve_path(args.dataset, args.path)
     out_dir = output_folder(Path(args.out) if args.out else default_out_dir(args.dataset),
@@ -132,8 +127,8 @@ def cmd_meta_eval(args) -> int:
                                chunk_size=args.batch_size, judge_options=judge_opts)
         log = (lambda msg: print(f"ragdoctor: meta-eval: {msg}", file=sys.stderr)) if args.format == "table" else None
         if args.dataset == POOL:
-            from eval.meta.runner import run_tasks
-            from judge_train.suite import pool_tasks
+            from eval.meta.meta_eval import run_tasks  # noqa: PLC0415 - lazy: see above
+            from judge_train.suite import pool_tasks  # noqa: PLC0415 - lazy: the training tool, for this dataset only
 
             tasks, total = pool_tasks(path, per_label=args.limit or 150, seed=args.seed)
             opts.limit = None  # --limit sized each source above, it is not a subsample of the tasks
@@ -156,10 +151,6 @@ def cmd_meta_eval(args) -> int:
 
 
 def register(sub, pipeline_options) -> None:  # noqa: ARG001 (no pipeline options: meta-eval runs no pipeline)
-    from eval.judges.registry import JUDGES
-    from eval.meta.datasets import DATASETS, DEFAULT_FILES, TASK_METRICS
-    from eval.meta.scoring import REDUCERS
-
     p = sub.add_parser("meta-eval", help="score judges against human-labelled data (AUROC, balanced accuracy, ...)")
     p.add_argument("--dataset", required=True, choices=[*DATASETS, POOL],
                    help="ares, wice, halueval (public formats), jsonl: {evidence, text, label[, group]} per line, or "
@@ -167,7 +158,7 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 (no pipeline option
                         "records per label per source, default 150)")
     p.add_argument("--path", help="the labelled file (default: ../shared/data/" +
                    ", ".join(f"{v}" for v in DEFAULT_FILES.values()) + " beside the repo)")
-    p.add_argument("--judge", action="append", dest="judges", choices=JUDGES,
+    p.add_argument("--judge", action="append", dest="judges", choices=list(JUDGES),
                    help="repeatable (default: lexical, embedding, and nli when a model is available)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--out", help="output folder (default runs/meta-eval/<dataset>)")

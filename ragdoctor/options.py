@@ -1,5 +1,7 @@
-"""Every numeric command-line option is checked here, once: by its destination name, whichever command declares it.
+"""Command-line options shared by the commands: the pipeline options (``pipeline_options``, read back into a
+PipelineConfig by ``config_from_args``) and the range check of every numeric option.
 
+Every numeric option is checked here, once: by its destination name, whichever command declares it.
 ``checked_numbers(parser)`` replaces the plain ``type=int`` / ``type=float`` of every option of every (sub)command
 with the range check in ``RULES``; an option missing from ``RULES`` still gets a finite-number check, and a test keeps
 ``RULES`` complete. Out of range is a usage error (exit 2) naming the option, the value and the range."""
@@ -8,6 +10,35 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+
+from rag.config import PipelineConfig, load_config, set_path
+
+
+def pipeline_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("pipeline (override the config file and RAGDOCTOR_* variables)")
+    g.add_argument("--config", help="TOML file with a [pipeline] table (see README)")
+    g.add_argument("--corpus", help="'bundled', a JSONL file, a BEIR folder or a folder of .txt/.md")
+    g.add_argument("--index-dir", help="where the index lives (default .ragdoctor/index)")
+    g.add_argument("--embedder", help="'minilm' (bundled), 'fake', or a sentence-transformers folder")
+    g.add_argument("--kind", choices=["flat", "ivf", "hnsw", "ivfpq", "sq8"], help="faiss index kind")
+    g.add_argument("--mode", choices=["dense", "bm25", "hybrid"], help="retrieval mode")
+    g.add_argument("--top-k", type=int, help="chunks given to the generator (>= 1)")
+    g.add_argument("--base-url", help="OpenAI-compatible server (NIM, vLLM, Ollama, OpenAI); default: bundled model")
+    g.add_argument("--model", help="bundled GGUF name/path, or the server's model name")
+    g.add_argument("--guardrails", action=argparse.BooleanOptionalAction, default=None,
+                   help="run the pipeline inside NeMo Guardrails (input, retrieval and fact-checking output rails)")
+
+
+def config_from_args(args: argparse.Namespace) -> PipelineConfig:
+    """The pipeline configuration: the config file, then RAGDOCTOR_* variables, then the flags given."""
+    over: dict = {}
+    for dotted, value in [("corpus", args.corpus), ("index_dir", args.index_dir), ("embedding.model", args.embedder),
+                          ("index.kind", args.kind), ("retrieval.mode", args.mode), ("retrieval.top_k", args.top_k),
+                          ("generation.base_url", args.base_url), ("generation.model", args.model),
+                          ("questions", getattr(args, "questions", None)),
+                          ("guardrails.enabled", getattr(args, "guardrails", None))]:
+        set_path(over, dotted, value)
+    return load_config(args.config, over)
 
 
 
@@ -46,7 +77,7 @@ RULES: dict[str, Callable[[str], float | int]] = {
     "resamples": positive_int, "seed": non_negative_int, "max_examples": positive_int, "max_length": positive_int,
     "per_label": positive_int,
     "max_unmeasured": unit_closed, "nli_threshold": unit_open, "epochs": positive_float, "lr": positive_float,
-    "timeout": positive_float, "port": port,
+    "timeout": positive_float, "port": port, "per_label": positive_int,
 }
 
 

@@ -1,12 +1,13 @@
 """The summary a pipeline run prints: answered/refused/errors, retrieval recall@k, latency p50/p95 per stage."""
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import numpy as np
 
+from corpora.records import Trace
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics
-from rag.trace import Trace
 from ragdoctor.table import render
 
 
@@ -14,14 +15,20 @@ def summarize_traces(traces: list[Trace], k: int = 5) -> dict:
     outcomes = Counter(t.outcome for t in traces)
     qrels = {t.sample_id: {d: 1 for d in t.relevant_doc_ids} for t in traces if t.relevant_doc_ids}
     # the full ranking: the top-k chunks given to the generator, then the candidates below the cut
-    rankings = {t.sample_id: list(dict.fromkeys([*t.retrieved_doc_ids, *(c["doc_id"] for c in t.candidates)]))
-                for t in traces}
+    rankings = {t.sample_id: list(dict.fromkeys([*t.retrieved_doc_ids,
+                                                 *(c.doc_id or c.chunk_id for c in t.candidates)])) for t in traces}
     retrieval = mean_metrics(retrieval_metrics(qrels, rankings, ks=(1, k)))
     stages = sorted({s for t in traces for s in t.latency_ms})
     latency = {s: {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95)), "n": len(v)}
                for s in stages if (v := [t.latency_ms[s] for t in traces if s in t.latency_ms])}
     return {"questions": len(traces), "outcomes": dict(outcomes), "labelled_queries": len(qrels),
             "retrieval": retrieval, "latency_ms": latency}
+
+
+def is_run_summary(text: str) -> bool:
+    """Whether a run_summary.json is one this project wrote (else it is left alone)."""
+    data = json.loads(text)
+    return isinstance(data, dict) and {"questions", "outcomes", "retrieval"} <= set(data)
 
 
 def render_summary(summary: dict, k: int = 5) -> str:

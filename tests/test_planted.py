@@ -7,11 +7,11 @@ import pytest
 
 from corpora.bundled import bundled_documents, bundled_questions
 from diagnostics.classify import classify
-from eval.dataset import from_trace
 from eval.judges.base import Support
 from eval.judges.labels import LabelsJudge
-from eval.metrics import ScorerJudge, content_tokens
-from eval.runner import judge_batch
+from eval.judges.scorer import ScorerJudge
+from eval.judging import judge_batch
+from eval.tokens import content_tokens
 from rag.config import PipelineConfig
 from rag.llm import FakeLLM
 from rag.prompt import REFUSAL
@@ -59,7 +59,7 @@ def diagnose(pipe, qid: str, answer: str):
     p, llm = pipe
     llm.responses = {"Question:": answer}
     q = QUESTIONS[qid]
-    sample = from_trace(p.answer(q.question, q))
+    sample = p.answer(q.question, q)
     [j] = judge_batch([sample], ["groundedness", "answer_correctness", "context_precision"],
                       [ScorerJudge(ExactFactsScorer()), LabelsJudge()])
     return classify(j)

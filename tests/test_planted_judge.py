@@ -7,10 +7,9 @@ import pytest
 
 from corpora.bundled import bundled_documents, bundled_questions
 from diagnostics.classify import classify
-from eval.dataset import from_trace
 from eval.judges.labels import LabelsJudge
 from eval.judges.registry import JudgeOptions, make_judge
-from eval.runner import judge_batch
+from eval.judging import judge_batch
 from rag.config import PipelineConfig
 from rag.llm import FakeLLM
 from rag.session import open_pipeline
@@ -45,7 +44,7 @@ def judged(tmp_path_factory):
         for qid in STALE:
             llm.responses = {"Question:": stale_sentence(qid)}
             q = QUESTIONS[qid]
-            sample = from_trace(p.answer(q.question, q))
+            sample = p.answer(q.question, q)
             [j] = judge_batch([sample], ["groundedness", "answer_correctness", "context_precision"],
                               [judge, LabelsJudge()])
             out[qid] = j
@@ -63,7 +62,7 @@ def test_stale_answer_is_wrong_against_the_reference(judged, qid):
 def test_stale_answer_from_a_retrieved_outdated_document_is_grounded_yet_hallucinated(judged, qid):
     j = judged[qid]
     outdated = QUESTIONS[qid].metadata["outdated_doc_id"]
-    if not any(c.doc_id == outdated for c in j.sample.contexts):
+    if not any(c.doc_id == outdated for c in j.trace.chunks):
         pytest.fail(f"{qid}: the outdated document {outdated} was not retrieved, so this case tests nothing")
     d = classify(j)
     assert d.category == "grounded_yet_hallucinated", (qid, d.category, d.rule)

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from corpora.errors import InputError
 from corpora.jsonl import read_log
 from corpora.loaders import load_documents_jsonl, load_questions
-from eval.dataset import load_eval_samples
+from corpora.records import Judgement
+from eval.adapters import load_traces
 from eval.judges.lexical import unigram_precision
 from eval.meta.datasets import DATASETS, load_records
-from eval.records import Judgement
 from eval.tokens import content_tokens, non_latin_share
 
 PROPS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
@@ -97,7 +97,7 @@ VALID = {
     "jsonl": [{"evidence": "e", "text": "t", "label": 0.5}],
 }
 READERS = {
-    "eval": lambda p, errs: load_eval_samples(p, warnings=[])[0],
+    "eval": lambda p, errs: load_traces(p, warnings=[])[0],
     "docs": lambda p, errs: load_documents_jsonl(p, errors=errs),
     "questions": lambda p, errs: load_questions(p, errs),
     **{d: (lambda d: lambda p, errs: load_records(d, p, errs))(d) for d in DATASETS},

@@ -9,11 +9,10 @@ import shutil
 import pytest
 
 from corpora.errors import InputError
-from corpora.records import Document, Sample
+from corpora.records import Chunk, Document, Question, Trace
+from corpora.run_folder import RunFolder
 from eval.answerability import unanswerable
 from eval.judges.registry import JudgeOptions, make_judge
-from eval.records import Context, EvalSample
-from eval.run_log import read_judgements
 from rag.config import ChunkingConfig, IndexConfig
 from rag.embeddings import FakeEmbedder
 from rag.fake_server import FakeOpenAIServer
@@ -33,7 +32,7 @@ def write(path, rows):
 
 
 def lexical_groundedness(run_dir, sid="a"):
-    j = next(j for j in read_judgements(run_dir) if j.sample_id == sid)
+    j = next(j for j in RunFolder(run_dir).judgements() if j.sample_id == sid)
     return j.get("groundedness", "lexical").value
 
 
@@ -53,7 +52,7 @@ def test_an_edited_record_is_judged_again_and_supersedes_its_old_verdict(tmp_pat
     assert next(m for m in summary["metrics"] if m["metric"] == "groundedness")["n"] == 2
     write(src, [{**ROW, "id": "b"}])  # a sample that left the input is not part of the run any more
     assert main(["eval", str(src), *out]) == 0
-    assert [j.sample_id for j in read_judgements(tmp_path / "run")] == ["b"]
+    assert [j.sample_id for j in RunFolder(tmp_path / "run").judgements()] == ["b"]
 
 
 def test_a_new_pipeline_config_followed_by_eval_judges_the_new_answers(tmp_path, capsys, monkeypatch):
@@ -67,13 +66,13 @@ def test_a_new_pipeline_config_followed_by_eval_judges_the_new_answers(tmp_path,
                 "--questions", "q.jsonl", "--name", "r"]
         assert main(["run", *pipe, "--top-k", "1"]) == 0
         assert main(["eval", "runs/r/traces.jsonl", "--judges", "lexical,labels"]) == 0
-        first = {j.sample_id: j.sample_hash for j in read_judgements(tmp_path / "runs" / "r")}
+        first = {j.sample_id: j.sample_hash for j in RunFolder(tmp_path / "runs" / "r").judgements()}
         assert main(["run", *pipe, "--top-k", "3"]) == 0  # a new config: every question answered again
         capsys.readouterr()
         assert main(["eval", "runs/r/traces.jsonl", "--judges", "lexical,labels"]) == 0
     assert "(4 judged, 0 resumed" in capsys.readouterr().out
-    second = read_judgements(tmp_path / "runs" / "r")
-    assert all(len(j.sample.contexts) == 3 and j.sample_hash != first[j.sample_id] for j in second)
+    second = RunFolder(tmp_path / "runs" / "r").judgements()
+    assert all(len(j.trace.chunks) == 3 and j.sample_hash != first[j.sample_id] for j in second)
 
 
 def test_traces_from_two_configurations_are_warned_about_once(tmp_path, capsys, monkeypatch):
@@ -93,8 +92,8 @@ def test_traces_from_two_configurations_are_warned_about_once(tmp_path, capsys, 
 
 
 # --- item 3: non-Latin text ----------------------------------------------------------------------------------------
-def sample(answer: str, context: str, question: str = "?") -> EvalSample:
-    return EvalSample(id="s", question=question, answer=answer, contexts=[Context(id="c", text=context)])
+def sample(answer: str, context: str, question: str = "?") -> Trace:
+    return Trace(sample_id="s", question=question, answer=answer, contexts=[Chunk(chunk_id="c", text=context, rank=1)])
 
 
 @pytest.mark.parametrize("text", ["القاهرة هي عاصمة مصر.", "东京是日本的首都。", "กรุงเทพเป็นเมืองหลวงของไทย",
@@ -125,29 +124,29 @@ def test_a_custom_model_is_checked_through_its_own_vocabulary():
 
 # --- item 4 and 5: labels and missing inputs ---------------------------------------------------------------------
 @pytest.mark.parametrize("fields, expected", [
-    ({"relevant_ids": [], "reference": "Keys and values."}, False),
-    ({"relevant_ids": []}, None),
-    ({"relevant_ids": [], "metadata": {"kind": "unanswerable"}}, True),
-    ({"relevant_ids": ["d"], "metadata": {"answerable": False}}, True),
+    ({"relevant_doc_ids": [], "reference": "Keys and values."}, False),
+    ({"relevant_doc_ids": []}, None),
+    ({"relevant_doc_ids": [], "metadata": {"kind": "unanswerable"}}, True),
+    ({"relevant_doc_ids": ["d"], "metadata": {"answerable": False}}, True),
     ({"reference": "The provided documents do not contain the answer."}, True),
-    ({"relevant_ids": ["d"]}, False),
+    ({"relevant_doc_ids": ["d"]}, False),
     ({}, None),
 ])
 def test_an_empty_relevant_ids_list_means_no_labels_not_unanswerable(fields, expected):
-    assert unanswerable(EvalSample(id="s", question="q?", **fields)) is expected
+    assert unanswerable(Trace(sample_id="s", question="q?", **fields)) is expected
 
 
 @pytest.mark.parametrize("labels, metadata, expected", [([], {}, None), ([], {"kind": "unanswerable"}, False),
                                                         (["d"], {}, True), (["d"], {"answerable": False}, False),
                                                         (None, {}, None)])
 def test_a_question_is_unanswerable_only_when_it_says_so(labels, metadata, expected):
-    assert Sample(id="s", question="q?", relevant_doc_ids=labels, metadata=metadata).answerable is expected
+    assert Question(id="s", question="q?", relevant_doc_ids=labels, metadata=metadata).answerable is expected
 
 
 def test_a_library_sample_without_contexts_is_unmeasured_not_zero():
-    s = EvalSample(id="s", question="What is it?", answer="It is a thing.", reference="A thing.")
+    s = Trace(sample_id="s", question="What is it?", answer="It is a thing.", reference="A thing.")
     for name, metric in [("lexical", "groundedness"), ("lexical", "context_recall"), ("labels", "recall@5")]:
-        r = make_judge(name, JudgeOptions()).judge(metric, [s.model_copy(update={"relevant_ids": ["d"]})])[0]
+        r = make_judge(name, JudgeOptions()).judge(metric, [s.model_copy(update={"relevant_doc_ids": ["d"]})])[0]
         assert r.status == "unmeasured" and r.reason == "no contexts in the input record", (metric, r)
 
 
@@ -221,11 +220,10 @@ def test_out_of_range_numbers_are_usage_errors(argv, capsys):
 
 def test_run_resume_reuses_a_trace_only_for_the_same_question_record(tmp_path):
     from corpora.jsonl import append_json_line
-    from rag.runner import run_samples
-    from rag.trace import Trace
+    from rag.run_questions import run_questions
 
     out = tmp_path / "traces.jsonl"
-    q = [Sample(id="q1", question="What is LoRA?", reference="Adapters."), Sample(id="q2", question="And KV?")]
+    q = [Question(id="q1", question="What is LoRA?", reference="Adapters."), Question(id="q2", question="And KV?")]
     legacy = Trace(sample_id="q1", question="What is LoRA?", reference="Adapters.", config_hash="c", answer="old")
     append_json_line(out, legacy)  # written before traces carried input_hash: reused when the record is the same
     asked: list[str] = []
@@ -234,19 +232,19 @@ def test_run_resume_reuses_a_trace_only_for_the_same_question_record(tmp_path):
         asked.append(s.id)
         return Trace(sample_id=s.id, question=s.question, reference=s.reference, config_hash="c", answer="new")
 
-    assert run_samples(answer, q, out, config_hash="c", progress=False, salt="corpus-1").resumed == 1
+    assert run_questions(answer, q, out, config_hash="c", progress=False, salt="corpus-1").resumed == 1
     assert asked == ["q2"]
-    assert run_samples(answer, q, out, config_hash="c", progress=False, salt="corpus-1").new == 0
+    assert run_questions(answer, q, out, config_hash="c", progress=False, salt="corpus-1").new == 0
     edited = [q[0].model_copy(update={"reference": "Low-rank adapters."}), q[1]]
-    assert run_samples(answer, edited, out, config_hash="c", progress=False, salt="corpus-1").new == 1
-    assert run_samples(answer, edited, out, config_hash="c", progress=False, salt="corpus-2").new == 2  # new corpus
+    assert run_questions(answer, edited, out, config_hash="c", progress=False, salt="corpus-1").new == 1
+    assert run_questions(answer, edited, out, config_hash="c", progress=False, salt="corpus-2").new == 2  # new corpus
     assert asked == ["q2", "q1", "q1", "q2"]
 
 
 def test_the_gate_refuses_a_summary_left_by_an_earlier_evaluation(tmp_path, capsys):
     from eval.judges.lexical import LexicalScorer
-    from eval.metrics import ScorerJudge
-    from eval.runner import evaluate
+    from eval.judges.scorer import ScorerJudge
+    from eval.judging import evaluate
 
     src = write(tmp_path / "in.jsonl", [ROW, {**ROW, "id": "b"}])
     assert main(["eval", str(src), "--judges", "lexical", "--out", str(tmp_path / "run")]) == 0
@@ -254,20 +252,20 @@ def test_the_gate_refuses_a_summary_left_by_an_earlier_evaluation(tmp_path, caps
 
     class Killed(ScorerJudge):  # the next evaluation is killed after its first sample
         def judge(self, metric, samples):
-            if samples[0].id == "b":
+            if samples[0].sample_id == "b":
                 raise KeyboardInterrupt
             return super().judge(metric, samples)
 
-    ctx = [Context(id="c", text="The KV cache stores keys and values.")]
-    edited = [EvalSample(id="a", question=ROW["question"], answer="Something else entirely.", contexts=ctx),
-              EvalSample(id="b", question=ROW["question"], answer="Else is here.", contexts=ctx)]
+    ctx = [Chunk(chunk_id="c", text="The KV cache stores keys and values.", rank=1)]
+    edited = [Trace(sample_id="a", question=ROW["question"], answer="Something else entirely.", contexts=ctx),
+              Trace(sample_id="b", question=ROW["question"], answer="Else is here.", contexts=ctx)]
     with pytest.raises(KeyboardInterrupt):
-        evaluate(edited, metrics=["groundedness"], judges=[Killed(LexicalScorer())], run_dir=tmp_path / "run",
+        evaluate(edited, metrics=["groundedness"], judges=[Killed(LexicalScorer())], run=tmp_path / "run",
                  batch_size=1, progress=False)
     capsys.readouterr()
     assert main(["gate", str(tmp_path / "run"), "--min", "groundedness=0.5", "--pyproject", "none"]) == 2
     assert "is from an earlier evaluation" in capsys.readouterr().err
-    from diagnostics.run_data import load_run
+    from ragdoctor.dashboard.data import load_run
 
     run = load_run(tmp_path / "run")  # the dashboard shows the current (partial) evaluation, not the stale summary
     assert run.summary["n_samples"] == 1 and set(run.results["sample_id"]) == {"a"}

@@ -15,15 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from eval.dataset import load_eval_samples
+from corpora.run_folder import RunFolder
+from eval.adapters import load_traces
 from eval.judges.labels import LabelsJudge
 from eval.judges.lexical import LexicalScorer
-from eval.metrics import ScorerJudge
-from eval.run_log import read_judgements, sample_hash
-from eval.runner import evaluate
+from eval.judges.scorer import ScorerJudge
+from eval.judging import evaluate
 from rag.fake_server import FakeOpenAIServer
 from rag.llm import FakeLLM
-from rag.runner import read_traces
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([os.environ["PYTHONPATH"], str(ROOT)])}
@@ -91,7 +90,7 @@ def test_run_killed_at_random_points_resumes_without_loss_duplicates_or_stale_an
         assert final.returncode == 0, final.stderr
         again = subprocess.run(cmd, cwd=tmp_path, env=ENV, capture_output=True, text=True)
         assert "0 new, 40 resumed" in again.stdout, again.stdout + again.stderr
-    latest = {t.sample_id: t for t in read_traces(out)}
+    latest = RunFolder.of_traces(out).latest_traces()
     assert sorted(latest) == [q["id"] for q in questions]  # nothing lost
     by_id = {q["id"]: q for q in questions}
     assert all(t.question == by_id[sid]["question"] for sid, t in latest.items())  # nothing stale
@@ -138,15 +137,14 @@ def test_eval_killed_at_random_points_resumes_without_loss_duplicates_or_stale_v
     again = subprocess.run(cmd, cwd=tmp_path, env=ENV, capture_output=True, text=True)
     assert "(0 judged, 300 resumed" in again.stdout, again.stdout
 
-    samples, _ = load_eval_samples(src)
-    current = {s.id: s for s in samples}
-    got = {j.sample_id: j for j in read_judgements(run_dir)}
+    samples, _ = load_traces(src)
+    current = {s.sample_id: s for s in samples}
+    got = {j.sample_id: j for j in RunFolder(run_dir).judgements()}
     assert sorted(got) == sorted(current)  # nothing lost
-    assert all(j.sample_hash == sample_hash(current[sid]) for sid, j in got.items())  # nothing stale
+    assert all(j.sample_hash == current[sid].content_hash() for sid, j in got.items())  # nothing stale
     fresh = evaluate(samples, metrics=json.loads((run_dir / "config.json").read_text())["metrics"],
-                     judges=[_config(ScorerJudge(LexicalScorer()), "lexical:v1"), _config(LabelsJudge(),
-                                                                                          "labels:pytrec_eval")],
-                     run_dir=tmp_path / "fresh", progress=False)
+                     judges=[ScorerJudge(LexicalScorer(), config_id="lexical:v1"), LabelsJudge()],
+                     run=tmp_path / "fresh", progress=False)
     for j in fresh.judgements:  # the resumed verdicts are the ones a clean run gives
         assert [(r.metric, r.status, r.value) for r in got[j.sample_id].results] == \
                [(r.metric, r.status, r.value) for r in j.results], j.sample_id
@@ -155,11 +153,6 @@ def test_eval_killed_at_random_points_resumes_without_loss_duplicates_or_stale_v
         key = (j["sample_id"], j["sample_hash"])
         count[key] = count.get(key, 0) + 1
     assert max(count.values()) == 1  # no (sample, content) judged twice: nothing duplicated
-
-
-def _config(judge, config_id: str):
-    judge.config_id = config_id
-    return judge
 
 
 def test_a_killed_index_build_leaves_the_old_index_intact(tmp_path):

@@ -1,12 +1,13 @@
-"""What a judge is. A *scorer* gives two primitive signals on text pairs; ``ScorerJudge`` (eval.metrics) turns any
-scorer into every metric. Judges that score whole metrics themselves (ragas) implement ``Judge`` directly."""
+"""What a judge is. A *scorer* gives two primitive signals on text pairs; ``ScorerJudge`` (eval/judges/scorer.py)
+turns any scorer into every metric a model computes (eval/metrics/). Judges that score whole metrics themselves
+(ragas) and the labels judge implement ``Judge`` directly."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from eval.records import EvalSample, MetricResult
+from corpora.records import MetricResult, Trace
 
 
 @dataclass(frozen=True)
@@ -49,13 +50,19 @@ class Scorer(Protocol):
 
 
 class Judge(Protocol):
+    """``config_id`` names the judge and every setting that changes its verdicts (model, thresholds): the evaluation's
+    configuration hash covers it, so a changed judge re-judges instead of resuming."""
+
     name: str
     family: str
 
+    @property
+    def config_id(self) -> str: ...
+
     def supports(self, metric: str) -> bool: ...
 
-    def judge(self, metric: str, samples: list[EvalSample]) -> list[MetricResult]:
-        """One result per sample, in order; failures come back as unmeasured results, never exceptions."""
+    def judge(self, metric: str, traces: list[Trace]) -> list[MetricResult]:
+        """One result per trace, in order; failures come back as unmeasured results, never exceptions."""
         ...
 
 

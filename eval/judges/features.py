@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 
-from eval.metrics import content_tokens
+from eval.tokens import content_tokens
 
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "

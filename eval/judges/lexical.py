@@ -5,7 +5,7 @@ relevance(question, passage): share of the question's content words found in the
 from __future__ import annotations
 
 from eval.judges.base import Support
-from eval.metrics import content_tokens
+from eval.tokens import content_tokens
 
 
 def unigram_precision(premise: str, hypothesis: str) -> float:

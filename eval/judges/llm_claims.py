@@ -1,10 +1,11 @@
 """The LLM judge on our own claims: an LLM answers short verification questions per (premise, claim) and
-per (question, passage), and ``ScorerJudge`` turns those verdicts into the five metrics.
+per (question, passage), and ``ScorerJudge`` turns those verdicts into every metric a model computes.
 
 A verdict the model cannot be made to give (unparseable twice, or the call failed) is *undecided*: the
-scorer returns ``Support(nan)`` / ``nan`` for it, and ``LLMJudge`` makes every sample whose outcome depends
-on an undecided pair ``unmeasured`` ("judge output unparseable", or the call's one-line error), while the
-rest of the batch keeps its values. A claim some other premise supports does not depend on it."""
+scorer returns ``Support(nan)`` / ``nan`` for it, and ``LLMJudge`` makes every trace whose value rests on an
+undecided ask (the metric declares its asks: eval.metrics.base.Ask) ``unmeasured`` ("judge output unparseable", or the
+call's one-line error), while the rest of the batch keeps its values. A claim some other premise supports does not
+depend on it."""
 from __future__ import annotations
 
 import math
@@ -14,11 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corpora.records import MetricResult, Trace
 from eval.claims import premise_windows
 from eval.judge_cache import cached
 from eval.judges.base import Support
-from eval.metrics import ScorerJudge, top_premises
-from eval.records import EvalSample, MetricResult
+from eval.judges.scorer import ScorerJudge
+from eval.metrics import get
+from eval.metrics.base import Ask
+from eval.metrics.verify import top_premises
 from rag.llm import ChatLLM, LLMError, one_line
 
 UNPARSEABLE = "judge output unparseable"
@@ -27,7 +31,8 @@ NAN = float("nan")
 # Two support prompts. Yes/no is the default: the bundled 0.5B model answers it well but answers the 3-way
 # question NOT_SUPPORTED whatever the pair (measured), and cannot tell contradiction from absence either way.
 _YESNO_SYSTEM = "Answer with YES or NO only."
-_YESNO_USER = "Premise: {premise}\nStatement: {hypothesis}\nIs the statement true according to the premise? Answer YES or NO."
+_YESNO_USER = ("Premise: {premise}\nStatement: {hypothesis}\n"
+               "Is the statement true according to the premise? Answer YES or NO.")
 _YESNO_RETRY = "Reply with exactly one word: YES or NO."
 _3WAY_SYSTEM = "You verify facts. Reply with one word: SUPPORTED, CONTRADICTED or NOT_SUPPORTED."
 _3WAY_USER = ("Premise: {premise}\n\nStatement: {hypothesis}\n\n"
@@ -38,7 +43,8 @@ _REL_USER = ("Question: {question}\n\nPassage: {passage}\n\n"
              "Does the passage contain information that helps answer the question? Reply YES or NO.")
 _REL_RETRY = _YESNO_RETRY
 
-_SUPPORT_WORDS = re.compile(r"not[\s_-]*supported|unsupported|not[\s_-]*enough|not[\s_-]*mentioned|insufficient|neutral|unclear|unknown"
+_SUPPORT_WORDS = re.compile(r"not[\s_-]*supported|unsupported|not[\s_-]*enough|not[\s_-]*mentioned|insufficient"
+                            r"|neutral|unclear|unknown"
                             r"|contradict\w*|refute\w*|supported|supports|entail\w*|yes|no|true|false", re.I)
 _REL_WORDS = re.compile(r"not[\s_-]*relevant|irrelevant|unrelated|relevant|helpful|yes|no", re.I)
 
@@ -82,7 +88,8 @@ class LLMScorer:
     failures: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def support(self, pairs: list[tuple[str, str]]) -> list[Support]:
-        prompts = (_3WAY_SYSTEM, _3WAY_USER, _3WAY_RETRY) if self.three_way else (_YESNO_SYSTEM, _YESNO_USER, _YESNO_RETRY)
+        prompts = ((_3WAY_SYSTEM, _3WAY_USER, _3WAY_RETRY) if self.three_way else
+                   (_YESNO_SYSTEM, _YESNO_USER, _YESNO_RETRY))
         verdicts = self._ask(pairs, *prompts, parse_support, ("premise", "hypothesis"))
         if not self.three_way:  # yes/no cannot tell contradiction from absence
             verdicts = [v if v is None else Support(v.supported, None) for v in verdicts]
@@ -132,44 +139,29 @@ class LLMJudge(ScorerJudge):
     def __init__(self, llm: ChatLLM, *, cache: bool | str | Path = True, max_premises: int = 3,
                  max_tokens: int = 12, seed: int = 0, three_way: bool = False):
         self.llm_scorer = LLMScorer(cached(llm, cache), max_tokens=max_tokens, seed=seed, three_way=three_way)
-        super().__init__(_Decided(self.llm_scorer), max_premises=max_premises)
+        super().__init__(_Decided(self.llm_scorer), max_premises=max_premises,
+                         config_id=f"llm:{self.llm_scorer.llm.model_id}")
 
-    def judge(self, metric: str, samples: list[EvalSample]) -> list[MetricResult]:
+    def judge(self, metric: str, traces: list[Trace]) -> list[MetricResult]:
         self.llm_scorer.failures.clear()
-        results = super().judge(metric, samples)
+        results = super().judge(metric, traces)
         failures = dict(self.llm_scorer.failures)
         if not failures:
             return results
-        return [self._check(metric, s, r, failures) for s, r in zip(samples, results)]
+        asks = get(metric).asks
+        return [self._check(r, asks(t, r) if r.status == "ok" else [], failures) for t, r in zip(traces, results)]
 
-    def _check(self, metric: str, s: EvalSample, r: MetricResult, failures: dict) -> MetricResult:
-        if r.status != "ok":
-            return r
-        if metric == "answer_relevance":
-            reasons = [failures.get((s.question, s.answer))]
-        elif metric == "context_precision" and not r.evidence.get("with_reference"):
-            reasons = [failures.get((s.question, c.text)) for c in s.contexts]
-        elif metric == "context_precision":
-            reasons = [self._undecided(s.reference or "", [c.text], failures)
-                       for c, ch in zip(s.contexts, r.evidence.get("chunks", [])) if not ch["relevant"]]
-        else:
-            reasons = self._claim_reasons(metric, s, r, failures)
-        reason = next((x for x in reasons if x), None)
-        return r if reason is None else MetricResult.unmeasured(metric, self.name, reason, **r.evidence)
-
-    def _claim_reasons(self, metric: str, s: EvalSample, r: MetricResult, failures: dict) -> list[str | None]:
-        """Reasons for claims that are not supported and had an undecided premise (their verdict is marked)."""
-        groups = {"groundedness": [("claims", s.context_texts, "")], "context_recall": [("claims", s.context_texts, "")],
-                  "answer_correctness": [("answer_claims", [s.reference or ""], s.question),
-                                         ("reference_claims", [s.answer], s.question)]}
+    def _check(self, r: MetricResult, asks: list[Ask], failures: dict) -> MetricResult:
+        """Unmeasured when an ask the value rests on was undecided (each such claim's verdict is marked)."""
         reasons = []
-        for key, texts, lead in groups.get(metric, []):
-            for claim in r.evidence.get(key, []):
-                why = None if claim["verdict"] == "supported" else self._undecided(claim["claim"], texts, failures, lead)
-                if why:
-                    claim["verdict"] = "undecided"
-                reasons.append(why)
-        return reasons
+        for a in asks:
+            why = self._undecided(a.claim, list(a.texts), failures, a.lead) if a.claim else \
+                failures.get((a.question, a.passage))
+            if why and a.mark is not None:
+                a.mark["verdict"] = "undecided"
+            reasons.append(why)
+        reason = next((x for x in reasons if x), None)
+        return r if reason is None else MetricResult.unmeasured(r.metric, self.name, reason, **r.evidence)
 
     def _undecided(self, claim: str, texts: list[str], failures: dict, lead: str = "") -> str | None:
         """The failure reason of any premise that ScorerJudge.verify scored for ``claim`` over ``texts`` (each window

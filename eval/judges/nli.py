@@ -33,7 +33,7 @@ from eval.judges import features as F
 from eval.judges.base import ClaimItem, ClaimScore, Support
 from eval.judges.lexical import unigram_precision
 from eval.judges.cross_encoder import CrossEncoderScorer
-from eval.metrics import content_tokens
+from eval.tokens import content_tokens
 
 SUPPORT_FEATURES = ("ce_max", "lexical_win", "lexical_doc", "idf_doc", "number_missing", "entity_missing",
                     "negation_flip")

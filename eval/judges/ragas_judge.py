@@ -3,9 +3,10 @@ through ``single_turn_ascore`` with our own (cached) ChatLLM and embedder behind
 
 groundedness=Faithfulness, context_precision=LLMContextPrecisionWithReference (WithoutReference when there is
 no usable reference), answer_relevance=ResponseRelevancy, context_recall=LLMContextRecall,
-answer_correctness=FactualCorrectness(mode="f1"). Refusals, blocked answers and unanswerable questions follow
-eval.metrics' rules instead of asking ragas. Every per-sample failure (output unparseable after one repair
-retry, timeout, truncation, NaN) becomes an ``unmeasured`` result. Telemetry is forced off."""
+answer_correctness=FactualCorrectness(mode="f1") (the table ``RAGAS``). Refusals, blocked answers and unanswerable
+questions follow the metrics' own rules (eval/metrics/) instead of asking ragas. Every per-sample failure (output
+unparseable after one repair retry, timeout, truncation, NaN) becomes an ``unmeasured`` result. Telemetry is forced
+off."""
 from __future__ import annotations
 
 import asyncio
@@ -15,7 +16,9 @@ import math
 import os
 import time
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,23 +29,27 @@ with warnings.catch_warnings():
     from langchain_core.exceptions import OutputParserException
     from langchain_core.outputs import Generation, LLMResult
     from pydantic import ValidationError
-    from ragas import SingleTurnSample
-    from ragas import _analytics
+    from ragas import SingleTurnSample, _analytics
     from ragas.embeddings.base import BaseRagasEmbeddings
     from ragas.exceptions import LLMDidNotFinishException, RagasOutputParserException
     from ragas.llms.base import BaseRagasLLM
-    from ragas.metrics import (Faithfulness, FactualCorrectness, LLMContextPrecisionWithoutReference,
-                               LLMContextPrecisionWithReference, LLMContextRecall, ResponseRelevancy)
+    from ragas.metrics import (
+        FactualCorrectness,
+        Faithfulness,
+        LLMContextPrecisionWithoutReference,
+        LLMContextPrecisionWithReference,
+        LLMContextRecall,
+        ResponseRelevancy,
+    )
     from ragas.run_config import RunConfig
 
+from corpora.records import MetricResult, Trace
 from eval.answerability import refused, unanswerable
 from eval.judge_cache import cached
-from eval.metrics import LLM_METRICS
-from eval.rules import fixed_result
-from eval.records import EvalSample, MetricResult
 from eval.judges.llm_claims import UNPARSEABLE
+from eval.metrics import find, get
+from rag.embeddings import make_embedder
 from rag.llm import ChatLLM, LLMError, one_line
-
 
 
 def _quiet_analytics() -> None:
@@ -199,6 +206,7 @@ class RagasJudge:
 
     def __init__(self, llm: ChatLLM, embedder: Any = None, *, cache: bool | str | Path = True,
                  timeout: float = 300.0, max_tokens: int = 1024, parse_retries: int = 1, seed: int = 0):
+        self.config_id = f"ragas:{llm.model_id}"
         self.llm = cached(llm, cache)
         self.ragas_llm = ChatLLMAdapter(self.llm, max_tokens=max_tokens, seed=seed)
         self._embedder = embedder
@@ -207,59 +215,52 @@ class RagasJudge:
         self.parse_retries = parse_retries
 
     def supports(self, metric: str) -> bool:
-        return metric in LLM_METRICS
+        return counterpart(metric) is not None
 
     @property
     def embeddings(self) -> EmbedderAdapter:
         if self._embedder is None:
-            from rag.embeddings import make_embedder
-
             self._embedder = make_embedder("minilm")
         if not isinstance(self._embedder, EmbedderAdapter):
             self._embedder = EmbedderAdapter(self._embedder)
         return self._embedder
 
-    def judge(self, metric: str, samples: list[EvalSample]) -> list[MetricResult]:
-        if metric not in LLM_METRICS:
+    def judge(self, metric: str, traces: list[Trace]) -> list[MetricResult]:
+        spec = counterpart(metric)
+        if spec is None:
             raise ValueError(f"ragas judge does not compute {metric!r}")
-        return _run(self._judge_all(metric, samples))
+        return _run(self._judge_all(metric, spec, traces))
 
-    async def _judge_all(self, metric: str, samples: list[EvalSample]) -> list[MetricResult]:
+    async def _judge_all(self, metric: str, spec: RagasMetric, traces: list[Trace]) -> list[MetricResult]:
         results = []
-        for s in samples:  # one at a time: a local server has one slot, and evidence is per metric instance
+        for t in traces:  # one at a time: a local server has one slot, and evidence is per metric instance
             start = time.perf_counter()
-            result = rule(metric, s, self.name) or await self._score(metric, s)
+            result = rule(metric, t, self.name) or await self._score(metric, spec, t)
             result.seconds = round(time.perf_counter() - start, 3)
             results.append(result)
         return results
 
-    def _metric(self, metric: str, s: EvalSample) -> Any:
-        cls = {"groundedness": _Faithfulness, "answer_relevance": _Relevancy, "context_recall": _Recall,
-               "answer_correctness": _Correctness}.get(metric)
-        if metric == "context_precision":
-            cls = _PrecisionWithRef if _precision_reference(s) else _PrecisionWithoutRef
-        kwargs: dict[str, Any] = {"llm": self.ragas_llm}
-        if metric == "answer_relevance":
+    def _metric(self, spec: RagasMetric, t: Trace) -> Any:
+        kwargs: dict[str, Any] = {"llm": self.ragas_llm, **spec.kwargs}
+        if spec.embeddings:
             kwargs["embeddings"] = self.embeddings
-        if metric == "answer_correctness":
-            kwargs["mode"] = "f1"
-        m = cls(**kwargs)
+        m = spec.pick(t)(**kwargs)
         m.evidence = {}
         for attr, prompt in m._get_prompts().items():
             setattr(m, attr, _cap_retries(prompt, self.parse_retries))
         return m
 
-    async def _score(self, metric: str, s: EvalSample) -> MetricResult:
-        m = self._metric(metric, s)
-        sample = SingleTurnSample(user_input=s.question, response=s.answer, retrieved_contexts=s.context_texts,
-                                  reference=_precision_reference(s) if metric == "context_precision" else s.reference)
+    async def _score(self, metric: str, spec: RagasMetric, t: Trace) -> MetricResult:
+        m = self._metric(spec, t)
+        sample = SingleTurnSample(user_input=t.question, response=t.answer, retrieved_contexts=t.context_texts,
+                                  reference=spec.reference(t))
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
                 score = await m.single_turn_ascore(sample, timeout=self.timeout)
         except Exception as exc:  # every failure of one sample is data about that sample
             return MetricResult.unmeasured(metric, self.name, self._reason(exc), ragas_metric=m.name, **m.evidence)
-        return _result(metric, self.name, m.name, score, m.evidence, s)
+        return _result(metric, self.name, m.name, score, m.evidence, t, spec)
 
     def _reason(self, exc: Exception) -> str:
         if isinstance(exc, _PARSE_ERRORS):
@@ -273,30 +274,76 @@ class RagasJudge:
         return one_line(f"ragas failed: {type(exc).__name__}: {exc}", 240)
 
 
-def _precision_reference(s: EvalSample) -> str | None:
-    return s.reference if s.reference and unanswerable(s) is not True else None
+def _precision_reference(t: Trace) -> str | None:
+    return t.reference if t.reference and unanswerable(t) is not True else None
 
 
-def rule(metric: str, s: EvalSample, judge: str) -> MetricResult | None:
-    """The shared model-free rules (eval.rules), plus ragas' own need for a reference or an answer to judge chunks."""
-    fixed = fixed_result(metric, s, judge)
-    if fixed is None and metric == "context_precision" and not _precision_reference(s) and \
-            (s.outcome == "blocked" or refused(s) or not s.answer.strip()):
-        return MetricResult.unmeasured(metric, judge, "ragas needs a reference or an answer to judge chunks against")
-    return fixed
+def _precision_rule(t: Trace) -> str | None:
+    if not _precision_reference(t) and (t.outcome == "blocked" or refused(t) or not t.answer.strip()):
+        return "ragas needs a reference or an answer to judge chunks against"
+    return None
 
 
-def _result(metric: str, judge: str, ragas_metric: str, score: Any, evidence: dict, s: EvalSample) -> MetricResult:
+def _precision_evidence(ev: dict, t: Trace) -> str | None:
+    verdicts = ev.pop("verdicts", [])
+    ev["chunks"] = [{"chunk_id": c.chunk_id, "relevant": v, "reason": why} for c, (v, why) in zip(t.chunks, verdicts)]
+    ev["with_reference"] = bool(_precision_reference(t))
+    return None
+
+
+def _correctness_evidence(ev: dict, t: Trace) -> str | None:
+    ev.update(zip(("answer_claims", "reference_claims"), ev.pop("decomposed", [])))
+    if not ev.get("answer_claims") or not ev.get("reference_claims"):
+        return "answer or reference has no claims (ragas decomposition)"
+    return None
+
+
+@dataclass(frozen=True)
+class RagasMetric:
+    """How a project metric is asked of ragas: the ragas class for a trace, the reference ragas sees, a rule of
+    ragas's own (an unmeasured reason), and how its evidence becomes ours (an unmeasured reason, or None)."""
+
+    pick: Callable[[Trace], type]
+    reference: Callable[[Trace], str | None] = lambda t: t.reference
+    rule: Callable[[Trace], str | None] = lambda t: None
+    evidence: Callable[[dict, Trace], str | None] = lambda ev, t: None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    embeddings: bool = False
+
+
+# by the ragas metric a project metric declares as its counterpart (eval/metrics/<name>.py: ``ragas=``)
+RAGAS: dict[str, RagasMetric] = {
+    "Faithfulness": RagasMetric(lambda t: _Faithfulness),
+    "LLMContextPrecisionWithReference": RagasMetric(
+        lambda t: _PrecisionWithRef if _precision_reference(t) else _PrecisionWithoutRef,
+        reference=_precision_reference, rule=_precision_rule, evidence=_precision_evidence),
+    "ResponseRelevancy": RagasMetric(lambda t: _Relevancy, embeddings=True),
+    "LLMContextRecall": RagasMetric(lambda t: _Recall),
+    "FactualCorrectness": RagasMetric(lambda t: _Correctness, kwargs={"mode": "f1"}, evidence=_correctness_evidence),
+}
+
+
+def counterpart(metric: str) -> RagasMetric | None:
+    m = find(metric)
+    return RAGAS.get(m.ragas) if m is not None and m.ragas else None
+
+
+def rule(metric: str, t: Trace, judge: str) -> MetricResult | None:
+    """The metric's model-free rules (eval/metrics/), plus ragas's own (it needs a reference or an answer to judge
+    chunks against)."""
+    fixed = get(metric).fixed(t, judge)
+    spec = counterpart(metric)
+    why = spec.rule(t) if fixed is None and spec is not None else None
+    return MetricResult.unmeasured(metric, judge, why) if why else fixed
+
+
+def _result(metric: str, judge: str, ragas_metric: str, score: Any, evidence: dict, t: Trace,
+            spec: RagasMetric) -> MetricResult:
     """ragas' float as a MetricResult: NaN (nothing to score) becomes unmeasured, values are clipped to [0, 1]."""
     ev = {"ragas_metric": ragas_metric, **evidence}
-    if metric == "context_precision":
-        verdicts = ev.pop("verdicts", [])
-        ev["chunks"] = [{"chunk_id": c.id, "relevant": v, "reason": why} for c, (v, why) in zip(s.contexts, verdicts)]
-        ev["with_reference"] = bool(_precision_reference(s))
-    if metric == "answer_correctness":
-        ev.update(zip(("answer_claims", "reference_claims"), ev.pop("decomposed", [])))
-        if not ev.get("answer_claims") or not ev.get("reference_claims"):
-            return MetricResult.unmeasured(metric, judge, "answer or reference has no claims (ragas decomposition)", **ev)
+    why = spec.evidence(ev, t)
+    if why:
+        return MetricResult.unmeasured(metric, judge, why, **ev)
     value = float(score) if score is not None else math.nan
     if math.isnan(value):
         return MetricResult.unmeasured(metric, judge, "ragas returned NaN: it found nothing to score", **ev)

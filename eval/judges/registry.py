@@ -1,19 +1,116 @@
-"""Build judges by name. Heavy models load lazily; a judge that cannot be built here becomes an
-``UnavailableJudge`` whose every result is 'unmeasured' with the reason, so the run (and the gate) see it."""
+"""Judges by name: ``JUDGES`` maps each name to how it is built and which metrics it measures (adding a judge is one
+entry here). Heavy models load lazily; a judge that cannot be built here becomes an ``UnavailableJudge`` whose every
+result is 'unmeasured' with the reason, so the run (and the gate) see it."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 from corpora.errors import UsageError
-from eval.judges.base import JudgeUnavailable
-from eval.metrics import LLM_METRICS, ScorerJudge
-from eval.records import EvalSample, MetricResult
-from eval.rules import RETRIEVAL_KINDS, is_retrieval_metric
+from corpora.records import MetricResult, Trace
+from eval.judges.base import Judge, JudgeUnavailable
+from eval.judges.embedding import EmbeddingScorer
+from eval.judges.labels import LabelsJudge
+from eval.judges.lexical import LexicalScorer
+from eval.judges.llm_claims import LLMJudge
+from eval.judges.scorer import ScorerJudge
+from eval.judges.scripts import reader_for
+from eval.judges.weights import default_model_dir
+from eval.metrics import DEFAULT_METRICS, METRIC_NAMES, find, get
+from eval.metrics.base import Metric
+from rag.embeddings import make_embedder
+from rag.models import MINILM_ID
 
-JUDGES = ("nli", "embedding", "lexical", "llm", "ragas", "labels")
-DEFAULT_METRICS = (*LLM_METRICS, "recall@5", "mrr@10", "ndcg@10")
-METRIC_NAMES = f"{', '.join(LLM_METRICS)}, or {'/'.join(RETRIEVAL_KINDS)}@K (K a positive integer)"
+__all__ = ["DEFAULT_METRICS", "JUDGES", "JUDGE_PREFERENCE", "JudgeOptions", "UnavailableJudge", "check_coverage",
+           "covered", "default_judges", "make_judge", "make_judges", "parse_judges", "parse_metrics"]
+
+
+@dataclass
+class JudgeOptions:
+    nli_model: str | None = None  # CrossEncoder folder; None = the project's shipped default, when present
+    embedder: object | None = None  # shared embedder (defaults to the bundled MiniLM)
+    llm_factory: Callable[[], object] | None = None  # returns a ChatLLM for the llm/ragas judges
+    nli_threshold: float | None = None  # P(supported) at which the nli judge calls a claim supported (default 0.5)
+
+
+def default_nli_path() -> str | None:
+    path = default_model_dir()
+    return str(path) if path else None
+
+
+def _lexical(opts: JudgeOptions) -> Judge:
+    return ScorerJudge(LexicalScorer(), config_id="lexical:v1")
+
+
+def _labels(opts: JudgeOptions) -> Judge:
+    return LabelsJudge()
+
+
+def _embedding(opts: JudgeOptions) -> Judge:
+    embedder: Any = opts.embedder or make_embedder("minilm")
+    reads = reader_for(getattr(embedder, "model_dir", None), embedder.model_id,
+                       latin_only=embedder.model_id == MINILM_ID)
+    return ScorerJudge(EmbeddingScorer(embedder), unreadable=reads, config_id=f"embedding:{embedder.model_id}")
+
+
+def _nli(opts: JudgeOptions) -> Judge:
+    from eval.judges.nli import load_scorer  # noqa: PLC0415 - lazy: sentence-transformers and torch
+
+    path = opts.nli_model or default_nli_path()
+    if path is None:
+        raise JudgeUnavailable("no NLI model: pass --nli-model PATH (any sentence-transformers CrossEncoder folder)")
+    # the shipped judge carries a calibrated combiner (combiner.json); any other CrossEncoder folder is used bare
+    kw = {} if opts.nli_threshold is None else {"support_threshold": opts.nli_threshold}
+    scorer = load_scorer(path, embedder=opts.embedder, **kw)
+    tag = "" if opts.nli_threshold is None else f"@t={opts.nli_threshold:g}"
+    reads = reader_for(path, str(path), latin_only=path == default_nli_path())  # the shipped judge: MiniLM
+    return ScorerJudge(scorer, unreadable=reads, config_id=f"nli:{path}{tag}")
+
+
+def _llm_for(name: str, opts: JudgeOptions) -> object:
+    if opts.llm_factory is None:
+        raise JudgeUnavailable(f"the {name} judge needs an LLM (bundled model or --judge-base-url)")
+    return opts.llm_factory()
+
+
+def _llm(opts: JudgeOptions) -> Judge:
+    return LLMJudge(_llm_for("llm", opts))  # type: ignore[arg-type]
+
+
+def _ragas(opts: JudgeOptions) -> Judge:
+    from eval.judges.ragas_judge import RagasJudge  # noqa: PLC0415 - lazy: ragas and langchain (seconds)
+
+    llm = _llm_for("ragas", opts)
+    return RagasJudge(llm, opts.embedder or make_embedder("minilm"))  # type: ignore[arg-type]
+
+
+def _model(m: Metric) -> bool:
+    return m.model
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """``measures``: which metric declarations the judge computes; ``trust``: its rank when several judges measured a
+    metric (the classifier, the gate and the dashboard read the most trusted; None: never preferred)."""
+
+    family: str
+    build: Callable[[JudgeOptions], Judge]
+    measures: Callable[[Metric], bool]
+    trust: int | None = None
+
+
+# lexical ranks above embedding because it beat it on every human-labelled dev set (meta-eval)
+JUDGES: dict[str, JudgeSpec] = {
+    "nli": JudgeSpec("nli", _nli, _model, trust=0),
+    "embedding": JudgeSpec("embedding", _embedding, _model, trust=4),
+    "lexical": JudgeSpec("lexical", _lexical, _model, trust=3),
+    "llm": JudgeSpec("llm", _llm, _model, trust=1),
+    "ragas": JudgeSpec("llm", _ragas, lambda m: m.ragas is not None, trust=2),
+    "labels": JudgeSpec("labels", _labels, lambda m: not m.model),
+}
+JUDGE_PREFERENCE = tuple(sorted((n for n, s in JUDGES.items() if s.trust is not None),
+                                key=lambda n: JUDGES[n].trust))  # type: ignore[arg-type, return-value]
 
 
 def _names(text: str, what: str) -> list[str]:
@@ -23,13 +120,17 @@ def _names(text: str, what: str) -> list[str]:
     return names
 
 
+def _unknown(what: str, bad: list[str], valid: str) -> UsageError:
+    return UsageError(f"--{what}: unknown {what[:-1]}{'s' * (len(bad) > 1)} {', '.join(map(repr, bad))} "
+                      f"(valid: {valid})")
+
+
 def parse_metrics(text: str) -> list[str]:
     """A comma-separated --metrics value, every name checked (UsageError naming the valid ones)."""
     names = _names(text, "metrics")
-    bad = [n for n in names if n not in LLM_METRICS and not is_retrieval_metric(n)]
+    bad = [n for n in names if find(n) is None]
     if bad:
-        raise UsageError(f"--metrics: unknown metric{'s' * (len(bad) > 1)} {', '.join(map(repr, bad))} "
-                         f"(valid: {METRIC_NAMES})")
+        raise _unknown("metrics", bad, METRIC_NAMES)
     return names
 
 
@@ -38,13 +139,13 @@ def parse_judges(text: str) -> list[str]:
     names = _names(text, "judges")
     bad = [n for n in names if n not in JUDGES]
     if bad:
-        raise UsageError(f"--judges: unknown judge{'s' * (len(bad) > 1)} {', '.join(map(repr, bad))} "
-                         f"(valid: {', '.join(JUDGES)})")
+        raise _unknown("judges", bad, ", ".join(JUDGES))
     return names
 
 
 def judges_for(metric: str) -> tuple[str, ...]:
-    return ("labels",) if is_retrieval_metric(metric) else tuple(j for j in JUDGES if j != "labels")
+    m = get(metric)
+    return tuple(name for name, spec in JUDGES.items() if spec.measures(m))
 
 
 def covered(metrics: list[str] | tuple[str, ...], judges: list[str]) -> list[str]:
@@ -60,6 +161,12 @@ def check_coverage(metrics: list[str], judges: list[str]) -> None:
                              f"{', '.join(judges_for(m))})")
 
 
+def default_judges(nli_model: str | None = None) -> str:
+    """The fast default judges, most trusted first (the gate reads the first that measured a metric): the NLI judge
+    when its weights are shipped or given, then lexical, embedding and the labels."""
+    return ("nli," if nli_model or default_nli_path() else "") + "lexical,embedding,labels"
+
+
 @dataclass
 class UnavailableJudge:
     name: str
@@ -71,93 +178,21 @@ class UnavailableJudge:
         return f"{self.name}:unavailable"
 
     def supports(self, metric: str) -> bool:
-        return metric in LLM_METRICS
+        m = find(metric)
+        return m is not None and JUDGES[self.name].measures(m) if self.name in JUDGES else False
 
-    def judge(self, metric: str, samples: list[EvalSample]) -> list[MetricResult]:
-        return [MetricResult.unmeasured(metric, self.name, f"judge unavailable: {self.reason}") for _ in samples]
-
-
-@dataclass
-class JudgeOptions:
-    nli_model: str | None = None  # CrossEncoder folder; None = the project's shipped default, when present
-    embedder: object | None = None  # shared embedder (defaults to the bundled MiniLM)
-    llm_factory: Callable[[], object] | None = None  # returns a ChatLLM for the llm/ragas judges
-    thresholds: dict[str, float] = field(default_factory=dict)
-    nli_threshold: float | None = None  # P(supported) at which the nli judge calls a claim supported (default 0.5)
+    def judge(self, metric: str, traces: list[Trace]) -> list[MetricResult]:
+        return [MetricResult.unmeasured(metric, self.name, f"judge unavailable: {self.reason}") for _ in traces]
 
 
-def default_nli_path() -> str | None:
-    try:
-        from eval.judges.weights import default_model_dir
-    except ImportError:
-        return None
-    path = default_model_dir()
-    return str(path) if path else None
+def make_judge(name: str, opts: JudgeOptions) -> Judge:
+    if name not in JUDGES:
+        raise ValueError(f"unknown judge '{name}' (choose from {', '.join(JUDGES)})")
+    return JUDGES[name].build(opts)
 
 
-def default_judges(nli_model: str | None = None) -> str:
-    """The fast default judges, most trusted first (the gate reads the first that measured a metric): the NLI judge
-    when its weights are shipped or given, then lexical, embedding and the labels."""
-    return ("nli," if nli_model or default_nli_path() else "") + "lexical,embedding,labels"
-
-
-def _with_config_id(judge, config_id: str):
-    judge.config_id = config_id
-    return judge
-
-
-def make_judge(name: str, opts: JudgeOptions):
-    if name == "lexical":
-        from eval.judges.lexical import LexicalScorer
-
-        return _with_config_id(ScorerJudge(LexicalScorer()), "lexical:v1")
-    if name == "labels":
-        from eval.judges.labels import LabelsJudge
-
-        return _with_config_id(LabelsJudge(), "labels:pytrec_eval")
-    if name == "embedding":
-        from eval.judges.embedding import EmbeddingScorer
-        from rag.embeddings import make_embedder
-
-        from eval.judges.scripts import reader_for
-        from rag.models import MINILM_ID
-
-        embedder = opts.embedder or make_embedder("minilm")
-        reads = reader_for(getattr(embedder, "model_dir", None), embedder.model_id,
-                           latin_only=embedder.model_id == MINILM_ID)
-        return _with_config_id(ScorerJudge(EmbeddingScorer(embedder), unreadable=reads),
-                               f"embedding:{embedder.model_id}")
-    if name == "nli":
-        from eval.judges.nli import load_scorer
-
-        path = opts.nli_model or default_nli_path()
-        if path is None:
-            raise JudgeUnavailable("no NLI model: pass --nli-model PATH (any sentence-transformers CrossEncoder folder)")
-        # the shipped judge carries a calibrated combiner (combiner.json); any other CrossEncoder folder is used bare
-        kw = {} if opts.nli_threshold is None else {"support_threshold": opts.nli_threshold}
-        scorer = load_scorer(path, embedder=opts.embedder, **kw)
-        tag = "" if opts.nli_threshold is None else f"@t={opts.nli_threshold:g}"
-        from eval.judges.scripts import reader_for
-
-        reads = reader_for(path, str(path), latin_only=path == default_nli_path())  # the shipped judge: MiniLM
-        return _with_config_id(ScorerJudge(scorer, unreadable=reads), f"nli:{path}{tag}")
-    if name in ("llm", "ragas"):
-        if opts.llm_factory is None:
-            raise JudgeUnavailable(f"the {name} judge needs an LLM (bundled model or --judge-base-url)")
-        llm = opts.llm_factory()
-        if name == "llm":
-            from eval.judges.llm_claims import LLMJudge
-
-            return _with_config_id(LLMJudge(llm), f"llm:{llm.model_id}")
-        from eval.judges.ragas_judge import RagasJudge
-
-        embedder = opts.embedder or __import__("rag.embeddings", fromlist=["make_embedder"]).make_embedder("minilm")
-        return _with_config_id(RagasJudge(llm, embedder), f"ragas:{llm.model_id}")
-    raise ValueError(f"unknown judge '{name}' (choose from {', '.join(JUDGES)})")
-
-
-def make_judges(names: list[str], opts: JudgeOptions) -> list:
-    judges = []
+def make_judges(names: list[str], opts: JudgeOptions) -> list[Judge]:
+    judges: list[Judge] = []
     for name in names:
         try:
             judges.append(make_judge(name, opts))

@@ -13,26 +13,20 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from eval.records import EvalSample
+from tokenizers import Tokenizer
+
 from eval.tokens import main_script, non_latin_share
 
 MAX_FOREIGN = 0.2
 MAX_UNKNOWN = 0.2
 
 
-def metric_texts(metric: str, s: EvalSample) -> list[str]:
-    """The texts a metric puts in front of the model (the contexts as one text)."""
-    ctx = " ".join(s.context_texts)
-    ref = s.reference or ""
-    texts = {"groundedness": [s.answer, ctx], "context_precision": [s.question, ctx, ref],
-             "answer_relevance": [s.question, s.answer], "context_recall": [ref, ctx],
-             "answer_correctness": [s.answer, ref, s.question]}.get(metric, [])
-    return [t for t in texts if t.strip()]
+Reader = Callable[[list[str]], str | None]  # a metric's texts (eval.metrics.base.Metric.model_texts) -> why unreadable
 
 
-def latin_reader(model: str) -> Callable[[str, EvalSample], str | None]:
-    def unreadable(metric: str, s: EvalSample) -> str | None:
-        for text in metric_texts(metric, s):
+def latin_reader(model: str) -> Reader:
+    def unreadable(texts: list[str]) -> str | None:
+        for text in texts:
             share = non_latin_share(text)
             if share > MAX_FOREIGN:
                 return (f"the judge's model ({model}) reads Latin-script text; {share:.0%} of this text is "
@@ -42,11 +36,9 @@ def latin_reader(model: str) -> Callable[[str, EvalSample], str | None]:
     return unreadable
 
 
-def vocabulary_reader(model: str, tokenizer_file: Path) -> Callable[[str, EvalSample], str | None] | None:
+def vocabulary_reader(model: str, tokenizer_file: Path) -> Reader | None:
     """Unknown-token share through the model's own tokenizer; None when it cannot be loaded."""
     try:
-        from tokenizers import Tokenizer
-
         tok = Tokenizer.from_file(str(tokenizer_file))
         unk = (json.loads(tokenizer_file.read_text(encoding="utf-8")).get("model") or {}).get("unk_token")
     except Exception:  # noqa: BLE001 - no readable tokenizer: no check (the judge still runs)
@@ -56,8 +48,8 @@ def vocabulary_reader(model: str, tokenizer_file: Path) -> Callable[[str, EvalSa
     tok.no_padding()
     tok.no_truncation()
 
-    def unreadable(metric: str, s: EvalSample) -> str | None:
-        for text in metric_texts(metric, s):
+    def unreadable(texts: list[str]) -> str | None:
+        for text in texts:
             pieces = tok.encode(text, add_special_tokens=False).tokens
             share = sum(p == unk for p in pieces) / len(pieces) if pieces else 0.0
             if share > MAX_UNKNOWN:
@@ -68,7 +60,7 @@ def vocabulary_reader(model: str, tokenizer_file: Path) -> Callable[[str, EvalSa
     return unreadable
 
 
-def reader_for(model_dir: str | Path | None, model_id: str, *, latin_only: bool):
+def reader_for(model_dir: str | Path | None, model_id: str, *, latin_only: bool) -> Reader | None:
     """The unreadable-text check for a judge's model: Latin-only for the bundled English models, else by vocabulary."""
     if latin_only:
         return latin_reader(model_id)

@@ -1,4 +1,4 @@
-"""Meta-evaluation of whole-metric judges (ragas): each labelled item becomes an EvalSample and the judge scores the
+"""Meta-evaluation of whole-metric judges (ragas): each labelled item becomes a Trace and the judge scores the
 project metric the item calibrates, through the same ``judge(metric, samples)`` call a run uses.
 
   support items     groundedness of answer = the judged text, contexts = [the evidence]; question = the set's
@@ -13,18 +13,18 @@ from collections.abc import Sequence
 
 from eval.meta.datasets import ContrastItem, LabelledItem, Task
 from eval.meta.scoring import TaskScores
-from eval.records import Context, EvalSample
+from corpora.records import Chunk, Trace
 
 PROJECT_METRIC = {"groundedness": "groundedness", "context_relevance": "context_precision",  # keys: TASK_METRICS
                   "answer_relevance": "answer_relevance"}
 
 
-def _sample(sid: str, question: str, answer: str, contexts: Sequence[str]) -> EvalSample:
-    return EvalSample(id=sid, question=question.strip() or answer.strip() or "-", answer=answer,
-                      contexts=[Context(id=f"{sid}#c{k}", text=t, rank=k + 1) for k, t in enumerate(contexts)])
+def _sample(sid: str, question: str, answer: str, contexts: Sequence[str]) -> Trace:
+    return Trace(sample_id=sid, question=question.strip() or answer.strip() or "-", answer=answer,
+                 contexts=[Chunk(chunk_id=f"{sid}#c{k}", text=t, rank=k + 1) for k, t in enumerate(contexts)] or None)
 
 
-def item_sample(task: Task, item: LabelledItem) -> EvalSample:
+def item_sample(task: Task, item: LabelledItem) -> Trace:
     if task.metric == "context_relevance":
         return _sample(item.id, item.left, item.answer, [item.right])
     if task.metric == "answer_relevance":
@@ -44,7 +44,7 @@ def score_task_samples(judge, task: Task, batch: int = 8) -> TaskScores:
     return TaskScores(scores=_values(judge, metric, [item_sample(task, i) for i in task.items], batch))
 
 
-def _values(judge, metric: str, samples: list[EvalSample], batch: int) -> list[float | None]:
+def _values(judge, metric: str, samples: list[Trace], batch: int) -> list[float | None]:
     out: list[float | None] = []
     for k in range(0, len(samples), batch):
         out += [r.value if r.status == "ok" else None for r in judge.judge(metric, samples[k:k + batch])]

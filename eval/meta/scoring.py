@@ -15,7 +15,7 @@ from typing import Literal
 from eval.claims import decompose
 from eval.judges.base import ClaimItem, ClaimScore, Scorer, Support
 from eval.meta.datasets import ContrastItem, LabelledItem, Task
-from eval.metrics import ScorerJudge
+from eval.judges.scorer import ScorerJudge
 
 Reduce = Literal["min", "mean", "share"]
 REDUCERS: tuple[str, ...] = ("min", "mean", "share")

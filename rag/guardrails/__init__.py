@@ -10,7 +10,7 @@ __all__ = ["GuardedPipeline", "GuardrailsConfig", "guard"]
 
 def __getattr__(name: str):
     if name in ("GuardedPipeline", "guard"):
-        from rag.guardrails import rails
+        from rag.guardrails import rails  # noqa: PLC0415 - lazy: nemoguardrails (1 s) only when the rails are built
 
         return getattr(rails, name)
     raise AttributeError(f"module 'rag.guardrails' has no attribute {name!r}")

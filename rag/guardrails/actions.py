@@ -5,13 +5,14 @@ question through: a broken rail must not take the pipeline down)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
+from corpora.records import Candidate, Chunk, Trace
 from rag.guardrails.detectors import scan_chunk, scan_question
 from rag.guardrails.settings import GuardrailsConfig
 from rag.prompt import build_messages, is_refusal
-from rag.trace import RetrievedChunk, Trace
 
 ANSWER_INTENT = "answer question"
 REQUEST_KEY = "ragdoctor_request"
@@ -24,7 +25,7 @@ class Request:
     """Everything one question accumulates while nemoguardrails runs it."""
 
     trace: Trace
-    ranked: list[RetrievedChunk] = field(default_factory=list)
+    ranked: list[Chunk] = field(default_factory=list)
     record: dict[str, Any] = field(default_factory=dict)  # becomes trace.guardrails
     ms: dict[str, float] = field(default_factory=dict)
     blocked_by: str | None = None
@@ -44,7 +45,7 @@ def _err(exc: Exception) -> str:
     return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
 
 
-def _intent(events: list[dict]) -> str | None:
+def _intent(events: list | None) -> str | None:
     for e in reversed(events or []):
         if e.get("type") == "BotIntent":
             return e.get("intent")
@@ -97,7 +98,7 @@ class RailActions:
         return off
 
     async def ragdoctor_self_check_input(self, context: dict | None = None, llm=None, llm_task_manager=None) -> bool:
-        from nemoguardrails.llm.call import llm_call
+        from nemoguardrails.llm.call import llm_call  # noqa: PLC0415 - nemoguardrails (1 s): rails on only
 
         req, t0 = self._req(context), time.perf_counter()
         rec: dict[str, Any] = {"blocked": False}
@@ -121,13 +122,12 @@ class RailActions:
 
     # dialog: every question that passed the input rails goes to the RAG pipeline (no LLM intent generation) ------
     async def generate_user_intent(self, events: list | None = None, context: dict | None = None):
-        from nemoguardrails.actions.actions import ActionResult
-        from nemoguardrails.utils import new_event_dict
-
+        from nemoguardrails.actions.actions import ActionResult  # noqa: PLC0415 - nemoguardrails (1 s): rails on only
+        from nemoguardrails.utils import new_event_dict  # noqa: PLC0415 - nemoguardrails (1 s): rails on only
         return ActionResult(events=[new_event_dict("UserIntent", intent="ask question")])
 
     async def retrieve_relevant_chunks(self, context: dict | None = None, events: list | None = None):
-        from nemoguardrails.actions.actions import ActionResult
+        from nemoguardrails.actions.actions import ActionResult  # noqa: PLC0415 - nemoguardrails (1 s): rails on only
 
         if _intent(events) != ANSWER_INTENT:
             return ActionResult(return_value="", context_updates={})
@@ -136,30 +136,30 @@ class RailActions:
         top_k = self.pipeline.cfg.retrieval.top_k
         self._set_contexts(req, req.ranked[:top_k], req.ranked[top_k:])
         req.add_ms("retrieve", t0)
-        return ActionResult(return_value="\n".join(c.text for c in req.trace.contexts),
+        return ActionResult(return_value="\n".join(req.trace.context_texts),
                             context_updates=self._chunk_vars(req))
 
     @staticmethod
-    def _set_contexts(req: Request, contexts: list[RetrievedChunk], rest: list[RetrievedChunk]) -> None:
+    def _set_contexts(req: Request, contexts: list[Chunk], rest: list[Chunk]) -> None:
         req.trace.contexts = contexts
-        req.trace.candidates = [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "rank": c.rank, "score": c.score}
+        req.trace.candidates = [Candidate(chunk_id=c.chunk_id, doc_id=c.doc_id, rank=c.rank, score=c.score)
                                 for c in rest]
 
     @staticmethod
     def _chunk_vars(req: Request) -> dict:
-        texts = [c.text for c in req.trace.contexts]
+        texts = req.trace.context_texts
         return {"relevant_chunks": "\n".join(texts), "relevant_chunks_sep": texts,
                 "retrieved_for": req.trace.question}
 
     # retrieval rail ----------------------------------------------------------------------------------------------
     async def ragdoctor_check_chunks(self, context: dict | None = None, events: list | None = None):
-        from nemoguardrails.actions.actions import ActionResult
+        from nemoguardrails.actions.actions import ActionResult  # noqa: PLC0415 - nemoguardrails (1 s): rails on only
 
         if _intent(events) != ANSWER_INTENT:
             return ActionResult(return_value=None, context_updates={})
         req, t0 = self._req(context), time.perf_counter()
         mode, top_k = self.settings.retrieval_action, self.pipeline.cfg.retrieval.top_k
-        kept: list[RetrievedChunk] = []
+        kept: list[Chunk] = []
         flagged: list[dict] = []
         checked = 0
         for pos, chunk in enumerate(req.ranked):
@@ -185,16 +185,15 @@ class RailActions:
 
     # generation: the pipeline's own prompt and model ---------------------------------------------------------------
     async def generate_bot_message(self, events: list | None = None, context: dict | None = None, config=None):
-        from nemoguardrails.actions.actions import ActionResult
-        from nemoguardrails.utils import new_event_dict
-
+        from nemoguardrails.actions.actions import ActionResult  # noqa: PLC0415 - nemoguardrails (1 s): rails on only
+        from nemoguardrails.utils import new_event_dict  # noqa: PLC0415 - nemoguardrails (1 s): rails on only
         intent = _intent(events)
         if intent != ANSWER_INTENT:  # a predefined message (refusal, off-topic notice): no model call, no output rail
             text = ((getattr(config, "bot_messages", None) or {}).get(intent) or [""])[0]
             return ActionResult(events=[new_event_dict("BotMessage", text=text)],
                                 context_updates={"skip_output_rails": True})
         req, t0 = self._req(context), time.perf_counter()
-        question, contexts = req.trace.question, req.trace.contexts
+        question, contexts = req.trace.question, req.trace.chunks
         pairs = [(c.chunk_id, c.text) for c in contexts]
         req.trace.prompt = build_messages(question, pairs)
         try:
@@ -224,7 +223,9 @@ class RailActions:
             rec["skipped"] = "refusal: no claims to check"
         else:
             try:
-                score, failing = self.fact_check(answer, [(c.chunk_id, c.text) for c in req.trace.contexts])
+                if self.fact_check is None:  # the constructor refuses an output rail without one
+                    raise RuntimeError("the output rail has no fact check")
+                score, failing = self.fact_check(answer, [(c.chunk_id, c.text) for c in req.trace.chunks])
                 rec.update(score=round(float(score), 4), failing_claims=list(failing))
                 if score < threshold:
                     verdict = self.settings.action

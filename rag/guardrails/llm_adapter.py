@@ -53,7 +53,7 @@ class ChatLLMModel:
         return out
 
     async def generate_async(self, prompt: Any, *, stop: list[str] | None = None, **kwargs: Any):
-        from nemoguardrails.types import LLMResponse, UsageInfo
+        from nemoguardrails.types import LLMResponse, UsageInfo  # noqa: PLC0415 - nemoguardrails (1 s): rails on only
 
         messages = self._messages(prompt)
         resp = await asyncio.to_thread(self.llm.chat, messages, temperature=float(kwargs.get("temperature") or 0.0),
@@ -67,7 +67,7 @@ class ChatLLMModel:
         return LLMResponse(content=text, model=resp.model, finish_reason="stop", usage=usage)
 
     async def stream_async(self, prompt: Any, *, stop: list[str] | None = None, **kwargs: Any):
-        from nemoguardrails.types import LLMResponseChunk
+        from nemoguardrails.types import LLMResponseChunk  # noqa: PLC0415 - nemoguardrails (1 s): rails on only
 
         resp = await self.generate_async(prompt, stop=stop, **kwargs)
         yield LLMResponseChunk(delta_content=resp.content, model=resp.model, finish_reason="stop")

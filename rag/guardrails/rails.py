@@ -19,12 +19,14 @@ import uuid
 import warnings
 from typing import Any
 
-from corpora.records import Sample
+from corpora.records import Question, Trace
 from rag.guardrails.actions import REQUEST_KEY, FactCheck, RailActions, Request
+from rag.guardrails.llm_adapter import ChatLLMModel, main_model_entry
 from rag.guardrails.settings import GuardrailsConfig
+from rag.guardrails.topic import TopicScorer
+from rag.models import minilm_path
 from rag.offline import set_offline_env
-from rag.prompt import cited_ids, is_refusal
-from rag.trace import Trace
+from rag.prompt import build_messages, cited_ids, is_refusal
 
 REFUSE_MESSAGE = "I'm sorry, I can't respond to that."
 OFF_TOPIC_MESSAGE = "I can only answer questions about the documents in this collection."
@@ -85,8 +87,6 @@ def rails_config_dict(settings: GuardrailsConfig, main_model: dict | None = None
     """The nemoguardrails configuration (what a config.yml would hold), built in code from the settings."""
     models: list[dict] = [main_model] if main_model else []
     try:
-        from rag.models import minilm_path
-
         models.append({"type": "embeddings", "engine": "SentenceTransformers", "model": str(minilm_path())})
     except Exception:  # no MiniLM package: nothing here embeds inside nemoguardrails anyway (no dialog index, no kb)
         pass
@@ -143,16 +143,13 @@ class GuardedPipeline:
         same = getattr(pipeline.cfg, "guardrails", None) == self.settings
         self.config_hash = pipeline.config_hash if same or not self.settings.enabled else hashlib.sha256(
             f"{pipeline.config_hash}:{self.settings.short_hash()}".encode()).hexdigest()[:12]
-        self.rails = None
+        self.rails: Any = None  # nemoguardrails' LLMRails, built with the rails on
         self._loop: _LoopThread | None = None
         if self.settings.enabled:
             self._build(verbose)
 
     def _build(self, verbose: bool) -> None:
-        from nemoguardrails import LLMRails, RailsConfig
-
-        from rag.guardrails.llm_adapter import ChatLLMModel, main_model_entry
-        from rag.guardrails.topic import TopicScorer
+        from nemoguardrails import LLMRails, RailsConfig  # noqa: PLC0415 - nemoguardrails (1 s): rails on only
 
         llm = self.pipeline.llm
         entry = main_model_entry(llm)
@@ -182,18 +179,18 @@ class GuardedPipeline:
         self.close()
 
     # -------------------------------------------------------------------------------------------------------------
-    def answer(self, question: str, sample: Sample | None = None) -> Trace:
+    def answer(self, question: str, sample: Question | None = None) -> Trace:
         if not self.settings.enabled:
             return self.pipeline.answer(question, sample)
+        if self._loop is None:
+            raise RuntimeError("the guarded pipeline is closed")
         return self._loop.run(self.answer_async(question, sample))
 
-    async def answer_async(self, question: str, sample: Sample | None = None) -> Trace:
-        sample = sample or Sample(id="adhoc", question=question)
+    async def answer_async(self, question: str, sample: Question | None = None) -> Trace:
+        sample = sample or Question(id="adhoc", question=question)
         p = self.pipeline
-        trace = Trace(sample_id=sample.id, question=question, reference=sample.reference,
-                      relevant_doc_ids=sample.relevant_doc_ids, metadata=dict(sample.metadata),
-                      config_hash=self.config_hash, generator=getattr(p.llm, "model_id", "unknown"),
-                      embedder=p.embedder.model_id)
+        trace = Trace.of(sample, question=question, contexts=[], config_hash=self.config_hash,
+                         generator=getattr(p.llm, "model_id", "unknown"), embedder=p.embedder.model_id)
         rid = uuid.uuid4().hex
         req = self.actions.requests[rid] = Request(trace=trace)
         t0 = time.perf_counter()
@@ -220,9 +217,7 @@ class GuardedPipeline:
         trace.guardrails = {"enabled": True, "blocked_by": req.blocked_by, "category": req.category,
                             "settings": self.settings.model_dump(), **req.record}
         if not trace.prompt and trace.contexts:
-            from rag.prompt import build_messages
-
-            trace.prompt = build_messages(trace.question, [(c.chunk_id, c.text) for c in trace.contexts])
+            trace.prompt = build_messages(trace.question, [(c.chunk_id, c.text) for c in trace.chunks])
         error = nemo_error or req.error
         if error is None and response == NEMO_INTERNAL_ERROR:
             error = "guardrails: nemoguardrails answered with its internal-error message"
@@ -235,7 +230,7 @@ class GuardedPipeline:
                 trace.guardrails["modified_answer"] = {"generated": trace.answer}
                 trace.answer = response
             trace.outcome = "refused" if is_refusal(trace.answer) else "answered"
-            trace.cited_chunk_ids = cited_ids(trace.answer, {c.chunk_id for c in trace.contexts})
+            trace.cited_chunk_ids = cited_ids(trace.answer, {c.chunk_id for c in trace.chunks})
         return trace
 
 

@@ -1,2 +1,2 @@
 """Streamlit page code for the dashboard (app.py is the entry point). Layout only: every number on a page comes from
-diagnostics.run_data, eval/ or diagnostics/."""
+ragdoctor.dashboard.data, eval/ or diagnostics/."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from diagnostics import run_data as rd
+from ragdoctor.dashboard import data as rd
 
 RUNS_KEY = "run_paths"  # the sidebar's text area: one run folder (or a folder of runs) per line
 RUN_KEY = "run"  # the selected run's path

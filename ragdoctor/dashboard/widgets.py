@@ -7,8 +7,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from diagnostics import run_data as rd
 from diagnostics.taxonomy import DEFINITIONS
+from ragdoctor.dashboard import data as rd
 
 VERDICT_STYLE = {
     "supported": ("#c9f2d0", "#0b5d1e", "supported"),
@@ -16,9 +16,11 @@ VERDICT_STYLE = {
     "contradicted": ("#ffcccc", "#8a1010", "contradicted"),
 }
 QUADRANT_COLORS = {
-    "grounded_right": "#2e9e4f", "grounded_wrong": "#e8830c", "ungrounded_right": "#3b7dd8", "ungrounded_wrong": "#d33a2c",
+    "grounded_right": "#2e9e4f", "grounded_wrong": "#e8830c", "ungrounded_right": "#3b7dd8",
+    "ungrounded_wrong": "#d33a2c",
     "precise_grounded": "#2e9e4f", "precise_ungrounded": "#d33a2c", "noisy_grounded": "#e8830c",
-    "noisy_ungrounded": "#8c5fbf", "relevant_right": "#2e9e4f", "relevant_wrong": "#e8830c", "offtopic_right": "#3b7dd8",
+    "noisy_ungrounded": "#8c5fbf", "relevant_right": "#2e9e4f", "relevant_wrong": "#e8830c",
+    "offtopic_right": "#3b7dd8",
     "offtopic_wrong": "#d33a2c",
 }
 # categories share the quadrant colours where they mean the same thing (grounded yet wrong is orange on every page)
@@ -198,13 +200,14 @@ def _chunks(d: dict, judge: str | None) -> None:
                 tags.append(f"{icon} {verb} claim {', '.join(map(str, nums))}")
         cp = c["context_precision"]
         if cp:
-            tags.append("precision verdict: " + ", ".join(f"{j}={'relevant' if v else 'irrelevant'}" for j, v in cp.items()))
+            tags.append("precision verdict: " + ", ".join(f"{j}={'relevant' if v else 'irrelevant'}"
+                                                          for j, v in cp.items()))
         title = f"#{c['rank']} · {c['chunk_id']}" + (f" · {' · '.join(tags)}" if tags else "")
         with st.expander(title, expanded=bool(marks)):
             if c["title"]:
                 st.caption(c["title"])
-            st.markdown(f'<div style="font-size:0.92em">{_mark_sentence(c["text"] or "", [m["sentence"] for m in marks])}'
-                        "</div>", unsafe_allow_html=True)
+            marked = _mark_sentence(c["text"] or "", [m["sentence"] for m in marks])
+            st.markdown(f'<div style="font-size:0.92em">{marked}</div>', unsafe_allow_html=True)
             meta = {"doc_id": c["doc_id"], "score": c["score"], **c["signals"]}
             if c["flags"]:
                 meta["flags"] = ", ".join(c["flags"])

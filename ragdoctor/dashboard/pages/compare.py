@@ -50,7 +50,8 @@ else:
                      x="delta:Q", color=color,
                      tooltip=["metric", "judge", alt.Tooltip("mean_a:Q", format=".3f"),
                               alt.Tooltip("mean_b:Q", format=".3f"), alt.Tooltip("delta:Q", format="+.3f"),
-                              alt.Tooltip("delta_ci_low:Q", format="+.3f"), alt.Tooltip("delta_ci_high:Q", format="+.3f"),
+                              alt.Tooltip("delta_ci_low:Q", format="+.3f"),
+                              alt.Tooltip("delta_ci_high:Q", format="+.3f"),
                               "n_paired"])
                  + alt.Chart().mark_rule(color="black").encode(x=alt.datum(0)))
         st.altair_chart(chart.properties(height=max(160, 24 * len(plot))), width="stretch")
@@ -61,7 +62,7 @@ else:
 st.subheader("Samples whose category changed")
 ch = cmp["changed"]
 if not len(ch):
-    if ra.raw_diagnoses and rb.raw_diagnoses:
+    if ra.diagnoses and rb.diagnoses:
         st.success("No sample changed category.")
     else:
         st.info("Diagnose both runs (`ragdoctor diagnose RUN`) to compare their categories.")

@@ -6,9 +6,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ragdoctor.dashboard import state, widgets
-from diagnostics import run_data as rd
 from diagnostics.disagreement import EXPLANATIONS
+from ragdoctor.dashboard import data as rd
+from ragdoctor.dashboard import state, widgets
 
 run = state.require_run()
 widgets.run_header(run, "Disagreements")
@@ -37,7 +37,8 @@ def judge_choice(col, metric: str, key: str) -> str:
 
 x_col = judge_choice(c2, x, f"d_xj_{x}")
 y_col = judge_choice(c3, y, f"d_yj_{y}")
-jitter = c4.toggle("Jitter", value=True, key="d_jitter", help="spread points that share a value, so each can be clicked")
+jitter = c4.toggle("Jitter", value=True, key="d_jitter",
+                   help="spread points that share a value, so each can be clicked")
 points = rd.quadrant_points(df, x, y, x_col, y_col, jitter=0.025 if jitter else 0.0)
 quads = rd.quadrant_summary(points, x, y)
 x_cut, y_cut = float(quads["x_cut"].iloc[0]), float(quads["y_cut"].iloc[0])
@@ -64,7 +65,7 @@ else:
     # quadrant names above and below the data, centred on their quadrant
     corner = pd.DataFrame([{"x": (1 + x_cut) / 2 if hx else x_cut / 2, "y": 1.12 if hy else -0.12,
                             "text": widgets.label(q), "quadrant": q}
-                           for (hx, hy), q in rd.QUADRANT_VIEWS[(x, y)][2].items()])
+                           for (hx, hy), q in rd.QUADRANT_VIEWS[(x, y)].names.items()])
     labels = alt.Chart(corner).mark_text(fontWeight="bold", fontSize=13).encode(
         x="x:Q", y="y:Q", text="text:N", color=alt.Color("quadrant:N", scale=scale, legend=None))
     event = st.altair_chart((rules + labels + dots).properties(height=460), width="stretch", on_select="rerun",
@@ -74,7 +75,7 @@ else:
                         "quadrant_chart")
 
     # the four quadrants laid out as on the chart: high y on top, high x on the right
-    names = rd.QUADRANT_VIEWS[(x, y)][2]
+    names = rd.QUADRANT_VIEWS[(x, y)].names
     by = quads.set_index("quadrant")
     for hy in (True, False):
         row = st.columns(2)
@@ -157,4 +158,4 @@ jids = ([current] if current in set(pts["sample_id"]) and current not in disagre
 if jids:
     sid = widgets.sample_picker(jids, key="jj_pick", label_text="Open a sample where they disagree")
     with st.expander(f"Sample {sid}", expanded=st.session_state.get("_last_click") == "judge_chart"):
-        widgets.drilldown(state.detail(*state.key(run), sid, run), key="judges")
+        widgets.drilldown(state.detail(*state.key(run), str(sid), run), key="judges")

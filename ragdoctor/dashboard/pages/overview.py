@@ -8,9 +8,9 @@ import altair as alt
 import streamlit as st
 
 from corpora.errors import InputError
-from ragdoctor.dashboard import state, widgets
-from diagnostics import run_data as rd
 from eval.gate import GateConfig, load_gate_config, parse_threshold
+from ragdoctor.dashboard import data as rd
+from ragdoctor.dashboard import state, widgets
 
 run = state.require_run()
 widgets.run_header(run, "Overview")
@@ -73,7 +73,7 @@ else:
     with right:
         measured = table.dropna(subset=["mean"])
         base = alt.Chart(measured).encode(
-            y=alt.Y("metric:N", title=None, sort=list(rd.METRIC_ORDER)),
+            y=alt.Y("metric:N", title=None, sort=sorted(set(measured["metric"]), key=rd.metric_rank)),
             yOffset="judge:N", color=alt.Color("judge:N", legend=alt.Legend(orient="bottom")))
         chart = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title="mean and 95% CI",
                                                              scale=alt.Scale(domain=[0, 1])), x2="ci_high:Q") + \

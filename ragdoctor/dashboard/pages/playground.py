@@ -7,8 +7,14 @@ from contextlib import ExitStack
 
 import streamlit as st
 
+from corpora.records import Question
+from eval.judges.labels import LabelsJudge
+from eval.judges.registry import JudgeOptions, make_judges
+from eval.metrics import model_metrics
+from rag.config import PipelineConfig, load_config
+from ragdoctor import flow
+from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import widgets
-from diagnostics import run_data as rd
 
 st.title("Playground")
 st.caption("Ask a question against an index with the bundled model (or any OpenAI-compatible server). The answer is "
@@ -19,58 +25,40 @@ st.caption("Ask a question against an index with the bundled model (or any OpenA
 def pipeline(cfg_json: str):
     """One pipeline per configuration, kept across reruns and sessions; the bundled model server (when used) stops
     when the dashboard exits."""
-    from rag.config import PipelineConfig
-    from rag.session import open_pipeline
-
-    cfg = PipelineConfig.model_validate_json(cfg_json)
     stack = ExitStack()
-    pipe = stack.enter_context(open_pipeline(cfg))
+    pipe = stack.enter_context(flow.pipeline(PipelineConfig.model_validate_json(cfg_json)))
     atexit.register(stack.close)
     return pipe
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
 def fast_judges(cfg_json: str, _embedder) -> list:
-    from eval.judges.registry import JudgeOptions, make_judges
-
     return make_judges(["lexical", "embedding"], JudgeOptions(embedder=_embedder))
 
 
 def ask(cfg_json: str, question: str, reference: str | None, relevant: list[str] | None) -> dict:
-    from corpora.records import Sample
-    from diagnostics.classify import classify
-    from eval.dataset import from_trace
-    from eval.judges.registry import JudgeOptions, make_judge
-    from eval.metrics import LLM_METRICS
-    from eval.runner import judge_batch
-
     with st.status("Working ...", expanded=True) as status:
         status.write("Opening the pipeline (first use loads the index and starts the model: up to a minute) ...")
         pipe = pipeline(cfg_json)
         status.write("Retrieving and generating ...")
-        trace = pipe.answer(question, Sample(id="playground", question=question, reference=reference,
-                                             relevant_doc_ids=relevant))
-        status.write("Judging (lexical + embedding) ...")
+        trace = pipe.answer(question, Question(id="playground", question=question, reference=reference,
+                                               relevant_doc_ids=relevant))
+        status.write("Judging (lexical + embedding) and diagnosing ...")
         judges = list(fast_judges(cfg_json, pipe.embedder))
-        metrics = list(LLM_METRICS)
+        metrics = [m.name for m in model_metrics(default_only=True)]
         if relevant:
-            judges.append(make_judge("labels", JudgeOptions()))
+            judges.append(LabelsJudge())
             metrics += ["recall@5", "mrr@10"]
-        judgement = judge_batch([from_trace(trace)], metrics, judges)[0]
-        status.write("Diagnosing ...")
-        diagnosis = classify(judgement)
-        status.update(label=f"Done: {diagnosis.category.replace('_', ' ')}", state="complete", expanded=False)
-    return {"detail": rd.sample_detail(judgement, trace, diagnosis), "trace": trace.model_dump(mode="json")}
+        judged = flow.judge_one(trace, judges, metrics)
+        status.update(label=f"Done: {judged.diagnosis.category.replace('_', ' ')}", state="complete", expanded=False)
+    return {"detail": rd.sample_detail(judged.judgement, trace, judged.diagnosis),
+            "trace": trace.model_dump(mode="json")}
 
-
-from rag.config import load_config  # noqa: E402
 
 try:
     defaults = load_config()
 except Exception as exc:  # a malformed RAGDOCTOR_* variable: show it, start from the built-in defaults
     st.warning(f"Ignoring the environment's pipeline settings: {exc}")
-    from rag.config import PipelineConfig
-
     defaults = PipelineConfig()
 
 with st.form("ask"):
@@ -99,7 +87,8 @@ if submitted:
     else:
         cfg = defaults.model_copy(deep=True)
         cfg.corpus, cfg.index_dir = corpus, index_dir
-        cfg.embedding.model, cfg.retrieval.mode, cfg.retrieval.top_k = embedder, mode, int(top_k)
+        cfg.embedding.model, cfg.retrieval.top_k = embedder, int(top_k)
+        cfg.retrieval.mode = mode  # type: ignore[assignment]  # one of the select box's modes
         cfg.generation.base_url, cfg.generation.model = (base_url.strip() or None), model
         ids = [x.strip() for x in relevant.split(",") if x.strip()] or None
         try:

@@ -8,8 +8,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import state, widgets
-from diagnostics import run_data as rd
 
 run = state.require_run()
 widgets.run_header(run, "Retrieval")
@@ -74,7 +74,8 @@ if sid:
 
 if run.run_summary and run.run_summary.get("latency_ms"):
     st.subheader("Latency per stage")
-    lat = pd.DataFrame([{"stage": k, "p50": v["p50"], "p95": v["p95"]} for k, v in run.run_summary["latency_ms"].items()])
+    lat = pd.DataFrame([{"stage": k, "p50": v["p50"], "p95": v["p95"]}
+                        for k, v in run.run_summary["latency_ms"].items()])
     st.altair_chart(alt.Chart(lat.melt("stage", var_name="percentile", value_name="ms")).mark_bar().encode(
         x=alt.X("ms:Q"), y=alt.Y("stage:N", title=None), yOffset="percentile:N", color="percentile:N",
         tooltip=["stage", "percentile", alt.Tooltip("ms:Q", format=".1f")]).properties(height=160), width="stretch")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import state, widgets
-from diagnostics import run_data as rd
 
 run = state.require_run()
 widgets.run_header(run, "Samples")

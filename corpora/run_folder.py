@@ -1,0 +1,358 @@
+"""A run folder and every file in it, read and written here and nowhere else.
+
+    traces.jsonl      `ragdoctor run`: one Trace per line, appended as each question is answered
+    results.jsonl     `ragdoctor eval`: one Judgement per line, appended as each batch is judged
+    config.json       the evaluation's configuration, its current samples with their content hashes, the run key
+    results.parquet   the long results table (sample x metric x judge), rewritten when an evaluation finishes
+    summary.json      means with bootstrap 95% CIs, unmeasured counts and reasons, the run key
+    diagnoses.jsonl   `ragdoctor diagnose`: one Diagnosis per line; diagnosis.json: the run's report
+    run_summary.json  `ragdoctor run`: outcomes, retrieval, latency per stage
+    input_errors.txt  the bad input lines that were skipped; warnings.txt: what was ambiguous
+    gate.xml          `ragdoctor gate`'s JUnit report
+    labels.jsonl      reserved for human labels (an append-only log like the two above)
+
+The logs are append-only (``AppendLog``): one record per line, flushed, so a kill loses at most the record in flight;
+a torn last line is dropped and redone; a log whose first line is not one of ours is refused, never appended to.
+``AppendLog.resume`` is the one resume loop, used by the pipeline (rag/run_questions.py) and the evaluation
+(eval/judging.py): each says which earlier record of an item may be reused, and the rest is made and appended.
+
+``config.json`` names the run's current samples and their hashes; every reader takes, per sample, the latest results
+line that matches them (or, for a folder written before config.json did, the latest line of the sample). It also
+carries the folder's ``format``: 2 since records were unified (format 1 judgements carry their record as ``sample``,
+which ``Judgement`` still reads)."""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from tqdm import tqdm
+
+from corpora.errors import InputError, warn
+from corpora.jsonl import append_json_line, read_log, repair_torn_tail
+from corpora.paths import output_file, output_folder
+from corpora.records import Diagnosis, Judgement, Trace, _hash
+
+TRACES, RESULTS, CONFIG, SUMMARY = "traces.jsonl", "results.jsonl", "config.json", "summary.json"
+RESULTS_TABLE, DIAGNOSES, DIAGNOSIS = "results.parquet", "diagnoses.jsonl", "diagnosis.json"
+RUN_SUMMARY, INPUT_ERRORS, WARNINGS, GATE_REPORT, LABELS = ("run_summary.json", "input_errors.txt", "warnings.txt",
+                                                            "gate.xml", "labels.jsonl")
+FILES = (TRACES, RESULTS, RESULTS_TABLE, SUMMARY, DIAGNOSES, DIAGNOSIS, RUN_SUMMARY, CONFIG, INPUT_ERRORS, LABELS)
+MARKERS = (RESULTS, TRACES)  # a folder holding one of these is a run folder
+EVAL_WRITES = (CONFIG, SUMMARY, RESULTS_TABLE, WARNINGS)  # what an evaluation (re)writes as a whole
+FORMAT = 2
+
+
+class Keyed(Protocol):
+    sample_id: str
+
+
+R = TypeVar("R", bound=BaseModel)
+T = TypeVar("T")
+
+
+@dataclass
+class Resume(Generic[T, R]):
+    """What a resumed log already holds for ``items`` (``done``, by item id) and what is left to make."""
+
+    log: AppendLog[R]
+    items: list[T]
+    ids: list[str]
+    done: dict[str, R]
+    made: dict[str, R] = field(default_factory=dict)
+
+    @property
+    def todo(self) -> list[T]:
+        return [item for item, i in zip(self.items, self.ids) if i not in self.done]
+
+    def add(self, item_id: str, record: R) -> None:
+        """Append one made record (flushed). ``run`` calls it; an engine that makes records elsewhere (workers that
+        stream results back to the driver) calls it as each arrives."""
+        self.log.append(record)
+        self.made[item_id] = record
+
+    def records(self) -> list[R]:
+        """One record per item, in item order (every item made or reused by now)."""
+        return [self.made.get(i) or self.done[i] for i in self.ids]
+
+    def run(self, make: Callable[[list[T]], list[R]], *, batch_size: int = 1, desc: str = "", unit: str = "item",
+            progress: bool = True) -> list[R]:
+        """Make the records left, ``batch_size`` items per call, appending each record as soon as its batch is made;
+        return one record per item, in item order."""
+        todo = [(item, i) for item, i in zip(self.items, self.ids) if i not in self.done]
+        bar = tqdm(total=len(todo), desc=desc, unit=unit, leave=False, disable=None) if progress and todo else None
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start : start + batch_size]
+            for (_, i), record in zip(batch, make([item for item, _ in batch])):
+                self.add(i, record)
+            if bar:
+                bar.update(len(batch))
+        if bar:
+            bar.close()
+        return self.records()
+
+
+class AppendLog(Generic[R]):
+    """An append-only JSONL log of one record type."""
+
+    def __init__(self, path: str | Path, model: type[R], what: str):
+        self.path, self.model, self.what = Path(path), model, what
+
+    def read(self) -> list[R]:
+        """Every valid record in file order (a torn last line dropped; a foreign first line: InputError)."""
+        return read_log(self.path, self.model, what=self.what)
+
+    def append(self, record: R) -> None:
+        append_json_line(self.path, record)
+
+    def resume(self, items: Sequence[T], *, item_id: Callable[[T], str],
+               reusable: Callable[[list[R]], Mapping[str, R]]) -> Resume[T, R]:
+        """Read the log (refusing one that is not ours before anything is written), drop a torn last line, and keep
+        for each item the record ``reusable`` picks from the log's records (the item is not made again)."""
+        lines = self.read()
+        repair_torn_tail(self.path)
+        ids = [item_id(item) for item in items]
+        found = reusable(lines)
+        return Resume(self, list(items), ids, {i: found[i] for i in ids if i in found})
+
+
+def latest(records: Iterable[Keyed]) -> dict[str, Any]:
+    """The later record of a sample supersedes the earlier one (in the order of its last line)."""
+    out: dict[str, Any] = {}
+    for r in records:
+        out.pop(r.sample_id, None)
+        out[r.sample_id] = r
+    return out
+
+
+_STR = rb'("(?:[^"\\]|\\.)*")'
+_SAMPLE_ID = re.compile(rb'^\{"sample_id":\s*' + _STR)
+_KEYS = re.compile(rb'^\{"sample_id":\s*' + _STR + rb',\s*"eval_hash":\s*' + _STR + rb',\s*"sample_hash":\s*' + _STR)
+
+
+def line_key(raw: bytes, keyed: bool) -> tuple[str, str, str] | None:
+    """(sample id, eval hash, sample hash) of a log line, read from its start when it can be (else parsed)."""
+    m = (_KEYS if keyed else _SAMPLE_ID).match(raw)
+    if m:
+        got = tuple(json.loads(g) for g in m.groups())
+        return (got + ("", ""))[:3]  # type: ignore[return-value]
+    try:
+        obj = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(obj, dict) or not isinstance(obj.get("sample_id"), str):
+        return None
+    return obj["sample_id"], str(obj.get("eval_hash", "")), str(obj.get("sample_hash", ""))
+
+
+class LogIndex(Mapping[str, R]):
+    """A log's latest record per sample id, each validated only when it is asked for (a run of thousands of samples
+    opens in well under a second).
+
+    The records this project writes start with their ``sample_id`` (then, for judgements, ``eval_hash`` and
+    ``sample_hash``: pydantic dumps fields in order), so the key is read from the start of each line; any other line is
+    parsed to find it. With ``current`` (RunFolder.current_keys) only the lines judged with the run's configuration on
+    the samples' current content count; a line that does not validate (a torn tail) falls back to the sample's
+    previous record."""
+
+    def __init__(self, path: Path, model: type[R], current: tuple[str, dict[str, str]] | None = None):
+        self.model = model
+        self._lines: dict[str, list[bytes]] = {}
+        self._parsed: dict[str, R] = {}
+        if not path.exists():
+            return
+        for raw in path.read_bytes().split(b"\n"):
+            if not raw.strip():
+                continue
+            key = line_key(raw, keyed=current is not None)
+            if key is None or (current is not None and (key[1] != current[0] or current[1].get(key[0]) != key[2])):
+                continue
+            self._lines.setdefault(key[0], []).append(raw)
+
+    def __getitem__(self, sid: str) -> R:
+        if sid not in self._parsed:
+            for raw in reversed(self._lines[sid]):
+                try:
+                    self._parsed[sid] = self.model.model_validate_json(raw)
+                    break
+                except ValidationError:
+                    continue
+            else:
+                raise KeyError(sid)
+        return self._parsed[sid]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+
+class RunFolder:
+    """One run's folder. ``traces_file`` is where its traces log lives when not at ``path/traces.jsonl``
+    (``ragdoctor run --out FILE``)."""
+
+    def __init__(self, path: str | Path, *, traces_file: str | Path | None = None):
+        self.path = Path(path)
+        self.traces = AppendLog(Path(traces_file) if traces_file else self.path / TRACES, Trace, "traces log")
+        self.results = AppendLog(self.path / RESULTS, Judgement, "results log")
+
+    @classmethod
+    def of_traces(cls, traces_file: str | Path) -> RunFolder:
+        """The run folder of a traces log (the folder it is in)."""
+        return cls(Path(traces_file).parent, traces_file=traces_file)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+    # --- what may be written ----------------------------------------------------------------------------------------
+    @staticmethod
+    def is_run(path: str | Path) -> bool:
+        p = Path(path)
+        return p.is_dir() and any((p / f).exists() for f in (RESULTS, RESULTS_TABLE, TRACES))
+
+    @staticmethod
+    def find(paths: Iterable[str | Path]) -> list[Path]:
+        """Run folders among ``paths``: a run folder itself, or a folder whose sub-folders are runs (newest first)."""
+        out: list[Path] = []
+        for raw in paths:
+            if not str(raw).strip():
+                continue
+            p = Path(str(raw).strip()).expanduser()
+            if RunFolder.is_run(p):
+                out.append(p)
+            elif p.is_dir():
+                subs = [c for c in p.iterdir() if RunFolder.is_run(c)]
+                out.extend(sorted(subs, key=lambda c: c.stat().st_mtime, reverse=True))
+        return list(dict.fromkeys(out))
+
+    def check_traces_writable(self) -> None:
+        """The traces log may be created or appended to (not a folder; a file that is not a traces log is refused)."""
+        self.traces.read()
+        output_file(self.traces.path, what="traces log")
+
+    def check_eval_writable(self) -> None:
+        """The folder an evaluation may write into (corpora.paths.output_folder), and never over a config.json,
+        summary.json, results.parquet or warnings.txt that an evaluation did not write: a folder that only holds a
+        traces.jsonl (possibly a user's own export of that name) must not have them."""
+        output_folder(self.path, markers=MARKERS)
+        if self.results.path.exists() or self.current_keys() is not None:
+            return
+        clash = [name for name in EVAL_WRITES if self.file(name).exists()]
+        if clash:
+            raise InputError(self.file(clash[0]), "exists and was not written by `ragdoctor eval`: refusing to "
+                                                  "overwrite it; pass --out with a new folder")
+
+    # --- plain files --------------------------------------------------------------------------------------------------
+    def read_json(self, name: str) -> Any:
+        """The file's JSON, or None when it is missing or not JSON."""
+        try:
+            return json.loads(self.file(name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def write_text(self, name: str, text: str) -> None:
+        """Replace the file at once (a temporary sibling renamed over it: a reader never sees half of it)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        tmp = self.file(name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(self.file(name))
+
+    def write_json(self, name: str, data: Any) -> None:
+        self.write_text(name, json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+    def write_lines(self, name: str, lines: Iterable[str]) -> None:
+        self.write_text(name, "".join(f"{line}\n" for line in lines))
+
+    def read_lines(self, name: str) -> list[str]:
+        path = self.file(name)
+        return [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()] if path.is_file() else []
+
+    def write_if_ours(self, name: str, text: str, *, ours: Callable[[str], bool]) -> bool:
+        """Write the file unless one is there that this project did not write (then warn and leave it)."""
+        path = self.file(name)
+        if path.exists():
+            try:
+                mine = path.is_file() and ours(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError):
+                mine = False
+            if not mine:
+                warn(f"{path} exists and was not written by ragdoctor: left as it is")
+                return False
+        self.write_text(name, text)
+        return True
+
+    def stamp(self) -> tuple[tuple[str, int, int], ...]:
+        """(file, mtime_ns, size) of every run file present: a cache key that changes whenever the run does."""
+        out = []
+        for name in FILES:
+            f = self.file(name)
+            if f.exists():
+                st = f.stat()
+                out.append((name, st.st_mtime_ns, st.st_size))
+        return tuple(out)
+
+    # --- the evaluation's configuration and its current results -------------------------------------------------------
+    def config(self) -> dict | None:
+        cfg = self.read_json(CONFIG)
+        return cfg if isinstance(cfg, dict) else None
+
+    def current_keys(self) -> tuple[str, dict[str, str]] | None:
+        """(eval hash, {sample id: sample hash}) of the run's current samples, from config.json; None when unknown."""
+        cfg = self.config()
+        if cfg is None or not isinstance(cfg.get("samples"), dict) or not cfg.get("eval_hash"):
+            return None
+        return cfg["eval_hash"], {str(k): str(v) for k, v in cfg["samples"].items()}
+
+    def write_config(self, config: dict[str, Any], samples: dict[str, str]) -> str:
+        """config.json with the run's current samples ({id: content hash}); returns the run key (one hash of the
+        configuration and every current sample's content), which summary.json carries too, so a summary left by an
+        earlier, different evaluation is never read as current."""
+        key = _hash([config["eval_hash"], sorted(samples.items())])
+        self.write_json(CONFIG, {**config, "format": FORMAT, "run_key": key, "samples": samples})
+        return key
+
+    def judgements(self) -> list[Judgement]:
+        """The run's current judgements: per current sample the latest line judged with the run's configuration on the
+        sample's current content (samples not judged yet are left out). Without config.json: the latest line per id."""
+        lines = self.results.read()
+        keys = self.current_keys()
+        if keys is None:
+            return list(latest(lines).values())
+        h, samples = keys
+        index = {(j.sample_id, j.eval_hash, j.sample_hash): j for j in lines}
+        return [index[(sid, h, sh)] for sid, sh in samples.items() if (sid, h, sh) in index]
+
+    def judgements_by_id(self) -> LogIndex[Judgement]:
+        """The current judgements as judgements() takes them, validated one by one when asked for (the dashboard)."""
+        return LogIndex(self.results.path, Judgement, self.current_keys())
+
+    def latest_traces(self) -> dict[str, Trace]:
+        """The traces log's latest trace per sample."""
+        return latest(self.traces.read())
+
+    def summary(self) -> dict | None:
+        """summary.json, or None when it is missing, malformed or left by an earlier evaluation (see stale_summary)."""
+        summary = self.read_json(SUMMARY)
+        return summary if isinstance(summary, dict) and not self.stale_summary(summary) else None
+
+    def stale_summary(self, summary: dict) -> bool:
+        """A summary left by an earlier evaluation (the latest one was killed before it wrote its own)."""
+        key = (self.config() or {}).get("run_key")
+        return bool(key and summary.get("run_key") and key != summary["run_key"])
+
+    # --- diagnoses ----------------------------------------------------------------------------------------------------
+    def diagnoses(self) -> dict[str, Diagnosis]:
+        return latest(read_log(self.file(DIAGNOSES), Diagnosis, what="diagnoses file"))
+
+    def write_diagnoses(self, diagnoses: list[Diagnosis], report: dict) -> None:
+        self.write_text(DIAGNOSES, "".join(d.model_dump_json() + "\n" for d in diagnoses))
+        self.write_json(DIAGNOSIS, report)

@@ -1,0 +1,244 @@
+"""Every external format is adapted into a Trace here, at the edge: ragdoctor traces, a generic JSONL of (question,
+contexts, answer, reference?, relevant ids?), ragas's EvaluationDataset rows (user_input, retrieved_contexts, response,
+reference), and, for the Python API, rows as dicts or a DataFrame, a ragas ``EvaluationDataset`` and llama-index
+``Response`` objects with their source nodes. In a file the format is detected per line; a bad line becomes a one-line
+error naming the file, line and field, and the other lines are still scored.
+
+Ids: a generic or ragas row without an ``id`` is ``line<N>``; a second row with an id already used is a bad line
+(the first is kept). Traces are a run log: a later trace of a sample supersedes the earlier one (a rerun), and traces
+from several pipeline configurations in one file are warned about. Fields no format knows are warned about (a typo
+such as ``refrence`` would otherwise silently leave a metric not applicable)."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from corpora.errors import InputError, warn
+from corpora.jsonl import parse_records, read_records
+from corpora.records import Chunk, Trace
+from corpora.run_folder import latest
+
+GENERIC_FIELDS = frozenset({"id", "question", "contexts", "answer", "reference", "relevant_ids", "relevant_doc_ids",
+                            "outcome", "metadata"})
+RAGAS_FIELDS = frozenset({"id", "user_input", "retrieved_contexts", "response", "reference", "relevant_ids", "metadata",
+                          "reference_contexts", "retrieved_context_ids", "reference_context_ids", "multi_responses",
+                          "rubrics", "persona_name", "query_style", "query_length"})
+
+
+class FieldError(ValueError):
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+def _ident(value: Any, field: str) -> str | None:
+    """An id: a non-empty string, or an integer (as its decimal string)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise FieldError(field, f"must be a string or an integer, got {type(value).__name__}")
+    text = str(value)
+    if not text.strip():
+        raise FieldError(field, "is empty")
+    return text
+
+
+def _text(obj: dict, key: str, *, required: bool = False) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise FieldError(key, "missing required field")
+        return None
+    if not isinstance(value, str):
+        raise FieldError(key, f"must be a string, got {type(value).__name__}")
+    return value
+
+
+def _contexts(value: Any, field: str) -> list[Chunk] | None:
+    """None when absent, null or an empty list: the record says nothing about what was retrieved."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise FieldError(field, "must be a list of strings or of objects with 'text'")
+    out = []
+    for i, c in enumerate(value):
+        where = f"{field}[{i}]"
+        if isinstance(c, str):
+            out.append(Chunk(chunk_id=f"ctx{i + 1}", text=c, rank=i + 1))
+            continue
+        if not isinstance(c, dict):
+            raise FieldError(where, "must be a string or an object with 'text'")
+        text = c.get("text", c.get("content"))
+        if not isinstance(text, str):
+            raise FieldError(f"{where}.text", "missing or not a string")
+        rank, score = c.get("rank", i + 1), c.get("score")
+        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+            raise FieldError(f"{where}.rank", "must be an integer >= 1")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
+                                  or not math.isfinite(score)):
+            raise FieldError(f"{where}.score", "must be a finite number")
+        cid = _ident(c.get("id", c.get("chunk_id")), f"{where}.id") or f"ctx{i + 1}"
+        out.append(Chunk(chunk_id=cid, text=text, doc_id=_ident(c.get("doc_id"), f"{where}.doc_id"), rank=rank,
+                         score=None if score is None else float(score)))
+    return out or None
+
+
+def _ids(value: Any, field: str) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise FieldError(field, "must be a list of document ids")
+    out = []
+    for i, v in enumerate(value):
+        ident = _ident(v, f"{field}[{i}]")
+        if ident is None:
+            raise FieldError(f"{field}[{i}]", "is null")
+        out.append(ident)
+    return out
+
+
+def _row(obj: dict[str, Any], default_id: str, *, ragas: bool) -> Trace:
+    q, ctx, ans = ("user_input", "retrieved_contexts", "response") if ragas else ("question", "contexts", "answer")
+    question = _text(obj, q, required=True)
+    if not question.strip():  # type: ignore[union-attr]
+        raise FieldError(q, "is blank")
+    contexts = _contexts(obj.get(ctx), ctx)
+    metadata = obj.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise FieldError("metadata", "must be an object")
+    rel_key = "relevant_ids" if "relevant_ids" in obj or ragas else "relevant_doc_ids"
+    return Trace(sample_id=_ident(obj.get("id"), "id") or default_id, question=question, contexts=contexts,
+                 answer=_text(obj, ans) or "", reference=_text(obj, "reference"),
+                 relevant_doc_ids=_ids(obj.get(rel_key), rel_key),
+                 outcome=(obj.get("outcome") or "answered") if not ragas else "answered", metadata=metadata,
+                 created_at="")
+
+
+def parse_row(obj: dict[str, Any], default_id: str) -> Trace:
+    """One row in any supported shape -> Trace (raises FieldError/ValidationError naming the field). A ragdoctor trace
+    is taken as it is (an empty ``contexts`` list: the pipeline retrieved and found nothing); a generic or ragas row
+    without contexts (absent, null or []) says nothing about what was retrieved (``contexts`` None)."""
+    if "sample_id" in obj:  # a ragdoctor trace
+        return Trace.model_validate(obj)
+    return _row(obj, default_id, ragas="user_input" in obj)
+
+
+def unknown_fields(obj: dict[str, Any]) -> set[str]:
+    if "sample_id" in obj:
+        return set()  # traces are validated strictly (extra="forbid")
+    return set(obj) - (RAGAS_FIELDS if "user_input" in obj else GENERIC_FIELDS)
+
+
+def _read(source: str | Path, items: Iterable[tuple[int, dict[str, Any]]] | None,
+          warnings: list[str] | None) -> tuple[list[Trace], list[InputError]]:
+    """The rows of a file (``items`` None: its lines) or of ``items``, as traces; see load_traces."""
+    errors: list[InputError] = []
+    first_line: dict[str, tuple[int, bool]] = {}  # id -> (line, is a trace)
+    unknown: dict[str, list[int]] = {}
+    superseded = 0
+
+    def parse(obj: dict[str, Any], lineno: int) -> tuple[bool, Trace]:
+        nonlocal superseded
+        try:
+            s = parse_row(obj, default_id=f"line{lineno}")
+        except FieldError as exc:
+            raise InputError(source, str(exc), line=lineno, field=exc.field) from None
+        is_trace = "sample_id" in obj
+        if s.sample_id in first_line:
+            line, was_trace = first_line[s.sample_id]
+            if not (is_trace and was_trace):
+                raise InputError(source, f"duplicate id '{s.sample_id}' (first on line {line}; this line is skipped)",
+                                 line=lineno, field="id")
+            superseded += 1
+        first_line[s.sample_id] = (lineno, is_trace)
+        for key in unknown_fields(obj):
+            unknown.setdefault(key, []).append(lineno)
+        return is_trace, s
+
+    rows = (read_records(source, parse, what="records", errors=errors) if items is None else
+            parse_records(source, items, parse, what="records", errors=errors))
+    current = latest(s for _, s in rows)  # a later trace of a sample supersedes it, in the order of its last line
+    notes = []
+    if superseded:
+        notes.append(f"{source}: {superseded} trace line(s) superseded by a later trace of the same sample (a rerun); "
+                     "the latest is scored")
+    configs = sorted({s.config_hash for t, s in rows if t and current[s.sample_id] is s})
+    if len(configs) > 1:
+        names = ", ".join(c or "?" for c in configs)
+        notes.append(f"{source}: traces from {len(configs)} pipeline configurations ({names}): the scores mix them; "
+                     "run each configuration into its own folder to compare them")
+    for key, lines in sorted(unknown.items()):
+        more = f" (here and on {len(lines) - 1} more line{'s' * (len(lines) > 2)})" if len(lines) > 1 else ""
+        notes.append(f"{source}:{lines[0]}: field '{key}' is not one ragdoctor reads: ignored{more}")
+    for note in notes:
+        warnings.append(note) if warnings is not None else warn(note)
+    return list(current.values()), errors
+
+
+def load_traces(path: str | Path, warnings: list[str] | None = None) -> tuple[list[Trace], list[InputError]]:
+    """All good rows of a JSONL file as traces, plus one error per bad row (the run goes on without them). A file with
+    no good row raises InputError. Ambiguities (superseded traces, several pipeline configurations, unknown fields) go
+    to ``warnings``, or are warned about (corpora.errors.warn) when no list is given."""
+    return _read(Path(path), None, warnings)
+
+
+# --- objects, for the Python API (ragdoctor.evaluate) ----------------------------------------------------------------
+
+def _plain(value: Any) -> Any:
+    """A DataFrame cell as JSON would hold it: NaN/None missing, numpy arrays and scalars as Python values."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def _is_llama_response(obj: Any) -> bool:
+    return hasattr(obj, "source_nodes") and hasattr(obj, "response")
+
+
+def llama_index_row(question: str, response: Any, **fields: Any) -> dict[str, Any]:
+    """A llama-index ``Response`` (its text and source nodes: id, text, score, source document) as a generic row."""
+    contexts = []
+    for rank, hit in enumerate(response.source_nodes, 1):
+        node = getattr(hit, "node", hit)
+        doc = getattr(node, "ref_doc_id", None) or (getattr(node, "metadata", None) or {}).get("doc_id")
+        contexts.append({"id": node.node_id, "text": node.get_content(), "rank": rank,
+                         "score": getattr(hit, "score", None), **({"doc_id": doc} if doc else {})})
+    return {"question": question, "answer": str(response.response or ""), "contexts": contexts, **fields}
+
+
+def _row_of(item: Any) -> Any:
+    if isinstance(item, Trace):
+        return item.model_dump(mode="json")
+    if isinstance(item, tuple) and len(item) == 2 and _is_llama_response(item[1]):
+        return llama_index_row(item[0], item[1])
+    if isinstance(item, dict):
+        row = {k: _plain(v) for k, v in item.items()}
+        response = row.get("response", row.get("answer"))
+        if _is_llama_response(response):
+            row.pop("response", None), row.pop("answer", None)
+            return llama_index_row(row.pop("question", row.pop("user_input", "")), response, **row)
+        return {k: v for k, v in row.items() if v is not None}
+    if hasattr(item, "model_dump"):  # a ragas SingleTurnSample, or any pydantic row
+        return {k: v for k, v in item.model_dump().items() if v is not None}
+    return item
+
+
+def traces_from(data: Any, warnings: list[str] | None = None) -> tuple[list[Trace], list[InputError]]:
+    """Anything ``ragdoctor.evaluate`` takes, as traces: a JSONL path; a pandas DataFrame or a list of dicts (generic,
+    ragas or trace rows); a ragas ``EvaluationDataset``; Trace objects; llama-index ``Response`` objects as
+    ``(question, response)`` pairs or in a dict's ``response``. Bad rows are errors (``rows:N: field ...``)."""
+    if isinstance(data, (str, Path)):
+        return load_traces(data, warnings)
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame
+        items: Iterable[Any] = data.to_dict("records")
+    elif hasattr(data, "samples") and type(data).__module__.startswith("ragas"):  # a ragas EvaluationDataset
+        items = data.samples
+    else:
+        items = data
+    rows = [_row_of(x) for x in items]
+    bad = [i for i, r in enumerate(rows, 1) if not isinstance(r, dict)]
+    if bad:
+        raise InputError("rows", f"row {bad[0]} is a {type(rows[bad[0] - 1]).__name__}, not a record", line=bad[0])
+    return _read("rows", list(enumerate(rows, 1)), warnings)

@@ -1,0 +1,148 @@
+"""Judge traces with (metric, judge) pairs in batches into a run folder: each trace's Judgement is appended to
+``results.jsonl`` as soon as its batch is done, then ``results.parquet`` and ``summary.json`` are written.
+
+Kill it at any point and rerun: a trace already judged with the same metrics, judges and content is not judged again;
+an edited trace, or a changed configuration, is (a judgement is keyed by the sample id, the evaluation's hash and the
+trace's content hash; corpora/run_folder.py says how the log is read)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from corpora.errors import InputError
+from corpora.records import Judgement, MetricResult, Trace
+from corpora.run_folder import INPUT_ERRORS, RESULTS_TABLE, SUMMARY, WARNINGS, RunFolder
+from eval.judges.base import Judge
+from eval.metrics import get
+from eval.summary import results_frame, summarize
+
+__all__ = ["EvalRun", "eval_hash", "evaluate", "judge_batch", "precheck", "write_outputs"]
+
+MAX_ANSWER_CHARS = 20_000
+MAX_CONTEXT_CHARS = 200_000
+
+
+@dataclass
+class EvalRun:
+    run: RunFolder
+    judgements: list[Judgement]
+    summary: dict
+    new: int
+    resumed: int
+    input_errors: list[str]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.run.path
+
+
+# Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
+# instead of being resumed.
+METRICS_VERSION = 4  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable"
+
+
+def eval_hash(metrics: Sequence[str], judges: Sequence[Judge]) -> str:
+    key = {"metrics": sorted(metrics), "judges": sorted(j.config_id for j in judges), "version": METRICS_VERSION}
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def precheck(t: Trace, metric: str, judge_name: str) -> MetricResult | None:
+    """Inputs no judge should be asked about: failed generations and oversized texts become unmeasured here."""
+    if (missing := get(metric).missing(t, judge_name)) is not None:
+        return missing
+    if t.outcome == "error":
+        return MetricResult.unmeasured(metric, judge_name, f"pipeline error: {t.error or 'unknown'}")
+    if len(t.answer) > MAX_ANSWER_CHARS:
+        return MetricResult.unmeasured(metric, judge_name,
+                                       f"answer too long to judge ({len(t.answer):,} > {MAX_ANSWER_CHARS:,} chars)")
+    if sum(len(c.text) for c in t.chunks) > MAX_CONTEXT_CHARS:
+        return MetricResult.unmeasured(metric, judge_name,
+                                       f"contexts too long to judge (> {MAX_CONTEXT_CHARS:,} chars)")
+    return None
+
+
+def judge_batch(traces: list[Trace], metrics: Sequence[str], judges: Sequence[Judge]) -> list[Judgement]:
+    """One Judgement per trace: every metric by every judge that measures it. A judge that fails makes its results
+    unmeasured with the reason (a failure is data, not a crash of the run)."""
+    per_trace: list[list[MetricResult]] = [[] for _ in traces]
+    for judge in judges:
+        for metric in metrics:
+            if not judge.supports(metric):
+                continue
+            pre = [precheck(t, metric, judge.name) for t in traces]
+            idx = [i for i, p in enumerate(pre) if p is None]
+            t0 = time.perf_counter()
+            try:
+                got = judge.judge(metric, [traces[i] for i in idx]) if idx else []
+                if len(got) != len(idx):
+                    raise RuntimeError(f"judge returned {len(got)} results for {len(idx)} samples")
+            except Exception as exc:  # a judge failure is data, not a crash of the run
+                reason = f"judge failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+                got = [MetricResult.unmeasured(metric, judge.name, reason) for _ in idx]
+            per_item = (time.perf_counter() - t0) / max(1, len(idx))
+            for i, result in zip(idx, got):
+                pre[i] = result.model_copy(update={"seconds": round(per_item, 4)})
+            for i, done in enumerate(pre):
+                per_trace[i].append(done)  # type: ignore[arg-type]  # every slot is filled by now
+    return [Judgement(sample_id=t.sample_id, results=r, trace=t) for t, r in zip(traces, per_trace)]
+
+
+def evaluate(traces: list[Trace], *, metrics: Sequence[str], judges: Sequence[Judge], run: RunFolder | str | Path,
+             batch_size: int = 16, input_errors: list[InputError] | None = None, source: str | None = None,
+             progress: bool = True, warnings: list[str] | None = None) -> EvalRun:
+    """Judge every trace not already judged in ``run`` with this configuration and content; write the outputs."""
+    run = run if isinstance(run, RunFolder) else RunFolder(run)
+    if batch_size < 1:
+        raise InputError(None, f"batch size must be at least 1, got {batch_size}", field="batch_size")
+    seen: set[str] = set()
+    for t in traces:
+        if t.sample_id in seen:
+            raise InputError(None, f"duplicate sample id '{t.sample_id}': every sample needs its own id", field="id")
+        seen.add(t.sample_id)
+    run.check_eval_writable()
+    run.path.mkdir(parents=True, exist_ok=True)
+    h = eval_hash(metrics, judges)
+    hashes = {t.sample_id: t.content_hash() for t in traces}
+
+    def reusable(lines: list[Judgement]) -> dict[str, Judgement]:
+        index = {(j.sample_id, j.eval_hash, j.sample_hash): j for j in lines}
+        return {sid: index[(sid, h, sh)] for sid, sh in hashes.items() if (sid, h, sh) in index}
+
+    def make(batch: list[Trace]) -> list[Judgement]:
+        judged = judge_batch(batch, metrics, judges)
+        for j in judged:
+            j.eval_hash, j.sample_hash = h, hashes[j.sample_id]
+        return judged
+
+    # reading the log comes first: a foreign results.jsonl is refused before anything is written
+    resume = run.results.resume(traces, item_id=lambda t: t.sample_id, reusable=reusable)
+    config = {"metrics": list(metrics), "judges": [j.config_id for j in judges], "eval_hash": h, "source": source,
+              "n_samples": len(traces), "batch_size": batch_size,
+              "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    key = run.write_config(config, hashes)
+    errors = [str(e) for e in (input_errors or [])]
+    notes = list(dict.fromkeys(warnings or []))
+    run.write_lines(INPUT_ERRORS, errors)
+    run.write_lines(WARNINGS, notes)
+    judgements = resume.run(make, batch_size=batch_size, desc="judging", unit="sample", progress=progress)
+    summary = write_outputs(run, judgements, errors, notes, run_key=key)
+    return EvalRun(run, judgements, summary, len(resume.made), len(resume.done), errors, notes)
+
+
+def write_outputs(run: RunFolder, judgements: list[Judgement], input_errors: list[str],
+                  warnings: list[str] | None = None, run_key: str | None = None) -> dict:
+    """results.parquet and summary.json (with the run key, which the gate checks against config.json's)."""
+    results_frame(judgements).to_parquet(run.file(RESULTS_TABLE), index=False)
+    summary = summarize(judgements)
+    if run_key:
+        summary["run_key"] = run_key
+    summary["input_errors"] = input_errors
+    summary["warnings"] = list(warnings or [])
+    run.write_json(SUMMARY, summary)
+    return summary

@@ -1,0 +1,129 @@
+"""What a metric is. Each metric is one module of this package declaring one ``Metric``: its name, what it needs from a
+trace, its model-free rules, how it computes from a judge's primitives (eval/metrics/verify.py) and its verdict cut.
+Judges consume the declarations (eval/judges/): they never branch on a metric's name."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from corpora.records import MetricResult, Trace
+from eval.answerability import unanswerable
+from eval.claims import decompose
+from eval.mathx import fraction
+from eval.metrics.verify import Verifier
+
+Need = Literal["question", "contexts", "answer", "reference", "labels"]
+Rules = Callable[[Trace, str], MetricResult | None]
+Compute = Callable[..., list[MetricResult]]  # (a Verifier, or None when model is False; judge name; traces)
+BLOCKED = "answer was blocked by a guardrail"
+NO_CONTEXTS = "no contexts in the input record"
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One primitive verdict a value rests on: ``claim`` checked against ``texts`` (each window led by ``lead``), or,
+    without a claim, whether ``passage`` bears on ``question``. ``mark`` is the claim's entry in the result's evidence
+    (its verdict becomes "undecided" when the judge could not decide the ask)."""
+
+    claim: str = ""
+    texts: tuple[str, ...] = ()
+    lead: str = ""
+    question: str = ""
+    passage: str = ""
+    mark: dict[str, Any] | None = None
+
+
+def _no_rules(t: Trace, judge: str) -> MetricResult | None:
+    return None
+
+
+def _no_texts(t: Trace) -> list[str]:
+    return []
+
+
+def _no_asks(t: Trace, r: MetricResult) -> list[Ask]:
+    return []
+
+
+@dataclass(frozen=True)
+class Metric:
+    """``rules`` give the results no model is needed for (None: a judge must look); ``compute`` gives the rest from a
+    judge's primitives (``model``: a Verifier; otherwise None is passed, e.g. retrieval metrics from labels); ``texts``
+    are what it shows a model (for the unreadable-text check); ``asks`` the primitive verdicts a value rests on; a value
+    at or above ``cut`` reads as "yes" (judge agreement, the disagreement views); ``default``: in the default metric
+    set; ``display``: its place in the dashboard's tables."""
+
+    name: str
+    summary: str
+    needs: frozenset[Need]
+    compute: Compute
+    rules: Rules = _no_rules
+    texts: Callable[[Trace], list[str]] = _no_texts
+    asks: Callable[[Trace, MetricResult], list[Ask]] = _no_asks
+    cut: float = 0.5
+    model: bool = True
+    default: bool = True
+    higher_is_better: bool = True
+    display: int = 99  # position in the dashboard's tables
+    ragas: str | None = None  # the ragas metric that measures the same thing (what the ragas judge asks)
+
+    def missing(self, t: Trace, judge: str) -> MetricResult | None:
+        """A metric that reads the retrieved contexts, on a record that carried none: unmeasured, never a measured 0."""
+        if "contexts" in self.needs and not t.has_contexts:
+            return MetricResult.unmeasured(self.name, judge, NO_CONTEXTS)
+        return None
+
+    def fixed(self, t: Trace, judge: str) -> MetricResult | None:
+        """The result the rules fix for this trace, or None when a judge has to look."""
+        return self.missing(t, judge) or self.rules(t, judge)
+
+    def apply(self, v: Verifier | None, judge: str, traces: list[Trace]) -> list[MetricResult]:
+        """One result per trace: the rules' where they fix one, the computation's (one batch) for the others."""
+        results = [self.fixed(t, judge) for t in traces]
+        todo = [i for i, r in enumerate(results) if r is None]
+        if todo:
+            for i, r in zip(todo, self.compute(v, judge, [traces[i] for i in todo])):
+                results[i] = r
+        return results  # type: ignore[return-value]
+
+    def model_texts(self, t: Trace) -> list[str]:
+        return [x for x in self.texts(t) if x.strip()]
+
+
+# --- pieces the metric modules share ---------------------------------------------------------------------------------
+
+def no_claims(answer: str) -> str:
+    return "empty answer: no claims to check" if not answer.strip() else "the answer has no words to check as claims"
+
+
+def against_reference(metric: str, t: Trace, judge: str, why: str = "no reference answer") -> MetricResult | None:
+    """The first rules of a metric that reads the answer against the reference: a blocked answer is not judged, and a
+    question without a usable reference (none, blank, or labelled unanswerable) is not applicable."""
+    if t.outcome == "blocked":
+        return MetricResult.not_applicable(metric, judge, BLOCKED)
+    if unanswerable(t) is not False or not (t.reference or "").strip():
+        return MetricResult.not_applicable(metric, judge, why)
+    return None
+
+
+def passages(t: Trace) -> list[tuple[str, str]]:
+    return [(c.chunk_id, c.text) for c in t.chunks]
+
+
+def claims_supported(metric: str, judge: str, v: Verifier, traces: Sequence[Trace],
+                     text_of: Callable[[Trace], str]) -> list[MetricResult]:
+    """Share of ``text_of(trace)``'s claims that some retrieved chunk supports, each claim's verdict as evidence."""
+    verdicts = v.verify([(decompose(text_of(t)), passages(t)) for t in traces])
+    out = []
+    for vs in verdicts:
+        value = fraction([x.verdict == "supported" for x in vs])
+        out.append(MetricResult.ok(metric, judge, value, claims=[x.as_dict() for x in vs]) if value is not None
+                   else MetricResult.unmeasured(metric, judge, "no claims to check"))
+    return out
+
+
+def unsupported_claims(r: MetricResult, checks: Sequence[tuple[str, Sequence[str], str]]) -> list[Ask]:
+    """An ask per claim of ``r`` that is not supported, for each (evidence key, texts it was checked against, lead)."""
+    return [Ask(claim=c["claim"], texts=tuple(texts), lead=lead, mark=c) for key, texts, lead in checks
+            for c in r.evidence.get(key, []) if c.get("verdict") != "supported"]

@@ -1,0 +1,57 @@
+"""Answer a question set through the pipeline into a run folder's traces log, one Trace per line as it completes.
+
+A killed run resumes: a question already traced with the same pipeline configuration, the same index content and
+the same question record (question, reference, labels, metadata) is not asked again; an edited question, a changed
+config or a changed corpus is. The later trace of a sample supersedes the earlier (readers take the latest)."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from corpora.errors import InputError
+from corpora.records import Question, Trace
+from corpora.run_folder import RunFolder, latest
+
+
+@dataclass
+class RunResult:
+    traces: list[Trace]
+    new: int
+    resumed: int
+    path: Path
+
+
+def _legacy_match(t: Trace, q: Question) -> bool:
+    """A trace written before traces carried ``input_hash``: reused when it records the same question record."""
+    return not t.input_hash and (t.question, t.reference, t.relevant_doc_ids, t.metadata) == \
+        (q.question, q.reference, q.relevant_doc_ids, q.metadata)
+
+
+def run_questions(answer: Callable[[Question], Trace], questions: Iterable[Question], run: RunFolder | str | Path, *,
+                  config_hash: str, progress: bool = True, salt: str = "") -> RunResult:
+    """Answer every question not already answered in ``run``'s traces log (a RunFolder, or the log's path); ``salt``
+    is the index's corpus checksum."""
+    run = run if isinstance(run, RunFolder) else RunFolder.of_traces(run)
+    run.check_traces_writable()
+    questions = list(questions)
+    if len({q.id for q in questions}) != len(questions):
+        raise InputError(run.traces.path, "two questions share an id: every question needs its own id", field="id")
+    run.traces.path.parent.mkdir(parents=True, exist_ok=True)
+    keys = {q.id: q.content_hash(salt) for q in questions}
+    by_id = {q.id: q for q in questions}
+
+    def reusable(lines: list[Trace]) -> dict[str, Trace]:
+        # only a sample's latest trace may be reused: it is the one every reader of the log takes
+        return {sid: t for sid, t in latest(lines).items() if sid in by_id and t.config_hash == config_hash
+                and t.outcome != "error" and (t.input_hash == keys[sid] or _legacy_match(t, by_id[sid]))}
+
+    def make(batch: list[Question]) -> list[Trace]:
+        traces = [answer(q) for q in batch]
+        for q, t in zip(batch, traces):
+            t.input_hash = keys[q.id]
+        return traces
+
+    resume = run.traces.resume(questions, item_id=lambda q: q.id, reusable=reusable)
+    traces = resume.run(make, desc="answering", unit="q", progress=progress)
+    return RunResult(traces, len(resume.made), len(resume.done), run.traces.path)

@@ -1,0 +1,184 @@
+"""The Python API: ``ragdoctor.evaluate(data)`` and ``ragdoctor.Pipeline``, over the same flow the CLI runs
+(ragdoctor/flow.py) and into the same run folder, so ``ragdoctor dashboard``, ``gate`` and ``diagnose`` read it.
+
+    import ragdoctor
+    result = ragdoctor.evaluate(rows, metrics=["groundedness", "answer_correctness"], judges=["lexical"])
+    result.to_pandas()                   # one row per sample: question, answer, a column per metric (and per judge)
+    result.summary()                     # per metric and judge: n, mean, 95% CI, unmeasured and not-applicable counts
+    result.gate({"groundedness": 0.8})   # the CI gate's verdict and its checks
+    result.diagnose()                    # the failure category of every sample, with the rule that fired"""
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from corpora.errors import InputError
+from corpora.records import Diagnosis, Judgement, Question, Trace
+from corpora.run_folder import RunFolder
+from eval.adapters import traces_from
+from eval.gate import Check, GateConfig, check, check_metric_name, unit_threshold
+from eval.judges.base import Judge
+from eval.judges.registry import DEFAULT_METRICS, parse_metrics
+from eval.judging import evaluate as judge_traces
+from eval.summary import results_frame
+from rag.config import PipelineConfig, load_config
+from rag.run_questions import RunResult
+from ragdoctor import flow
+from ragdoctor.dashboard.data import samples_frame
+
+SUMMARY_COLUMNS = ["metric", "judge", "n", "mean", "ci_low", "ci_high", "n_unmeasured", "n_not_applicable"]
+
+
+@dataclass
+class GateResult:
+    passed: bool
+    checks: list[Check]
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+@dataclass
+class EvalResult:
+    """What ``evaluate`` measured, and the run folder it wrote (``run_dir``)."""
+
+    run_dir: Path
+    judgements: list[Judgement]
+    summary_data: dict
+    input_errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    diagnoses: list[Diagnosis] | None = None
+
+    def to_pandas(self, *, long: bool = False) -> pd.DataFrame:
+        """One row per sample (question, answer, outcome, and per metric the most trusted judge's value in column
+        ``metric`` and every judge's in ``metric:judge``); ``long``: one row per sample x metric x judge, with each
+        result's status and reason (``unmeasured``/``not_applicable`` rows carry no value)."""
+        results = results_frame(self.judgements)
+        if long:
+            return results
+        by_id = {j.sample_id: j for j in self.judgements}
+        traces = {sid: j.trace for sid, j in by_id.items() if j.trace is not None}
+        wide = samples_frame(results.astype({"value": float}), by_id, traces,
+                             {d.sample_id: d for d in self.diagnoses or []})
+        answers = {sid: (t.answer, t.reference) for sid, t in traces.items()}
+        wide.insert(4, "answer", wide["sample_id"].map(lambda s: answers.get(s, ("", None))[0]))
+        wide.insert(5, "reference", wide["sample_id"].map(lambda s: answers.get(s, ("", None))[1]))
+        return wide
+
+    def summary(self) -> pd.DataFrame:
+        """Per (metric, judge): n measured, mean, bootstrap 95% CI, unmeasured and not-applicable counts."""
+        return pd.DataFrame([{c: m.get(c) for c in SUMMARY_COLUMNS} for m in self.summary_data["metrics"]],
+                            columns=SUMMARY_COLUMNS)
+
+    @property
+    def unmeasured_share(self) -> float | None:
+        return self.summary_data.get("unmeasured_share")
+
+    def gate(self, thresholds: dict[str, float] | None = None, *, max_unmeasured: float | None = None,
+             ci_lower: bool = False) -> GateResult:
+        """The CI gate: ``thresholds`` maps ``metric`` or ``metric:judge`` to a minimum mean (or, with ``ci_lower``,
+        a minimum lower bound of the 95% CI). A run with nothing measured fails."""
+        cfg = GateConfig({check_metric_name(k, "thresholds"): unit_threshold(v, f"thresholds[{k!r}]")
+                          for k, v in (thresholds or {}).items()},
+                         None if max_unmeasured is None else unit_threshold(max_unmeasured, "max_unmeasured"), ci_lower)
+        checks = check(self.summary_data, cfg)
+        return GateResult(all(c.passed for c in checks), checks)
+
+    def diagnose(self) -> pd.DataFrame:
+        """Every sample's failure category (diagnostics/taxonomy.py), the rule that fired and the secondary
+        categories; written into the run folder as ``ragdoctor diagnose`` does (``self.diagnoses`` keeps them)."""
+        _, diagnoses, _ = flow.diagnose_run(self.run_dir)
+        self.diagnoses = diagnoses
+        return pd.DataFrame([{"sample_id": d.sample_id, "category": d.category, "rule": d.rule,
+                              "secondary": ", ".join(d.secondary)} for d in diagnoses],
+                            columns=["sample_id", "category", "rule", "secondary"])
+
+
+def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
+             judges: str | Sequence[str] | Sequence[Judge] | None = None, out: str | Path | None = None,
+             nli_model: str | None = None, judge_base_url: str | None = None, judge_model: str = "qwen2.5-0.5b",
+             batch_size: int = 16, progress: bool = False) -> EvalResult:
+    """Score ``data`` (a pandas DataFrame, a list of dicts, a JSONL path, a ragas ``EvaluationDataset``, Trace objects,
+    or llama-index ``Response`` objects as ``(question, response)`` pairs) into the run folder ``out`` (default: a new
+    temporary folder). ``metrics`` and ``judges`` are names as the CLI takes them (or built judges); by default the
+    fast judges and every metric they measure. A rerun into the same folder resumes. Bad rows are skipped and listed
+    in ``input_errors``; a record with no valid row raises ``InputError``."""
+    warnings: list[str] = []
+    traces, errors = traces_from(data, warnings)
+    run = RunFolder(out if out is not None else tempfile.mkdtemp(prefix="ragdoctor-"))
+    built = judges is not None and not isinstance(judges, str) and all(not isinstance(j, str) for j in judges)
+    with ExitStack() as stack:
+        if built:
+            judge_objs: list[Judge] = list(judges)  # type: ignore[arg-type]
+            names = parse_metrics(flow.as_text(metrics)) if metrics is not None else \
+                [m for m in DEFAULT_METRICS if any(j.supports(m) for j in judge_objs)]
+        else:
+            selection = flow.Selection.of(judges, metrics, nli_model)  # type: ignore[arg-type]
+            names = selection.metrics
+            judge_objs = stack.enter_context(flow.built_judges(selection, nli_model=nli_model,
+                                                               judge_base_url=judge_base_url, judge_model=judge_model))
+        ev = judge_traces(traces, metrics=names, judges=judge_objs, run=run, batch_size=batch_size,
+                          input_errors=errors, source="ragdoctor.evaluate", progress=progress, warnings=warnings)
+    return EvalResult(run.path, ev.judgements, ev.summary, ev.input_errors, ev.warnings)
+
+
+class Pipeline:
+    """The RAG pipeline: ``index()`` builds (or checks) the index, ``ask(question)`` answers one question as a Trace,
+    ``run(questions, out)`` answers a question set into a run folder (resumable). ``config`` is a PipelineConfig, a
+    dict of its fields, or a TOML file with a [pipeline] table; ``llm`` any ChatLLM (default: the configured server or
+    the bundled model, started on first use and stopped by ``close()``)."""
+
+    def __init__(self, config: PipelineConfig | dict | str | Path | None = None, *, llm: object | None = None):
+        if isinstance(config, PipelineConfig):
+            self.config = config
+        elif isinstance(config, dict):
+            self.config = PipelineConfig.model_validate(config)
+        else:
+            self.config = load_config(config)
+        self.llm = llm
+        self._stack = ExitStack()
+        self._pipe: Any = None
+
+    def __enter__(self) -> Pipeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._stack.close()
+        self._pipe = None
+
+    def index(self, *, rebuild: bool = False) -> dict:
+        """Build the index when missing or stale; its manifest (documents, chunks, embedder, ...) as a dict."""
+        store, built = flow.index(self.config, rebuild=rebuild)
+        return {**store.manifest.model_dump(mode="json"), "built": built, "index_dir": str(store.index_dir)}
+
+    def ask(self, question: str, *, reference: str | None = None, relevant_doc_ids: list[str] | None = None) -> Trace:
+        if not question.strip():
+            raise InputError(None, "the question is blank", field="question")
+        if self._pipe is None:
+            self._pipe = self._stack.enter_context(flow.pipeline(self.config, llm=self.llm))
+        return self._pipe.answer(question, Question(id="adhoc", question=question, reference=reference,
+                                                    relevant_doc_ids=relevant_doc_ids))
+
+    def run(self, questions: str | Path | Iterable[Question | dict] | None = None, *, out: str | Path,
+            limit: int | None = None, progress: bool = False) -> RunResult:
+        """Answer ``questions`` (a question-set JSONL path, Question objects or dicts; default: the configured set)
+        into ``out``, a run folder (its traces.jsonl and run_summary.json); a rerun resumes."""
+        cfg, objects = self.config, None
+        if isinstance(questions, (str, Path)):
+            cfg = cfg.model_copy(update={"questions": str(questions)})
+        elif questions is not None:
+            objects = [q if isinstance(q, Question) else Question.model_validate(q) for q in questions]
+        run = RunFolder(out)
+        result = flow.answer_questions(cfg, run.traces.path, questions=objects, limit=limit, llm=self.llm,
+                                       progress=progress)
+        flow.write_run_summary(run, result.traces)
+        return result

@@ -1,0 +1,614 @@
+"""The dashboard's data: a run folder as the frames its pages show, one section per page (overview, samples,
+disagreements, retrieval, compare runs). Pure pandas over the typed records (corpora/records.py) read through the run
+folder (corpora/run_folder.py): no streamlit, no models.
+
+A run holds what its commands wrote (``run``: traces; ``eval``: judgements, summary; ``diagnose``: diagnoses), and
+every view shows what the run has. Nothing here computes a metric: values come from the judgements, categories from
+the diagnoses, retrieval metrics from ``eval.retrieval_metrics`` (pytrec_eval), confidence intervals from
+``summary.json`` and ``eval.mathx.bootstrap_ci``; metric cuts and judge preference from their declarations. Frames
+are built column-wise so a run of thousands of samples shapes in well under a second."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from corpora.records import Candidate, Chunk, Diagnosis, Judgement, Trace
+from corpora.run_folder import DIAGNOSIS, INPUT_ERRORS, RESULTS, RESULTS_TABLE, RUN_SUMMARY, SUMMARY, RunFolder
+from diagnostics.disagreement import EXPLANATIONS, VIEWS, View, judge_disagreements
+from diagnostics.taxonomy import DEFINITIONS
+from eval.gate import GateConfig, check, primary
+from eval.judges.registry import JUDGE_PREFERENCE
+from eval.mathx import bootstrap_ci
+from eval.metrics import find
+from eval.retrieval_metrics import mean_metrics, retrieval_metrics
+from eval.summary import results_frame, summarize
+
+QUADRANT_VIEWS: dict[tuple[str, str], View] = {(v.x, v.y): v for v in VIEWS}
+is_run_dir = RunFolder.is_run
+find_runs = RunFolder.find
+
+
+def metric_rank(name: str) -> tuple[int, str]:
+    """Where a metric sits in the tables: its declared display position, then its name."""
+    m = find(name)
+    return (m.display if m else 99), name
+
+
+def verdict_cut(metric: str) -> float:
+    """The value at or above which a metric reads as "yes" (its declaration's verdict cut)."""
+    m = find(metric)
+    return m.cut if m else 0.5
+
+
+def run_stamp(run_dir: str | Path) -> tuple[tuple[str, int, int], ...]:
+    """A cache key that changes whenever the run does (RunFolder.stamp)."""
+    return RunFolder(run_dir).stamp()
+
+
+# --- loading a run -----------------------------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    """A loaded run. Judgements are validated one by one when asked for (``judgements`` is a LogIndex), which keeps a
+    run of thousands of samples quick to open; the traces of traces.jsonl, or else the judged traces, say what each
+    sample is."""
+
+    folder: RunFolder
+    judgements: Mapping[str, Judgement]
+    traces: dict[str, Trace]
+    diagnoses: dict[str, Diagnosis]
+    results: pd.DataFrame  # long: sample_id, metric, judge, value, status, reason, seconds
+    samples: pd.DataFrame  # wide: one row per sample (see samples_frame)
+    summary: dict | None = None  # summary.json (eval), or recomputed when it is not the current one
+    report: dict | None = None  # diagnosis.json
+    run_summary: dict | None = None  # run_summary.json (pipeline)
+    config: dict | None = None
+    input_errors: list[str] = field(default_factory=list)
+
+    @property
+    def path(self) -> Path:
+        return self.folder.path
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    @property
+    def sample_ids(self) -> list[str]:
+        return self.samples["sample_id"].tolist()
+
+    def judgement(self, sample_id: str) -> Judgement | None:
+        return self.judgements.get(sample_id)
+
+    def trace(self, sample_id: str) -> Trace | None:
+        return trace_of(sample_id, self.traces, self.judgements)
+
+    def diagnosis(self, sample_id: str) -> Diagnosis | None:
+        return self.diagnoses.get(sample_id)
+
+    def all_judgements(self) -> list[Judgement]:
+        return list(self.judgements.values())
+
+    def detail(self, sample_id: str) -> dict:
+        return sample_detail(self.judgement(sample_id), self.trace(sample_id), self.diagnosis(sample_id),
+                             sample_id=sample_id)
+
+
+def trace_of(sample_id: str, traces: Mapping[str, Trace], judgements: Mapping[str, Judgement]) -> Trace | None:
+    """The sample's trace: the traces log's, else the one its judgement judged (records that came from elsewhere)."""
+    if sample_id in traces:
+        return traces[sample_id]
+    j = judgements.get(sample_id)
+    return j.trace if j is not None else None
+
+
+def load_run(run_dir: str | Path) -> Run:
+    """Everything a run folder holds. Raises FileNotFoundError when the folder is not a run."""
+    folder = RunFolder(run_dir)
+    if not folder.is_run(folder.path):
+        raise FileNotFoundError(f"{folder.path}: not a run folder (no results.jsonl, results.parquet or traces.jsonl)")
+    judgements = folder.judgements_by_id()
+    traces = folder.latest_traces()
+    diagnoses = folder.diagnoses()
+    summary = folder.summary()
+    parquet, log = folder.file(RESULTS_TABLE), folder.file(RESULTS)
+    fresh = summary is not None or folder.read_json(SUMMARY) is None  # not left by an earlier evaluation
+    if fresh and parquet.exists() and (not log.exists() or parquet.stat().st_mtime_ns >= log.stat().st_mtime_ns):
+        results = pd.read_parquet(parquet)  # written from results.jsonl after it: the same table, 30x faster to read
+    else:  # judging was interrupted (or never finished): the log is ahead of the table
+        results = results_frame(list(judgements.values()))
+    results["value"] = results["value"].astype(float)
+    if summary is None and judgements:  # none, or left by an earlier evaluation: recomputed from the current lines
+        summary = summarize(list(judgements.values()), n_resamples=1000)
+    return Run(folder=folder, judgements=judgements, traces=traces, diagnoses=diagnoses, results=results,
+               samples=samples_frame(results, judgements, traces, diagnoses), summary=summary,
+               report=folder.read_json(DIAGNOSIS), run_summary=folder.read_json(RUN_SUMMARY),
+               config=folder.config(), input_errors=folder.read_lines(INPUT_ERRORS))
+
+
+# --- the wide samples table --------------------------------------------------------------------------------------
+
+def _judge_order(judges: Iterable[str]) -> list[str]:
+    pref = {j: i for i, j in enumerate(JUDGE_PREFERENCE)}
+    return sorted(judges, key=lambda j: (pref.get(j, len(pref)), j))
+
+
+def metric_columns(samples: pd.DataFrame) -> dict[str, list[str]]:
+    """metric -> its per-judge columns ("metric:judge") in judge-preference order."""
+    out: dict[str, list[str]] = {}
+    for col in samples.columns:
+        if ":" in col:
+            metric, _, _judge = col.partition(":")
+            out.setdefault(metric, []).append(col)
+    return {m: [f"{m}:{j}" for j in _judge_order(c.partition(":")[2] for c in cols)] for m, cols in
+            sorted(out.items(), key=lambda kv: metric_rank(kv[0]))}
+
+
+def _doc(c: Chunk | Candidate) -> str:
+    return c.doc_id or c.chunk_id
+
+
+def first_relevant_rank(trace: Trace | None) -> int | None:
+    """Rank of the first retrieved chunk from a relevant document (top-k and candidates); None if none or unlabelled."""
+    if trace is None:
+        return None
+    rel = set(trace.relevant_doc_ids or [])
+    return next((c.rank for c in trace.ranked() if _doc(c) in rel), None)
+
+
+def samples_frame(results: pd.DataFrame, judgements: Mapping[str, Judgement], traces: Mapping[str, Trace],
+                  diagnoses: Mapping[str, Diagnosis]) -> pd.DataFrame:
+    """One row per sample: sample_id, question, outcome, category, secondary, rule, first_relevant_rank, n_retrieved,
+    latency_ms, n_unmeasured; per metric the preferred judge's value (column ``metric``, judge preference as the
+    classifier's) and each judge's (``metric:judge``); judges_disagree / disagree_on / judge_gap."""
+    ids = list(dict.fromkeys([*judgements, *traces, *results["sample_id"].tolist()]))
+    base = []
+    for sid in ids:
+        t, d = trace_of(sid, traces, judgements), diagnoses.get(sid)  # a judgement is parsed only without a trace
+        labelled = bool(t and t.relevant_doc_ids)
+        base.append((sid, t.question if t else "", t.outcome if t else "", d.category if d else None,
+                     ", ".join(d.secondary) if d else "", d.rule if d else "", labelled,
+                     first_relevant_rank(t) if labelled else None, len(t.chunks) if t else 0,
+                     t.latency_ms.get("total") if t else None))
+    frame = pd.DataFrame(base, columns=["sample_id", "question", "outcome", "category", "secondary", "rule", "labelled",
+                                        "first_relevant_rank", "n_retrieved", "latency_ms"])
+    frame["first_relevant_rank"] = frame["first_relevant_rank"].astype("Int64")
+    frame["latency_ms"] = frame["latency_ms"].astype(float)
+    ok = results[results["status"] == "ok"]
+    if len(ok):
+        wide = ok.pivot_table(index="sample_id", columns=["metric", "judge"], values="value", aggfunc="last")
+        wide.columns = [f"{m}:{jn}" for m, jn in wide.columns]
+    else:
+        wide = pd.DataFrame(index=pd.Index([], name="sample_id"))
+    unmeasured = results[results["status"] == "unmeasured"].groupby("sample_id").size()
+    frame = frame.merge(wide, left_on="sample_id", right_index=True, how="left")
+    frame["n_unmeasured"] = frame["sample_id"].map(unmeasured).fillna(0).astype(int)
+    cols = metric_columns(frame)
+    disagree_on = pd.Series("", index=frame.index)
+    any_disagree = pd.Series(False, index=frame.index)
+    gaps = pd.DataFrame(index=frame.index)
+    for metric, mcols in cols.items():
+        frame[metric] = frame[mcols].bfill(axis=1).iloc[:, 0] if len(mcols) > 1 else frame[mcols[0]]
+        if len(mcols) > 1:
+            vals = frame[mcols].to_numpy(dtype=float)
+            measured = ~np.isnan(vals)
+            gaps[metric] = frame[mcols].max(axis=1) - frame[mcols].min(axis=1)
+            if (m := find(metric)) is not None and m.model:
+                yes = (vals >= m.cut) & measured
+                no = (vals < m.cut) & measured
+                split = yes.any(axis=1) & no.any(axis=1)
+                any_disagree |= split
+                disagree_on = disagree_on + np.where(split, metric + ", ", "")
+    frame["judges_disagree"] = any_disagree.astype(bool)
+    frame["disagree_on"] = disagree_on.str.rstrip(", ")
+    frame["judge_gap"] = gaps.max(axis=1) if len(gaps.columns) else np.nan
+    metric_first = [m for m in cols] + [c for mc in cols.values() for c in mc]
+    lead = ["sample_id", "category", "outcome", "question"]
+    rest = [c for c in frame.columns if c not in lead and c not in metric_first]
+    return frame[lead + metric_first + rest].reset_index(drop=True)
+
+
+# --- overview ----------------------------------------------------------------------------------------------------
+
+def metrics_table(run: Run) -> pd.DataFrame:
+    """Every (metric, judge) with n, mean and its 95% CI, unmeasured and not-applicable counts."""
+    rows = (run.summary or {}).get("metrics", [])
+    cols = ["metric", "judge", "n", "mean", "ci_low", "ci_high", "n_unmeasured", "n_not_applicable"]
+    df = pd.DataFrame([{c: r.get(c) for c in cols} for r in rows], columns=cols)
+    if len(df):
+        df = df.sort_values(["metric", "judge"], key=lambda s: s.map(metric_rank) if s.name == "metric"
+                            else s).reset_index(drop=True)
+    return df
+
+
+def gate_table(run: Run, cfg: GateConfig) -> pd.DataFrame:
+    """The CI gate's checks (eval.gate.check) against ``cfg``, with the (metric, judge) row each check read."""
+    cols = ["check", "passed", "observed", "threshold", "kind", "message", "metric", "judge"]
+    if not run.summary or (not cfg.minimums and cfg.max_unmeasured is None):
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for c in check(run.summary, cfg):
+        metric, _, judge = c.name.partition(":")
+        row = primary(run.summary, metric, judge or None) if c.name in cfg.minimums else None
+        rows.append({"check": c.name, "passed": c.passed, "observed": c.observed, "threshold": c.threshold,
+                     "kind": c.kind, "message": c.message, "metric": row["metric"] if row else None,
+                     "judge": row["judge"] if row else None})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def with_gate(table: pd.DataFrame, gate: pd.DataFrame) -> pd.DataFrame:
+    """metrics_table plus a ``gate`` column: pass / FAIL for the rows a threshold was checked against."""
+    out = table.copy()
+    status = {(r.metric, r.judge): ("pass" if r.passed else "FAIL") for r in gate.itertuples() if r.metric}
+    out["gate"] = [status.get((m, j), "") for m, j in zip(out["metric"], out["judge"])]
+    return out
+
+
+def category_counts(run: Run) -> pd.DataFrame:
+    """category, count, share, definition, examples (up to five ids): most frequent first."""
+    cols = ["category", "count", "share", "definition", "examples"]
+    cats = run.samples.loc[run.samples["category"].notna(), ["sample_id", "category"]]
+    if not len(cats):
+        return pd.DataFrame(columns=cols)
+    counts = cats["category"].value_counts()
+    examples = cats.groupby("category")["sample_id"].agg(lambda s: ", ".join(s.head(5)))
+    return pd.DataFrame([{"category": c, "count": int(k), "share": k / len(cats), "definition": DEFINITIONS.get(c, ""),
+                          "examples": examples[c]} for c, k in counts.items()], columns=cols)
+
+
+def unmeasured_table(run: Run) -> pd.DataFrame:
+    """Every unmeasured result grouped by metric, judge and reason (the full count, not summary.json's top five)."""
+    df = run.results[run.results["status"] == "unmeasured"]
+    out = (df.assign(reason=df["reason"].fillna("unknown")).groupby(["metric", "judge", "reason"]).size()
+           .rename("count").reset_index().sort_values("count", ascending=False))
+    return out.reset_index(drop=True)
+
+
+# --- one sample ---------------------------------------------------------------------------------------------------
+
+_CITATION_GAP = r"(?:\s*\[[^\[\]\s]+#\d+\]\s*|\s+)"
+
+
+def highlight_segments(answer: str, claims: list[dict]) -> list[dict]:
+    """The answer cut into segments, each claim's span tagged with its verdict and number (1-based).
+
+    Claims were decomposed from the answer with citations stripped and clause joints rewritten, so a claim is found
+    word by word, allowing whitespace, a citation or changed clause punctuation between words. A claim not found in
+    the text keeps its number and verdict in the claims list; its text simply stays untagged."""
+    spans: list[tuple[int, int, int]] = []
+    cursor = 0
+    for n, c in enumerate(claims, 1):
+        words = [w.rstrip(",;:") for w in re.sub(r"[.!?]+$", "", str(c.get("claim", "")).strip()).split()]
+        words = [w for w in words if w]
+        if not words:
+            continue
+        pattern = "".join(re.escape(w) + (r"[,;:]?" + _CITATION_GAP if i < len(words) - 1 else "")
+                          for i, w in enumerate(words))
+        rx = re.compile(pattern, re.IGNORECASE)
+        m = rx.search(answer, cursor) or rx.search(answer)
+        if m is None or any(m.start() < e and s < m.end() for s, e, _ in spans):
+            continue
+        spans.append((m.start(), m.end(), n))
+        cursor = m.end()
+    spans.sort()
+    out: list[dict] = []
+    pos = 0
+    for s, e, n in spans:
+        if s > pos:
+            out.append({"text": answer[pos:s], "verdict": None, "claim": None})
+        out.append({"text": answer[s:e], "verdict": claims[n - 1].get("verdict"), "claim": n})
+        pos = e
+    if pos < len(answer):
+        out.append({"text": answer[pos:], "verdict": None, "claim": None})
+    return out
+
+
+def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None, *, sample_id: str = "") -> dict:
+    """Everything the drill-down shows for one sample, from whichever records exist (``trace``: the traces log's, else
+    the judged one)."""
+    trace = trace or (j.trace if j is not None else None)
+    sid = (j.sample_id if j else None) or (trace.sample_id if trace else None) or sample_id
+    question, answer = (trace.question, trace.answer) if trace else ("", "")
+    reference, relevant = (trace.reference, trace.relevant_doc_ids) if trace else (None, None)
+    results = j.results if j is not None else []
+    metrics = pd.DataFrame([{"metric": r.metric, "judge": r.judge, "value": r.value, "status": r.status,
+                             "reason": r.reason} for r in results],
+                           columns=["metric", "judge", "value", "status", "reason"])
+    claims = {r.judge: list(r.evidence.get("claims", [])) for r in results
+              if r.metric == "groundedness" and r.measured and r.evidence.get("claims")}
+    cp = {r.judge: {c["chunk_id"]: c for c in r.evidence.get("chunks", [])} for r in results
+          if r.metric == "context_precision" and r.measured}
+    correctness = {r.judge: {k: r.evidence.get(k) for k in ("precision", "recall", "note", "answer_claims",
+                                                             "reference_claims")} for r in results
+                   if r.metric == "answer_correctness" and r.measured}
+    # chunks in rank order, the top-k contexts then the candidates past the cut
+    texts = {c.chunk_id: {"text": c.text, "title": c.title, "score": c.score, "flags": c.flags}
+             for c in (trace.chunks if trace else [])}
+    rel = set(relevant or [])
+    chunks: list[dict[str, Any]] = []
+    for c in trace.ranked() if trace else []:
+        rank, cid, doc, signals = c.rank, c.chunk_id, _doc(c), c.signals
+        marks = [{"judge": jn, "claim": n, "verdict": c.get("verdict"), "sentence": c.get("sentence")}
+                 for jn, cl in claims.items() for n, c in enumerate(cl, 1)
+                 if c.get("chunk_id") == cid and c.get("verdict") in ("supported", "contradicted")]
+        info = texts.get(cid)
+        chunks.append({"rank": rank, "chunk_id": cid, "doc_id": doc, "in_context": info is not None,
+                       "relevant": (doc in rel) if relevant is not None else None, "text": (info or {}).get("text"),
+                       "title": (info or {}).get("title", ""), "score": (info or {}).get("score"),
+                       "flags": (info or {}).get("flags", []), "signals": signals, "marks": marks,
+                       "context_precision": {jn: v[cid].get("relevant") for jn, v in cp.items() if cid in v}})
+    found = {doc: min((c["rank"] for c in chunks if c["doc_id"] == doc), default=None) for doc in (relevant or [])}
+    latency = trace.latency_ms if trace is not None else {}
+    judge = next((jn for jn in _judge_order(claims)), None)
+    diagnosis = None
+    if d is not None:
+        diagnosis = {"category": d.category, "definition": DEFINITIONS.get(d.category, ""), "rule": d.rule,
+                     "secondary": d.secondary, "secondary_rules": d.evidence.get("secondary_rules", {}),
+                     "evidence": {k: v for k, v in d.evidence.items() if k not in ("metrics", "secondary_rules")},
+                     "probe": d.probe}
+    return {"sample_id": sid, "question": question, "reference": reference, "answer": answer,
+            "outcome": trace.outcome if trace else "", "error": trace.error if trace else None,
+            "relevant_doc_ids": relevant, "relevant_found": found, "metrics": metrics, "claims": claims,
+            "claim_judge": judge, "segments": highlight_segments(answer, claims.get(judge, [])) if judge else
+            [{"text": answer, "verdict": None, "claim": None}], "correctness": correctness, "chunks": chunks,
+            "latency_ms": dict(latency), "diagnosis": diagnosis, "probe": d.probe if d is not None else None,
+            "guardrails": trace.guardrails if trace is not None else {}}
+
+
+# --- disagreements -----------------------------------------------------------------------------------------------
+
+def _jitter(ids: pd.Series, scale: float) -> np.ndarray:
+    """Deterministic per-sample offsets in [-scale, scale], so stacked points separate the same way every time."""
+    h = pd.util.hash_pandas_object(ids, index=False).to_numpy(dtype=np.uint64)
+    u = (h % np.uint64(10_007)).astype(float) / 10_006.0
+    return (u - 0.5) * 2 * scale
+
+
+def quadrant_points(samples: pd.DataFrame, x: str = "groundedness", y: str = "answer_correctness",
+                    x_col: str | None = None, y_col: str | None = None, *, jitter: float = 0.0) -> pd.DataFrame:
+    """Samples measured on both metrics (refusals and blocked answers excluded, as in diagnostics.disagreement) with
+    their quadrant name and plain-language explanation. ``x_col``/``y_col`` pick one judge's column."""
+    x_col, y_col = x_col or x, y_col or y
+    cols = ["sample_id", "x", "y", "x_plot", "y_plot", "quadrant", "explanation", "category", "question"]
+    if x_col not in samples or y_col not in samples:
+        return pd.DataFrame(columns=cols)
+    view = QUADRANT_VIEWS.get((x, y)) or View(f"{x}_x_{y}", x, y, {
+        (True, True): "high_high", (True, False): "high_low", (False, True): "low_high", (False, False): "low_low"})
+    (x_cut, y_cut), names = view.cuts, view.names
+    keep = samples[x_col].notna() & samples[y_col].notna() & ~samples["outcome"].isin(["refused", "blocked"])
+    df = samples.loc[keep, ["sample_id", x_col, y_col, "category", "question"]].rename(columns={x_col: "x", y_col: "y"})
+    hx, hy = df["x"] >= x_cut, df["y"] >= y_cut
+    df["quadrant"] = [names[(a, b)] for a, b in zip(hx, hy)]
+    df["explanation"] = df["quadrant"].map(lambda q: EXPLANATIONS.get(q, ""))
+    df["x_plot"] = df["x"] + (_jitter(df["sample_id"], jitter) if jitter else 0.0)
+    df["y_plot"] = df["y"] + (_jitter(df["sample_id"] + "|y", jitter) if jitter else 0.0)
+    return df[cols].reset_index(drop=True)
+
+
+def quadrant_summary(points: pd.DataFrame, x: str = "groundedness", y: str = "answer_correctness") -> pd.DataFrame:
+    """quadrant, count, share, explanation, cut values: every quadrant of the view, empty ones included."""
+    view = QUADRANT_VIEWS.get((x, y)) or View(f"{x}_x_{y}", x, y, {})
+    (x_cut, y_cut), names = view.cuts, view.names
+    order = list(names.values()) or sorted(points["quadrant"].unique())
+    counts = points["quadrant"].value_counts()
+    n = max(1, len(points))
+    return pd.DataFrame([{"quadrant": q, "count": int(counts.get(q, 0)), "share": counts.get(q, 0) / n,
+                          "explanation": EXPLANATIONS.get(q, ""), "x_cut": x_cut, "y_cut": y_cut} for q in order])
+
+
+def judge_pairs(samples: pd.DataFrame, metric: str) -> list[tuple[str, str]]:
+    judges = [c.partition(":")[2] for c in metric_columns(samples).get(metric, [])
+              if samples[c].notna().any()]
+    return [(a, b) for i, a in enumerate(judges) for b in judges[i + 1:]]
+
+
+def judge_agreement(samples: pd.DataFrame, metric: str, a: str, b: str, cut: float | None = None) -> dict:
+    """Two judges on one metric, per sample: the points, the 2x2 table at ``cut`` and the agreement rate."""
+    cut = verdict_cut(metric) if cut is None else cut
+    ca, cb = f"{metric}:{a}", f"{metric}:{b}"
+    if ca not in samples or cb not in samples:
+        return {"points": pd.DataFrame(columns=["sample_id", a, b, "agree"]), "confusion": pd.DataFrame(), "n": 0,
+                "agreement": None, "cut": cut, "spearman": None}
+    df = samples.loc[samples[ca].notna() & samples[cb].notna(), ["sample_id", ca, cb, "category", "question"]]
+    df = df.rename(columns={ca: a, cb: b})
+    ya, yb = df[a] >= cut, df[b] >= cut
+    df["agree"] = ya == yb
+    la, lb = f"{a} >= {cut:g}", f"{b} >= {cut:g}"
+    conf = pd.crosstab(ya.map({True: "yes", False: "no"}).rename(la), yb.map({True: "yes", False: "no"}).rename(lb))
+    conf = conf.reindex(index=["yes", "no"], columns=["yes", "no"], fill_value=0)
+    # Spearman as the Pearson correlation of ranks (pandas' method="spearman" imports scipy: seconds)
+    spearman = float(df[a].rank().corr(df[b].rank())) if len(df) > 2 and df[a].nunique() > 1 and \
+        df[b].nunique() > 1 else None
+    return {"points": df.reset_index(drop=True), "confusion": conf, "n": len(df),
+            "agreement": float(df["agree"].mean()) if len(df) else None, "cut": cut, "spearman": spearman}
+
+
+def claim_agreement(run: Run) -> dict:
+    """Claim-level judge-vs-judge verdicts on groundedness, from diagnosis.json (or computed when it is missing)."""
+    jd = (run.report or {}).get("judge_disagreements")
+    if jd is None:
+        jd = judge_disagreements(run.all_judgements())
+    return jd
+
+
+def confusion_frame(entry: dict) -> pd.DataFrame:
+    """A judge_disagreements entry's ``confusion`` ("verdict_a|verdict_b" -> count) as a verdict x verdict table."""
+    ja, jb = entry["judges"]
+    rows = [{ja: k.split("|")[0], jb: k.split("|")[1], "count": v} for k, v in entry.get("confusion", {}).items()]
+    if not rows:
+        return pd.DataFrame()
+    order = ["supported", "unsupported", "contradicted"]
+    t = pd.DataFrame(rows).pivot_table(index=ja, columns=jb, values="count", aggfunc="sum", fill_value=0)
+    return t.reindex(index=[v for v in order if v in t.index] + [v for v in t.index if v not in order],
+                     columns=[v for v in order if v in t.columns] + [v for v in t.columns if v not in order])
+
+
+# --- retrieval ---------------------------------------------------------------------------------------------------
+
+def _mode(chunks: list[Chunk | Candidate]) -> str:
+    keys = {k for c in chunks for k in c.signals}
+    if "rrf_score" in keys:
+        return "hybrid"
+    if "dense_rank" in keys and "bm25_rank" not in keys:
+        return "dense"
+    if "bm25_rank" in keys and "dense_rank" not in keys:
+        return "bm25"
+    return "retrieved"
+
+
+def rankings(run: Run) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, list[str]]], bool]:
+    """qrels, and per ranking (the run's own, plus dense and BM25 when its chunks carry their signals) the document
+    ranking of every labelled query; third: whether per-retriever ranks are complete (candidates carry signals)."""
+    qrels: dict[str, dict[str, int]] = {}
+    ranked: dict[str, dict[str, list[str]]] = {}
+    complete = True
+    modes: Counter = Counter()
+    for sid in run.sample_ids:
+        t = run.trace(sid)
+        if t is None or not t.relevant_doc_ids:
+            continue
+        chunks = t.ranked()
+        qrels[sid] = {d: 1 for d in t.relevant_doc_ids}
+        modes[_mode(chunks)] += 1
+        ranked.setdefault("run", {})[sid] = [_doc(c) for c in chunks]
+        for name in ("dense", "bm25"):
+            key = f"{name}_rank"
+            with_rank = [(c.signals[key], _doc(c)) for c in chunks if key in c.signals]
+            if with_rank:
+                ranked.setdefault(name, {})[sid] = [doc for _, doc in sorted(with_rank)]
+        if any(not c.signals for c in chunks) and any(c.signals for c in chunks):
+            complete = False
+    mode = modes.most_common(1)[0][0] if modes else "retrieved"
+    out = {mode: ranked.pop("run", {})}
+    if mode == "hybrid":
+        out.update({k: v for k, v in ranked.items() if k != mode})
+    return qrels, out, complete
+
+
+def recall_curve(run: Run, ks: Iterable[int] = range(1, 21)) -> pd.DataFrame:
+    """ranking, k, recall (mean recall@k over labelled queries, documents), n_queries. For a hybrid run the dense and
+    BM25 rankings come from the ranks recorded on the retrieved chunks: those are lower bounds when the candidates past
+    the cut carry no signals (see ``rankings``), noted in the ``note`` column."""
+    ks = sorted(set(int(k) for k in ks))
+    cols = ["ranking", "k", "recall", "n_queries", "note"]
+    qrels, ranked, complete = rankings(run)
+    rows = []
+    for name, rk in ranked.items():
+        q = {sid: qrels[sid] for sid in rk}
+        means = mean_metrics(retrieval_metrics(q, rk, ks=ks))
+        note = "" if name not in ("dense", "bm25") else (
+            "lower bound: read from the ranks recorded on the fused list, which misses chunks only this retriever "
+            "ranked past the fusion cut" if complete else
+            "lower bound: only the top-k chunks carry this retriever's rank (the candidates past the cut record none)")
+        rows += [{"ranking": name, "k": k, "recall": means.get(f"recall@{k}"), "n_queries": len(q), "note": note}
+                 for k in ks if means]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def first_relevant_table(samples: pd.DataFrame) -> pd.DataFrame:
+    """rank -> number of labelled queries whose first relevant chunk sits there ("not retrieved" last)."""
+    lab = samples[samples["labelled"]]
+    ranks = lab["first_relevant_rank"]
+    counts = ranks.dropna().astype(int).value_counts().sort_index()
+    rows = [{"rank": str(r), "order": int(r), "count": int(c)} for r, c in counts.items()]
+    missing = int(ranks.isna().sum())
+    if missing:
+        rows.append({"rank": "not retrieved", "order": 10**6, "count": missing})
+    return pd.DataFrame(rows, columns=["rank", "order", "count"])
+
+
+# --- comparing two runs ------------------------------------------------------------------------------------------
+
+def _unpaired_ci(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int = 0) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    ma = a[rng.integers(0, a.size, size=(n_resamples, a.size))].mean(axis=1)
+    mb = b[rng.integers(0, b.size, size=(n_resamples, b.size))].mean(axis=1)
+    lo, hi = np.quantile(mb - ma, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def compare_metrics(a: Run, b: Run, n_resamples: int = 1000) -> pd.DataFrame:
+    """Per (metric, judge): each run's mean and 95% CI (summary.json) and the delta B - A with its 95% CI (a paired
+    bootstrap over the samples both runs measured, else unpaired). Regressions (CI wholly below 0) first."""
+    sa = {(m["metric"], m["judge"]): m for m in (a.summary or {}).get("metrics", [])}
+    sb = {(m["metric"], m["judge"]): m for m in (b.summary or {}).get("metrics", [])}
+
+    def values(run: Run) -> pd.DataFrame:
+        ok = run.results[run.results["status"] == "ok"]
+        return ok.pivot_table(index="sample_id", columns=["metric", "judge"], values="value", aggfunc="last")
+
+    va, vb = values(a), values(b)
+    rows = []
+    for key in list(dict.fromkeys([*sa, *sb])):
+        ma, mb = sa.get(key), sb.get(key)
+        row: dict[str, Any] = {"metric": key[0], "judge": key[1]}
+        for tag, m in (("a", ma), ("b", mb)):
+            row.update({f"n_{tag}": m["n"] if m else None, f"mean_{tag}": m["mean"] if m else None,
+                        f"ci_low_{tag}": m["ci_low"] if m else None, f"ci_high_{tag}": m["ci_high"] if m else None})
+        row.update({"delta": None, "delta_ci_low": None, "delta_ci_high": None, "n_paired": 0, "change": ""})
+        if ma and mb and ma["mean"] is not None and mb["mean"] is not None:
+            row["delta"] = mb["mean"] - ma["mean"]
+            xa = va[key].dropna() if key in va else pd.Series(dtype=float)
+            xb = vb[key].dropna() if key in vb else pd.Series(dtype=float)
+            common = xa.index.intersection(xb.index)
+            if len(common) >= 2:
+                lo, hi = bootstrap_ci((xb[common] - xa[common]).to_numpy(), n_resamples=n_resamples)
+                row["n_paired"] = len(common)
+            elif len(xa) and len(xb):
+                lo, hi = _unpaired_ci(xa.to_numpy(), xb.to_numpy(), n_resamples)
+            else:
+                lo = hi = None  # type: ignore[assignment]
+            row["delta_ci_low"], row["delta_ci_high"] = lo, hi
+            row["change"] = ("regression" if hi is not None and hi < 0 else
+                             "improvement" if lo is not None and lo > 0 else "within noise")
+        else:
+            row["change"] = "only in A" if ma else "only in B"
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    if not len(df):
+        return df
+    rank = {"regression": 0, "within noise": 1, "improvement": 2, "only in A": 3, "only in B": 4}
+    df["_r"] = df["change"].map(rank)
+    df["_d"] = df["delta"].astype(float).fillna(0.0)
+    return df.sort_values(["_r", "_d", "metric", "judge"]).drop(columns=["_r", "_d"]).reset_index(drop=True)
+
+
+def changed_samples(a: Run, b: Run) -> pd.DataFrame:
+    """Samples in both runs whose category changed: regressions (ok -> a failure) first, then failures that changed
+    kind, then fixes; with the preferred judges' groundedness and correctness before and after."""
+    cols = ["sample_id", "change", "category_a", "category_b", "question"]
+    sa, sb = a.samples.set_index("sample_id"), b.samples.set_index("sample_id")
+    common = sa.index.intersection(sb.index)
+    if not len(common) or "category" not in sa or "category" not in sb:
+        return pd.DataFrame(columns=cols)
+    ca, cb = sa.loc[common, "category"], sb.loc[common, "category"]
+    moved = common[(ca != cb).to_numpy() & ca.notna().to_numpy() & cb.notna().to_numpy()]
+    df = pd.DataFrame({"sample_id": moved, "category_a": ca[moved].to_numpy(), "category_b": cb[moved].to_numpy(),
+                       "question": sb.loc[moved, "question"].to_numpy()})
+    df["change"] = np.where(df["category_a"] == "ok", "regression",
+                            np.where(df["category_b"] == "ok", "fix", "changed"))
+    extra = []
+    for m in ("groundedness", "answer_correctness"):
+        if m in sa and m in sb:
+            df[f"{m}_a"] = sa.loc[moved, m].to_numpy()
+            df[f"{m}_b"] = sb.loc[moved, m].to_numpy()
+            extra += [f"{m}_a", f"{m}_b"]
+    rank = {"regression": 0, "changed": 1, "fix": 2}
+    df["_r"] = df["change"].map(rank)
+    sort = ["_r"] + (["answer_correctness_b"] if "answer_correctness_b" in df else []) + ["sample_id"]
+    df = df.sort_values(sort).drop(columns=["_r"]).reset_index(drop=True)
+    return df[cols + extra]
+
+
+def compare_runs(a: Run, b: Run, n_resamples: int = 1000) -> dict:
+    """Metric deltas with CIs, samples whose category changed, and the samples only one run has."""
+    ia, ib = set(a.sample_ids), set(b.sample_ids)
+    return {"metrics": compare_metrics(a, b, n_resamples), "changed": changed_samples(a, b),
+            "only_a": sorted(ia - ib), "only_b": sorted(ib - ia), "common": len(ia & ib)}

@@ -1,0 +1,257 @@
+"""The flow as a library: corpora -> rag -> eval -> diagnostics, one function per step, each writing into a run
+folder (corpora/run_folder.py). The CLI (ragdoctor/cmd_*.py), the dashboard's playground, bench/ and the Python API
+(ragdoctor/api.py) all call these; none of them wires pipeline -> judge -> classify itself.
+
+    index(cfg)                         build (or check) the index
+    answer_questions(cfg, traces)      a question set through the pipeline into a traces log (resumable)
+    evaluate_file(path, run_dir, ...)  any supported JSONL into a run folder's judgements (resumable)
+    evaluate_traces(traces, run, ...)  the same for traces in memory
+    judge(traces, judges, metrics)     traces judged in memory, nothing written (judge_one: and diagnosed)
+    diagnose_run(run_dir)              every judged sample into the failure taxonomy
+    probe(run_dir, ...)                counterfactual regenerations of the failed samples
+    gate_run(run, cfg)                 the CI gate over a run's summary"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from corpora.errors import InputError, report_skipped, warn
+from corpora.records import Diagnosis, Judgement, Question, Trace
+from corpora.run_folder import INPUT_ERRORS, RUN_SUMMARY, RunFolder
+from diagnostics.classify import classify
+from diagnostics.probes import probe_run
+from diagnostics.report import diagnose
+from eval.adapters import load_traces
+from eval.gate import Check, GateConfig, check, load_summary, write_junit
+from eval.guard_adapter import make_fact_check
+from eval.judge_cache import CachedLLM
+from eval.judges.base import Judge
+from eval.judges.registry import (
+    DEFAULT_METRICS,
+    JudgeOptions,
+    UnavailableJudge,
+    check_coverage,
+    covered,
+    default_judges,
+    make_judge,
+    make_judges,
+    parse_judges,
+    parse_metrics,
+)
+from eval.judging import EvalRun, evaluate, judge_batch
+from rag.config import GenerationConfig, PipelineConfig
+from rag.run_questions import RunResult, run_questions
+from rag.session import embedder_for, open_generator, open_index, open_pipeline, question_set
+from rag.store import IndexStore
+from ragdoctor.run_report import is_run_summary, summarize_traces
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which judges measure which metrics: the defaults (the fast judges, the metrics they cover) unless named."""
+
+    judges: list[str]
+    metrics: list[str]
+
+    @classmethod
+    def of(cls, judges: str | Sequence[str] | None = None, metrics: str | Sequence[str] | None = None,
+           nli_model: str | None = None) -> Selection:
+        names = parse_judges(as_text(judges) if judges is not None else default_judges(nli_model))
+        chosen = parse_metrics(as_text(metrics)) if metrics is not None else covered(DEFAULT_METRICS, names)
+        check_coverage(chosen, names)
+        return cls(names, chosen)
+
+
+def as_text(names: str | Sequence[str]) -> str:
+    return names if isinstance(names, str) else ",".join(names)
+
+
+def llm_factory(stack: ExitStack, base_url: str | None, model: str) -> Callable[[], object]:
+    """The LLM judges' model, started on first use (the bundled one, or a client to ``base_url``), cached on disk
+    and stopped when ``stack`` closes."""
+    cache: dict = {}
+
+    def factory() -> object:
+        if "llm" not in cache:
+            cfg = PipelineConfig(generation=GenerationConfig(base_url=base_url, model=model))
+            cache["llm"] = CachedLLM(stack.enter_context(open_generator(cfg)))  # type: ignore[arg-type]
+        return cache["llm"]
+
+    return factory
+
+
+@contextmanager
+def built_judges(selection: Selection, *, nli_model: str | None = None, nli_threshold: float | None = None,
+                 judge_base_url: str | None = None, judge_model: str = "qwen2.5-0.5b",
+                 embedder: object | None = None) -> Iterator[list[Judge]]:
+    """The selected judges, built; an LLM judge's model is stopped on exit. A judge that cannot run here is built as
+    unavailable (its metrics unmeasured, with why) and warned about."""
+    with ExitStack() as stack:
+        opts = JudgeOptions(nli_model=nli_model, nli_threshold=nli_threshold, embedder=embedder,
+                            llm_factory=llm_factory(stack, judge_base_url, judge_model))
+        judges = make_judges(selection.judges, opts)
+        for j in judges:
+            if isinstance(j, UnavailableJudge):
+                warn(f"judge {j.name} unavailable: {j.reason}: its metrics are unmeasured")
+        yield judges
+
+
+# --- the pipeline ------------------------------------------------------------------------------------------------
+
+def index(cfg: PipelineConfig, *, rebuild: bool = False) -> tuple[IndexStore, bool]:
+    """The index for ``cfg``, built when missing or stale; True when it was built now."""
+    return open_index(cfg, embedder_for(cfg), rebuild=rebuild)
+
+
+def fact_check_for(cfg: PipelineConfig, embedder: object | None = None) -> Callable | None:
+    """The guardrails' output rail judge (the compact NLI judge when installed, else lexical). Built here, above rag/,
+    because rag/ must not import eval/."""
+    if not (cfg.guardrails.enabled and cfg.guardrails.output):
+        return None
+    return make_fact_check("auto", embedder=embedder)
+
+
+@contextmanager
+def pipeline(cfg: PipelineConfig, *, llm: object | None = None) -> Iterator:
+    """A ready pipeline (guarded when ``cfg.guardrails.enabled``); the bundled model server stops on exit."""
+    with open_pipeline(cfg, llm=llm, fact_check=fact_check_for(cfg)) as pipe:
+        yield pipe
+
+
+def warn_unknown_labels(source: str, questions: Sequence[Question], corpus_ids: set[str]) -> None:
+    """Relevance labels naming documents the corpus does not hold can never be retrieved: say so, once."""
+    unknown = sorted({d for q in questions for d in (q.relevant_doc_ids or []) if d not in corpus_ids})
+    if unknown:
+        shown = ", ".join(repr(d) for d in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
+        warn(f"{source}: {len(unknown)} relevant document id(s) are not in the corpus ({shown}): retrieval can never "
+             "find them, so their questions' recall is 0 until the labels or the corpus are fixed")
+
+
+def answer_questions(cfg: PipelineConfig, traces: str | Path, *, questions: list[Question] | None = None,
+                     limit: int | None = None, llm: object | None = None, progress: bool = True) -> RunResult:
+    """``questions`` (default: ``cfg``'s question set) through the pipeline into the traces log ``traces`` (a rerun
+    resumes); the bad question lines are reported and listed in the run folder's input_errors.txt."""
+    run = RunFolder.of_traces(traces)
+    run.check_traces_writable()  # refuse a file that is not ours before building anything
+    errors: list[InputError] = []
+    questions = (question_set(cfg, errors) if questions is None else questions)[: limit or None]
+    for e in errors:
+        report_skipped(e)
+    with pipeline(cfg, llm=llm) as pipe:
+        store = getattr(pipe, "store", None) or pipe.pipeline.store
+        warn_unknown_labels(cfg.questions, questions, {n.metadata["doc_id"] for n in store.nodes})
+        result = run_questions(lambda q: pipe.answer(q.question, q), questions, run, config_hash=pipe.config_hash,
+                               progress=progress, salt=store.manifest.corpus_checksum)
+    run.write_if_ours(INPUT_ERRORS, "".join(f"{e}\n" for e in errors), ours=lambda text: True)
+    return result
+
+
+def write_run_summary(run: RunFolder, traces: list[Trace]) -> dict:
+    """run_summary.json (outcomes, retrieval, latency) beside the traces, unless a file of someone else's is there."""
+    summary = summarize_traces(traces)
+    run.write_if_ours(RUN_SUMMARY, json.dumps(summary, indent=2), ours=is_run_summary)
+    return summary
+
+
+# --- evaluation --------------------------------------------------------------------------------------------------
+
+def evaluate_file(source: str | Path, run_dir: str | Path, selection: Selection, *, nli_model: str | None = None,
+                  nli_threshold: float | None = None, judge_base_url: str | None = None,
+                  judge_model: str = "qwen2.5-0.5b", limit: int | None = None, batch_size: int = 16,
+                  progress: bool = True) -> EvalRun:
+    """Judge a JSONL of traces, generic rows or ragas rows into ``run_dir`` (a rerun resumes); bad lines are reported,
+    skipped and listed in input_errors.txt."""
+    run = RunFolder(run_dir)
+    run.check_eval_writable()  # before loading anything: a folder we may not write into fails now
+    notes: list[str] = []
+    traces, errors = load_traces(source, warnings=notes)
+    for e in errors:
+        report_skipped(e)
+    for note in notes:
+        warn(note)
+    traces = traces[:limit] if limit else traces
+    with built_judges(selection, nli_model=nli_model, nli_threshold=nli_threshold, judge_base_url=judge_base_url,
+                      judge_model=judge_model) as judges:
+        return evaluate(traces, metrics=selection.metrics, judges=judges, run=run, batch_size=batch_size,
+                        input_errors=errors, source=str(source), progress=progress, warnings=notes)
+
+
+def nothing_measured(summary: dict) -> str | None:
+    """Why a run measured nothing at all (every result unmeasured or not applicable), or None when it measured."""
+    if any(m["n"] > 0 for m in summary["metrics"]):
+        return None
+    reasons: dict[str, int] = {}
+    for m in summary["metrics"]:
+        for reason, n in m.get("unmeasured_reasons", {}).items():
+            reasons[reason] = reasons.get(reason, 0) + n
+    top = max(reasons, key=lambda r: reasons[r]) if reasons else "every result was not applicable"
+    return f"nothing was measured ({top})"
+
+
+@dataclass
+class Judged:
+    trace: Trace
+    judgement: Judgement
+    diagnosis: Diagnosis
+
+
+def judge(traces: list[Trace], judges: Sequence[Judge], metrics: Sequence[str],
+          batch_size: int | None = None) -> list[Judgement]:
+    """Traces judged in memory, ``batch_size`` per judge call (default: all in one), nothing written."""
+    size = batch_size or max(1, len(traces))
+    return [j for start in range(0, len(traces), size) for j in judge_batch(traces[start : start + size], metrics,
+                                                                             judges)]
+
+
+def judge_one(trace: Trace, judges: Sequence[Judge], metrics: Sequence[str]) -> Judged:
+    """One trace judged and diagnosed in memory (nothing written): the playground."""
+    judgement = judge([trace], judges, metrics)[0]
+    return Judged(trace, judgement, classify(judgement))
+
+
+# --- diagnostics and the gate ------------------------------------------------------------------------------------
+
+def diagnose_run(run_dir: str | Path) -> tuple[list[Judgement], list[Diagnosis], dict]:
+    """Every current judgement of the run classified; diagnoses.jsonl and diagnosis.json written."""
+    run = RunFolder(run_dir)
+    if not run.path.is_dir():
+        raise InputError(run.path, "run folder not found (a folder written by `ragdoctor eval`)")
+    judgements = run.judgements()
+    if not judgements:
+        raise InputError(run.path, "no judged samples (results.jsonl): evaluate first with `ragdoctor eval`")
+    diagnoses, report = diagnose(judgements)
+    run.write_diagnoses(diagnoses, report)
+    return judgements, diagnoses, report
+
+
+def probe(run_dir: str | Path, cfg: PipelineConfig, judgements: list[Judgement], diagnoses: list[Diagnosis],
+          report: dict, *, judge: str = "nli", nli_model: str | None = None, limit: int | None = None) -> int:
+    """Regenerate the failed samples' answers with changed contexts (diagnostics/probes.py); the root causes go into
+    the report and the diagnoses, rewritten. Returns how many samples were probed."""
+    scorer = make_judge(judge, JudgeOptions(nli_model=nli_model))
+
+    def correctness(t: Trace) -> float | None:
+        r = scorer.judge("answer_correctness", [t])[0]
+        return r.value if r.measured else None
+
+    with open_pipeline(cfg) as pipe:
+        n = probe_run(diagnoses, {j.sample_id: j.trace for j in judgements if j.trace}, pipe.generate, correctness,
+                      pipe.chunks_of, limit=limit)
+    causes: dict[str, int] = {}
+    for d in diagnoses:
+        if d.probe and d.probe.get("root_cause"):
+            causes[d.probe["root_cause"]] = causes.get(d.probe["root_cause"], 0) + 1
+    report["probe_root_causes"] = causes
+    RunFolder(run_dir).write_diagnoses(diagnoses, report)
+    return n
+
+
+def gate_run(run: str | Path, cfg: GateConfig, junit: str | Path | None = None) -> tuple[int, list[Check]]:
+    """The gate's checks of a run (or its summary.json); 0 when every one passed, else 1. JUnit XML to ``junit``."""
+    checks = check(load_summary(run), cfg)
+    if junit:
+        write_junit(checks, junit)
+    return (0 if all(c.passed for c in checks) else 1), checks

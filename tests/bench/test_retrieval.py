@@ -1,0 +1,79 @@
+"""bench/retrieval.py end to end on a tiny synthetic BEIR folder with the fake embedder (no model, seconds)."""
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TOPICS = ["pipeline bubble", "kv cache memory", "flashattention tiling", "speculative decoding draft",
+          "lora adapter rank", "cuda graphs capture", "int4 quantization awq", "tensor parallel allreduce"]
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_retrieval", ROOT / "bench" / "retrieval.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _beir(folder: Path, n_docs: int = 48, n_queries: int = 12) -> Path:
+    """A BEIR folder: each doc has a topic and two rare code words; each query names one doc's code words."""
+    (folder / "qrels").mkdir(parents=True)
+    docs = [{"_id": f"d{i}", "title": TOPICS[i % len(TOPICS)],
+             "text": f"Note about {TOPICS[i % len(TOPICS)]} with {WORDS[i % 12]}{i} and {WORDS[(i * 5) % 12]}x{i}. " * 3}
+            for i in range(n_docs)]
+    docs.append({"_id": "empty", "title": "", "text": ""})  # dropped by the bench, as Cranfield's two empty docs
+    queries = [{"_id": f"q{j}", "text": f"{WORDS[j % 12]}{j} {WORDS[(j * 5) % 12]}x{j} {TOPICS[j % len(TOPICS)]}"}
+               for j in range(n_queries)]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
+    qrels = ["query-id\tcorpus-id\tscore"] + [f"q{j}\td{j}\t1" for j in range(n_queries)]
+    (folder / "qrels" / "train.tsv").write_text("\n".join(qrels) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_bench_writes_every_retriever_and_index_kind(tmp_path, bench, capsys):
+    _beir(tmp_path / "data" / "scifact")
+    out = tmp_path / "res.json"
+    rc = bench.main(["--data-dir", str(tmp_path / "data"), "--datasets", "scifact", "--embedder", "fake",
+                     "--out", str(out)])
+    assert rc == 0
+    report = json.loads(out.read_text())
+    ds = report["datasets"]["scifact"]
+    assert ds["n_docs"] == 48 and ds["n_queries"] == 12 and ds["dropped_empty_docs"] == ["empty"]
+    assert ds["n_chunks"] >= ds["n_docs"]
+
+    assert set(ds["retrievers"]) == {"bm25", "dense", "hybrid"}
+    for mode, m in ds["retrievers"].items():
+        for key in ("ndcg@10", "recall@100", "mrr@10"):
+            assert 0.0 <= m[key] <= 1.0, (mode, key, m[key])
+        assert m["retriever"] == mode and m["queries_per_s"] > 0
+    assert ds["retrievers"]["bm25"]["ndcg@10"] > 0.8  # the code words make every query easy for BM25
+    assert ds["retrievers"]["bm25"]["recall@100"] == 1.0  # 48 docs < 100: everything is retrieved
+
+    assert set(ds["indexes"]) == {"flat", "ivf", "hnsw", "ivfpq", "sq8", "numpy"}
+    for kind, m in ds["indexes"].items():
+        assert m["device"] in {"cpu", "gpu"} and m["size_bytes"] > 0 and m["build_s"] >= 0, kind
+        assert 0 <= m["p50_ms"] <= m["p99_ms"] and m["batch_qps"] > 0 and m["latency_queries"] == 12, kind
+        assert 0.0 <= m["recall@10_vs_flat"] <= 1.0 and 0.0 <= m["ndcg@10"] <= 1.0, kind
+    assert ds["indexes"]["flat"]["recall@10_vs_flat"] == 1.0
+    assert ds["indexes"]["numpy"]["ndcg@10"] == pytest.approx(ds["indexes"]["flat"]["ndcg@10"], abs=0.05)
+    assert ds["indexes"]["flat"]["ndcg@10"] == pytest.approx(ds["retrievers"]["dense"]["ndcg@10"], abs=1e-6)
+
+    build = ds["build"]
+    assert build["bm25_s"] >= 0 and build["embedding"]["passages_per_s"] > 0 and build["index_device"] in {"cpu", "gpu"}
+    machine = report["machine"]
+    assert machine["cpu_count"] >= 1 and machine["faiss_version"] and isinstance(machine["gpu_used"], bool)
+    printed = capsys.readouterr().out
+    assert "nDCG@10" in printed and "ivfpq" in printed and "numpy" in printed
+
+
+def test_missing_data_folder_exits_2_with_one_line(tmp_path, bench, capsys):
+    rc = bench.main(["--data-dir", str(tmp_path / "nowhere"), "--embedder", "fake", "--out", str(tmp_path / "r.json")])
+    assert rc == 2
+    err = capsys.readouterr().err.strip()
+    assert "data folder not found" in err and "\n" not in err
+    assert not (tmp_path / "r.json").exists()

@@ -1,0 +1,109 @@
+"""The run folder (corpora/run_folder.py): the one resumable append, the readers of its logs, config and summary."""
+import json
+
+import pytest
+
+from corpora.errors import InputError
+from corpora.records import Judgement, Trace
+from corpora.run_folder import AppendLog, LogIndex, RunFolder, latest
+
+
+def T(sid: str, answer: str = "a") -> Trace:
+    return Trace(sample_id=sid, question="q?", answer=answer, contexts=[])
+
+
+def test_resume_makes_only_what_is_missing_and_appends_each_record(tmp_path):
+    log = AppendLog(tmp_path / "t.jsonl", Trace, "traces log")
+    made: list[list[str]] = []
+
+    def make(batch):
+        made.append(batch)
+        return [T(sid) for sid in batch]
+
+    first = log.resume(["a", "b"], item_id=str, reusable=latest)
+    assert first.run(make, progress=False) and made == [["a"], ["b"]]
+    log.path.write_bytes(log.path.read_bytes() + b'{"sample_id": "c", "quest')  # killed mid-write
+    second = log.resume(["a", "b", "c", "d"], item_id=str, reusable=latest)
+    assert set(second.done) == {"a", "b"} and second.todo == ["c", "d"]
+    out = second.run(make, batch_size=2, progress=False)
+    assert [t.sample_id for t in out] == ["a", "b", "c", "d"] and made[-1] == ["c", "d"]
+    assert [t.sample_id for t in log.read()] == ["a", "b", "c", "d"]  # the torn line is gone, nothing twice
+
+
+def test_a_log_that_is_not_ours_is_refused_before_anything_is_written(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"name": "mine"}\n')
+    with pytest.raises(InputError, match="not a ragdoctor traces log"):
+        AppendLog(path, Trace, "traces log").resume(["a"], item_id=str, reusable=latest)
+    assert path.read_text() == '{"name": "mine"}\n'
+
+
+def test_the_later_record_of_a_sample_wins():
+    assert [t.answer for t in latest([T("a", "1"), T("b"), T("a", "2")]).values()] == ["a", "2"]
+
+
+def test_log_index_reads_keys_from_the_line_start_and_survives_a_torn_tail(tmp_path):
+    log = tmp_path / "results.jsonl"
+    lines = [Judgement(sample_id="a", eval_hash="1"), Judgement(sample_id="b"), Judgement(sample_id="a", eval_hash="3"),
+             Judgement(sample_id='c"q', eval_hash="4")]
+    log.write_text("".join(j.model_dump_json() + "\n" for j in lines) + '{"sample_id": "a", "eval_hash": "5", "to',
+                   encoding="utf-8")
+    index = LogIndex(log, Judgement)
+    assert list(index) == ["a", "b", 'c"q'] and index["a"].eval_hash == "3" and index['c"q'].eval_hash == "4"
+    assert index.get("missing") is None and not LogIndex(tmp_path / "absent.jsonl", Judgement)
+    current = LogIndex(log, Judgement, ("4", {'c"q': ""}))
+    assert list(current) == ['c"q']
+
+
+def test_config_names_the_current_samples_and_readers_take_their_lines(tmp_path):
+    run = RunFolder(tmp_path / "run")
+    key = run.write_config({"eval_hash": "e1"}, {"a": "h1", "b": "h2"})
+    assert run.config()["format"] == 2 and run.config()["run_key"] == key
+    for j in (Judgement(sample_id="a", eval_hash="e1", sample_hash="h0"), Judgement(sample_id="a", eval_hash="e1",
+              sample_hash="h1"), Judgement(sample_id="b", eval_hash="e0", sample_hash="h2")):
+        run.results.append(j)
+    assert [(j.sample_id, j.sample_hash) for j in run.judgements()] == [("a", "h1")]  # b: judged otherwise, not yet
+    assert list(run.judgements_by_id()) == ["a"]
+    run.write_json("summary.json", {"metrics": [], "run_key": "older"})
+    assert run.summary() is None and run.stale_summary({"run_key": "older"})
+    run.write_json("summary.json", {"metrics": [], "run_key": key})
+    assert run.summary() == {"metrics": [], "run_key": key}
+
+
+def test_an_eval_never_writes_over_files_it_did_not_write(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "traces.jsonl").write_text("")
+    (folder / "summary.json").write_text("{}")
+    with pytest.raises(InputError, match="was not written by `ragdoctor eval`"):
+        RunFolder(folder).check_eval_writable()
+    RunFolder(tmp_path / "new").check_eval_writable()
+
+
+def test_finding_runs_and_their_stamp(tmp_path):
+    a, b = tmp_path / "runs" / "a", tmp_path / "runs" / "b"
+    for run in (a, b):
+        run.mkdir(parents=True)
+        (run / "traces.jsonl").write_text(T("x").model_dump_json() + "\n")
+    (tmp_path / "runs" / "junk").mkdir()
+    assert set(RunFolder.find([tmp_path / "runs"])) == {a, b} and RunFolder.find([a]) == [a]
+    stamp = RunFolder(a).stamp()
+    (a / "results.jsonl").write_text("")
+    assert RunFolder(a).stamp() != stamp
+
+
+def test_write_if_ours_leaves_a_foreign_file(tmp_path):
+    run = RunFolder(tmp_path)
+    (tmp_path / "run_summary.json").write_text("mine")
+    assert not run.write_if_ours("run_summary.json", "{}", ours=lambda text: json.loads(text) == {})
+    assert (tmp_path / "run_summary.json").read_text() == "mine"
+
+
+def test_records_made_elsewhere_stream_into_the_log(tmp_path):
+    """An engine that makes records in workers appends each as it arrives (Resume.add), in any order."""
+    log = AppendLog(tmp_path / "t.jsonl", Trace, "traces log")
+    resume = log.resume(["a", "b", "c"], item_id=str, reusable=latest)
+    for sid in reversed(resume.todo):
+        resume.add(sid, T(sid))
+    assert [t.sample_id for t in resume.records()] == ["a", "b", "c"]
+    assert [t.sample_id for t in log.read()] == ["c", "b", "a"]

@@ -1,0 +1,152 @@
+"""Each taxonomy rule on hand-made judgements (no model), and the disagreement analysis."""
+from typing import get_args
+
+import pytest
+
+from corpora.records import Candidate, Category, Chunk, Judgement, MetricResult, Trace
+from diagnostics.classify import classify
+from diagnostics.disagreement import judge_disagreements, metric_disagreements
+from diagnostics.report import category_table, diagnose
+from diagnostics.taxonomy import DEFINITIONS
+
+CTX = [Chunk(chunk_id="cur#0", doc_id="cur", text="Updated 2025: the default block size is 16 tokens.", rank=1),
+       Chunk(chunk_id="old#0", doc_id="old", text="Note 2023: the default block size is 32 tokens.", rank=2),
+       Chunk(chunk_id="noise#0", doc_id="noise", text="Unrelated text about LoRA.", rank=3)]
+
+
+def J(sid="s", *, answer="The default block size is 32 tokens.", reference="16 tokens.", relevant=("cur",),
+      contexts=CTX, outcome="answered", g=None, c=None, cp=None, ar=None, cr=None, claims=None, recall=None, precision=None,
+      metadata=None, judge="nli", error=None, candidates=()):
+    s = Trace(sample_id=sid, question="What is the default block size?", answer=answer, reference=reference,
+              relevant_doc_ids=None if relevant is None else list(relevant), contexts=list(contexts), outcome=outcome,
+              metadata=metadata or {}, error=error, candidates=list(candidates))
+    rs = []
+    if g is not None:
+        rs.append(MetricResult.ok("groundedness", judge, g, claims=claims or []))
+    if c is not None:
+        ev = {k: v for k, v in (("recall", recall), ("precision", precision)) if v is not None}
+        rs.append(MetricResult.ok("answer_correctness", judge, c, **ev))
+    for name, v in (("context_precision", cp), ("answer_relevance", ar), ("context_recall", cr)):
+        if v is not None:
+            rs.append(MetricResult.ok(name, judge, v))
+    return Judgement(sample_id=sid, results=rs, trace=s)
+
+
+SUPPORTED_BY_OLD = [{"claim": "The default block size is 32 tokens.", "verdict": "supported", "score": 0.97,
+                     "chunk_id": "old#0", "sentence": "Note 2023: the default block size is 32 tokens."}]
+
+
+def test_grounded_yet_hallucinated_names_the_outdated_chunk():
+    d = classify(J(g=1.0, c=0.0, cp=0.6, ar=0.9, claims=SUPPORTED_BY_OLD, metadata={"outdated_doc_id": "old"}))
+    assert d.category == "grounded_yet_hallucinated"
+    sup = d.evidence["supporting"][0]
+    assert sup["doc_id"] == "old" and sup["outdated"] and sup["relevant"] is False
+    assert "context_ignored" in d.secondary  # the current doc was there too
+
+
+def test_retrieval_miss_and_ranked_out():
+    only_noise = [CTX[2]]
+    d = classify(J(contexts=only_noise, g=0.0, c=0.0, answer="It is 64 tokens."))
+    assert d.category == "retrieval_miss" and d.evidence["relevant"] == ["cur"]
+    assert "ungrounded_hallucination" in d.secondary
+    below_the_cut = [Candidate(chunk_id="cur#0", doc_id="cur", rank=7, score=0.1)]
+    d = classify(J(contexts=only_noise, g=0.0, c=0.0, candidates=below_the_cut))
+    assert d.category == "ranked_out" and d.evidence["candidate_ranks"] == [7]
+    far = [CTX[2].model_copy(update={"rank": i}) for i in (1, 2, 3)] + [CTX[0].model_copy(update={"rank": 4})]
+    d = classify(J(contexts=far, g=0.3, c=0.0))
+    assert d.category == "ranked_out"
+
+
+def test_retrieval_miss_without_labels_uses_the_judge():
+    d = classify(J(relevant=None, g=0.0, cp=0.0, ar=0.8, reference=None))
+    assert d.category == "retrieval_miss"
+
+
+def test_context_ignored_and_wrong_refusal():
+    d = classify(J(answer="The block size is 64 tokens.", g=0.2, c=0.0, cp=0.7))
+    assert d.category == "context_ignored" and "ungrounded_hallucination" in d.secondary
+    d = classify(J(answer="I don't know based on the provided documents.", g=1.0, c=0.0))
+    assert d.category == "context_ignored" and "wrong_refusal" in d.secondary
+    d = classify(J(answer="I don't know based on the provided documents.", relevant=["cur"], contexts=[CTX[2]], g=1.0, c=0.0))
+    assert d.category == "retrieval_miss" and "wrong_refusal" in d.secondary
+
+
+def test_missed_and_correct_refusal():
+    unans = dict(reference="The provided documents do not contain the answer.", relevant=())
+    d = classify(J(answer="It is 16 tokens.", g=1.0, c=0.0, **unans))
+    assert d.category == "missed_refusal"
+    d = classify(J(answer="I don't know based on the provided documents.", g=1.0, c=1.0, cp=0.1, **unans))
+    assert d.category == "ok" and "noisy_context" in d.secondary
+
+
+def test_ungrounded_incomplete_offtopic_ok():
+    unsup = [{"claim": "Blocks are 16 tokens and live on the CPU.", "verdict": "unsupported", "score": 0.1,
+              "chunk_id": "cur#0", "sentence": "x"}]
+    d = classify(J(answer="16 tokens, stored on the CPU.", g=0.3, c=0.8, claims=unsup))
+    assert d.category == "ungrounded_hallucination" and d.evidence["unsupported"][0]["verdict"] == "unsupported"
+    assert classify(J(answer="16.", g=1.0, c=0.8, recall=0.3)).category == "incomplete"
+    d = classify(J(answer="LoRA adapters are small.", g=1.0, c=1.0, ar=0.1))
+    assert d.category == "off_topic"
+    d = classify(J(answer="16 tokens.", g=1.0, c=1.0, cp=0.8, ar=0.9))
+    assert d.category == "ok" and d.secondary == [] and d.rule == "no failure rule fired"
+
+
+def test_blocked_error_and_unmeasured():
+    assert classify(J(outcome="blocked", answer="I could not verify this.")).category == "guardrail_block"
+    d = classify(J(outcome="error", error="LLMError: timeout"))
+    assert d.category == "unmeasured" and d.evidence["error"] == "LLMError: timeout"
+    j = J()
+    j.results = [MetricResult.unmeasured("groundedness", "llm", "judge output unparseable")]
+    j.trace.reference = None
+    j.trace.relevant_doc_ids = None
+    d = classify(j)
+    assert d.category == "unmeasured" and d.evidence["reasons"]["groundedness"] == "judge output unparseable"
+
+
+def test_most_trusted_measured_judge_is_used():
+    j = J(g=0.0, c=0.0, judge="lexical")
+    j.results.append(MetricResult.unmeasured("groundedness", "nli", "judge failed"))
+    j.results.append(MetricResult.ok("groundedness", "llm", 1.0, claims=SUPPORTED_BY_OLD))
+    d = classify(j)
+    assert d.evidence["metrics"]["groundedness"]["judge"] == "llm"
+
+
+def test_every_category_has_a_definition_and_table():
+    diags = [classify(J(sid=f"s{i}", g=1.0, c=1.0, cp=0.9, ar=0.9)) for i in range(3)]
+    table = category_table(diags)
+    assert table[0]["category"] == "ok" and table[0]["count"] == 3 and table[0]["share"] == 1.0
+    assert set(DEFINITIONS) >= {"grounded_yet_hallucinated", "ranked_out", "noisy_context", "unmeasured"}
+
+
+def test_quadrants_and_judge_disagreement():
+    js = [J("gr", g=1.0, c=1.0), J("gw", g=1.0, c=0.0), J("ur", g=0.0, c=1.0), J("uw", g=0.0, c=0.0),
+          J("gw2", g=0.9, c=0.2)]
+    q = metric_disagreements(js)["groundedness_x_correctness"]
+    assert {k: v["count"] for k, v in q.items()} == {"grounded_right": 1, "grounded_wrong": 2,
+                                                     "ungrounded_right": 1, "ungrounded_wrong": 1}
+    assert q["grounded_wrong"]["examples"] == ["gw", "gw2"] and "stale" in q["grounded_wrong"]["explanation"]
+    a = J("x", g=1.0, claims=SUPPORTED_BY_OLD)
+    a.results.append(MetricResult.ok("groundedness", "llm", 0.0, claims=[{**SUPPORTED_BY_OLD[0], "verdict": "unsupported"}]))
+    jd = judge_disagreements([a])["llm_vs_nli"]
+    assert jd["claims"] == 1 and jd["agreement"] == 0.0 and jd["confusion"] == {"unsupported|supported": 1}
+    assert jd["examples"][0]["nli"]["verdict"] == "supported" and jd["examples"][0]["llm"]["verdict"] == "unsupported"
+    diags, report = diagnose(js)
+    assert report["n_samples"] == 5 and len(diags) == 5
+
+
+@pytest.mark.parametrize("cat", sorted(DEFINITIONS))
+def test_definitions_are_sentences(cat):
+    assert DEFINITIONS[cat].endswith(".") and len(DEFINITIONS[cat]) > 30
+
+
+def test_every_category_of_the_record_has_a_definition():
+    assert set(DEFINITIONS) == set(get_args(Category))
+
+
+def test_partial_answer_is_incomplete_not_wrong():
+    partial = classify(J(answer="16 tokens.", g=1.0, c=0.4, precision=1.0, recall=0.25, claims=SUPPORTED_BY_OLD))
+    assert partial.category == "incomplete"
+    wrong = classify(J(g=1.0, c=0.4, precision=0.2, recall=1.0, claims=SUPPORTED_BY_OLD))
+    assert wrong.category == "grounded_yet_hallucinated"
+    nothing = classify(J(g=1.0, c=0.0, precision=1.0, recall=0.0, claims=SUPPORTED_BY_OLD))
+    assert nothing.category == "grounded_yet_hallucinated"

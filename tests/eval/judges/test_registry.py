@@ -1,0 +1,65 @@
+"""The judge registry (eval/judges/registry.py): a name -> how to build it, which metrics it measures, its trust."""
+import pytest
+
+from corpora.errors import UsageError
+from corpora.records import Trace
+from eval.judges.registry import (
+    JUDGE_PREFERENCE,
+    JUDGES,
+    JudgeOptions,
+    UnavailableJudge,
+    check_coverage,
+    covered,
+    judges_for,
+    make_judge,
+    make_judges,
+    parse_judges,
+    parse_metrics,
+)
+from eval.judges.scorer import ScorerJudge
+
+
+def test_names_measures_and_preference():
+    assert list(JUDGES) == ["nli", "embedding", "lexical", "llm", "ragas", "labels"]
+    assert JUDGE_PREFERENCE == ("nli", "llm", "ragas", "lexical", "embedding")
+    assert judges_for("recall@3") == ("labels",)
+    assert judges_for("groundedness") == ("nli", "embedding", "lexical", "llm", "ragas")
+    assert "ragas" not in judges_for("noise_sensitivity")  # no ragas counterpart declared
+
+
+def test_every_built_judge_names_its_configuration():
+    assert make_judge("lexical", JudgeOptions()).config_id == "lexical:v1"
+    assert make_judge("labels", JudgeOptions()).config_id == "labels:pytrec_eval"
+    unavailable = make_judges(["llm"], JudgeOptions())[0]
+    assert isinstance(unavailable, UnavailableJudge) and unavailable.config_id == "llm:unavailable"
+    r = unavailable.judge("groundedness", [Trace(sample_id="s", question="q?")])[0]
+    assert r.status == "unmeasured" and r.reason.startswith("judge unavailable: the llm judge needs an LLM")
+    assert ScorerJudge(make_judge("lexical", JudgeOptions()).scorer).config_id == "lexical"
+
+
+def test_parsing_and_coverage_are_usage_errors():
+    assert parse_judges("lexical, labels,lexical") == ["lexical", "labels"]
+    with pytest.raises(UsageError, match="unknown judge 'lexcal'"):
+        parse_judges("lexcal")
+    with pytest.raises(UsageError, match="unknown metrics 'a', 'b'"):
+        parse_metrics("a,b")
+    assert covered(["groundedness", "recall@5"], ["labels"]) == ["recall@5"]
+    with pytest.raises(UsageError, match="no judge among ragas measures 'noise_sensitivity'"):
+        check_coverage(["noise_sensitivity"], ["ragas"])
+
+
+def test_the_fact_checks_threshold_reaches_its_judge(monkeypatch):
+    from eval.guard_adapter import make_fact_check
+
+    check = make_fact_check("lexical")
+    assert check.name == "lexical:v1" and check("The sky is green.", []) == (0.0, [
+        {"claim": "The sky is green.", "verdict": "unsupported", "score": 0.0, "chunk_id": None, "sentence": None}])
+    seen = {}
+
+    def build(opts):  # the nli judge's weights are not needed to see what it is built with
+        seen["opts"] = opts
+        return make_judge("lexical", opts)
+
+    monkeypatch.setitem(JUDGES, "nli", JUDGES["nli"].__class__("nli", build, JUDGES["nli"].measures, 0))
+    make_fact_check("nli", nli_threshold=0.7)
+    assert seen["opts"].nli_threshold == 0.7  # it was dropped before (written to a field nothing read)

@@ -1,0 +1,358 @@
+"""Meta-evaluation: the statistics on hand-computed values, the loaders on tiny files (and their one-line errors),
+scoring batches, and the lexical judge end to end on slices of the real human-labelled dev sets."""
+import argparse
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from corpora.errors import InputError
+from eval.judges.base import Support
+from eval.judges.registry import JudgeOptions
+from eval.judges.scorer import ScorerJudge
+from eval.meta import stats
+from eval.meta.datasets import LabelledItem, Task, build_tasks, load_records, load_tasks, subsample
+from eval.meta.meta_eval import MetaEvalOptions, flag_results, run_meta_eval, save_report
+from eval.meta.scoring import groundedness, reduce_claims, score_task
+
+
+# statistics -----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("scores, labels, expected", [
+    ([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], 1.0),  # perfect ranking
+    ([0.9, 0.8, 0.2, 0.1], [0, 0, 1, 1], 0.0),  # inverted
+    ([1, 2, 3, 4], [1, 0, 0, 1], 0.5),  # positives at ranks 1 and 4: two of four pairs won
+    ([0.5, 0.5, 0.5, 0.5], [0, 1, 0, 1], 0.5),  # all tied: ties count half
+    ([0.1, 0.2], [1, 1], None),  # one class: undefined, not NaN
+])
+def test_auroc(scores, labels, expected):
+    assert stats.auroc(scores, labels) == (pytest.approx(expected) if expected is not None else None)
+
+
+def test_rank_auroc_used_in_the_bootstrap_equals_sklearn():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        y = rng.integers(0, 2, 60)
+        s = rng.integers(0, 6, 60) / 5  # many ties
+        assert stats.auroc_ranks(s, y) == pytest.approx(stats.auroc(s, y))
+    assert stats.auroc_ranks([0.2, 0.4], [0, 0]) is None
+
+
+def test_threshold_chosen_on_dev_is_applied_unchanged_to_test():
+    # dev candidates 0.1, 0.225, 0.375, 0.6 -> balanced accuracy 0.5, 0.75, 0.5, 0.75: the lowest best wins
+    assert stats.best_threshold([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]) == pytest.approx(0.225)
+    test_s, test_y = [0.2, 0.3, 0.5, 0.25], [0, 1, 1, 0]
+    # at 0.225 the negative 0.25 is a false positive: TPR 1, TNR 0.5; re-choosing on test would give 1.0
+    assert stats.balanced_accuracy(test_s, test_y, 0.225) == pytest.approx(0.75)
+    assert stats.balanced_accuracy(test_s, test_y, stats.best_threshold(test_s, test_y)) == 1.0
+    assert stats.best_threshold([0.3, 0.6], [1, 1]) is None
+    assert stats.balanced_accuracy([0.3, 0.6], [0, 1], None) is None
+
+
+def test_binary_report_uses_dev_threshold_on_test_split():
+    rng = np.random.default_rng(3)
+    y = np.array([0] * 30 + [1] * 50)
+    s = np.clip(rng.normal(0.4 + 0.3 * y, 0.15), 0, 1)
+    out = stats.binary_report(s, y, seed=7, n_resamples=200)
+    dev, test = stats.stratified_split(y, 0.5, 7)
+    thr = stats.best_threshold(s[dev], y[dev])
+    assert out["threshold"] == thr and out["n_dev"] + out["n_test"] == 80
+    assert out["balanced_accuracy"] == pytest.approx(stats.balanced_accuracy(s[test], y[test], thr))
+    lo, hi = out["balanced_accuracy_ci"]
+    assert lo <= out["balanced_accuracy"] <= hi and out["auroc_ci"][0] <= out["auroc"] <= out["auroc_ci"][1]
+
+
+def test_pairwise_accuracy_counts_ties_half():
+    good, bad = [1.0, 0.5, 0.2, 0.7], [0.5, 0.5, 0.9, 0.1]
+    assert stats.pairwise_outcomes(good, bad).tolist() == [1.0, 0.5, 0.0, 1.0]
+    assert stats.pairwise_accuracy(good, bad) == pytest.approx(0.625)
+    out = stats.pairwise_report(good * 5, bad * 5, n_resamples=100)
+    assert out["pairwise_accuracy"] == pytest.approx(0.625) and out["ties"] == 5 and out["n"] == 20
+
+
+def test_spearman():
+    # ranks (1,2,3,4) vs (1,2.5,2.5,4): covariance 4.5 / sqrt(5 * 4.5) = sqrt(0.9)
+    assert stats.spearman([1, 2, 3, 4], [0, 0.5, 0.5, 1]) == pytest.approx(math.sqrt(0.9))
+    assert stats.spearman([4, 3, 2, 1], [0, 0.5, 0.5, 1]) == pytest.approx(-math.sqrt(0.9))
+    assert stats.spearman([0.3, 0.3, 0.3], [0, 1, 0.5]) is None
+
+
+def test_expected_calibration_error_and_bins():
+    ece, bins = stats.calibration([0.05, 0.15, 0.95, 0.95], [0, 1, 1, 0])
+    assert ece == pytest.approx(0.05 / 4 + 0.85 / 4 + 0.45 * 2 / 4)
+    assert len(bins) == 10 and [b["count"] for b in bins] == [1, 1, 0, 0, 0, 0, 0, 0, 0, 2]
+    assert bins[9]["positive_rate"] == 0.5 and bins[2]["mean_score"] is None
+    assert stats.calibration([0.25] * 4, [1, 0, 0, 0])[0] == pytest.approx(0.0)
+    assert stats.calibration([1.0], [1])[1][9]["count"] == 1  # a score of 1.0 lands in the last bin
+
+
+def test_split_is_stratified_seeded_and_disjoint():
+    y = [0] * 10 + [1] * 4
+    dev, test = stats.stratified_split(y, 0.5, seed=1)
+    assert sorted(dev.tolist() + test.tolist()) == list(range(14))
+    assert sum(y[i] for i in dev) == 2 and len(dev) == 7
+    again = stats.stratified_split(y, 0.5, seed=1)
+    assert dev.tolist() == again[0].tolist()
+    assert stats.stratified_split([0, 0, 1, 1, 1], 0.5, seed=0)[0].size >= 2  # both classes in dev
+
+
+def test_bootstrap_is_seeded_and_skips_undefined_resamples():
+    y = np.array([0, 1] * 20)
+    s = y * 0.5 + np.linspace(0, 0.4, 40)
+    a = stats.bootstrap(lambda i: stats.auroc_ranks(s[i], y[i]), 40, n_resamples=200, seed=2)
+    assert a == stats.bootstrap(lambda i: stats.auroc_ranks(s[i], y[i]), 40, n_resamples=200, seed=2)
+    assert stats.bootstrap(lambda i: None, 10, n_resamples=50) == (None, None)
+
+
+# loaders ----------------------------------------------------------------------------------------------------------
+def _write(tmp_path, name, lines):
+    path = tmp_path / name
+    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+ARES = {"id": "a1", "question": "What is X?", "context": "X is a tool. It runs fast.", "answer": "X is a tool.",
+        "context_relevant": 1, "faithful": 1, "answer_relevant": 0}
+
+
+def test_ares_loader_and_tasks(tmp_path):
+    other = {k: v for k, v in ARES.items() if k not in ("id", "context")} | {"document": "Y is a dog.", "faithful": 0}
+    records = load_records("ares", _write(tmp_path, "a.jsonl", [ARES, "", other]))
+    tasks = {t.metric: t for t in build_tasks("ares", records)}
+    assert set(tasks) == {"context_relevance", "groundedness", "answer_relevance"}
+    g = tasks["groundedness"].items
+    assert g[0] == LabelledItem("a1", ARES["context"], ARES["answer"], 1.0, ARES["question"], ARES["answer"],
+                                g[0].group)
+    assert g[1].left == "Y is a dog." and g[1].label == 0.0 and g[1].id == "ares:3"
+    assert g[0].group and g[0].group != g[1].group  # rows resample by their document
+    assert tasks["context_relevance"].items[0].left == "What is X?"
+
+
+@pytest.mark.parametrize("dataset, bad, line, field", [
+    ("ares", {**ARES, "faithful": 2}, 2, "faithful"),
+    ("ares", {k: v for k, v in ARES.items() if k != "answer"}, 2, "answer"),
+    ("wice", {"claim": "c", "evidence": ["e"], "label": "maybe"}, 2, "label"),
+    ("halueval", {"knowledge": "k", "question": "q", "right_answer": "r"}, 2, "hallucinated_answer"),
+    ("jsonl", {"evidence": "e", "text": "t", "label": 1.5}, 2, "label"),
+])
+def test_bad_lines_name_file_line_and_field(tmp_path, dataset, bad, line, field):
+    good = {"ares": ARES, "wice": {"claim": "c", "evidence": ["e"], "label": "supported"},
+            "halueval": {"knowledge": "k", "question": "q", "right_answer": "r", "hallucinated_answer": "h"},
+            "jsonl": {"evidence": "e", "text": "t", "label": 1}}[dataset]
+    path = _write(tmp_path, "d.jsonl", [good, bad])
+    errors: list[InputError] = []
+    assert len(load_records(dataset, path, errors)) == 1  # skipped and reported, as eval does (issue 12, item 11)
+    (err,) = errors
+    assert (err.line, err.field) == (line, field) and str(path) in str(err)
+    with pytest.raises(InputError, match="no valid records"):
+        load_records(dataset, _write(tmp_path, "only-bad.jsonl", [bad]))
+
+
+def test_malformed_json_and_empty_file(tmp_path):
+    errors: list[InputError] = []
+    load_records("jsonl", _write(tmp_path, "d.jsonl", [{"evidence": "e", "text": "t", "label": 0}, "{oops"]), errors)
+    assert re.search(r"d\.jsonl:2: malformed JSON", str(errors[0]))
+    with pytest.raises(InputError, match="no records"):
+        load_records("jsonl", _write(tmp_path, "e.jsonl", [""]))
+
+
+def test_wice_grades_and_evidence_sentences(tmp_path):
+    rows = [{"claim": f"c{i}", "evidence": ["First.", "Second"], "label": lab, "meta": {"id": f"w{i}"}}
+            for i, lab in enumerate(["supported", "partially_supported", "not_supported"])]
+    (task,) = build_tasks("wice", load_records("wice", _write(tmp_path, "w.jsonl", rows)))
+    assert task.kind == "graded" and [i.label for i in task.items] == [1.0, 0.5, 0.0]
+    assert task.items[0].left == "First.\n\nSecond" and task.items[2].id == "w2"
+
+
+def test_generic_jsonl_binary_or_graded_and_halueval_pairs(tmp_path):
+    binary = _write(tmp_path, "b.jsonl", [{"evidence": ["a", "b"], "text": "t", "label": 1},
+                                          {"evidence": "e", "text": "t", "label": 0, "extra": "ignored"}])
+    assert load_tasks("jsonl", binary)[0][0].kind == "binary"
+    graded = _write(tmp_path, "g.jsonl", [{"evidence": "e", "text": "t", "label": 0.25, "id": 7}])
+    (task,), total = load_tasks("jsonl", graded)
+    assert task.kind == "graded" and task.items[0].id == "7" and total == 1
+    halu = _write(tmp_path, "h.jsonl", [{"knowledge": "k", "question": "q", "right_answer": "r",
+                                         "hallucinated_answer": "h"}])
+    (task,) = build_tasks("halueval", load_records("halueval", halu))
+    assert task.kind == "pairwise" and (task.items[0].good, task.items[0].bad) == ("r", "h")
+
+
+def test_subsample_is_seeded_and_keeps_file_order():
+    xs = list(range(50))
+    a = subsample(xs, 10, seed=4)
+    assert a == subsample(xs, 10, seed=4) and a == sorted(a) and len(a) == 10
+    assert subsample(xs, None) == xs and subsample(xs, 99) == xs
+
+
+# scoring ----------------------------------------------------------------------------------------------------------
+class _FakeScorer:
+    name, family, support_threshold, relevance_threshold = "fake", "lexical", 0.5, 0.5
+
+    def __init__(self):
+        self.calls = 0
+
+    def support(self, pairs):
+        self.calls += 1
+        return [Support(0.9 if "good" in h else 0.1) for _, h in pairs]
+
+    def relevance(self, pairs):
+        self.calls += 1
+        return [1.5 for _ in pairs]  # out of range: clipped
+
+
+def test_groundedness_reduces_claims_and_batches():
+    scorer = _FakeScorer()
+    judge = ScorerJudge(scorer)
+    pairs = [("Some evidence here.", "A good claim is here. A bad claim is here.")] * 10 + [("e", "")]
+    out = groundedness(judge, pairs, reduce="min", chunk_size=4)
+    assert out[:10] == [0.1] * 10 and out[10] is None and scorer.calls == 3  # ceil(11 / 4) verify batches
+    assert groundedness(judge, pairs[:1], reduce="mean") == [pytest.approx(0.5)]
+    assert reduce_claims([0.9, 0.1, 0.6], "share", 0.5) == pytest.approx(2 / 3)
+    task = Task("t", "answer_relevance", "l", "relevance", "binary", [LabelledItem("1", "q", "a", 1.0)])
+    assert score_task(judge, task).scores == [1.0]
+
+
+# runner and end to end --------------------------------------------------------------------------------------------
+def _rows(judge, scores, labels, groups=None):
+    return [{"metric": "g", "judge": judge, "id": str(i), "group": (groups or [f"id:{i}"] * len(scores))[i],
+             "label": y, "score": s} for i, (s, y) in enumerate(zip(scores, labels))]
+
+
+def test_beats_lexical_only_when_the_paired_ci_lies_above_zero():
+    rng = np.random.default_rng(0)
+    y = np.array([0, 1] * 60)
+    lexical = y * 0.3 + rng.random(120)  # a weak signal
+    strong = y * 2.0 + rng.random(120)  # a clearly better one
+    near = lexical + rng.normal(0, 0.01, 120)  # the same signal with noise: a 0.00x lead is not a win
+    results = [{"metric": "g", "judge": j, "kind": "binary", "auroc": stats.auroc(s, y), "auroc_ci": (0.6, 0.9),
+                "flags": []} for j, s in (("lexical", lexical), ("nli", strong), ("embedding", near))]
+    rows = _rows("lexical", lexical, y) + _rows("nli", strong, y) + _rows("embedding", near, y)
+    flag_results(results, rows, MetaEvalOptions(n_resamples=300))
+    nli, emb = results[1], results[2]
+    assert nli["vs_lexical"]["verdict"] == "beats" and nli["beats_lexical"] is True
+    assert nli["vs_lexical"]["ci"][0] > 0
+    assert emb["vs_lexical"]["verdict"] == "ties" and emb["beats_lexical"] is False
+    lo, hi = emb["vs_lexical"]["ci"]
+    assert lo <= 0 <= hi
+    worse = [{"metric": "g", "judge": "lexical", "kind": "binary", "auroc": 0.9, "auroc_ci": (0.8, 0.95), "flags": []},
+             {"metric": "g", "judge": "embedding", "kind": "binary", "auroc": 0.2, "auroc_ci": (0.1, 0.3), "flags": []}]
+    flag_results(worse, _rows("lexical", y + rng.random(120) * 0.1, y) + _rows("embedding", 1 - y, y),
+                 MetaEvalOptions(n_resamples=200))
+    assert worse[1]["vs_lexical"]["verdict"] == "loses"
+    assert any("worse than chance" in f for f in worse[1]["flags"])
+
+
+def test_paired_difference_on_pairwise_items():
+    good, bad = np.array([0.9, 0.8, 0.7, 0.6] * 10), np.array([0.1, 0.9, 0.2, 0.3] * 10)
+    res = stats.paired_difference(lambda i: float((good[i] > bad[i]).mean()), lambda i: 0.5, 40, n_resamples=200)
+    assert res["difference"] == pytest.approx(0.25) and res["verdict"] == "beats"
+
+
+def test_clustered_bootstrap_resamples_whole_groups_and_widens_the_ci():
+    y = np.array([0, 1] * 10)
+    s = y * 0.4 + np.linspace(0, 0.55, 20)
+    # the same 20 rows repeated 5 times: as independent rows the CI is far too narrow; grouped, it is not
+    s5, y5 = np.tile(s, 5), np.tile(y, 5)
+    groups = [f"doc{i % 20}" for i in range(100)]
+    stat = lambda i: stats.auroc_ranks(s5[i], y5[i])  # noqa: E731
+    naive = stats.bootstrap(stat, 100, n_resamples=300, seed=1)
+    clustered = stats.bootstrap(stat, 100, n_resamples=300, seed=1, groups=groups)
+    assert (clustered[1] - clustered[0]) > 1.5 * (naive[1] - naive[0])
+    draw = stats.resampler(6, ["a", "a", "b", "b", "c", "c"], seed=0)
+    idx = draw()
+    assert all(((k % 2 == 0) and (k + 1) in idx) or ((k % 2 == 1) and (k - 1) in idx) for k in idx)
+
+
+def test_degenerate_threshold_is_flagged():
+    assert stats.one_class([0.1, 0.2, 0.3], 0.05) and not stats.one_class([0.1, 0.2, 0.3], 0.15)
+    rep = stats.binary_report([0.5] * 10, [0, 1] * 5, n_resamples=50)
+    assert rep["one_class_threshold"] and rep["balanced_accuracy"] == 0.5
+    results = [{"metric": "g", "judge": "x", "kind": "binary", "auroc": 0.5, "auroc_ci": (0.5, 0.5),
+                "one_class_threshold": True, "flags": []}]
+    flag_results(results)
+    assert any("degenerate threshold" in f for f in results[0]["flags"])
+
+
+def test_jsonl_group_field_drives_the_clustered_bootstrap(tmp_path):
+    rows = [{"evidence": "The cat sat on the mat.", "text": t, "label": lab, "group": "article-1" if k < 6 else k}
+            for k, (t, lab) in enumerate([("The cat sat.", 1), ("A dog sat.", 0)] * 5)]
+    path = _write(tmp_path, "g.jsonl", rows)
+    report = run_meta_eval("jsonl", path, MetaEvalOptions(judges=["lexical"], n_resamples=50))
+    (res,) = report["results"]
+    assert res["n_groups"] == 5  # one article of six rows + four rows on their own
+    assert {r["group"] for r in report["scores"]} == {"article-1", "6", "7", "8", "9"}
+
+
+def test_unavailable_judges_are_reported_not_raised(tmp_path):
+    path = _write(tmp_path, "d.jsonl", [{"evidence": "e", "text": "t", "label": 1}])
+    report = run_meta_eval("jsonl", path, MetaEvalOptions(judges=["ragas", "llm"], judge_options=JudgeOptions()))
+    assert [u["judge"] for u in report["unavailable"]] == ["ragas", "llm"] and report["results"] == []
+
+
+def test_lexical_end_to_end_on_real_dev_slices(shared_data, tmp_path):
+    opts = MetaEvalOptions(judges=["lexical"], n_resamples=100)
+    halu = run_meta_eval("halueval", shared_data / "halueval/qa_dev.jsonl", MetaEvalOptions(
+        judges=["lexical"], n_resamples=100, limit=200))
+    (r,) = halu["results"]
+    assert halu["sample"] == {"limit": 200, "seed": 0, "n": 200, "of": 1000}
+    assert r["pairwise_accuracy"] > 0.8 and r["pairwise_accuracy_ci"][0] < r["pairwise_accuracy"]
+    ares = run_meta_eval("ares", shared_data / "ares/dev.jsonl", opts)
+    by_metric = {r["metric"]: r for r in ares["results"]}
+    assert set(by_metric) == {"context_relevance", "groundedness", "answer_relevance"}
+    assert by_metric["groundedness"]["auroc"] > 0.75 and by_metric["groundedness"]["n"] == 100
+    wice = run_meta_eval("wice", shared_data / "wice/dev.jsonl", MetaEvalOptions(
+        judges=["lexical"], n_resamples=100, limit=120))
+    (w,) = wice["results"]
+    assert w["n_graded"] == 120 and w["n"] < 120 and -1 <= w["spearman"] <= 1
+    files = save_report(ares, tmp_path / "out")
+    assert json.loads(Path(files["results"]).read_text())["results"][1]["metric"] == "groundedness"
+    assert Path(files["reliability"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_json_output(tmp_path, capsys):
+    from ragdoctor.cmd_meta_eval import register
+
+    rows = [{"evidence": "The sky is blue.", "text": "The sky is blue.", "label": 1},
+            {"evidence": "The sky is blue.", "text": "Grass is purple.", "label": 0}] * 4
+    path = _write(tmp_path, "d.jsonl", rows)
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(), None)
+    args = parser.parse_args(["meta-eval", "--dataset", "jsonl", "--path", str(path), "--judge", "lexical",
+                              "--format", "json", "--out", str(tmp_path / "o"), "--resamples", "50"])
+    assert args.func(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["results"][0]["auroc"] == 1.0 and (tmp_path / "o" / "reliability.png").exists()
+
+
+def test_ragas_is_meta_evaluated_through_whole_samples(tmp_path):
+    """ragas scores (question, contexts, answer) samples, not pairs: each item becomes an Trace of the metric it
+    calibrates; the scripted LLM's word-overlap verdicts must rank the supported texts first, in every task kind."""
+    from rag.embeddings import FakeEmbedder
+    from tests.eval.judges.test_llm_judges import RagasScript
+
+    ares = _write(tmp_path, "ares.jsonl", [
+        {"question": "Where is the tower?", "context": "The tower stands in Paris near the river.",
+         "answer": "The tower stands in Paris.", "context_relevant": 1, "faithful": 1, "answer_relevant": 1},
+        {"question": "Where is the tower?", "context": "Bananas grow in warm places.",
+         "answer": "The tower stands in Rome on a hill.", "context_relevant": 0, "faithful": 0, "answer_relevant": 1}])
+    halu = _write(tmp_path, "halu.jsonl", [
+        {"knowledge": "The bridge opened in 1937 in San Francisco.", "question": "When did the bridge open?",
+         "right_answer": "The bridge opened in 1937.", "hallucinated_answer": "The bridge opened in 1950 in Oslo."}])
+    opts = MetaEvalOptions(judges=["ragas"], n_resamples=50, judge_options=JudgeOptions(
+        llm_factory=RagasScript, embedder=FakeEmbedder()))
+    report = run_meta_eval("ares", ares, opts)
+    by = {r["metric"]: r for r in report["results"]}
+    assert set(by) == {"context_relevance", "groundedness", "answer_relevance"} and not report["unavailable"]
+    assert by["groundedness"]["auroc"] == 1.0 and by["groundedness"]["n_unmeasured"] == 0
+    assert by["context_relevance"]["auroc"] == 1.0
+    assert by["groundedness"]["scored_samples"] == 2 and by["groundedness"]["samples_per_second"] > 0
+    pair = run_meta_eval("halueval", halu, opts)["results"][0]
+    assert pair["pairwise_accuracy"] == 1.0 and pair["scored_samples"] == 2
+
+
+def test_metric_filter_runs_only_the_chosen_tasks(tmp_path):
+    path = _write(tmp_path, "a.jsonl", [ARES, {**ARES, "id": "a2", "faithful": 0, "answer": "Y is a cat."}])
+    report = run_meta_eval("ares", path, MetaEvalOptions(judges=["lexical"], metrics=["groundedness"], n_resamples=20))
+    assert [r["metric"] for r in report["results"]] == ["groundedness"]

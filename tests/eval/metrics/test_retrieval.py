@@ -1,0 +1,26 @@
+"""The retrieval family (eval/metrics/retrieval.py): any kind@k, rules on labels, values from pytrec_eval."""
+import pytest
+
+from corpora.records import Chunk
+from eval.judges.labels import LabelsJudge
+from eval.metrics import find, get
+from tests.eval.metrics.records import CUR, NOISE, OLD, trace
+
+
+@pytest.mark.parametrize("name, known", [("recall@5", True), ("ndcg@10", True), ("mrr@1", True), ("recall@0", False),
+                                         ("recall", False), ("f1@5", False), ("recall@x", False)])
+def test_names(name, known):
+    assert (find(name) is not None) is known
+
+
+def test_rules_and_values():
+    m = get("recall@2")
+    assert not m.model and m.fixed(trace(), "labels").reason == "no relevance labels"
+    unanswerable = trace(relevant_doc_ids=[], metadata={"kind": "unanswerable"})
+    assert m.fixed(unanswerable, "labels").reason == "no relevant documents (unanswerable)"
+    no_docs = trace(relevant_doc_ids=["cur"], contexts=[Chunk(chunk_id="x", text="t", rank=1)])
+    assert m.fixed(no_docs, "labels").status == "unmeasured"
+    hit, miss = trace(relevant_doc_ids=["cur"], contexts=[NOISE.model_copy(update={"rank": 1}), CUR]), \
+        trace(sample_id="m", relevant_doc_ids=["cur"], contexts=[OLD])
+    assert [r.value for r in LabelsJudge().judge("recall@2", [hit, miss])] == [1.0, 0.0]
+    assert LabelsJudge().judge("mrr@10", [hit])[0].value == 0.5

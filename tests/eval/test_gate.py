@@ -1,0 +1,60 @@
+"""The CI gate (eval/gate.py): checks against thresholds, thresholds from pyproject, the CLI's exit codes and JUnit."""
+
+import pytest
+
+from eval.adapters import load_traces
+from eval.gate import GateConfig, check, load_gate_config, write_junit
+from eval.judging import evaluate
+from ragdoctor.cli import main
+from tests.eval.test_judging import JUDGES, METRICS, rows, write_jsonl
+
+
+def _summary(mean, n=10, unmeasured=0.0):
+    return {"metrics": [{"metric": "groundedness", "judge": "nli", "n": n, "mean": mean, "ci_low": mean - 0.1,
+                         "ci_high": mean + 0.1}], "unmeasured_share": unmeasured}
+
+
+def test_gate_logic():
+    cfg = GateConfig({"groundedness": 0.8}, max_unmeasured=0.05)
+    assert all(c.passed for c in check(_summary(0.85), cfg))
+    failed = [c for c in check(_summary(0.7), cfg) if not c.passed]
+    assert len(failed) == 1 and "FAIL by 0.100" in failed[0].message and "95% CI 0.600-0.800" in failed[0].message
+    assert not all(c.passed for c in check(_summary(0.85), GateConfig({"groundedness": 0.8}, use_ci_lower=True)))
+    assert not all(c.passed for c in check(_summary(0.9, unmeasured=0.2), cfg))
+    nothing = check({"metrics": [{"metric": "groundedness", "judge": "nli", "n": 0, "mean": None}],
+                     "unmeasured_share": 1.0}, GateConfig(max_unmeasured=1.0))
+    assert not all(c.passed for c in nothing)  # a run with no measured values never passes
+    assert not all(c.passed for c in check(_summary(0.9), GateConfig({"context_precision": 0.5})))
+
+
+def test_gate_config_from_pyproject(tmp_path):
+    p = tmp_path / "pyproject.toml"
+    p.write_text('[tool.ragdoctor.gate]\nmin = { groundedness = 0.8, "answer_relevance:embedding" = 0.5 }\nmax_unmeasured = 0.05\n')
+    cfg = load_gate_config(p)
+    assert cfg.minimums == {"groundedness": 0.8, "answer_relevance:embedding": 0.5} and cfg.max_unmeasured == 0.05
+    p.write_text('[tool.ragdoctor.gate]\nminimum = 1\n')
+    with pytest.raises(Exception, match="unknown key"):
+        load_gate_config(p)
+
+
+def test_gate_cli_exit_codes_and_junit(tmp_path, capsys):
+    samples, _ = load_traces(write_jsonl(tmp_path / "in.jsonl", rows()))
+    evaluate(samples, metrics=METRICS, judges=JUDGES(), run=tmp_path / "run", progress=False)
+    run = str(tmp_path / "run")
+    assert main(["gate", run, "--min", "groundedness=0.5", "--pyproject", str(tmp_path / "none.toml")]) == 0
+    assert main(["gate", run, "--min", "groundedness=0.99", "--pyproject", str(tmp_path / "none.toml")]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  groundedness" in out and "FAIL by" in out
+    xml = (tmp_path / "run" / "gate.xml").read_text()
+    assert 'failures="1"' in xml and "<failure" in xml
+    assert main(["gate", run, "--min", "groundedness=abc", "--pyproject", str(tmp_path / "none.toml")]) == 2
+    assert main(["gate", str(tmp_path / "missing"), "--min", "groundedness=0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "no summary.json" in err and err.count("\n") == 2
+
+
+def test_write_junit_escapes(tmp_path):
+    from eval.gate import Check
+
+    write_junit([Check('a<b "c"', False, 0.1, 0.5, "min")], tmp_path / "j.xml")
+    assert "&lt;" in (tmp_path / "j.xml").read_text()

@@ -1,0 +1,195 @@
+"""The evaluation runner, its bad-input handling, resume, summary and the CI gate (no models: lexical + labels)."""
+import json
+
+import pandas as pd
+import pytest
+
+from corpora.records import MetricResult, Trace
+from corpora.run_folder import RunFolder
+from eval.adapters import load_traces
+from eval.judges.labels import LabelsJudge
+from eval.judges.lexical import LexicalScorer
+from eval.judges.scorer import ScorerJudge
+from eval.judging import evaluate
+from ragdoctor.cli import main
+
+CTX = [{"id": "kv#0", "doc_id": "kv", "text": "The KV cache stores keys and values for every token. It grows with sequence length."},
+       {"id": "fa#0", "doc_id": "fa", "text": "FlashAttention tiles the attention computation to avoid HBM traffic."}]
+
+
+def rows():
+    return [
+        {"id": "good", "question": "What does the KV cache store?", "contexts": CTX,
+         "answer": "The KV cache stores keys and values for every token [kv#0].",
+         "reference": "It stores the keys and values of every token.", "relevant_ids": ["kv"]},
+        {"id": "made-up", "question": "What does the KV cache store?", "contexts": CTX,
+         "answer": "The KV cache stores optimizer momentum on the CPU.", "reference": "Keys and values.", "relevant_ids": ["kv"]},
+        {"id": "refusal-right", "question": "What is the H100 price?", "contexts": CTX,
+         "answer": "I don't know based on the provided documents.", "reference": "The provided documents do not contain the answer.",
+         "relevant_ids": []},
+        {"id": "ragas-shape", "user_input": "What tiles attention?", "retrieved_contexts": [CTX[1]["text"]],
+         "response": "FlashAttention tiles the attention computation.", "reference": "FlashAttention."},
+    ]
+
+
+def write_jsonl(path, items):
+    path.write_text("".join((i if isinstance(i, str) else json.dumps(i)) + "\n" for i in items), encoding="utf-8")
+    return path
+
+
+JUDGES = lambda: [ScorerJudge(LexicalScorer()), LabelsJudge()]  # noqa: E731
+METRICS = ["groundedness", "context_precision", "answer_relevance", "context_recall", "answer_correctness", "recall@5"]
+
+
+def test_scores_are_in_range_and_refusals_follow_the_rules(tmp_path):
+    samples, errors = load_traces(write_jsonl(tmp_path / "in.jsonl", rows()))
+    assert errors == [] and len(samples) == 4
+    run = evaluate(samples, metrics=METRICS, judges=JUDGES(), run=tmp_path / "run", progress=False)
+    by = {j.sample_id: j for j in run.judgements}
+    g = by["good"].get("groundedness", "lexical")
+    assert g.value == 1.0 and g.evidence["claims"][0]["chunk_id"] == "kv#0" and g.evidence["claims"][0]["sentence"]
+    assert by["made-up"].get("groundedness").value == 0.0
+    assert by["made-up"].get("groundedness").evidence["claims"][0]["verdict"] == "unsupported"
+    r = by["refusal-right"]
+    assert r.get("groundedness").value == 1.0 and r.get("groundedness").evidence["refusal"]
+    assert r.get("answer_correctness").value == 1.0
+    assert r.get("context_recall").status == "not_applicable"
+    assert r.get("recall@5").status == "not_applicable"
+    assert by["good"].get("recall@5").value == 1.0
+    for j in run.judgements:
+        for res in j.results:
+            assert res.status != "ok" or 0.0 <= res.value <= 1.0
+    df = pd.read_parquet(tmp_path / "run" / "results.parquet")
+    assert set(df.columns) >= {"sample_id", "metric", "judge", "value", "status", "reason"}
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    row = next(m for m in summary["metrics"] if m["metric"] == "groundedness")
+    assert row["n"] == 4 and row["ci_low"] <= row["mean"] <= row["ci_high"]
+
+
+def test_bad_records_are_reported_one_line_and_the_rest_is_scored(tmp_path):
+    path = tmp_path / "in.jsonl"
+    good = rows()[:2]
+    path.write_bytes(
+        (json.dumps(good[0]) + "\n").encode() + b'{"id": "broken", "question": \n' + b'{"id": "noq", "answer": "x"}\n'
+        + b'{"id": "latin", "question": "caf\xe9?"}\n' + json.dumps({**good[1], "contexts": "oops"}).encode() + b"\n"
+        + json.dumps({"id": "empty", "question": "Q?", "contexts": [], "answer": ""}).encode() + b"\n"
+        + json.dumps({"id": "huge", "question": "Q?", "contexts": CTX, "answer": "word " * 250_000}).encode() + b"\n")
+    samples, errors = load_traces(path)
+    msgs = [str(e) for e in errors]
+    assert [s.sample_id for s in samples] == ["good", "empty", "huge"]
+    assert any(":2: malformed JSON" in m for m in msgs)
+    assert any(":3: field 'question': missing required field" in m for m in msgs)
+    assert any(":4: not valid UTF-8" in m for m in msgs)
+    assert any(":5: field 'contexts': must be a list" in m for m in msgs)
+    assert all("\n" not in m and str(path) in m for m in msgs)
+    run = evaluate(samples, metrics=METRICS, judges=JUDGES(), run=tmp_path / "run", input_errors=errors, progress=False)
+    by = {j.sample_id: j for j in run.judgements}
+    assert by["good"].get("groundedness").value == 1.0
+    empty = by["empty"].get("groundedness")  # no contexts in the record: unmeasured, never a measured 0
+    assert empty.status == "unmeasured" and empty.reason == "no contexts in the input record"
+    assert by["empty"].get("context_precision").status == "unmeasured"
+    assert by["empty"].get("answer_relevance").reason == "empty answer"
+    huge = by["huge"].get("groundedness")
+    assert huge.status == "unmeasured" and "answer too long" in huge.reason
+    assert len(run.summary["input_errors"]) == 4
+
+
+class ExplodingJudge:
+    name, family, config_id = "boom", "test", "boom:v1"
+
+    def supports(self, metric):
+        return metric == "groundedness"
+
+    def judge(self, metric, samples):
+        raise ValueError("judge returned garbage: '}}{'")
+
+
+class GarbageJudge(ExplodingJudge):
+    name, config_id = "garbage", "garbage:v1"
+
+    def judge(self, metric, samples):
+        return [MetricResult.unmeasured(metric, self.name, "judge output unparseable") if "made" in s.sample_id
+                else MetricResult.ok(metric, self.name, 0.5) for s in samples]
+
+
+def test_judge_failures_become_unmeasured_not_crashes(tmp_path):
+    samples, _ = load_traces(write_jsonl(tmp_path / "in.jsonl", rows()))
+    run = evaluate(samples, metrics=["groundedness"], judges=[ExplodingJudge(), GarbageJudge(), ScorerJudge(LexicalScorer())],
+                   run=tmp_path / "run", progress=False)
+    for j in run.judgements:
+        boom = j.get("groundedness", "boom")
+        assert boom.status == "unmeasured" and boom.reason.startswith("judge failed: ValueError: judge returned garbage")
+        assert j.get("groundedness", "lexical").status == "ok"
+    assert {j.sample_id: j.get("groundedness", "garbage").status for j in run.judgements}["made-up"] == "unmeasured"
+    boom_row = next(m for m in run.summary["metrics"] if m["judge"] == "boom")
+    assert boom_row["n"] == 0 and boom_row["n_unmeasured"] == 4
+
+
+def test_killed_run_resumes_without_judging_twice(tmp_path):
+    samples, _ = load_traces(write_jsonl(tmp_path / "in.jsonl", rows()))
+    run_dir = tmp_path / "run"
+    evaluate(samples[:2], metrics=METRICS, judges=JUDGES(), run=run_dir, batch_size=1, progress=False)
+    log = run_dir / "results.jsonl"
+    log.write_bytes(log.read_bytes() + b'{"sample_id": "refusal-right", "resu')  # killed mid-write
+    calls = []
+
+    class Counting(ScorerJudge):
+        def judge(self, metric, batch):
+            calls.extend(s.sample_id for s in batch)
+            return super().judge(metric, batch)
+
+    run = evaluate(samples, metrics=METRICS, judges=[Counting(LexicalScorer()), LabelsJudge()], run=run_dir,
+                   progress=False)
+    assert run.resumed == 2 and run.new == 2
+    assert set(calls) == {"refusal-right", "ragas-shape"}
+    assert sorted(j.sample_id for j in RunFolder(run_dir).judgements()) == sorted(s.sample_id for s in samples)
+
+
+def test_eval_sample_rejects_nan():
+    with pytest.raises(ValueError):
+        MetricResult(metric="m", judge="j", value=float("nan"))
+    with pytest.raises(ValueError):
+        MetricResult(metric="m", judge="j", value=1.5)
+    assert Trace(sample_id="x", question="q").retrieved_doc_ids == []
+
+
+def test_correctness_reads_a_short_reference_with_its_question_but_never_the_question_alone():
+    """A question asserts nothing: a judge fooled by topical overlap must not find an answer's claim 'supported' by
+    the question alone; a one-phrase reference ("Stage 2.") is judged with the question leading it."""
+    from eval.judges.base import Support
+
+    question = "Which ZeRO stage is the first to partition gradients?"
+
+    class Topical:  # 'supports' a claim whenever the premise shares a content word with it (a bad judge, on purpose)
+        name, family, support_threshold, relevance_threshold = "topical", "nli", 0.5, 0.5
+        premises: list[str] = []
+
+        def support(self, pairs):
+            self.premises += [p for p, _ in pairs]
+            return [Support(float(bool({w for w in c.lower().split() if len(w) > 4} & set(p.lower().split()))), None)
+                    for p, c in pairs]
+
+        def relevance(self, pairs):
+            return [0.0] * len(pairs)
+
+    scorer = Topical()
+    s = Trace(sample_id="z", question=question, answer="ZeRO offload moves optimizer partition states to the CPU.",
+                   reference="Stage 2.")
+    (r,) = ScorerJudge(scorer).judge("answer_correctness", [s])
+    assert question not in scorer.premises  # never a premise on its own
+    assert all(p.startswith(question) for p in scorer.premises)
+    assert {p for p in scorer.premises} == {f"{question} Stage 2.", f"{question} {s.answer}"}
+
+
+def test_nli_threshold_reaches_the_judge_and_its_config_id():
+    from eval.judges.registry import JudgeOptions, make_judge
+    judge = make_judge("nli", JudgeOptions(nli_threshold=0.7))
+    assert judge.scorer.support_threshold == 0.7 and judge.config_id.endswith("@t=0.7")
+    assert make_judge("nli", JudgeOptions()).scorer.support_threshold == 0.5
+
+
+@pytest.mark.parametrize("value", ["2", "0", "abc"])
+def test_nli_threshold_outside_the_unit_interval_is_a_usage_error(value, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "missing.jsonl", "--nli-threshold", value])
+    assert exc.value.code == 2 and "--nli-threshold" in capsys.readouterr().err

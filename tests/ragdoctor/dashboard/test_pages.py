@@ -1,0 +1,195 @@
+"""Every page of app.py through streamlit's AppTest on the fixture runs, and `ragdoctor dashboard` itself."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.ragdoctor.dashboard.runs import APP, SAMPLES
+
+
+def test_dashboard_command(runs, tmp_path, monkeypatch):
+    import argparse
+
+    from corpora.errors import InputError
+    from ragdoctor import cmd_dashboard as cd
+
+    parser = argparse.ArgumentParser()
+    cd.register(parser.add_subparsers(dest="command"), lambda p: None)
+    args = parser.parse_args(["dashboard", str(runs[0]), "--port", "9999"])
+    assert args.host == "127.0.0.1" and args.port == 9999 and args.func is cd.cmd_dashboard
+    cmd = cd.streamlit_command(cd.app_path(), [str(runs[0])], "127.0.0.1", 9999)
+    assert cmd[1:4] == ["-m", "streamlit", "run"] and Path(cmd[4]) == APP
+    flags = dict(zip(cmd[5:cmd.index("--"):2], cmd[6:cmd.index("--"):2]))
+    assert flags["--server.address"] == "127.0.0.1" and flags["--server.port"] == "9999"
+    assert flags["--server.headless"] == "true" and flags["--browser.gatherUsageStats"] == "false"
+    assert cmd[cmd.index("--") + 1:] == [str(runs[0])]
+    assert cd.url_for("0.0.0.0", 8501) == "http://127.0.0.1:8501" and cd.url_for("::1", 80) == "http://[::1]:80"
+    assert cd.pick_port("127.0.0.1", 1234) == 1234 and cd.pick_port("127.0.0.1", 0) > 0
+    with pytest.raises(InputError, match="not found"):
+        cd.cmd_dashboard(parser.parse_args(["dashboard", str(tmp_path / "nope")]))
+    with pytest.raises(InputError, match="not a run folder"):
+        cd.cmd_dashboard(parser.parse_args(["dashboard", str(tmp_path)]))
+    started = []
+
+    class FakePopen:  # the command streamlit would get, without starting it
+        def __init__(self, cmd, **kw):
+            started.append(cmd)
+
+        def poll(self):
+            return None
+
+        def wait(self, timeout=None):
+            return 0
+
+    monkeypatch.setattr(cd.subprocess, "Popen", FakePopen)
+    monkeypatch.setattr(cd, "wait_healthy", lambda url, proc, timeout: True)
+    assert cd.cmd_dashboard(parser.parse_args(["dashboard", str(runs[0].parent), "--port", "8123"])) == 0
+    assert started[0][-1] == str(runs[0].parent.resolve()) and "8123" in started[0]
+
+
+# --- the app, page by page (AppTest) -------------------------------------------------------------------------------
+
+def app(runs_text: str, page: str | None = None):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.session_state["run_paths"] = runs_text
+    at.run()
+    if page:
+        at.switch_page(f"ragdoctor/dashboard/pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def texts(at) -> str:
+    return "\n".join([*(m.value for m in at.markdown), *(c.value for c in at.caption), *(s.value for s in at.subheader),
+                      *(t.value for t in at.title), *(h.value for h in at.header), *(e.value for e in at.error),
+                      *(w.value for w in at.warning), *(i.value for i in at.info), *(s.value for s in at.success)])
+
+
+def test_overview_page(runs):
+    at = app(str(runs[0]))
+    assert at.title[0].value == "Overview"
+    body = texts(at)
+    for heading in ("CI gate", "Metrics per judge, with 95% confidence intervals", "Failure categories",
+                    "Unmeasured results"):
+        assert heading in body
+    assert "results could not be measured" in body
+    # the repo's pyproject.toml sets [tool.ragdoctor.gate]; the fixture run has no nli judge and fails it
+    assert "Gate FAILED" in body and "checks below threshold" in body
+    at.text_input(key="gate_pyproject").set_value("no-such-pyproject.toml").run()
+    assert "No thresholds configured" in texts(at)
+    metrics = at.dataframe[0].value
+    assert {"groundedness", "answer_correctness"} <= set(metrics["metric"]) and "gate" in metrics.columns
+    at.text_input(key="gate_extra").input("groundedness=0.99, recall@5:labels=0.1").run()
+    assert not at.exception
+    assert any("Gate FAILED: 1 of 2" in e.value for e in at.error)
+
+
+def test_overview_without_runs_says_how_to_make_one(tmp_path):
+    at = app(str(tmp_path))
+    assert any("No run folder yet" in i.value for i in at.sidebar.info)
+    assert any("Open a run folder" in i.value for i in at.info)
+
+
+def test_samples_page_filters_and_drills_down(runs):
+    at = app(str(runs[0]), "samples")
+    table = at.dataframe[0].value
+    assert len(table) == len(SAMPLES) and {"groundedness", "judges_disagree", "first_relevant_rank"} <= set(table.columns)
+    at.multiselect(key="f_category").select("grounded_yet_hallucinated").run()
+    assert list(at.dataframe[0].value["sample_id"]) == ["stale-block"]
+    body = texts(at)
+    assert "Sample `stale-block`" in body and "Rule that fired" in body and "grounded yet hallucinated" in body
+    assert "background:#c9f2d0" in body  # the supported claim is highlighted in the answer
+    labels = [e.label for e in at.expander]
+    assert any(lbl.startswith("#1 · old#0") and "supports claim 1" in lbl for lbl in labels)
+    assert any("relevant document" in lbl and "cur#0" in lbl for lbl in labels)
+    assert "retrieved at rank 2" in body
+    at.multiselect(key="f_category").unselect("grounded_yet_hallucinated").run()
+    at.toggle(key="f_disagree").set_value(True).run()
+    assert at.dataframe[0].value["judges_disagree"].all()
+    picker = at.selectbox(key="samples_pick")
+    picker.set_value(picker.options[-1]).run()
+    assert not at.exception and f"Sample `{picker.options[-1]}`" in texts(at)
+
+
+def test_samples_page_metric_range_and_sort(runs):
+    at = app(str(runs[0]), "samples")
+    at.slider(key="f_range_groundedness").set_value((0.9, 1.0)).run()
+    view = at.dataframe[0].value
+    assert len(view) and (view["groundedness"] >= 0.9).all()
+    at.selectbox(key="f_sort").set_value("answer_correctness").run()
+    at.toggle(key="f_desc").set_value(True).run()
+    vals = at.dataframe[0].value["answer_correctness"].dropna().tolist()
+    assert vals == sorted(vals, reverse=True)
+    at.selectbox(key="samples_pick").set_value(at.dataframe[0].value["sample_id"].iloc[-1]).run()
+    assert not at.exception and "Sample `" in texts(at)
+
+
+def test_disagreements_page(runs):
+    at = app(str(runs[0]), "disagreements")
+    body = texts(at)
+    assert "Grounded yet wrong" in body and "Ungrounded and wrong" in body  # every quadrant explained
+    assert "Judge against judge" in body and "Neither is ground truth" in body
+    assert at.selectbox(key="d_quadrant").value == "grounded_wrong"
+    assert "Sample `stale-block`" in body  # the instructive quadrant's first sample is open
+    at.selectbox(key="d_view").set_value(("answer_relevance", "answer_correctness")).run()
+    assert not at.exception and "On-topic yet wrong" in texts(at)
+    at.selectbox(key="d_view").set_value(("groundedness", "answer_correctness")).run()
+    at.selectbox(key="d_xj_groundedness").set_value("strict").run()
+    assert not at.exception
+    metric = at.selectbox(key="jj_metric")
+    assert "groundedness" in metric.options
+    metric.set_value("groundedness").run()
+    assert not at.exception and any(df.value.shape == (2, 2) for df in at.dataframe)  # the 2x2 per-sample table
+
+
+def test_retrieval_page(runs):
+    at = app(f"{runs[0]}\n{runs[1]}", "retrieval")
+    body = texts(at)
+    assert "Recall@k" in body and "Rank of the first relevant chunk" in body and "lower bound" in body
+    wide = at.dataframe[0].value
+    assert "recall@5" in wide.columns and any("hybrid" in str(i) for i in wide.index)
+    at.multiselect(key="r_overlay").select(str(runs[1])).run()
+    assert not at.exception and any(runs[1].name in str(i) for i in at.dataframe[0].value.index)
+
+
+def test_compare_page(runs):
+    at = app(f"{runs[1]}\n{runs[0]}", "compare")
+    body = texts(at)
+    assert "Samples whose category changed" in body and "regression: 1" in body
+    changed = next(d.value for d in at.dataframe if "category_a" in d.value.columns)
+    assert changed["sample_id"].iloc[0] == "ok-block" and changed["change"].iloc[0] == "regression"
+    assert "Sample `ok-block`" in body  # both runs' drill-downs of the first changed sample
+    at1 = app(str(runs[0]), "compare")
+    assert any("Open two or more run folders" in i.value for i in at1.info)
+
+
+def test_playground_renders_without_a_model(runs):
+    at = app(str(runs[0]), "playground")
+    assert at.title[0].value == "Playground" and at.text_area(key="pg_question").value == ""
+    next(b for b in at.button if b.label == "Ask").click().run()
+    assert not at.exception and any("Type a question first" in w.value for w in at.warning)
+
+
+def test_playground_answers_judges_and_diagnoses_live(runs, tmp_path):
+    """End to end with the fake embedder and the fake LLM behind a real loopback OpenAI-compatible server."""
+    from rag.fake_server import FakeOpenAIServer
+
+    with FakeOpenAIServer() as srv:
+        at = app(str(runs[0]), "playground")
+        at.text_area(key="pg_question").input("What does ZeRO stage 2 partition?")
+        at.text_input(key="pg_reference").input("Optimizer states and gradients.")
+        at.text_input(key="pg_index").input(str(tmp_path / "index"))
+        at.text_input(key="pg_embedder").input("fake")
+        at.text_input(key="pg_base_url").input(srv.base_url)
+        at.text_input(key="pg_model").input("fake-llm")
+        next(b for b in at.button if b.label == "Ask").click().run(timeout=180)
+        assert not at.exception, [e.value for e in at.exception]
+        assert len(srv.requests) == 1
+    body = texts(at)
+    assert "Sample `playground`" in body and "Rule that fired" in body
+    metrics = next(d.value for d in at.dataframe if "metric" in d.value.columns and "status" in d.value.columns)
+    assert {"lexical", "embedding"} <= set(metrics["judge"]) and "answer_correctness" in set(metrics["metric"])
+    assert any(e.label == "The trace (JSON)" for e in at.expander)
