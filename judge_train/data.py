@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from eval.claims import decompose, sentence_windows, split_sentences
-from judge_train.sources import (NLI_SOURCES, RELEVANCE_SOURCES, SOURCES, PoolRecord,
+from judge_train.sources import (CLAIM_SOURCES, NLI_SOURCES, RELEVANCE_SOURCES, SOURCES, PoolRecord,
                                       _jsonl, norm_text, read_source, source_files)
 from eval.tokens import content_tokens
 

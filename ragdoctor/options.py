@@ -75,7 +75,6 @@ port = _number(int, 0, 65535)  # 0: a free port
 RULES: dict[str, Callable[[str], float | int]] = {
     "top_k": positive_int, "limit": positive_int, "batch_size": positive_int, "probe_limit": positive_int,
     "resamples": positive_int, "seed": non_negative_int, "max_examples": positive_int, "max_length": positive_int,
-    "per_label": positive_int,
     "max_unmeasured": unit_closed, "nli_threshold": unit_open, "epochs": positive_float, "lr": positive_float,
     "timeout": positive_float, "port": port, "per_label": positive_int,
 }
