@@ -44,7 +44,8 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 4  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable"
+METRICS_VERSION = 5  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+# 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences)
 
 
 def eval_hash(metrics: Sequence[str], judges: Sequence[Judge]) -> str:

@@ -1,7 +1,8 @@
 """The refactor of issue 13 changed no number: `ragdoctor eval` (lexical, embedding and labels judges) and
 `ragdoctor diagnose` on fixed inputs give exactly what the code before it gave (tests/data/equivalence: 20 traces of
 the bundled set answered by the FakeLLM pipeline, 9 generic and ragas rows; the expected files were written by the
-earlier code). And a run folder written by that earlier version (tests/data/legacy_run, judgements carrying an
+earlier code, except the embedding judge's groundedness row on traces: METRICS_VERSION 5 deliberately changed the
+premises a claim is checked against (bounded windows, issue 11), which moved its mean from 0.870 to 0.898). And a run folder written by that earlier version (tests/data/legacy_run, judgements carrying an
 EvalSample) is still read by every reader: diagnose, gate, the dashboard, and a resumed eval."""
 from __future__ import annotations
 
