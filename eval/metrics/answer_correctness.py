@@ -1,14 +1,18 @@
 """answer_correctness: claim-level F1 between the answer and the reference (precision: the answer's claims the
 reference supports; recall: the reference's claims the answer supports), both read with the question as context.
-A refusal is correct exactly when the question is unanswerable."""
+Numbers and identifiers must match exactly, and an answer opening with the opposite yes/no of the reference is wrong
+(key_facts: a judge's score cannot overrule them). A refusal is correct exactly when the question is unanswerable."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 from corpora.records import MetricResult, Trace
 from eval.answerability import refused, unanswerable
 from eval.claims import decompose
 from eval.mathx import claim_prf
 from eval.metrics.base import BLOCKED, Metric, no_claims, unsupported_claims
-from eval.metrics.verify import Verifier
+from eval.metrics.key_facts import missing_facts, polarity_conflict
+from eval.metrics.verify import ClaimVerdict, Verifier
 
 NAME = "answer_correctness"
 
@@ -41,7 +45,15 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
     verdicts = v.verify(items, leads)
     out = []
     for n in range(len(traces)):
-        ans_v, ref_v = verdicts[2 * n], verdicts[2 * n + 1]
+        t = traces[n]
+        ans_v = [exact_facts(v, t.reference or "", t.question) for v in verdicts[2 * n]]
+        ref_v = [exact_facts(v, t.answer, t.question) for v in verdicts[2 * n + 1]]
+        if polarity_conflict(t.answer, t.reference or ""):
+            out.append(MetricResult.ok(NAME, judge, 0.0, precision=0.0, recall=0.0,
+                                       note="the answer opens with the opposite yes/no of the reference",
+                                       answer_claims=[x.as_dict() for x in ans_v],
+                                       reference_claims=[x.as_dict() for x in ref_v]))
+            continue
         prf = claim_prf([x.verdict == "supported" for x in ans_v], [x.verdict == "supported" for x in ref_v])
         if prf["f1"] is None:
             out.append(MetricResult.unmeasured(NAME, judge, "answer or reference has no claims"))
@@ -50,6 +62,16 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
                                    answer_claims=[x.as_dict() for x in ans_v],
                                    reference_claims=[x.as_dict() for x in ref_v]))
     return out
+
+
+def exact_facts(v: ClaimVerdict, other: str, question: str) -> ClaimVerdict:
+    """A supported claim whose number or identifier the other side never states is not supported (key_facts)."""
+    if v.verdict != "supported":
+        return v
+    missing = missing_facts(v.claim, other, question)
+    if not missing:
+        return v
+    return replace(v, verdict="unsupported", note=f"the other side never states {', '.join(missing)}")
 
 
 METRIC = Metric(

@@ -53,9 +53,13 @@ class ClaimVerdict:
     chunk_id: str | None
     sentence: str | None
     contradiction: float | None = None
+    note: str | None = None  # why a rule overrode the judge's verdict (e.g. a number the other side never states)
 
     def as_dict(self) -> dict:
-        return self.__dict__.copy()
+        out = self.__dict__.copy()
+        if out["note"] is None:
+            del out["note"]
+        return out
 
 
 class Verifier:

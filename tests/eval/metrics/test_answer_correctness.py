@@ -1,4 +1,6 @@
 """answer_correctness's rules and computation on hand-made traces (eval/metrics/answer_correctness.py)."""
+from eval.judges.lexical import LexicalScorer
+from eval.judges.scorer import ScorerJudge
 from eval.metrics import get
 from tests.eval.metrics.records import strict, trace
 
@@ -25,3 +27,37 @@ def test_other_rules():
 def test_claim_level_f1_with_precision_and_recall():
     (r,) = strict().judge("answer_correctness", [trace()])
     assert r.evidence["precision"] == 1.0 and r.evidence["recall"] == 0.5 and abs(r.value - 2 / 3) < 1e-9
+
+
+def lenient() -> ScorerJudge:
+    """A judge that calls every claim supported: only the exact key-fact rules can make an answer wrong."""
+    return ScorerJudge(LexicalScorer(support_threshold=0.0, relevance_threshold=0.5))
+
+
+def test_a_changed_number_or_identifier_is_wrong_whatever_the_judge_says():
+    (same,) = lenient().judge("answer_correctness", [trace("The default block size is 16 tokens in GPU memory.")])
+    assert same.value == 1.0
+    (number,) = lenient().judge("answer_correctness", [trace("The default block size is 32 tokens.")])
+    assert number.value == 0.0
+    assert "32" in number.evidence["answer_claims"][0]["note"]
+    ident = trace("Use E5M2 for forward-pass weights and activations, and also for gradients.",
+                  reference="E4M3 for forward-pass weights and activations, and E5M2 for gradients.")
+    (r,) = lenient().judge("answer_correctness", [ident])
+    assert r.evidence["precision"] == 1.0 and r.evidence["recall"] == 0.0 and r.value == 0.0
+    assert "e4m3" in r.evidence["reference_claims"][0]["note"]
+
+
+def test_a_number_the_question_gives_is_not_a_missing_fact():
+    t = trace("With 4 GPUs the default block size is 16 tokens.", reference="The default block size is 16 tokens.")
+    t.question = "With 4 GPUs, what is the default block size?"
+    (r,) = lenient().judge("answer_correctness", [t])
+    assert r.value == 1.0
+
+
+def test_an_answer_with_the_opposite_yes_or_no_is_wrong():
+    t = trace("Yes, a tensor-parallel group spans two nodes.",
+              reference="No; keep tensor parallelism within one node.")
+    (r,) = lenient().judge("answer_correctness", [t])
+    assert r.value == 0.0 and "yes/no" in r.evidence["note"]
+    (agree,) = lenient().judge("answer_correctness", [trace("No, keep it within one node.", reference=t.reference)])
+    assert agree.value == 1.0

@@ -1,0 +1,54 @@
+"""Key facts a comparison with a reference must not lose: the numbers a claim states and its identifiers (words with
+digits or inner capitals: 'E4M3', 'H100', 'vLLM', 'GPT-4'), and the polarity of a leading yes/no.
+
+A learned judge reads "use E5M2 for the forward pass" as close to "E4M3 for the forward pass, E5M2 for gradients":
+most words are shared and the formats differ by two characters. Against a reference that is a wrong answer, so
+answer correctness checks these facts exactly: a claim whose number or identifier the other side never states (nor
+the question) is not supported, whatever the judge's score, and says which fact was missing."""
+from __future__ import annotations
+
+import re
+
+from eval.judges.features import numbers
+
+_TOKEN = re.compile(r"[^\W_][\w.-]*[^\W_]|[^\W_]", re.UNICODE)
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+
+
+def identifiers(text: str) -> set[str]:
+    """Lower-cased words carrying a digit next to letters ('E4M3', 'H100', 'GPT-4'), or mixed case ('vLLM');
+    plain acronyms ('GPU') and capitalised words are names a paraphrase may spell out, so they are not counted."""
+    out = set()
+    for m in _TOKEN.finditer(text):
+        for word in m.group(0).split("-"):  # '4-bit' is a number and a unit; 'GPT-4' a name and a number
+            if not any(ch.isalpha() for ch in word):
+                continue  # a bare number: numbers() reads it, normalised
+            mixed = any(ch.isupper() for ch in word[1:]) and not word.isupper()  # 'vLLM', not the acronym 'GPU'
+            if mixed or any(ch.isdigit() for ch in word):
+                out.add(word.lower())
+    return out
+
+
+def _compact(text: str) -> str:
+    """Lower case without spaces and hyphens: '16 GB' and '16GB', 'E4M3' and 'e4m3' read the same."""
+    return re.sub(r"[\s-]+", "", text.lower())
+
+
+def leading_polarity(text: str) -> str | None:
+    m = _YES_NO.match(text)
+    return m.group(1).lower() if m else None
+
+
+def missing_facts(claim: str, other: str, question: str = "") -> list[str]:
+    """The claim's numbers and identifiers stated neither by ``other`` nor by the question, sorted."""
+    given = f"{other}\n{question}"
+    compact = _compact(given)
+    missing = sorted(numbers(claim) - numbers(given))
+    missing += sorted(i for i in identifiers(claim) if _compact(i) not in compact)
+    return missing
+
+
+def polarity_conflict(answer: str, reference: str) -> bool:
+    """The answer opens with yes and the reference with no, or the other way round."""
+    a, r = leading_polarity(answer), leading_polarity(reference)
+    return a is not None and r is not None and a != r
