@@ -233,6 +233,7 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
 
     out = Path(out)
     t_start = time.time()
+    code = _code_hashes()  # now, not after an hour: the files may have moved or changed by then
     _seed_everything(cfg.seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     log(f"device: {device} ({torch.get_num_threads()} CPU threads)")
@@ -269,7 +270,7 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     summary = {"recipe": json.loads(cfg.model_dump_json()), "device": device, "threads": torch.get_num_threads(),
                "n_train": len(train_ex), "n_heldout": len(held_ex),
-               "versions": _versions(), "code_sha256": _code_hashes(), "base_model_path": _base_path(cfg.base_model), "fit": fit,
+               "versions": _versions(), "code_sha256": code, "base_model_path": _base_path(cfg.base_model), "fit": fit,
                "export": export, "folder_bytes": size, "total_seconds": round(time.time() - t_start, 1)}
     (out / "training_config.json").write_text(json.dumps(summary, indent=1) + "\n")
     log(f"done in {summary['total_seconds'] / 60:.1f} min; folder {size / 1e6:.1f} MB: {out}")
