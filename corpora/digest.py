@@ -1,0 +1,38 @@
+"""Content digests of files and folders (sha256, read in blocks): index manifests, model checks, data manifests and
+the names of judges whose verdicts a resume may reuse."""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+_BLOCK = 1 << 20
+
+
+def sha256_file(path: Path) -> str:
+    """The hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as src:
+        while block := src.read(_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def folder_digest(folder: str | Path, skip: Iterable[str] = ()) -> str:
+    """A 12-hex digest of every file under ``folder`` (relative path and bytes), except those whose relative path
+    starts with one of ``skip`` (documentation that changes no verdict). Cached per folder state (paths, sizes and
+    modification times), so asking again costs one directory walk."""
+    root = Path(folder).resolve()
+    files = sorted(p for p in root.rglob("*") if p.is_file()
+                   and not p.relative_to(root).as_posix().startswith(tuple(skip)))
+    state = tuple((p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    return _digest(root, state)
+
+
+@lru_cache(maxsize=32)
+def _digest(root: Path, state: tuple[tuple[str, int, int], ...]) -> str:
+    digest = hashlib.sha256()
+    for rel, _size, _mtime in state:
+        digest.update(rel.encode("utf-8") + b"\0" + sha256_file(root / rel).encode() + b"\0")
+    return digest.hexdigest()[:12]
