@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from corpora.bundled import demo_questions
 from corpora.run_folder import GATE_REPORT, TRACES, RunFolder
 from ragdoctor.cmd_diagnose import render_categories
 from ragdoctor.cmd_eval import gate_config, render_checks, render_eval_summary
@@ -20,8 +21,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     selection = flow.Selection.of(args.judges, args.metrics, args.nli_model)
     print("== 1/5 index ==")
     print(render_index(*flow.index(cfg)))
-    print("\n== 2/5 answer the question set (bundled model; a rerun resumes) ==")
-    result = flow.answer_questions(cfg, run.file(TRACES), limit=args.limit)
+    questions = None if args.full or cfg.questions != "bundled" else demo_questions()
+    what = (f"{len(questions)} of the bundled questions, every planted kind (--full: all)" if questions is not None
+            else "the question set")
+    print(f"\n== 2/5 answer {what} (bundled model; a rerun resumes) ==")
+    result = flow.answer_questions(cfg, run.file(TRACES), questions=questions, limit=args.limit)
     print(render_summary(flow.write_run_summary(run, result.traces)))
     print(f"traces: {run.file(TRACES)}")
     print("\n== 3/5 evaluate ==")
@@ -40,6 +44,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction, pipeline_options) -> None:
     p = sub.add_parser("demo", help="index, answer, evaluate, gate and diagnose the bundled corpus with bundled models")
     p.add_argument("--out", default="runs/demo", help="run folder (default runs/demo)")
+    p.add_argument("--full", action="store_true",
+                   help="answer all 84 bundled questions (default: a stratified set of 24 with every planted kind)")
     p.add_argument("--limit", type=int, help="only the first N questions (N >= 1)")
     p.add_argument("--judges", help="comma-separated (default: nli when shipped, lexical, embedding, labels)")
     p.add_argument("--metrics", help="comma-separated metric names (default: all)")

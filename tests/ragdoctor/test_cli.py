@@ -66,6 +66,11 @@ def test_demo_runs_the_whole_flow_with_fake_models(tmp_path):
     run = tmp_path / "runs" / "demo"
     assert {"traces.jsonl", "results.jsonl", "summary.json", "diagnoses.jsonl", "gate.xml", "run_summary.json"} <= \
         {f.name for f in run.iterdir()}
+    from corpora.bundled import demo_questions
+
+    answered = [json.loads(line)["sample_id"] for line in (run / "traces.jsonl").read_text().splitlines()]
+    assert answered == [q.id for q in demo_questions()[:3]]  # the stratified default set, not the first questions
+    assert "== 2/5 answer 24 of the bundled questions, every planted kind (--full: all)" in out
 
 
 def test_one_line_errors(tmp_path):
