@@ -6,6 +6,9 @@ compact judge's combiner (eval/judges/nli.py), whose weight the model card repor
   lexical_doc     share of the claim's content words found anywhere in the evidence (not just in one window)
   idf_doc         the same, each word weighted by its rarity (inverse document frequency): a missing name or term
                   counts more than a missing common word
+  bigram_doc      share of the claim's adjacent content-word pairs found adjacent in the evidence: the same words in
+                  another order or relation ("A outperforms B" against "B outperforms A") keep unigram overlap but
+                  lose their pairs
   number_missing  share of the claim's numbers (digits, number words, percentages, years) the evidence never states
   entity_missing  share of the claim's names (capitalised or mixed-case words, acronyms) the evidence never mentions
   negation_flip   the claim and its best window disagree in polarity (one negated, the other not)
@@ -16,6 +19,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 
+from eval.judges.lexical import unigram_precision
 from eval.tokens import content_tokens
 
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
@@ -91,11 +95,22 @@ def negation_flip(claim: str, premise: str) -> float:
 
 
 def lexical_doc(claim: str, evidence: str) -> float:
-    c = content_tokens(claim)
+    """Share of the claim's content words found anywhere in the evidence: the lexical baseline's unigram precision."""
+    return unigram_precision(evidence, claim)
+
+
+def _bigrams(tokens: list[str]) -> list[tuple[str, str]]:
+    return list(zip(tokens, tokens[1:]))
+
+
+def bigram_doc(claim: str, evidence: str) -> float:
+    """Share of the claim's content-word bigrams that occur in the evidence; a claim of fewer than two content words
+    has no pairs and falls back to its unigram share (lexical_doc)."""
+    c = _bigrams(content_tokens(claim))
     if not c:
-        return 0.0
-    e = set(content_tokens(evidence))
-    return sum(1 for t in c if t in e) / len(c)
+        return lexical_doc(claim, evidence)
+    e = set(_bigrams(content_tokens(evidence)))
+    return sum(1 for b in c if b in e) / len(c)
 
 
 def idf_weights(documents: Iterable[str], min_df: int = 3) -> dict[str, float]:

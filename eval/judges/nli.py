@@ -11,7 +11,8 @@ used bare (load_scorer).
 support(claim | windows, evidence) = sigmoid(w . features), the features of one claim against its evidence:
     ce_max          the support cross-encoder's best logit over the claim's premise windows
     lexical_win     best unigram precision over the windows (what the lexical baseline scores)
-    lexical_doc, idf_doc, number_missing, entity_missing   the claim against the whole evidence (features.py)
+    lexical_doc, idf_doc, bigram_doc, number_missing, entity_missing   the claim against the whole evidence
+                    (features.py)
     negation_flip   the claim and its best window disagree in polarity
 relevance(question, passage) = sigmoid(v . features) over the passage's best windows (a cheap ranker keeps the few
     sharing most words with the question, so a 2,000-word document costs a handful of model calls):
@@ -35,13 +36,19 @@ from eval.judges.lexical import unigram_precision
 from eval.judges.cross_encoder import CrossEncoderScorer
 from eval.tokens import content_tokens
 
-SUPPORT_FEATURES = ("ce_max", "lexical_win", "lexical_doc", "idf_doc", "number_missing", "entity_missing",
-                    "negation_flip")
+SUPPORT_FEATURES = ("ce_max", "lexical_win", "lexical_doc", "idf_doc", "bigram_doc", "number_missing",
+                    "entity_missing", "negation_flip")
 RELEVANCE_FEATURES = ("rel_max", "q_coverage")
 # the direction each feature's meaning gives it (+1: more of it, more likely supported / relevant): combiners keep
 # these signs (judge_train/combine.py), so every weight reads plainly and none flips on unfamiliar text
-FEATURE_SIGNS = {"ce_max": 1, "lexical_win": 1, "lexical_doc": 1, "idf_doc": 1, "number_missing": -1,
+FEATURE_SIGNS = {"ce_max": 1, "lexical_win": 1, "lexical_doc": 1, "idf_doc": 1, "bigram_doc": 1, "number_missing": -1,
                  "entity_missing": -1, "negation_flip": -1, "rel_max": 1, "q_coverage": 1}
+
+
+# tokens of a (window, claim) pair the cross-encoders read: the length they were trained at. Premise windows are
+# bounded by words (eval/claims.py) to fit it; text heavy with names and numbers can still run past it, and
+# meta-eval's 'cut' column reports how often (reading 256 instead was measured and not kept: MODEL_CARD.md).
+READ_TOKENS = 160
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -117,7 +124,7 @@ class CompactJudgeScorer:
     family = "nli"
 
     def __init__(self, model_dir: str | Path, *, combiner: dict | None | str = "auto", quantize: bool | None = None,
-                 name: str = "nli", batch_size: int = 32, max_length: int = 160, device: str | None = None,
+                 name: str = "nli", batch_size: int = 32, max_length: int = READ_TOKENS, device: str | None = None,
                  support_threshold: float = 0.5, relevance_threshold: float = 0.5, embedder=None):  # noqa: ARG002
         self.model_dir = Path(model_dir)
         self.name = name
@@ -140,6 +147,11 @@ class CompactJudgeScorer:
         self.idf: dict[str, float] = json.loads(idf_path.read_text()) if idf_path.exists() else {}
         self.idf_unseen = max(self.idf.values()) if self.idf else 1.0
         self._ready: set[int] = set()
+
+    @property
+    def max_length(self) -> int:
+        """Tokens of a (premise, claim) pair the cross-encoders read."""
+        return self.ce.max_length
 
     # ------------------------------------------------------------------------------------------ model signals
     def _logits(self, ce: CrossEncoderScorer, pairs: list[tuple[str, str]]) -> np.ndarray:
@@ -181,6 +193,7 @@ class CompactJudgeScorer:
                 max((unigram_precision(w, it.claim) for w in it.windows), default=0.0),
                 F.lexical_doc(it.claim, it.evidence),
                 F.idf_doc(it.claim, it.evidence, self.idf, self.idf_unseen),
+                F.bigram_doc(it.claim, it.evidence),
                 F.number_missing(it.claim, it.evidence),
                 F.entity_missing(it.claim, it.evidence),
                 F.negation_flip(it.claim, premise) if premise else 0.0,

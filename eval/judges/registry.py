@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from corpora.digest import folder_digest
 from corpora.errors import UsageError
 from corpora.records import MetricResult, Trace
 from eval.judges.base import Judge, JudgeUnavailable
@@ -54,6 +56,9 @@ def _embedding(opts: JudgeOptions) -> Judge:
     return ScorerJudge(EmbeddingScorer(embedder), unreadable=reads, config_id=f"embedding:{embedder.model_id}")
 
 
+JUDGE_DOCS = ("MODEL_CARD.md", "README.md", "heldout_metrics.json", "package.json", "stages/")  # change no verdict
+
+
 def _nli(opts: JudgeOptions) -> Judge:
     from eval.judges.nli import load_scorer  # noqa: PLC0415 - lazy: sentence-transformers and torch
 
@@ -65,7 +70,10 @@ def _nli(opts: JudgeOptions) -> Judge:
     scorer = load_scorer(path, embedder=opts.embedder, **kw)
     tag = "" if opts.nli_threshold is None else f"@t={opts.nli_threshold:g}"
     reads = reader_for(path, str(path), latin_only=path == default_nli_path())  # the shipped judge: MiniLM
-    return ScorerJudge(scorer, unreadable=reads, config_id=f"nli:{path}{tag}")
+    # named by its folder's name and content, not its path: a retrained or re-combined folder at the same path is a
+    # new judge (never resumed from the old one's verdicts), and a checkout moved elsewhere is the same judge
+    name = f"{Path(path).name}@{folder_digest(path, skip=JUDGE_DOCS)}@len={scorer.max_length}"
+    return ScorerJudge(scorer, unreadable=reads, config_id=f"nli:{name}{tag}")
 
 
 def _llm_for(name: str, opts: JudgeOptions) -> object:

@@ -55,6 +55,15 @@ def test_lexical_doc_reads_the_whole_evidence():
     assert F.lexical_doc("", "anything") == 0.0
 
 
+def test_bigram_doc_sees_the_same_words_in_another_relation():
+    ev = "FlashAttention outperforms standard attention on long sequences."
+    assert F.bigram_doc("FlashAttention outperforms standard attention.", ev) == 1.0
+    swapped = F.bigram_doc("Standard attention outperforms FlashAttention.", ev)
+    assert F.lexical_doc("Standard attention outperforms FlashAttention.", ev) == 1.0 and swapped < 0.5
+    assert F.bigram_doc("attention", ev) == F.lexical_doc("attention", ev) == 1.0  # one word: its unigram share
+    assert F.bigram_doc("nothing shared here", ev) == 0.0
+
+
 def test_idf_weights_rank_rare_words_higher_and_idf_doc_uses_them():
     docs = ["the cache grows", "the cache shrinks", "the cache holds keys", "a paged cache", "cache and vllm"]
     idf = F.idf_weights(docs, min_df=1)

@@ -63,3 +63,26 @@ def test_the_fact_checks_threshold_reaches_its_judge(monkeypatch):
     monkeypatch.setitem(JUDGES, "nli", JUDGES["nli"].__class__("nli", build, JUDGES["nli"].measures, 0))
     make_fact_check("nli", nli_threshold=0.7)
     assert seen["opts"].nli_threshold == 0.7  # it was dropped before (written to a field nothing read)
+
+
+@pytest.mark.model
+def test_nli_config_id_names_the_folder_by_content(tmp_path):
+    """A judge folder re-combined in place is another judge (a resume never reuses the old verdicts); the same folder
+    copied elsewhere is the same judge."""
+    import json
+    import shutil
+
+    from eval.judges.weights import default_model_dir
+
+    shipped = default_model_dir()
+    assert shipped is not None
+    base = make_judge("nli", JudgeOptions()).config_id
+    assert base.startswith(f"nli:{shipped.name}@") and str(shipped.parent) not in base
+    copy = tmp_path / shipped.name
+    shutil.copytree(shipped, copy)
+    assert make_judge("nli", JudgeOptions(nli_model=str(copy))).config_id == base
+    combiner = copy / "combiner.json"
+    spec = json.loads(combiner.read_text())
+    spec["support"]["intercept"] += 0.1
+    combiner.write_text(json.dumps(spec))
+    assert make_judge("nli", JudgeOptions(nli_model=str(copy))).config_id != base
