@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from eval.tokens import content_tokens
 from rag.prompt import strip_citations
 
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "dr.", "fig.", "no.", "approx.", "mr.", "ms.", "al.", "eq.", "sec.")
@@ -75,6 +76,20 @@ def decompose(answer: str, *, min_words: int = 3) -> list[str]:
             merged = merged[1:]
         claims.extend(m if m.endswith((".", "!", "?")) else m + "." for m in [*merged, *asides])
     return [c for c in claims if _words(c) > 0]
+
+
+_POLARITY_WORDS = frozenset({"yes", "no", "not"})
+
+
+def standalone(claims: list[str], question: str) -> list[str]:
+    """Each claim as it can be checked against evidence on its own: a bare yes/no ("Yes.", "No, it is not.") says
+    nothing without its question, so such a claim is read after the question ("Is FlashAttention exact? Yes.");
+    a claim with a word of its own stays as it is (read after the question, a short answer would share the
+    question's words with any evidence about it, and word overlap could no longer tell a right one from a wrong one)."""
+    q = question.strip()
+    if not q:
+        return claims
+    return [f"{q} {c}" if all(t in _POLARITY_WORDS for t in content_tokens(c)) else c for c in claims]
 
 
 def sentence_windows(text: str, size: int = 2) -> list[str]:

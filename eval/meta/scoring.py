@@ -1,6 +1,7 @@
 """How a Scorer becomes one continuous score per labelled item, batched so a cross-encoder runs full batches.
 
-groundedness(evidence, text)  the text's claims (eval.claims.decompose) each get their best support score over the
+groundedness(evidence, text[, question])  the text's claims (eval.claims.decompose; one that does not stand alone
+                              read after the question, as the metric reads it) each get their best support score over the
                               evidence's sentence windows (ScorerJudge.verify); reduced by min (default: one
                               unsupported claim sinks the answer), mean, or share (the fraction of claims at or
                               above the scorer's support threshold: what the groundedness metric itself reports)
@@ -12,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from eval.claims import decompose
+from eval.claims import decompose, standalone
 from eval.judges.base import ClaimItem, ClaimScore, Scorer, Support
 from eval.meta.datasets import ContrastItem, LabelledItem, Task
 from eval.judges.scorer import ScorerJudge
@@ -82,16 +83,21 @@ def reduce_claims(claim_scores: Sequence[float], how: Reduce, threshold: float) 
     raise ValueError(f"unknown reduction '{how}' (choose from {', '.join(REDUCERS)})")
 
 
-def claim_scores(judge: ScorerJudge, pairs: Sequence[tuple[str, str]], chunk_size: int = 64) -> list[list[float]]:
-    """Per (evidence, text): each claim's best support score; one verify call (one scorer batch) per chunk."""
+Pair = tuple[str, str] | tuple[str, str, str]  # (evidence, text) or (evidence, text, question)
+
+
+def claim_scores(judge: ScorerJudge, pairs: Sequence[Pair], chunk_size: int = 64) -> list[list[float]]:
+    """Per (evidence, text[, question]): each claim's best support score, its claims read as the groundedness metric
+    reads them (a claim that does not stand alone after the question); one verify call (one scorer batch) per chunk."""
     out: list[list[float]] = []
     for chunk in chunks(pairs, chunk_size):
-        verdicts = judge.verify([(decompose(text), [("evidence", evidence)]) for evidence, text in chunk])
+        verdicts = judge.verify([(standalone(decompose(p[1]), p[2] if len(p) > 2 else ""), [("evidence", p[0])])
+                                 for p in chunk])
         out.extend([float(v.score) for v in vs] for vs in verdicts)
     return out
 
 
-def groundedness(judge: ScorerJudge, pairs: Sequence[tuple[str, str]], *, reduce: Reduce = "min",
+def groundedness(judge: ScorerJudge, pairs: Sequence[Pair], *, reduce: Reduce = "min",
                  chunk_size: int = 64) -> list[float | None]:
     threshold = judge.scorer.support_threshold
     return [reduce_claims(c, reduce, threshold) for c in claim_scores(judge, pairs, chunk_size)]
@@ -104,12 +110,12 @@ def relevance(scorer: Scorer, pairs: Sequence[tuple[str, str]], *, chunk_size: i
     return out
 
 
-def _score_pairs(judge: ScorerJudge, signal: str, pairs: list[tuple[str, str]], reduce: Reduce,
+def _score_pairs(judge: ScorerJudge, signal: str, pairs: list[Pair], reduce: Reduce,
                  chunk_size: int) -> list[float | None]:
     if signal == "support":
         return groundedness(judge, pairs, reduce=reduce, chunk_size=chunk_size)
     if signal == "relevance":
-        return list(relevance(judge.scorer, pairs, chunk_size=chunk_size))
+        return list(relevance(judge.scorer, [(p[0], p[1]) for p in pairs], chunk_size=chunk_size))
     raise ValueError(f"unknown signal '{signal}'")
 
 
@@ -117,9 +123,9 @@ def score_task(judge: ScorerJudge, task: Task, *, reduce: Reduce = "min", chunk_
     """Scores for every item of ``task`` (contrast items: the good and the bad text against the same evidence)."""
     if task.kind == "pairwise":
         items: list[ContrastItem] = task.items
-        pairs = [(i.evidence, i.good) for i in items] + [(i.evidence, i.bad) for i in items]
+        pairs = [(i.evidence, i.good, i.question) for i in items] + [(i.evidence, i.bad, i.question) for i in items]
         flat = _score_pairs(judge, task.signal, pairs, reduce, chunk_size)
         return TaskScores(good=flat[: len(items)], bad=flat[len(items) :])
     labelled: list[LabelledItem] = task.items
-    return TaskScores(scores=_score_pairs(judge, task.signal, [(i.left, i.right) for i in labelled], reduce,
-                                          chunk_size))
+    pairs: list[Pair] = [(i.left, i.right, i.question) for i in labelled]
+    return TaskScores(scores=_score_pairs(judge, task.signal, pairs, reduce, chunk_size))

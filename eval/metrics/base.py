@@ -4,14 +4,15 @@ Judges consume the declarations (eval/judges/): they never branch on a metric's 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from corpora.records import MetricResult, Trace
 from eval.answerability import unanswerable
-from eval.claims import decompose
+from eval.claims import decompose, standalone
 from eval.mathx import fraction
-from eval.metrics.verify import Verifier
+from eval.metrics.key_facts import polarity_mismatch
+from eval.metrics.verify import ClaimVerdict, Verifier
 
 Need = Literal["question", "contexts", "answer", "reference", "labels"]
 Rules = Callable[[Trace, str], MetricResult | None]
@@ -113,14 +114,23 @@ def passages(t: Trace) -> list[tuple[str, str]]:
 
 def claims_supported(metric: str, judge: str, v: Verifier, traces: Sequence[Trace],
                      text_of: Callable[[Trace], str]) -> list[MetricResult]:
-    """Share of ``text_of(trace)``'s claims that some retrieved chunk supports, each claim's verdict as evidence."""
-    verdicts = v.verify([(decompose(text_of(t)), passages(t)) for t in traces])
+    """Share of ``text_of(trace)``'s claims that some retrieved chunk supports, each claim's verdict as evidence; a
+    claim that does not stand alone is read after the trace's question (eval.claims.standalone)."""
+    verdicts = v.verify([(standalone(decompose(text_of(t)), t.question), passages(t)) for t in traces])
     out = []
-    for vs in verdicts:
+    for t, vs in zip(traces, verdicts):
+        vs = [polarity_checked(x, t.question) for x in vs]
         value = fraction([x.verdict == "supported" for x in vs])
         out.append(MetricResult.ok(metric, judge, value, claims=[x.as_dict() for x in vs]) if value is not None
                    else MetricResult.unmeasured(metric, judge, "no claims to check"))
     return out
+
+
+def polarity_checked(v: ClaimVerdict, question: str) -> ClaimVerdict:
+    """A supported bare yes/no claim whose polarity its best sentence contradicts is not supported (key_facts)."""
+    if v.verdict != "supported" or not v.sentence or not polarity_mismatch(v.claim, question, v.sentence):
+        return v
+    return replace(v, verdict="unsupported", note="the yes/no answer asserts the opposite polarity of its evidence")
 
 
 def unsupported_claims(r: MetricResult, checks: Sequence[tuple[str, Sequence[str], str]]) -> list[Ask]:

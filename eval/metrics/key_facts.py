@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from eval.judges.features import numbers
+from eval.judges.features import negated, numbers
 
 _TOKEN = re.compile(r"[^\W_][\w.-]*[^\W_]|[^\W_]", re.UNICODE)
 _YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
@@ -52,3 +52,17 @@ def polarity_conflict(answer: str, reference: str) -> bool:
     """The answer opens with yes and the reference with no, or the other way round."""
     a, r = leading_polarity(answer), leading_polarity(reference)
     return a is not None and r is not None and a != r
+
+
+def polarity_mismatch(claim: str, question: str, premise: str) -> bool:
+    """A bare yes/no answer read after its question ("Is it exact? No.") asserts the question's proposition or its
+    negation; a learned judge reads the question's words and not the one word after them. The claim mismatches its
+    best premise when what it asserts is negated and the premise is not, or the other way round."""
+    q = question.strip()
+    if not q or not claim.startswith(q):
+        return False
+    polarity = leading_polarity(claim[len(q):])
+    if polarity is None:
+        return False
+    asserts_negation = negated(q) != (polarity == "no")
+    return asserts_negation != negated(premise)

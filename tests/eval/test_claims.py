@@ -41,3 +41,13 @@ def test_claim_candidates_add_a_window_of_the_best_sentences_and_keep_the_lead_o
     assert evidence == passages[0][1]  # the question leads windows, but is not evidence
     (single,), _ = claim_candidates(["x"], [("c", "One sentence only.")], joined=True)
     assert single == [("c", "One sentence only.")]
+
+
+def test_standalone_reads_short_claims_after_the_question():
+    from eval.claims import standalone
+
+    q = "Is FlashAttention exact?"
+    assert standalone(["Yes.", "No, it is not."], q) == [f"{q} Yes.", f"{q} No, it is not."]
+    for own in ("It is 64.", "FlashAttention computes exact attention.", "Yes, it is exact."):
+        assert standalone([own], q) == [own]
+    assert standalone(["Yes."], "") == ["Yes."]

@@ -1,7 +1,9 @@
 """groundedness's rules and computation on hand-made traces (eval/metrics/groundedness.py)."""
-from corpora.records import Trace
+import pytest
+
+from corpora.records import Chunk, Trace
 from eval.metrics import get
-from tests.eval.metrics.records import OLD, QUESTION, strict, trace
+from tests.eval.metrics.records import CUR, OLD, QUESTION, strict, trace
 
 METRIC = get("groundedness")
 
@@ -26,3 +28,28 @@ def test_share_of_supported_claims_with_the_chunk_and_sentence():
     assert first["verdict"] == "supported" and first["chunk_id"] == "old#0" and "32 tokens" in first["sentence"]
     assert second["verdict"] == "unsupported"
     assert METRIC.cut == 0.75 and METRIC.ragas == "Faithfulness"
+
+
+def test_a_bare_yes_no_is_read_after_its_question():
+    """"Yes." says nothing alone; read after its question it is a claim the context can support or not."""
+    (r,) = strict().judge("groundedness", [trace("Yes.", contexts=[CUR])])
+    assert r.evidence["claims"][0]["claim"] == f"{QUESTION} Yes."
+    (r,) = strict().judge("groundedness", [trace("16 tokens.", contexts=[CUR])])
+    assert r.evidence["claims"][0]["claim"] == "16 tokens."
+
+
+@pytest.mark.model
+def test_bare_yes_no_with_the_real_judge():
+    """With the shipped judge: "Yes." to a question its context affirms is grounded; "No." is not (the polarity rule
+    overrides a judge that reads the question's words and not the one word after them)."""
+    from eval.judges.registry import JudgeOptions, make_judge
+
+    judge = make_judge("nli", JudgeOptions())
+    ctx = [Chunk(chunk_id="fa#0", doc_id="fa", rank=1,
+                 text="FlashAttention is exact: it computes the same result as standard attention.")]
+    ask = lambda answer: Trace(sample_id="y", question="Is FlashAttention exact?", answer=answer,  # noqa: E731
+                               contexts=ctx)
+    (yes,) = judge.judge("groundedness", [ask("Yes.")])
+    (no,) = judge.judge("groundedness", [ask("No.")])
+    assert yes.value == 1.0, yes.evidence
+    assert no.value == 0.0 and "polarity" in no.evidence["claims"][0]["note"], no.evidence

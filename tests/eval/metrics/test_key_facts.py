@@ -20,3 +20,15 @@ def test_leading_yes_no():
     assert leading_polarity("Nobody knows.") is None and leading_polarity("It is yes.") is None
     assert polarity_conflict("Yes.", "No, never.") and not polarity_conflict("No.", "no")
     assert not polarity_conflict("Yes.", "It spans two nodes.")
+
+
+def test_polarity_mismatch_of_a_bare_yes_no():
+    from eval.metrics.key_facts import polarity_mismatch
+
+    q = "Is FlashAttention exact?"
+    affirm, deny = "FlashAttention is exact.", "FlashAttention is not exact."
+    assert not polarity_mismatch(f"{q} Yes.", q, affirm) and polarity_mismatch(f"{q} Yes.", q, deny)
+    assert polarity_mismatch(f"{q} No.", q, affirm) and not polarity_mismatch(f"{q} No, it is not.", q, deny)
+    assert not polarity_mismatch("FlashAttention is exact.", q, deny)  # not a bare yes/no: the judge decides
+    neg_q = "Is FlashAttention not exact?"
+    assert polarity_mismatch(f"{neg_q} Yes.", neg_q, affirm) and not polarity_mismatch(f"{neg_q} No.", neg_q, affirm)
