@@ -24,10 +24,14 @@ def folder_digest(folder: str | Path, skip: Iterable[str] = ()) -> str:
     starts with one of ``skip`` (documentation that changes no verdict). Cached per folder state (paths, sizes and
     modification times), so asking again costs one directory walk."""
     root = Path(folder).resolve()
-    files = sorted(p for p in root.rglob("*") if p.is_file()
-                   and not p.relative_to(root).as_posix().startswith(tuple(skip)))
-    state = tuple((p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
-    return _digest(root, state)
+    skip = tuple(skip)
+    state = []
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_file() and not rel.startswith(skip):
+            st = p.stat()
+            state.append((rel, st.st_size, st.st_mtime_ns))
+    return _digest(root, tuple(state))
 
 
 @lru_cache(maxsize=32)

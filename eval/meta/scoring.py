@@ -1,7 +1,7 @@
 """How a Scorer becomes one continuous score per labelled item, batched so a cross-encoder runs full batches.
 
-groundedness(evidence, text[, question])  the text's claims (eval.claims.decompose; one that does not stand alone
-                              read after the question, as the metric reads it) each get their best support score over the
+groundedness(evidence, text[, question])  the text's claims (eval.claims.decompose; a bare yes/no read after the
+                              question, as the metric reads it: eval.claims.standalone) each get their best support score over the
                               evidence's sentence windows (ScorerJudge.verify); reduced by min (default: one
                               unsupported claim sinks the answer), mean, or share (the fraction of claims at or
                               above the scorer's support threshold: what the groundedness metric itself reports)
@@ -88,7 +88,7 @@ Pair = tuple[str, str] | tuple[str, str, str]  # (evidence, text) or (evidence, 
 
 def claim_scores(judge: ScorerJudge, pairs: Sequence[Pair], chunk_size: int = 64) -> list[list[float]]:
     """Per (evidence, text[, question]): each claim's best support score, its claims read as the groundedness metric
-    reads them (a claim that does not stand alone after the question); one verify call (one scorer batch) per chunk."""
+    reads them (a bare yes/no after the question); one verify call (one scorer batch) per chunk."""
     out: list[list[float]] = []
     for chunk in chunks(pairs, chunk_size):
         verdicts = judge.verify([(standalone(decompose(p[1]), p[2] if len(p) > 2 else ""), [("evidence", p[0])])

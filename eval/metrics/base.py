@@ -115,7 +115,7 @@ def passages(t: Trace) -> list[tuple[str, str]]:
 def claims_supported(metric: str, judge: str, v: Verifier, traces: Sequence[Trace],
                      text_of: Callable[[Trace], str]) -> list[MetricResult]:
     """Share of ``text_of(trace)``'s claims that some retrieved chunk supports, each claim's verdict as evidence; a
-    claim that does not stand alone is read after the trace's question (eval.claims.standalone)."""
+    bare yes/no claim is read after the trace's question (eval.claims.standalone) and its polarity checked."""
     verdicts = v.verify([(standalone(decompose(text_of(t)), t.question), passages(t)) for t in traces])
     out = []
     for t, vs in zip(traces, verdicts):
