@@ -3,7 +3,7 @@ VENV    ?= .venv
 PYTHON  ?= python3
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
-EXTRAS  ?= cpu,dev
+EXTRAS  ?= cpu,dev,ray
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RAGAS_DO_NOT_TRACK=true NEMO_GUARDRAILS_NO_USAGE_STATS=1 OMP_WAIT_POLICY=PASSIVE
 
 .PHONY: install demo check test test-fast bench clean
