@@ -328,3 +328,44 @@ class Diagnosis(BaseModel):
     rule: str = Field(description="the rule that fired for the primary category, in words")
     evidence: dict[str, Any] = Field(default_factory=dict)
     probe: dict[str, Any] | None = None
+
+
+# the metrics a person can label (eval/metrics names): "context relevance" is context_precision's question (are the
+# retrieved chunks relevant to the question?)
+LabelMetric = Literal["groundedness", "answer_correctness", "context_precision", "answer_relevance", "context_recall"]
+
+
+def _utc_iso(v: str) -> str:
+    try:
+        when = datetime.fromisoformat(v)
+    except ValueError:
+        raise ValueError(f"not an ISO 8601 time: {v!r}") from None
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise ValueError(f"has no time zone (write it in UTC, e.g. {v}+00:00)")
+    return v
+
+
+class Label(BaseModel):
+    """One human judgement of one sample on one metric, appended to the run's labels.jsonl (corpora/labels.py): 0 or 1
+    (no / yes), or a graded score in [0, 1]. The latest label per (sample, metric, who) wins."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sample_id: str = Field(min_length=1)
+    metric: LabelMetric
+    value: float = Field(ge=0.0, le=1.0)
+    who: Annotated[str, Field(min_length=1), AfterValidator(_not_blank)]
+    when: Annotated[str, AfterValidator(_utc_iso)] = Field(
+        default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    note: str | None = None
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _number(cls, v: Any) -> Any:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and math.isnan(v)):
+            raise ValueError(f"must be a number in [0, 1] (0 = no, 1 = yes), got {v!r}")
+        return v
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.sample_id, self.metric, self.who

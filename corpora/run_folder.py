@@ -9,7 +9,8 @@
     run_summary.json  `ragdoctor run`: outcomes, retrieval, latency per stage
     input_errors.txt  the bad input lines that were skipped; warnings.txt: what was ambiguous
     gate.xml          `ragdoctor gate`'s JUnit report
-    labels.jsonl      reserved for human labels (an append-only log like the two above)
+    labels.jsonl      human labels, one Label per line, appended by the dashboard's Label page or `ragdoctor label`
+                      (read and written in corpora/labels.py; they calibrate the scores: eval/calibration.py)
 
 The logs are append-only (``AppendLog``): one record per line, flushed, so a kill loses at most the record in flight;
 a torn last line is dropped and redone; a log whose first line is not one of ours is refused, never appended to.

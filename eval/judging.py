@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from corpora.errors import InputError
+from corpora.labels import read_labels
 from corpora.records import Judgement, MetricResult, Trace
 from corpora.run_folder import INPUT_ERRORS, RESULTS_TABLE, SUMMARY, WARNINGS, RunFolder
 from eval.judges.base import Judge
@@ -142,7 +143,7 @@ def write_outputs(run: RunFolder, judgements: list[Judgement], input_errors: lis
                   warnings: list[str] | None = None, run_key: str | None = None) -> dict:
     """results.parquet and summary.json (with the run key, which the gate checks against config.json's)."""
     results_frame(judgements).to_parquet(run.file(RESULTS_TABLE), index=False)
-    summary = summarize(judgements)
+    summary = summarize(judgements, labels=read_labels(run))  # labels.jsonl: the PPI-calibrated means
     if run_key:
         summary["run_key"] = run_key
     summary["input_errors"] = input_errors

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.stats import norm
 
+Values = Sequence[float] | np.ndarray
 MIN_LABELS = 30  # fewer human labels than this: no PPI estimate (the normal approximation is not trusted)
 
 
@@ -41,7 +42,7 @@ class Estimate:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
 
 
-def _arr(x: Sequence[float]) -> np.ndarray:
+def _arr(x: Values) -> np.ndarray:
     a = np.asarray(x, dtype=np.float64).reshape(-1)
     if not np.all(np.isfinite(a)):
         raise ValueError("PPI inputs must be finite numbers")
@@ -62,7 +63,7 @@ def power_tuning(y: np.ndarray, f: np.ndarray, f_unlabeled: np.ndarray) -> float
     return float(min(1.0, max(0.0, lam)))
 
 
-def ppi_mean(y_labeled: Sequence[float], f_labeled: Sequence[float], f_unlabeled: Sequence[float], *,
+def ppi_mean(y_labeled: Values, f_labeled: Values, f_unlabeled: Values, *,
              alpha: float = 0.05, tuned: bool = True) -> Estimate:
     """The PPI (``tuned``: PPI++) estimate of E[Y] and its (1 - alpha) confidence interval."""
     y, f, fu = _arr(y_labeled), _arr(f_labeled), _arr(f_unlabeled)
@@ -77,7 +78,7 @@ def ppi_mean(y_labeled: Sequence[float], f_labeled: Sequence[float], f_unlabeled
     return Estimate("ppi++" if tuned else "ppi", theta, theta - half, theta + half, int(y.size), int(fu.size), lam)
 
 
-def labels_mean(y_labeled: Sequence[float], *, alpha: float = 0.05) -> Estimate:
+def labels_mean(y_labeled: Values, *, alpha: float = 0.05) -> Estimate:
     """The classical estimate from the labels alone (normal interval), for comparison."""
     y = _arr(y_labeled)
     if y.size < 2:
@@ -87,7 +88,7 @@ def labels_mean(y_labeled: Sequence[float], *, alpha: float = 0.05) -> Estimate:
     return Estimate("labels only", m, m - half, m + half, int(y.size), 0)
 
 
-def judge_mean(f_all: Sequence[float], *, alpha: float = 0.05) -> Estimate:
+def judge_mean(f_all: Values, *, alpha: float = 0.05) -> Estimate:
     """The judge's plain mean over every sample (biased by whatever bias the judge has), normal interval."""
     f = _arr(f_all)
     half = float(norm.ppf(1 - alpha / 2)) * (_var(f) / max(1, f.size)) ** 0.5

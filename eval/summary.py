@@ -1,12 +1,15 @@
 """Aggregate a run's judgements: per (metric, judge) the mean of measured values with a bootstrap 95% CI,
-and the counts and reasons of unmeasured and not-applicable results."""
+and the counts and reasons of unmeasured and not-applicable results; with human labels, ``calibrated``: the
+PPI-corrected means with their CIs and each judge's agreement with the labels (eval/calibration.py)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 import pandas as pd
 
-from corpora.records import Judgement
+from corpora.records import Judgement, Label
+from eval.calibration import calibrate
 from eval.mathx import bootstrap_ci
 
 
@@ -18,7 +21,10 @@ def results_frame(judgements: list[Judgement]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def summarize(judgements: list[Judgement], *, n_resamples: int = 2000, seed: int = 0) -> dict:
+def summarize(judgements: list[Judgement], *, n_resamples: int = 2000, seed: int = 0,
+              labels: Iterable[Label] | None = None) -> dict:
+    """Means with CIs per (metric, judge); with ``labels`` (the labels in force, corpora/labels.py) also
+    ``calibrated``: one row per (metric, judge) with labels (eval.calibration.calibrate)."""
     df = results_frame(judgements)
     metrics: list[dict] = []
     for (metric, judge), g in df.groupby(["metric", "judge"], sort=False):
@@ -32,6 +38,9 @@ def summarize(judgements: list[Judgement], *, n_resamples: int = 2000, seed: int
             "unmeasured_reasons": dict(Counter(unmeasured["reason"].fillna("unknown")).most_common(5)),
         })
     decided = int((df.status != "not_applicable").sum())
-    return {"n_samples": len(judgements), "metrics": metrics,
-            "unmeasured_share": float((df.status == "unmeasured").sum() / decided) if decided else None}
+    out = {"n_samples": len(judgements), "metrics": metrics,
+           "unmeasured_share": float((df.status == "unmeasured").sum() / decided) if decided else None}
+    if labels is not None:
+        out["calibrated"] = calibrate(df, list(labels), seed=seed)
+    return out
 

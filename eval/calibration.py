@@ -1,0 +1,121 @@
+"""Judge scores calibrated by human labels: per (metric, judge) with labels, the prediction-powered (PPI++) estimate of
+the mean a person would give, with its 95% CI, next to the judge's plain mean, and the judge's agreement with the
+labels (AUROC with a bootstrap CI when the labels are binary and both classes are there; accuracy at the metric's
+verdict cut). With fewer than ``MIN_LABELS`` labels the corrected estimate is ``unmeasured`` with the reason.
+
+Inputs are the long results table (eval.summary.results_frame: sample x metric x judge) and the labels in force
+(corpora/labels.py); only labels of samples in the run count. A sample labelled by several people counts once, with
+the mean of their values. The labelled samples are the PPI's labelled set, the run's other measured samples its
+unlabelled set (eval/ppi.py). PPI's interval assumes the labelled samples are a random draw from the run: the
+dashboard's labelling queue (eval/labelling.py) keeps them one (a proportional stratified draw over the judge's score).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from corpora.errors import InputError
+from corpora.labels import human_values, read_labels
+from corpora.records import Label
+from corpora.run_folder import RESULTS_TABLE, RunFolder
+from eval.meta.stats import auroc, auroc_ranks, bootstrap
+from eval.metrics import find
+from eval.ppi import MIN_LABELS, judge_mean, labels_mean, ppi_mean
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 6)
+
+
+def agreement(y: np.ndarray, f: np.ndarray, cut: float, *, n_resamples: int = 1000, seed: int = 0) -> dict:
+    """How the judge's scores ``f`` agree with human labels ``y`` on the same samples: AUROC (binary labels, both
+    classes) and accuracy of ``f >= cut`` against ``y >= 0.5``, each with a percentile bootstrap 95% CI."""
+    out: dict = {"n": int(y.size), "threshold": cut, "auroc": None, "auroc_ci": [None, None], "accuracy": None,
+                 "accuracy_ci": [None, None], "n_positive": int((y >= 0.5).sum()), "n_negative": int((y < 0.5).sum()),
+                 "reason": None}
+    if y.size == 0:
+        out["reason"] = "no labelled sample the judge measured"
+        return out
+    hit = ((f >= cut) == (y >= 0.5)).astype(float)
+    out["accuracy"] = _r(hit.mean())
+    out["accuracy_ci"] = [_r(v) for v in bootstrap(lambda i: float(hit[i].mean()), hit.size,
+                                                   n_resamples=n_resamples, seed=seed)]
+    binary = bool(np.all((y == 0) | (y == 1)))
+    if not binary:
+        out["reason"] = "AUROC needs yes/no labels (these are graded)"
+    elif out["n_positive"] == 0 or out["n_negative"] == 0:
+        only = "yes" if out["n_negative"] == 0 else "no"
+        out["reason"] = f"AUROC needs both classes (all {out['n']} labels are {only})"
+    else:
+        out["auroc"] = _r(auroc(f, y))
+        out["auroc_ci"] = [_r(v) for v in bootstrap(lambda i: auroc_ranks(f[i], y[i]), y.size,
+                                                    n_resamples=n_resamples, seed=seed)]
+    return out
+
+
+def calibrate(results: pd.DataFrame, labels: Iterable[Label], *, min_labels: int = MIN_LABELS,
+              n_resamples: int = 1000, seed: int = 0) -> list[dict]:
+    """One row per (metric, judge) whose metric has a label on a sample of the run (see the module docstring)."""
+    ids = set(results["sample_id"])
+    human = {m: {sid: v for sid, v in by.items() if sid in ids} for m, by in human_values(labels).items()}
+    rows: list[dict] = []
+    ok = results[(results["status"] == "ok") & results["value"].notna()]
+    for metric, judge in results[["metric", "judge"]].drop_duplicates().itertuples(index=False):
+        y_by = human.get(str(metric))
+        if not y_by:
+            continue
+        scores = ok[(ok["metric"] == metric) & (ok["judge"] == judge)]
+        f_by = dict(zip(scores["sample_id"], scores["value"].astype(float)))
+        lab = [sid for sid in y_by if sid in f_by]
+        y = np.array([y_by[s] for s in lab], dtype=float)
+        f = np.array([f_by[s] for s in lab], dtype=float)
+        fu = np.array([v for s, v in f_by.items() if s not in y_by], dtype=float)
+        m = find(str(metric))
+        row: dict = {"metric": metric, "judge": judge, "n_labels": len(lab), "n_labels_unjudged": len(y_by) - len(lab),
+                     "n_judged": len(f_by), "judge_mean": _r(judge_mean(list(f_by.values())).mean) if f_by else None,
+                     "status": "unmeasured", "reason": None, "method": None, "mean": None, "ci_low": None,
+                     "ci_high": None, "lam": None, "labels_mean": _r(float(y.mean())) if y.size else None,
+                     "agreement": agreement(y, f, m.cut if m else 0.5, n_resamples=n_resamples, seed=seed)}
+        if len(lab) < min_labels:
+            unjudged = f" ({row['n_labels_unjudged']} more on samples this judge did not measure)" \
+                if row["n_labels_unjudged"] else ""
+            row["reason"] = f"{len(lab)} label{'s' * (len(lab) != 1)}, need {min_labels}{unjudged}"
+        else:
+            est = ppi_mean(y, f, fu) if fu.size else labels_mean(y)
+            row.update(status="ok", method=est.method, mean=_r(est.mean), ci_low=_r(max(0.0, est.ci_low)),
+                       ci_high=_r(min(1.0, est.ci_high)), lam=_r(est.lam))
+        rows.append(row)
+    return rows
+
+
+def run_results(run: RunFolder) -> pd.DataFrame:
+    """The run's long results table: results.parquet when it is as new as the results log, else the current
+    judgements (an evaluation still going or killed)."""
+    parquet, log = run.file(RESULTS_TABLE), run.results.path
+    if parquet.exists() and run.summary() is not None and \
+            (not log.exists() or parquet.stat().st_mtime_ns >= log.stat().st_mtime_ns):
+        return pd.read_parquet(parquet, columns=["sample_id", "metric", "judge", "value", "status"])
+    from eval.summary import results_frame  # noqa: PLC0415 - eval.summary imports this module
+
+    return results_frame(run.judgements())
+
+
+def for_run(run: str | Path | RunFolder, *, errors: list[InputError] | None = None, min_labels: int = MIN_LABELS,
+            n_resamples: int = 1000) -> list[dict]:
+    """calibrate() over a run folder's current results and labels.jsonl, read now (labels added after the evaluation
+    count; a bad labels line goes to ``errors``, else is reported, and is skipped)."""
+    folder = run if isinstance(run, RunFolder) else RunFolder(run)
+    return calibrate(run_results(folder), read_labels(folder, errors), min_labels=min_labels, n_resamples=n_resamples)
+
+
+def find_row(rows: list[dict], metric: str, judge: str) -> dict | None:
+    return next((r for r in rows if r["metric"] == metric and r["judge"] == judge), None)
+
+
+def label_counts(results: pd.DataFrame, labels: Iterable[Label]) -> dict[str, int]:
+    """metric -> how many of the run's samples carry a label of it."""
+    ids = set(results["sample_id"])
+    return {m: sum(1 for s in by if s in ids) for m, by in human_values(labels).items()}

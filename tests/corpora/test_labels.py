@@ -1,0 +1,69 @@
+"""Human labels in a run folder (corpora/labels.py): round trip, the latest label per (sample, metric, who) wins, a
+bad line is reported with file:line:field and skipped (the rest is read), a torn last line never glues onto the next."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from corpora.errors import InputError
+from corpora.labels import add_label, add_labels, human_values, read_all_labels, read_labels
+from corpora.records import Label
+
+
+def test_round_trip_and_latest_wins(tmp_path):
+    add_label(tmp_path, "s1", "groundedness", 1, "ann", note="clear")
+    add_label(tmp_path, "s1", "groundedness", 0, "bob")
+    add_label(tmp_path, "s2", "answer_correctness", 0.5, "ann", when="2026-01-02T03:04:05+00:00")
+    add_label(tmp_path, "s1", "groundedness", 0, "ann")  # ann changes her mind
+    everything = read_all_labels(tmp_path)
+    assert len(everything) == 4 and everything[0].note == "clear"
+    now = read_labels(tmp_path)
+    assert [(lb.sample_id, lb.who, lb.value) for lb in now] == [("s1", "bob", 0.0), ("s2", "ann", 0.5),
+                                                                 ("s1", "ann", 0.0)]
+    assert now[1].when == "2026-01-02T03:04:05+00:00" and now[0].when.endswith("+00:00")
+    assert human_values(now) == {"groundedness": {"s1": 0.0}, "answer_correctness": {"s2": 0.5}}
+    add_label(tmp_path, "s1", "groundedness", 1, "ann")
+    assert human_values(read_labels(tmp_path))["groundedness"]["s1"] == 0.5  # two people: the mean of their values
+
+
+@pytest.mark.parametrize("fields, field, message", [
+    ({"metric": "faithfulness"}, "metric", "Input should be"),
+    ({"value": 1.5}, "value", "less than or equal to 1"),
+    ({"value": True}, "value", "must be a number"),
+    ({"value": "yes"}, "value", "must be a number"),
+    ({"who": "  "}, "who", "is blank"),
+    ({"when": "2026-01-02T03:04:05"}, "when", "has no time zone"),
+    ({"when": "yesterday"}, "when", "not an ISO 8601 time"),
+    ({"sample_id": ""}, "sample_id", "at least 1 character"),
+])
+def test_bad_labels_are_refused_naming_the_field(tmp_path, fields, field, message):
+    args = {"sample_id": "s1", "metric": "groundedness", "value": 1, "who": "ann", **fields}
+    with pytest.raises(InputError) as exc:
+        add_label(tmp_path, **args)
+    assert exc.value.field == field and message in exc.value.message
+    assert not (tmp_path / "labels.jsonl").exists()
+
+
+def test_bad_lines_are_reported_with_file_line_and_field_and_skipped(tmp_path):
+    good = Label(sample_id="s1", metric="groundedness", value=1, who="ann").model_dump_json()
+    path = tmp_path / "labels.jsonl"
+    path.write_text("\n".join([
+        '{"sample_id": "s0", "metric": "groundedness", "value": 2, "who": "ann", "when": "2026-01-01T00:00:00Z"}',
+        good, "not json", json.dumps({"sample_id": "s2", "metric": "groundedness", "value": 0, "who": "ann",
+                                       "extra": 1}), good.replace('"s1"', '"s3"')]) + "\n", encoding="utf-8")
+    errors: list[InputError] = []
+    labels = read_labels(tmp_path, errors)
+    assert [lb.sample_id for lb in labels] == ["s1", "s3"]
+    assert [(e.line, e.field) for e in errors] == [(1, "value"), (3, None), (4, "extra")]
+    assert all(e.one_line().startswith(f"{path}:{e.line}: ") for e in errors)
+    assert "malformed JSON" in errors[1].message and errors[2].message == "unknown field"
+
+
+def test_a_torn_last_line_is_dropped_before_appending(tmp_path):
+    add_label(tmp_path, "s1", "groundedness", 1, "ann")
+    path = tmp_path / "labels.jsonl"
+    path.write_text(path.read_text() + '{"sample_id": "s2", "met', encoding="utf-8")  # killed mid-write
+    add_labels(tmp_path, [Label(sample_id="s3", metric="context_precision", value=0, who="ann")])
+    errors: list[InputError] = []
+    assert [lb.sample_id for lb in read_labels(tmp_path, errors)] == ["s1", "s3"] and not errors

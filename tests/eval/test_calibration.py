@@ -1,0 +1,135 @@
+"""Judge scores calibrated by human labels (eval/calibration.py), the labelling queue (eval/labelling.py), and the
+summary with labels (eval/summary.py): the PPI estimate equals eval.ppi's on the same numbers, too few labels are
+``unmeasured`` with the reason, only labels of the run's samples count, and labels picked in the queue's stratified
+order keep the 95% interval's coverage (a simulation with a known truth)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from corpora.labels import add_label, read_labels
+from corpora.records import Judgement, Label, MetricResult
+from eval import labelling, ppi
+from eval.calibration import calibrate, for_run
+from eval.summary import summarize
+
+
+def frame(values: dict[str, float | None], metric: str = "groundedness", judge: str = "lexical") -> pd.DataFrame:
+    return pd.DataFrame([{"sample_id": s, "metric": metric, "judge": judge, "value": v,
+                          "status": "ok" if v is not None else "unmeasured"} for s, v in values.items()])
+
+
+def labels_for(values: dict[str, float], metric: str = "groundedness", who: str = "ann") -> list[Label]:
+    return [Label(sample_id=s, metric=metric, value=v, who=who) for s, v in values.items()]
+
+
+def population(seed: int, n: int = 300):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.7).astype(float)
+    f = np.clip(0.6 * y + 0.35 + rng.normal(0, 0.2, n), 0, 1).round(2)  # biased upwards, ties
+    ids = [f"s{i:04d}" for i in range(n)]
+    return ids, y, f
+
+
+def test_ppi_row_equals_the_estimator_and_agreement_is_reported():
+    ids, y, f = population(0)
+    lab = dict(zip(ids[:60], y[:60]))
+    rows = calibrate(frame(dict(zip(ids, f))), labels_for(lab), n_resamples=200)
+    assert len(rows) == 1
+    r = rows[0]
+    est = ppi.ppi_mean(y[:60], f[:60], f[60:])
+    assert r["status"] == "ok" and r["method"] == "ppi++" and r["n_labels"] == 60 and r["n_judged"] == len(ids)
+    assert r["mean"] == pytest.approx(est.mean, abs=1e-6) and r["ci_low"] == pytest.approx(est.ci_low, abs=1e-6)
+    assert r["judge_mean"] == pytest.approx(f.mean(), abs=1e-6) and r["judge_mean"] > r["mean"]  # the judge's bias
+    a = r["agreement"]
+    assert a["auroc"] > 0.9 and a["auroc_ci"][0] <= a["auroc"] <= a["auroc_ci"][1]
+    assert a["accuracy"] == pytest.approx(((f[:60] >= 0.75) == (y[:60] >= 0.5)).mean(), abs=1e-6)
+    assert a["n_positive"] + a["n_negative"] == 60
+
+
+def test_too_few_labels_is_unmeasured_with_the_reason_and_foreign_samples_do_not_count():
+    ids, y, f = population(1, 100)
+    lab = {**dict(zip(ids[:12], y[:12])), **{f"other{i}": 1.0 for i in range(40)}}  # 40 labels of another run
+    lab[ids[12]] = 1.0
+    values = dict(zip(ids, f))
+    values[ids[12]] = None  # labelled, but the judge did not measure it
+    r = calibrate(frame(values), labels_for(lab))[0]
+    assert r["status"] == "unmeasured" and r["mean"] is None and r["ci_low"] is None
+    assert r["reason"] == "12 labels, need 30 (1 more on samples this judge did not measure)"
+    assert r["n_labels"] == 12 and r["n_labels_unjudged"] == 1
+
+
+def test_graded_and_one_class_labels_say_why_there_is_no_auroc():
+    ids, _, f = population(2, 80)
+    r = calibrate(frame(dict(zip(ids, f))), labels_for(dict.fromkeys(ids[:40], 1.0)), n_resamples=100)[0]
+    assert r["agreement"]["auroc"] is None and "both classes" in r["agreement"]["reason"]
+    assert r["status"] == "ok"  # PPI itself does not need both classes
+    graded = calibrate(frame(dict(zip(ids, f))), labels_for(dict.fromkeys(ids[:40], 0.5)), n_resamples=100)[0]
+    assert "graded" in graded["agreement"]["reason"]
+
+
+def test_every_sample_labelled_falls_back_to_the_labels_alone():
+    ids, y, f = population(3, 40)
+    r = calibrate(frame(dict(zip(ids, f))), labels_for(dict(zip(ids, y))), n_resamples=100)[0]
+    assert r["method"] == "labels only" and r["mean"] == pytest.approx(y.mean())
+
+
+def test_summary_carries_the_calibrated_rows_and_for_run_reads_labels_added_later(tmp_path):
+    from corpora.run_folder import RunFolder
+    from eval.judging import write_outputs
+
+    ids, y, f = population(4, 90)
+    judgements = [Judgement(sample_id=s, results=[MetricResult.ok("groundedness", "lexical", float(v)),
+                                                  MetricResult.ok("answer_correctness", "lexical", float(v))])
+                  for s, v in zip(ids, f)]
+    assert "calibrated" not in summarize(judgements)
+    for s, v in zip(ids[:35], y[:35]):
+        add_label(tmp_path, s, "groundedness", v, "ann")
+    summary = write_outputs(RunFolder(tmp_path), judgements, [])
+    rows = {r["metric"]: r for r in summary["calibrated"]}
+    assert set(rows) == {"groundedness"} and rows["groundedness"]["status"] == "ok"
+    for s in ids[:5]:
+        add_label(tmp_path, s, "answer_correctness", 1, "bob")  # after the evaluation
+    now = {r["metric"]: r for r in for_run(tmp_path)}
+    assert now["answer_correctness"]["reason"] == "5 labels, need 30"
+    assert now["groundedness"]["mean"] == rows["groundedness"]["mean"]
+    assert len(read_labels(tmp_path)) == 40
+
+
+def test_queue_is_stratified_deterministic_and_skips_labelled_samples():
+    scores = {f"s{i:03d}": i / 99 for i in range(100)} | {"u1": None, "u2": None}
+    order = labelling.queue(scores, bins=5, seed=3)
+    assert order == labelling.queue(scores, bins=5, seed=3) and order != labelling.queue(scores, bins=5, seed=4)
+    assert sorted(order) == sorted(scores)
+    strata = labelling.strata(scores, bins=5, seed=3)
+    assert [len(s) for s in strata] == [20, 20, 20, 20, 20, 2]
+    where = {s: b for b, members in enumerate(strata) for s in members}
+    first = [where[s] for s in order[:5]]
+    assert sorted(first) == [0, 1, 2, 3, 4]  # one from each score bin before any second one
+    done = set(order[:7])
+    rest = labelling.queue(scores, done, bins=5, seed=3)
+    assert not done & set(rest) and len(rest) == len(scores) - 7
+    for n in (10, 25, 51):  # proportional at every point: each bin's share of the labels follows its share of samples
+        counts = np.bincount([where[s] for s in order[:n]], minlength=6)
+        assert np.all(np.abs(counts[:5] - n * 20 / 102) <= 1)
+
+
+def test_ties_spread_evenly_over_the_bins():
+    scores = {f"s{i}": float(i % 2) for i in range(60)}  # only 0 and 1
+    assert [len(s) for s in labelling.strata(scores, bins=4)] == [15, 15, 15, 15]
+
+
+def test_labels_picked_in_queue_order_keep_the_coverage():
+    """A known truth, a biased judge, labels for the first 60 samples of the stratified queue: the PPI interval
+    holds the truth in about 95% of 1000 seeded populations (as it must for a proportional stratified draw)."""
+    hits, draws = 0, 1000
+    for seed in range(draws):
+        ids, y, f = population(seed, 300)
+        scores = dict(zip(ids, f))
+        order = labelling.queue(scores, bins=5, seed=seed)[:60]
+        pick = np.array([int(s[1:]) for s in order])
+        rest = np.setdiff1d(np.arange(len(ids)), pick)
+        est = ppi.ppi_mean(y[pick], f[pick], f[rest])
+        hits += est.ci_low <= 0.7 <= est.ci_high
+    assert 0.93 <= hits / draws <= 0.97, hits / draws
