@@ -16,7 +16,7 @@ READS = [m.name for m in model_metrics(default_only=True)]  # the metrics the ru
 class Thresholds:
     grounded: float = get("groundedness").cut  # groundedness at or above: the claims are (essentially all) supported
     ungrounded: float = 0.5  # groundedness below: the answer is ungrounded
-    correct: float = get("answer_correctness").cut  # answer-correctness F1 at or above: right
+    correct: float = get("answer_correctness").cut  # answer correctness (reference recall) at or above: right
     incomplete_recall: float = 0.5  # right, but reference-claim recall below this: incomplete
     noisy: float = 0.34  # context precision below: mostly noise
     off_topic: float = 0.3  # answer relevance below: off topic
@@ -79,15 +79,21 @@ def _support_docs(sig: Signals) -> list[dict]:
 
 
 def answer_wrong(r: MetricResult | None, th: Thresholds) -> bool:
-    """Wrong against the reference: most of what the answer claims is not in the reference, or none of the reference
-    is in the answer. A right but partial answer (high claim precision, some recall) is 'incomplete', not wrong.
-    Judges without claim-level evidence fall back to the F1 value."""
+    """Wrong against the reference: it changes a fact or the yes/no of the reference (``conflict``), it states none
+    of the reference (a judge cannot see every contradiction: "static batching is recommended" reads as backed by
+    "continuous batching; static batching is only for offline jobs", but states none of it), or most of what it
+    claims is not in the reference while it states less than the cut of it. A right but partial answer (its claims
+    backed, some of the reference stated) is 'incomplete'; one that states the reference and adds claims it does not
+    state (a verbose answer) is right: what it adds is groundedness's business. Judges without claim-level evidence
+    fall back to the value."""
     if r is None or not r.measured:
         return False
     p, rec = r.evidence.get("precision"), r.evidence.get("recall")
+    if r.evidence.get("conflict"):
+        return True
     if p is None or rec is None:
         return r.value is not None and r.value < th.correct
-    return p < th.correct or rec == 0.0
+    return rec == 0.0 or (rec < th.correct and p < th.correct)
 
 
 def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, ...] = JUDGE_PREFERENCE) -> Diagnosis:

@@ -2,8 +2,13 @@
 `ragdoctor diagnose` on fixed inputs give exactly what the code before it gave (tests/data/equivalence: 20 traces of
 the bundled set answered by the FakeLLM pipeline, 9 generic and ragas rows; the expected files were written by the
 earlier code, except the embedding judge's groundedness row on traces: METRICS_VERSION 5 deliberately changed the
-premises a claim is checked against (bounded windows, issue 11), which moved its mean from 0.870 to 0.898). And a run folder written by that earlier version (tests/data/legacy_run, judgements carrying an
-EvalSample) is still read by every reader: diagnose, gate, the dashboard, and a resumed eval."""
+premises a claim is checked against (bounded windows, issue 11), which moved its mean from 0.870 to 0.898; and the
+lexical judge's answer_correctness rows and the diagnoses: METRICS_VERSION 8 made answer correctness the reference's
+claim recall (traces: 0.269 -> 0.444, rows: 0.625 -> 0.750), so qa07, qa09 and qa31, right answers with claims the
+reference does not state, are now `ok`, not grounded_yet_hallucinated). And a run folder written by that earlier
+version (tests/data/legacy_run, judgements carrying an EvalSample) is still read by every reader: diagnose, gate, the
+dashboard, and a resumed eval; its stored judgements are diagnosed by today's rules (diagnoses.legacy.json: as
+diagnoses.traces.json, except qa11, whose old lexical evidence called its reference covered)."""
 from __future__ import annotations
 
 import json
@@ -75,7 +80,9 @@ def test_a_run_folder_of_the_earlier_version_is_read_as_it_is(legacy):
     assert run.summary() is not None
     dashboard = load_run(legacy)
     assert len(dashboard.samples) == 20 and dashboard.detail("qa01")["latency_ms"]["total"] > 0
-    want = json.loads((DATA / "equivalence" / "diagnoses.traces.json").read_text())
+    want = json.loads((DATA / "equivalence" / "diagnoses.legacy.json").read_text())
+    traces_want = json.loads((DATA / "equivalence" / "diagnoses.traces.json").read_text())
+    assert {k for k in want if want[k] != traces_want[k]} == {"qa11"}
     from ragdoctor import flow
 
     _, diagnoses, _ = flow.diagnose_run(legacy)

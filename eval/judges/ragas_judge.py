@@ -3,7 +3,8 @@ through ``single_turn_ascore`` with our own (cached) ChatLLM and embedder behind
 
 groundedness=Faithfulness, context_precision=LLMContextPrecisionWithReference (WithoutReference when there is
 no usable reference), answer_relevance=ResponseRelevancy, context_recall=LLMContextRecall,
-answer_correctness=FactualCorrectness(mode="f1") (the table ``RAGAS``). Refusals, blocked answers and unanswerable
+answer_correctness=FactualCorrectness (its claims both ways; our value is the reference's claim recall, as the nli
+judge's, with ragas's F1 kept as ``raw_score``) (the table ``RAGAS``). Refusals, blocked answers and unanswerable
 questions follow the metrics' own rules (eval/metrics/) instead of asking ragas. Every per-sample failure (output
 unparseable after one repair retry, timeout, truncation, NaN) becomes an ``unmeasured`` result. Telemetry is forced
 off."""
@@ -291,6 +292,13 @@ def _precision_evidence(ev: dict, t: Trace) -> str | None:
     return None
 
 
+def _reference_recall(ev: dict) -> float:
+    """answer_correctness's value (eval/metrics/answer_correctness.py): the share of the reference's claims the answer
+    supports; ragas's F1 also counts the answer's claims the reference does not state as wrong."""
+    claims = ev["reference_claims"]
+    return sum(c["verdict"] == "supported" for c in claims) / len(claims)
+
+
 def _correctness_evidence(ev: dict, t: Trace) -> str | None:
     ev.update(zip(("answer_claims", "reference_claims"), ev.pop("decomposed", [])))
     if not ev.get("answer_claims") or not ev.get("reference_claims"):
@@ -309,6 +317,7 @@ class RagasMetric:
     evidence: Callable[[dict, Trace], str | None] = lambda ev, t: None
     kwargs: dict[str, Any] = field(default_factory=dict)
     embeddings: bool = False
+    value: Callable[[dict], float] | None = None  # our value from the evidence, when it is not ragas's score
 
 
 # by the ragas metric a project metric declares as its counterpart (eval/metrics/<name>.py: ``ragas=``)
@@ -319,7 +328,8 @@ RAGAS: dict[str, RagasMetric] = {
         reference=_precision_reference, rule=_precision_rule, evidence=_precision_evidence),
     "ResponseRelevancy": RagasMetric(lambda t: _Relevancy, embeddings=True),
     "LLMContextRecall": RagasMetric(lambda t: _Recall),
-    "FactualCorrectness": RagasMetric(lambda t: _Correctness, kwargs={"mode": "f1"}, evidence=_correctness_evidence),
+    "FactualCorrectness": RagasMetric(lambda t: _Correctness, kwargs={"mode": "f1"}, evidence=_correctness_evidence,
+                                      value=_reference_recall),
 }
 
 
@@ -348,6 +358,8 @@ def _result(metric: str, judge: str, ragas_metric: str, score: Any, evidence: di
     if math.isnan(value):
         return MetricResult.unmeasured(metric, judge, "ragas returned NaN: it found nothing to score", **ev)
     ev["raw_score"] = value
+    if spec.value is not None:
+        value = spec.value(ev)
     return MetricResult.ok(metric, judge, min(1.0, max(0.0, value)), **ev)
 
 

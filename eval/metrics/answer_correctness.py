@@ -1,7 +1,15 @@
-"""answer_correctness: claim-level F1 between the answer and the reference (precision: the answer's claims the
-reference supports; recall: the reference's claims the answer supports), both read with the question as context.
-Numbers and identifiers must match exactly, and an answer opening with the opposite yes/no of the reference is wrong
-(key_facts: a judge's score cannot overrule them). A refusal is correct exactly when the question is unanswerable."""
+"""answer_correctness: how much of the reference the answer states (claim-level recall: the reference's claims the
+answer supports), read with the question as context. Numbers and identifiers must match exactly, and an answer
+opening with the opposite yes/no of the reference is wrong (key_facts: a judge's score cannot overrule them). A
+refusal is correct exactly when the question is unanswerable.
+
+The value is recall, not the claim-level F1 (ragas FactualCorrectness's default): a reference is a short gold answer,
+not every true sentence, so an answer's claim the reference does not state is not thereby wrong ("Keys per channel,
+values per token, reaching 2-bit caches" against "Keys per channel and values per token" has F1 0 when its one
+sentence is one claim). What the answer adds is checked against the context by groundedness, except a claim the judge
+reads as the reference's own statement with another number or name ("32 tokens" for "16 tokens"): unless the answer
+also states all of the reference, that makes it wrong (value 0). Precision (the answer's
+claims the reference backs) and the F1 stay in the evidence; ragas's equivalent is FactualCorrectness(mode="recall")."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -46,37 +54,42 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
     out = []
     for n in range(len(traces)):
         t = traces[n]
-        ans_v = [exact_facts(v, t.reference or "", t.question) for v in verdicts[2 * n]]
+        ans_v = [exact_facts(v, t.reference or "", t.question, overruled="contradicted") for v in verdicts[2 * n]]
         ref_v = [exact_facts(v, t.answer, t.question) for v in verdicts[2 * n + 1]]
+        claims = {"answer_claims": [x.as_dict() for x in ans_v], "reference_claims": [x.as_dict() for x in ref_v]}
         if polarity_conflict(t.answer, t.reference or ""):
-            out.append(MetricResult.ok(NAME, judge, 0.0, precision=0.0, recall=0.0,
-                                       note="the answer opens with the opposite yes/no of the reference",
-                                       answer_claims=[x.as_dict() for x in ans_v],
-                                       reference_claims=[x.as_dict() for x in ref_v]))
+            out.append(MetricResult.ok(NAME, judge, 0.0, precision=0.0, recall=0.0, conflict=True,
+                                       note="the answer opens with the opposite yes/no of the reference", **claims))
             continue
         prf = claim_prf([x.verdict == "supported" for x in ans_v], [x.verdict == "supported" for x in ref_v])
-        if prf["f1"] is None:
-            out.append(MetricResult.unmeasured(NAME, judge, "answer or reference has no claims"))
+        if prf["recall"] is None:
+            out.append(MetricResult.unmeasured(NAME, judge, "the reference has no claims"))
             continue
-        out.append(MetricResult.ok(NAME, judge, prf["f1"], precision=prf["precision"], recall=prf["recall"],
-                                   answer_claims=[x.as_dict() for x in ans_v],
-                                   reference_claims=[x.as_dict() for x in ref_v]))
+        conflicts = [x for x in ans_v if x.verdict == "contradicted"]
+        if conflicts and prf["recall"] < 1.0:  # it says the reference's statement with another number or name
+            out.append(MetricResult.ok(NAME, judge, 0.0, **prf, **claims, conflict=True,
+                                       note=f"the answer changes a fact of the reference: {conflicts[0].note}"))
+            continue
+        out.append(MetricResult.ok(NAME, judge, prf["recall"], **prf, **claims))
     return out
 
 
-def exact_facts(v: ClaimVerdict, other: str, question: str) -> ClaimVerdict:
-    """A supported claim whose number or identifier the other side never states is not supported (key_facts)."""
+def exact_facts(v: ClaimVerdict, other: str, question: str, overruled: str = "unsupported") -> ClaimVerdict:
+    """A supported claim whose number or identifier the other side never states is not supported (key_facts). An
+    answer's claim so overruled is ``contradicted``: the judge read it as the reference's statement, with a number or
+    name the reference does not give; it makes the answer wrong unless the answer also states all of the reference
+    (then it is an addition: "16 tokens per block, so 4,096 tokens fill 256 blocks")."""
     if v.verdict != "supported":
         return v
     missing = missing_facts(v.claim, other, question)
     if not missing:
         return v
-    return replace(v, verdict="unsupported", note=f"the other side never states {', '.join(missing)}")
+    return replace(v, verdict=overruled, note=f"the other side never states {', '.join(missing)}")
 
 
 METRIC = Metric(
     name=NAME,
-    summary="claim-level F1 between answer and reference (precision and recall kept)",
+    summary="share of the reference's claims the answer states (claim recall; precision and F1 kept)",
     needs=frozenset({"answer", "reference"}),
     rules=rules,
     compute=compute,

@@ -16,7 +16,7 @@ CTX = [Chunk(chunk_id="cur#0", doc_id="cur", text="Updated 2025: the default blo
 
 def J(sid="s", *, answer="The default block size is 32 tokens.", reference="16 tokens.", relevant=("cur",),
       contexts=CTX, outcome="answered", g=None, c=None, cp=None, ar=None, cr=None, claims=None, recall=None, precision=None,
-      metadata=None, judge="nli", error=None, candidates=()):
+      conflict=None, metadata=None, judge="nli", error=None, candidates=()):
     s = Trace(sample_id=sid, question="What is the default block size?", answer=answer, reference=reference,
               relevant_doc_ids=None if relevant is None else list(relevant), contexts=list(contexts), outcome=outcome,
               metadata=metadata or {}, error=error, candidates=list(candidates))
@@ -24,7 +24,7 @@ def J(sid="s", *, answer="The default block size is 32 tokens.", reference="16 t
     if g is not None:
         rs.append(MetricResult.ok("groundedness", judge, g, claims=claims or []))
     if c is not None:
-        ev = {k: v for k, v in (("recall", recall), ("precision", precision)) if v is not None}
+        ev = {k: v for k, v in (("recall", recall), ("precision", precision), ("conflict", conflict)) if v is not None}
         rs.append(MetricResult.ok("answer_correctness", judge, c, **ev))
     for name, v in (("context_precision", cp), ("answer_relevance", ar), ("context_recall", cr)):
         if v is not None:
@@ -146,7 +146,11 @@ def test_every_category_of_the_record_has_a_definition():
 def test_partial_answer_is_incomplete_not_wrong():
     partial = classify(J(answer="16 tokens.", g=1.0, c=0.4, precision=1.0, recall=0.25, claims=SUPPORTED_BY_OLD))
     assert partial.category == "incomplete"
-    wrong = classify(J(g=1.0, c=0.4, precision=0.2, recall=1.0, claims=SUPPORTED_BY_OLD))
+    wrong = classify(J(g=1.0, c=0.3, precision=0.2, recall=0.3, claims=SUPPORTED_BY_OLD))
     assert wrong.category == "grounded_yet_hallucinated"
+    verbose = classify(J(g=1.0, c=1.0, precision=0.2, recall=1.0, claims=SUPPORTED_BY_OLD))
+    assert verbose.category != "grounded_yet_hallucinated"  # extra claims the reference does not state are not wrong
     nothing = classify(J(g=1.0, c=0.0, precision=1.0, recall=0.0, claims=SUPPORTED_BY_OLD))
-    assert nothing.category == "grounded_yet_hallucinated"
+    assert nothing.category == "grounded_yet_hallucinated"  # states none of the reference: wrong, backed or not
+    changed = classify(J(g=1.0, c=0.0, precision=0.5, recall=0.5, conflict=True, claims=SUPPORTED_BY_OLD))
+    assert changed.category == "grounded_yet_hallucinated"  # a changed number or yes/no is wrong whatever the rest

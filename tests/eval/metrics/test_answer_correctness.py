@@ -24,9 +24,17 @@ def test_other_rules():
     assert METRIC.fixed(trace(""), "j").status == "unmeasured"
 
 
-def test_claim_level_f1_with_precision_and_recall():
+def test_value_is_the_references_claim_recall_with_precision_and_f1_kept():
     (r,) = strict().judge("answer_correctness", [trace()])
-    assert r.evidence["precision"] == 1.0 and r.evidence["recall"] == 0.5 and abs(r.value - 2 / 3) < 1e-9
+    assert r.evidence["precision"] == 1.0 and r.evidence["recall"] == 0.5 and r.value == 0.5
+    assert abs(r.evidence["f1"] - 2 / 3) < 1e-9
+
+
+def test_an_answer_adding_what_the_reference_does_not_state_is_not_wrong():
+    t = trace("The default block size is 16 tokens, and blocks are allocated on demand by the scheduler.",
+              reference="The default block size is 16 tokens.")
+    (r,) = strict().judge("answer_correctness", [t])
+    assert r.value == 1.0, r.evidence
 
 
 def lenient() -> ScorerJudge:
