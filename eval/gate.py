@@ -1,8 +1,14 @@
 """The CI gate: compare a run's summary with thresholds. Exit 0 pass, 1 a threshold failed, 2 usage/input error.
 
 Thresholds come from ``[tool.ragdoctor.gate]`` in pyproject.toml (``min = {metric = value}``, ``max_unmeasured``,
-``use_ci_lower``), overridden by flags. A metric may name its judge as ``metric:judge``; otherwise the first judge
-that measured it is used. A run with nothing measured fails, never passes."""
+``use_ci_lower``, ``use_ppi``, ``ppi_fallback``), overridden by flags. A metric may name its judge as
+``metric:judge``; otherwise the first judge that measured it is used. A run with nothing measured fails, never passes.
+
+With ``use_ppi`` (``ragdoctor gate --ppi``) a minimum is checked against the lower bound of the PPI-corrected 95% CI
+(eval/calibration.py: the judge's scores calibrated by the run's human labels). A metric with too few labels has no
+corrected estimate: its check fails and says why ("12 labels, need 30"), unless ``ppi_fallback``
+(``--ppi-fallback``) lets it fall back to the judge's own estimate (its mean, or CI lower bound with ``use_ci_lower``).
+Each check names the estimate it used (``Check.estimate``; a property of its JUnit test case)."""
 from __future__ import annotations
 
 import json
@@ -17,6 +23,7 @@ from corpora.paths import output_file
 from corpora.run_folder import SUMMARY, RunFolder
 from eval.judges.registry import JUDGES
 from eval.metrics import METRIC_NAMES, find
+from eval.ppi import MIN_LABELS
 
 
 @dataclass
@@ -24,6 +31,8 @@ class GateConfig:
     minimums: dict[str, float] = field(default_factory=dict)
     max_unmeasured: float | None = None
     use_ci_lower: bool = False
+    use_ppi: bool = False
+    ppi_fallback: bool = False
 
 
 @dataclass
@@ -35,6 +44,7 @@ class Check:
     kind: str  # "min" or "max"
     ci: tuple[float | None, float | None] = (None, None)
     detail: str = ""
+    estimate: str = ""  # which number ``observed`` is: "judge mean", "judge CI lower bound", "PPI corrected ..."
 
     @property
     def message(self) -> str:
@@ -88,20 +98,22 @@ def load_gate_config(pyproject: str | Path = "pyproject.toml") -> GateConfig:
     gate = data.get("tool", {}).get("ragdoctor", {}).get("gate", {})
     if not isinstance(gate, dict):
         raise InputError(path, "[tool.ragdoctor.gate] must be a table")
-    unknown = set(gate) - {"min", "max_unmeasured", "use_ci_lower"}
+    unknown = set(gate) - {"min", "max_unmeasured", "use_ci_lower", "use_ppi", "ppi_fallback"}
     if unknown:
         raise InputError(path, f"unknown key(s) in [tool.ragdoctor.gate]: {', '.join(sorted(unknown))}")
     where = f"{path}: [tool.ragdoctor.gate]"
     minimums = gate.get("min", {})
     if not isinstance(minimums, dict):
         raise InputError(path, "[tool.ragdoctor.gate] min must be a table of metric = value")
-    ci_lower = gate.get("use_ci_lower", False)
-    if not isinstance(ci_lower, bool):
-        raise InputError(path, f"[tool.ragdoctor.gate] use_ci_lower must be true or false, got {ci_lower!r}")
+    flags = {}
+    for name in ("use_ci_lower", "use_ppi", "ppi_fallback"):
+        flags[name] = gate.get(name, False)
+        if not isinstance(flags[name], bool):
+            raise InputError(path, f"[tool.ragdoctor.gate] {name} must be true or false, got {flags[name]!r}")
     return GateConfig({check_metric_name(k, f"{where} min"): unit_threshold(v, f"{where} min.{k}")
                        for k, v in minimums.items()},
                       None if gate.get("max_unmeasured") is None else
-                      unit_threshold(gate["max_unmeasured"], f"{where} max_unmeasured"), ci_lower)
+                      unit_threshold(gate["max_unmeasured"], f"{where} max_unmeasured"), **flags)
 
 
 def parse_threshold(text: str) -> tuple[str, float]:
@@ -151,7 +163,34 @@ def _check_current(path: Path, summary: dict) -> None:
                                "did not finish): rerun it to complete the run, then gate")
 
 
-def check(summary: dict, cfg: GateConfig) -> list[Check]:
+def _judge_check(name: str, row: dict, threshold: float, cfg: GateConfig, note: str = "") -> Check:
+    observed = row["ci_low"] if cfg.use_ci_lower else row["mean"]
+    estimate = "judge CI lower bound" if cfg.use_ci_lower else "judge mean"
+    detail = f" (judge {row['judge']}, n={row['n']}{', CI lower bound' if cfg.use_ci_lower else ''}{note})"
+    return Check(name, observed >= threshold, observed, threshold, "min", (row["ci_low"], row["ci_high"]), detail,
+                 estimate)
+
+
+def _ppi_check(name: str, row: dict, threshold: float, cfg: GateConfig, calibrated: list[dict]) -> Check:
+    cal = next((r for r in calibrated if r["metric"] == row["metric"] and r["judge"] == row["judge"]), None)
+    if cal is not None and cal["status"] == "ok":
+        detail = (f" (PPI-corrected lower 95% bound, {cal['method']}, judge {row['judge']}, {cal['n_labels']} labels, "
+                  f"judge mean {row['mean']:.3f})")
+        return Check(name, cal["ci_low"] >= threshold, cal["ci_low"], threshold, "min", (cal["ci_low"], cal["ci_high"]),
+                     detail, f"PPI corrected CI lower bound ({cal['method']})")
+    why = cal["reason"] if cal is not None else f"0 labels, need {MIN_LABELS}"
+    if cfg.ppi_fallback:
+        return _judge_check(name, row, threshold, cfg, f"; no PPI estimate: {why}, fell back to the judge's estimate")
+    detail = (f"no PPI-corrected estimate for judge {row['judge']}: {why}; label more samples (dashboard Label page "
+              "or `ragdoctor label`), or pass --ppi-fallback")
+    return Check(name, False, None, threshold, "min", detail=detail, estimate="none (too few labels)")
+
+
+def check(summary: dict, cfg: GateConfig, calibrated: list[dict] | None = None) -> list[Check]:
+    """The gate's checks. ``calibrated`` (eval.calibration.for_run: read with the labels in force now) is what
+    ``use_ppi`` checks against; without it, the summary's own ``calibrated`` rows (as of its evaluation)."""
+    if calibrated is None:
+        calibrated = summary.get("calibrated") or []
     checks: list[Check] = []
     measured_any = any(m["n"] > 0 for m in summary.get("metrics", []))
     if not measured_any:
@@ -160,16 +199,16 @@ def check(summary: dict, cfg: GateConfig) -> list[Check]:
         metric, _, judge = name.partition(":")
         row = primary(summary, metric, judge or None)
         if row is None or row["n"] == 0:
-            checks.append(Check(name, False, None, threshold, "min", detail="no measured values for this metric"))
+            checks.append(Check(name, False, None, threshold, "min", detail="no measured values for this metric",
+                                estimate="none"))
             continue
-        observed = row["ci_low"] if cfg.use_ci_lower else row["mean"]
-        detail = f" (judge {row['judge']}, n={row['n']}{', CI lower bound' if cfg.use_ci_lower else ''})"
-        checks.append(Check(name, observed >= threshold, observed, threshold, "min", (row["ci_low"], row["ci_high"]),
-                            detail))
+        checks.append(_ppi_check(name, row, threshold, cfg, calibrated) if cfg.use_ppi else
+                      _judge_check(name, row, threshold, cfg))
     if cfg.max_unmeasured is not None:
         share = summary.get("unmeasured_share")
         share = 1.0 if share is None else share
-        checks.append(Check("unmeasured share", share <= cfg.max_unmeasured, share, cfg.max_unmeasured, "max"))
+        checks.append(Check("unmeasured share", share <= cfg.max_unmeasured, share, cfg.max_unmeasured, "max",
+                            estimate="unmeasured share"))
     return checks
 
 
@@ -177,7 +216,12 @@ def write_junit(checks: list[Check], path: str | Path, suite: str = "ragdoctor.g
     failures = sum(not c.passed for c in checks)
     cases = []
     for c in checks:
-        body = "" if c.passed else f"<failure message={quoteattr(c.message)}>{escape(c.message)}</failure>"
+        props = ""
+        if c.estimate:
+            props = (f'<properties><property name="estimate" value={quoteattr(c.estimate)}/>'
+                     f'<property name="observed" value={quoteattr("" if c.observed is None else f"{c.observed:.6f}")}/>'
+                     f'<property name="threshold" value={quoteattr(f"{c.threshold:.6f}")}/></properties>')
+        body = props + ("" if c.passed else f"<failure message={quoteattr(c.message)}>{escape(c.message)}</failure>")
         cases.append(f'  <testcase classname="{suite}" name={quoteattr(c.name)}>{body}</testcase>')
     xml = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="{suite}" tests="{len(checks)}" '
            f'failures="{failures}" errors="0">\n' + "\n".join(cases) + "\n</testsuite>\n")

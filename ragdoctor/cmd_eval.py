@@ -42,6 +42,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                 judge_base_url=args.judge_base_url, judge_model=args.judge_model, limit=args.limit,
                                 batch_size=args.batch_size)
     print(render_eval_summary(result.summary))
+    if result.summary.get("calibrated"):
+        from ragdoctor.cmd_labels import render_calibrated  # noqa: PLC0415 - lazy: see above
+
+        print("\n" + render_calibrated(result.summary["calibrated"]))
     print(f"\nrun folder: {run_dir} ({result.new} judged, {result.resumed} resumed, "
           f"{len(result.input_errors)} bad records skipped)")
     why = flow.nothing_measured(result.summary)
@@ -52,8 +56,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def gate_config(pyproject: str | Path, minimums: list[str] | None = None, max_unmeasured: float | None = None,
-                ci_lower: bool = False) -> GateConfig:
-    """[tool.ragdoctor.gate] from ``pyproject``, overridden by --min, --max-unmeasured and --ci-lower."""
+                ci_lower: bool = False, ppi: bool = False, ppi_fallback: bool = False) -> GateConfig:
+    """[tool.ragdoctor.gate] from ``pyproject``, overridden by --min, --max-unmeasured, --ci-lower, --ppi and
+    --ppi-fallback."""
     cfg = load_gate_config(pyproject)
     for text in minimums or []:
         name, value = parse_threshold(text)
@@ -62,6 +67,10 @@ def gate_config(pyproject: str | Path, minimums: list[str] | None = None, max_un
         cfg.max_unmeasured = max_unmeasured
     if ci_lower:
         cfg.use_ci_lower = True
+    if ppi:
+        cfg.use_ppi = True
+    if ppi_fallback:
+        cfg.ppi_fallback = True
     return cfg
 
 
@@ -74,7 +83,7 @@ def render_checks(code: int, checks: list) -> str:
 def cmd_gate(args: argparse.Namespace) -> int:
     from ragdoctor import flow  # noqa: PLC0415 - lazy: see cmd_eval
 
-    cfg = gate_config(args.pyproject, args.min, args.max_unmeasured, args.ci_lower)
+    cfg = gate_config(args.pyproject, args.min, args.max_unmeasured, args.ci_lower, args.ppi, args.ppi_fallback)
     if not cfg.minimums and cfg.max_unmeasured is None:
         raise UsageError("no thresholds: pass --min METRIC=VALUE or set [tool.ragdoctor.gate] in pyproject.toml")
     junit = args.junit or (Path(args.run) / GATE_REPORT if Path(args.run).is_dir() else None)
@@ -106,6 +115,11 @@ def register(sub: argparse._SubParsersAction, pipeline_options) -> None:  # noqa
     p.add_argument("--min", action="append", metavar="METRIC[:JUDGE]=VALUE", help="minimum mean (repeatable)")
     p.add_argument("--max-unmeasured", type=float, help="largest allowed share of unmeasured results, in [0, 1]")
     p.add_argument("--ci-lower", action="store_true", help="compare the 95%% CI lower bound, not the mean")
+    p.add_argument("--ppi", action="store_true",
+                   help="compare the lower 95%% bound of the PPI-corrected mean (the judge calibrated by the run's "
+                        "human labels, labels.jsonl); a metric with too few labels fails, saying why")
+    p.add_argument("--ppi-fallback", action="store_true",
+                   help="with --ppi: a metric with too few labels is checked on the judge's own estimate instead")
     p.add_argument("--junit", help="JUnit XML report path (default RUN/gate.xml)")
     p.add_argument("--pyproject", default="pyproject.toml", help="where [tool.ragdoctor.gate] thresholds live")
     p.set_defaults(func=cmd_gate)

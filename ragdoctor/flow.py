@@ -250,8 +250,15 @@ def probe(run_dir: str | Path, cfg: PipelineConfig, judgements: list[Judgement],
 
 
 def gate_run(run: str | Path, cfg: GateConfig, junit: str | Path | None = None) -> tuple[int, list[Check]]:
-    """The gate's checks of a run (or its summary.json); 0 when every one passed, else 1. JUnit XML to ``junit``."""
-    checks = check(load_summary(run), cfg)
+    """The gate's checks of a run (or its summary.json); 0 when every one passed, else 1. JUnit XML to ``junit``.
+    With ``cfg.use_ppi`` the run's labels.jsonl is read now (labels added since the evaluation count)."""
+    summary = load_summary(run)
+    calibrated = None
+    if cfg.use_ppi:
+        from eval.calibration import for_run  # noqa: PLC0415 - only the PPI gate reads the labels
+
+        calibrated = for_run(Path(run) if Path(run).is_dir() else Path(run).parent)
+    checks = check(summary, cfg, calibrated)
     if junit:
         write_junit(checks, junit)
     return (0 if all(c.passed for c in checks) else 1), checks

@@ -1,0 +1,115 @@
+"""`ragdoctor label | summary`: add a human label to a run (scripted labelling; the dashboard's Label page is the
+interactive way), and print a run's summary with its PPI-calibrated means (labels.jsonl read now)."""
+from __future__ import annotations
+
+import argparse
+import getpass
+from pathlib import Path
+from typing import get_args
+
+from corpora.errors import InputError, UsageError
+from corpora.records import LabelMetric
+from ragdoctor.table import render
+
+LABEL_METRICS = get_args(LabelMetric)
+WORDS = {"yes": 1.0, "y": 1.0, "true": 1.0, "no": 0.0, "n": 0.0, "false": 0.0}
+
+
+def _ci(lo: float | None, hi: float | None) -> str:
+    return "-" if lo is None or hi is None else f"{lo:.3f}-{hi:.3f}"
+
+
+def render_calibrated(rows: list[dict]) -> str:
+    """The calibrated table: per (metric, judge) with labels, the judge's plain mean, the PPI-corrected mean with its
+    95% CI (or why there is none), and the judge's agreement with the labels."""
+    out = []
+    for r in rows:
+        a = r["agreement"]
+        auroc = "-" if a["auroc"] is None else f"{a['auroc']:.3f} [{_ci(*a['auroc_ci'])}]"
+        acc = "-" if a["accuracy"] is None else f"{a['accuracy']:.3f} [{_ci(*a['accuracy_ci'])}]"
+        corrected = f"{r['mean']:.3f}" if r["status"] == "ok" else "unmeasured"
+        note = r["reason"] if r["status"] != "ok" else \
+            r["method"] + (f", lambda {r['lam']:.2f}" if r["lam"] is not None else "")
+        if a["reason"] and a["n"]:
+            note += f"; {a['reason']}"
+        out.append((r["metric"], r["judge"], r["n_labels"], r["judge_mean"], corrected, _ci(r["ci_low"], r["ci_high"]),
+                    auroc, acc, note))
+    return render(["metric", "judge", "labels", "judge mean", "PPI mean", "PPI 95% CI", "AUROC [95% CI]",
+                   "accuracy@cut [95% CI]", "note"], out,
+                  title="Calibrated by human labels (prediction-powered inference; labels.jsonl)")
+
+
+def user_name() -> str:
+    try:
+        return getpass.getuser() or "cli"
+    except (OSError, KeyError):  # no user name in the environment or the password database
+        return "cli"
+
+
+def parse_value(text: str) -> float:
+    """'yes'/'no' (or 1/0), or a graded score within [0, 1]."""
+    word = WORDS.get(text.strip().lower())
+    if word is not None:
+        return word
+    try:
+        v = float(text)
+    except ValueError:
+        raise UsageError(f"--value: '{text}' is not yes, no or a number within [0, 1]") from None
+    if not 0.0 <= v <= 1.0:
+        raise UsageError(f"--value: {text} must be within [0, 1] (0 = no, 1 = yes)")
+    return v
+
+
+def run_sample_ids(run: Path) -> set[str]:
+    from corpora.run_folder import RunFolder  # noqa: PLC0415 - lazy, as every command
+
+    folder = RunFolder(run)
+    if not folder.is_run(run):
+        raise InputError(run, "not a run folder (no results.jsonl, results.parquet or traces.jsonl)")
+    keys = folder.current_keys()
+    ids = set(keys[1]) if keys else set()
+    return ids | {j.sample_id for j in folder.judgements()} | set(folder.latest_traces())
+
+
+def cmd_label(args: argparse.Namespace) -> int:
+    from corpora.labels import add_label  # noqa: PLC0415
+
+    run = Path(args.run)
+    if args.sample not in run_sample_ids(run):
+        raise InputError(run, f"no sample '{args.sample}' in this run", field="sample")
+    label = add_label(run, args.sample, args.metric, parse_value(args.value), args.who, note=args.note)
+    print(f"labelled {label.sample_id} {label.metric}={label.value:g} by {label.who} ({run / 'labels.jsonl'})")
+    return 0
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    from eval.calibration import for_run  # noqa: PLC0415
+    from eval.gate import load_summary  # noqa: PLC0415
+    from ragdoctor.cmd_eval import render_eval_summary  # noqa: PLC0415
+
+    run = Path(args.run)
+    summary = load_summary(run)
+    print(render_eval_summary(summary))
+    rows = for_run(run if run.is_dir() else run.parent)
+    if rows:
+        print("\n" + render_calibrated(rows))
+    else:
+        print("\nno human labels on this run's samples yet: label some in the dashboard's Label page "
+              "(`ragdoctor dashboard RUN`) or with `ragdoctor label RUN --sample ID --metric M --value yes|no`")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction, pipeline_options) -> None:  # noqa: ARG001 - no pipeline here
+    p = sub.add_parser("label", help="add one human label to a run's labels.jsonl (scripted labelling)")
+    p.add_argument("run", help="run folder")
+    p.add_argument("--sample", required=True, help="the sample's id")
+    p.add_argument("--metric", required=True, choices=LABEL_METRICS,
+                   help="what is labelled (context_precision: are the retrieved chunks relevant?)")
+    p.add_argument("--value", required=True, help="yes / no (1 / 0), or a graded score within [0, 1]")
+    p.add_argument("--who", default=user_name(), help="who labelled it (default: your user name)")
+    p.add_argument("--note", help="a free-text note kept with the label")
+    p.set_defaults(func=cmd_label)
+
+    p = sub.add_parser("summary", help="a run's means with CIs, and the PPI-corrected means its human labels give")
+    p.add_argument("run", help="run folder (or its summary.json)")
+    p.set_defaults(func=cmd_summary)

@@ -1,0 +1,123 @@
+"""`ragdoctor label | summary`, `ragdoctor eval` with labels, and `ragdoctor gate --ppi`: the corrected lower bound is
+gated on, a metric without enough labels fails with the reason (or falls back with --ppi-fallback), and the JUnit
+report says which estimate each check used."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pandas as pd
+import pytest
+
+from corpora.labels import read_labels
+from eval.labelling import queue
+from ragdoctor.cli import main
+from tests.eval.test_judging import rows, write_jsonl
+from tests.ragdoctor.dashboard.runs import synthetic_run
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory):
+    """A synthetic run of 90 samples; 40 groundedness labels (read off the lexical judge's score, in queue order) and
+    5 answer-correctness labels, written through the CLI."""
+    run = synthetic_run(tmp_path_factory.mktemp("labels") / "run", 90)
+    res = pd.read_parquet(run / "results.parquet")
+    g = res[(res.metric == "groundedness") & (res.judge == "lexical") & (res.status == "ok")]
+    scores = dict(zip(g.sample_id, g.value))
+    for sid in queue(scores)[:40]:
+        assert main(["label", str(run), "--sample", sid, "--metric", "groundedness", "--value",
+                     "yes" if scores[sid] >= 0.5 else "no", "--who", "ann"]) == 0
+    for sid in queue(scores)[:5]:
+        assert main(["label", str(run), "--sample", sid, "--metric", "answer_correctness", "--value", "0.5"]) == 0
+    return run
+
+
+def test_label_command_appends_and_refuses_bad_input(labelled, capsys):
+    labels = read_labels(labelled)
+    assert len(labels) == 45 and {lb.who for lb in labels if lb.metric == "groundedness"} == {"ann"}
+    assert {lb.value for lb in labels if lb.metric == "groundedness"} == {0.0, 1.0}
+    before = (labelled / "labels.jsonl").read_bytes()
+    capsys.readouterr()
+    assert main(["label", str(labelled), "--sample", "nope", "--metric", "groundedness", "--value", "1"]) == 2
+    assert main(["label", str(labelled), "--sample", "s00001", "--metric", "groundedness", "--value", "2"]) == 2
+    assert main(["label", str(labelled), "--sample", "s00001", "--metric", "groundedness", "--value", "1",
+                 "--who", " "]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(e.startswith("ragdoctor: error: ") for e in err)
+    assert "field 'sample': no sample 'nope' in this run" in err[0] and "within [0, 1]" in err[1]
+    assert "field 'who': is blank" in err[2]
+    assert (labelled / "labels.jsonl").read_bytes() == before
+
+
+def test_summary_command_prints_the_corrected_means(labelled, capsys):
+    assert main(["summary", str(labelled)]) == 0
+    out = capsys.readouterr().out
+    assert "Calibrated by human labels" in out and "PPI 95% CI" in out
+    table = out.split("Calibrated by human labels")[1].splitlines()
+    lines = {tuple(ln.split()[:2]): ln for ln in table if ln.startswith(("groundedness", "answer_correctness"))}
+    assert "ppi++" in lines[("groundedness", "lexical")]
+    assert "5 labels, need 30" in lines[("answer_correctness", "lexical")]
+
+
+def test_summary_without_labels_says_how_to_add_them(tmp_path, capsys):
+    run = synthetic_run(tmp_path / "bare", 10)
+    assert main(["summary", str(run)]) == 0
+    assert "no human labels" in capsys.readouterr().out
+
+
+def test_eval_prints_the_calibrated_table_when_the_run_has_labels(tmp_path, capsys):
+    src = write_jsonl(tmp_path / "in.jsonl", rows())
+    out_dir = tmp_path / "ev"
+    assert main(["eval", str(src), "--judges", "lexical", "--metrics", "groundedness", "--out", str(out_dir)]) == 0
+    assert "Calibrated" not in capsys.readouterr().out
+    assert main(["label", str(out_dir), "--sample", "good", "--metric", "groundedness", "--value", "yes"]) == 0
+    assert main(["eval", str(src), "--judges", "lexical", "--metrics", "groundedness", "--out", str(out_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "Calibrated by human labels" in out and "1 label, need 30" in out
+    assert json.loads((out_dir / "summary.json").read_text())["calibrated"][0]["n_labels"] == 1
+
+
+def _junit(run) -> dict[str, dict]:
+    cases = ET.parse(run / "gate.xml").getroot().findall("testcase")
+    return {c.get("name"): {"props": {p.get("name"): p.get("value") for p in c.iter("property")},
+                            "failure": (c.find("failure").get("message") if c.find("failure") is not None else None)}
+            for c in cases}
+
+
+def test_gate_ppi_passes_and_fails_on_the_corrected_lower_bound(labelled, capsys):
+    base = ["gate", str(labelled), "--pyproject", "no-such.toml", "--ppi"]
+    assert main([*base, "--min", "groundedness:lexical=0.2"]) == 0
+    out = capsys.readouterr().out
+    assert "PASS  groundedness:lexical" in out and "PPI-corrected lower 95% bound" in out and "40 labels" in out
+    case = _junit(labelled)["groundedness:lexical"]
+    assert case["props"]["estimate"] == "PPI corrected CI lower bound (ppi++)" and case["failure"] is None
+    assert main([*base, "--min", "groundedness:lexical=0.95"]) == 1
+    assert "FAIL  groundedness:lexical" in capsys.readouterr().out
+    # the plain judge gate on the same threshold reads another number, and says so
+    assert main(["gate", str(labelled), "--pyproject", "no-such.toml", "--min", "groundedness:lexical=0.2"]) == 0
+    assert _junit(labelled)["groundedness:lexical"]["props"]["estimate"] == "judge mean"
+
+
+def test_gate_ppi_without_enough_labels_fails_with_the_reason_unless_told_to_fall_back(labelled, capsys):
+    base = ["gate", str(labelled), "--pyproject", "no-such.toml", "--ppi", "--min", "answer_correctness:lexical=0.1"]
+    assert main(base) == 1
+    out = capsys.readouterr().out
+    assert "not measured" in out and "5 labels, need 30" in out and "--ppi-fallback" in out
+    case = _junit(labelled)["answer_correctness:lexical"]
+    assert case["props"]["estimate"] == "none (too few labels)" and "5 labels, need 30" in case["failure"]
+    assert main([*base, "--ppi-fallback"]) == 0
+    out = capsys.readouterr().out
+    assert "fell back to the judge's estimate" in out
+    assert _junit(labelled)["answer_correctness:lexical"]["props"]["estimate"] == "judge mean"
+    assert main(["gate", str(labelled), "--pyproject", "no-such.toml", "--ppi", "--min", "context_precision=0.1"]) == 1
+    assert "0 labels, need 30" in capsys.readouterr().out
+
+
+def test_gate_ppi_from_pyproject(labelled, tmp_path, capsys):
+    toml = tmp_path / "pyproject.toml"
+    toml.write_text('[tool.ragdoctor.gate]\nmin = { "groundedness:lexical" = 0.2 }\nuse_ppi = true\n')
+    assert main(["gate", str(labelled), "--pyproject", str(toml)]) == 0
+    assert "PPI-corrected" in capsys.readouterr().out
+    toml.write_text('[tool.ragdoctor.gate]\nmin = { "groundedness:lexical" = 0.2 }\nuse_ppi = "yes"\n')
+    assert main(["gate", str(labelled), "--pyproject", str(toml)]) == 2
+    assert "use_ppi must be true or false" in capsys.readouterr().err
