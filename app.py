@@ -39,6 +39,7 @@ nav = st.navigation([
     st.Page(PAGES / "disagreements.py", title="Disagreements", icon=":material/balance:", url_path="disagreements"),
     st.Page(PAGES / "retrieval.py", title="Retrieval", icon=":material/trending_up:", url_path="retrieval"),
     st.Page(PAGES / "compare.py", title="Compare runs", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page(PAGES / "label.py", title="Label", icon=":material/how_to_reg:", url_path="label"),
     st.Page(PAGES / "playground.py", title="Playground", icon=":material/science:", url_path="playground"),
 ])
 with st.sidebar:

@@ -19,10 +19,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from corpora.labels import read_labels
 from corpora.records import Candidate, Chunk, Diagnosis, Judgement, Trace
-from corpora.run_folder import DIAGNOSIS, INPUT_ERRORS, RESULTS, RESULTS_TABLE, RUN_SUMMARY, SUMMARY, RunFolder
+from corpora.run_folder import DIAGNOSIS, INPUT_ERRORS, LABELS, RESULTS, RESULTS_TABLE, RUN_SUMMARY, SUMMARY, RunFolder
 from diagnostics.disagreement import EXPLANATIONS, VIEWS, View, judge_disagreements
 from diagnostics.taxonomy import DEFINITIONS
+from eval.calibration import calibrate
 from eval.gate import GateConfig, check, primary
 from eval.judges.registry import JUDGE_PREFERENCE
 from eval.mathx import bootstrap_ci
@@ -48,8 +50,14 @@ def verdict_cut(metric: str) -> float:
 
 
 def run_stamp(run_dir: str | Path) -> tuple[tuple[str, int, int], ...]:
-    """A cache key that changes whenever the run does (RunFolder.stamp)."""
-    return RunFolder(run_dir).stamp()
+    """A cache key that changes whenever the run does (RunFolder.stamp), except for its labels: a label written on the
+    Label page must not reload the whole run (what the labels change is keyed on labels_stamp)."""
+    return tuple(s for s in RunFolder(run_dir).stamp() if s[0] != LABELS)
+
+
+def labels_stamp(run_dir: str | Path) -> tuple[tuple[str, int, int], ...]:
+    """A cache key that changes whenever the run's labels.jsonl does."""
+    return tuple(s for s in RunFolder(run_dir).stamp() if s[0] == LABELS)
 
 
 # --- loading a run -----------------------------------------------------------------------------------------------
@@ -612,3 +620,32 @@ def compare_runs(a: Run, b: Run, n_resamples: int = 1000) -> dict:
     ia, ib = set(a.sample_ids), set(b.sample_ids)
     return {"metrics": compare_metrics(a, b, n_resamples), "changed": changed_samples(a, b),
             "only_a": sorted(ia - ib), "only_b": sorted(ib - ia), "common": len(ia & ib)}
+
+
+def calibrated(run: Run, n_resamples: int = 1000) -> list[dict]:
+    """The run's judges calibrated by its labels.jsonl as it is now (eval.calibration.calibrate; bad lines reported and
+    skipped)."""
+    labels = read_labels(run.folder)
+    return calibrate(run.results, labels, n_resamples=n_resamples) if labels else []
+
+
+def compare_calibrated(a: list[dict], b: list[dict]) -> pd.DataFrame:
+    """Per (metric, judge) both runs have a PPI-corrected mean for: each run's judge mean and corrected mean with its
+    95% CI, and the corrected delta B - A with a normal 95% CI from the two intervals (read as independent: when the
+    runs share questions the true interval is usually narrower, so this one is conservative)."""
+    cols = ["metric", "judge", "labels_a", "judge_mean_a", "ppi_a", "ppi_ci_low_a", "ppi_ci_high_a", "labels_b",
+            "judge_mean_b", "ppi_b", "ppi_ci_low_b", "ppi_ci_high_b", "ppi_delta", "ppi_delta_ci_low",
+            "ppi_delta_ci_high", "change"]
+    ib = {(r["metric"], r["judge"]): r for r in b if r["status"] == "ok"}
+    rows = []
+    for ra in a:
+        rb = ib.get((ra["metric"], ra["judge"]))
+        if ra["status"] != "ok" or rb is None:
+            continue
+        half = (((ra["ci_high"] - ra["ci_low"]) / 2) ** 2 + ((rb["ci_high"] - rb["ci_low"]) / 2) ** 2) ** 0.5
+        delta = rb["mean"] - ra["mean"]
+        lo, hi = delta - half, delta + half
+        rows.append([ra["metric"], ra["judge"], ra["n_labels"], ra["judge_mean"], ra["mean"], ra["ci_low"],
+                     ra["ci_high"], rb["n_labels"], rb["judge_mean"], rb["mean"], rb["ci_low"], rb["ci_high"], delta,
+                     lo, hi, "regression" if hi < 0 else "improvement" if lo > 0 else "within noise"])
+    return pd.DataFrame(rows, columns=cols)

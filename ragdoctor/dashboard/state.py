@@ -44,6 +44,16 @@ def compare(a: tuple, b: tuple, _ra: rd.Run, _rb: rd.Run) -> dict:
     return rd.compare_runs(_ra, _rb)
 
 
+@st.cache_data(max_entries=32, show_spinner="Calibrating the judges by the human labels (PPI) ...")
+def _calibrated(path: str, stamp: tuple, labels_stamp: tuple, _run: rd.Run) -> list[dict]:
+    return rd.calibrated(_run)
+
+
+def calibrated(run: rd.Run) -> list[dict]:
+    """The run's PPI-calibrated rows, recomputed when its results or its labels.jsonl change."""
+    return _calibrated(*key(run), rd.labels_stamp(run.path), run)
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def claim_agreement(path: str, stamp: tuple, _run: rd.Run) -> dict:
     return rd.claim_agreement(_run)

@@ -7,6 +7,7 @@ from pathlib import Path
 import altair as alt
 import streamlit as st
 
+from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import state, widgets
 
 st.title("Compare runs")
@@ -58,6 +59,22 @@ else:
     fmt = {c: st.column_config.NumberColumn(format="%.3f") for c in m.columns if c.startswith(("mean", "ci_", "delta"))}
     fmt["delta"] = st.column_config.NumberColumn(format="%+.3f")
     st.dataframe(m, hide_index=True, width="stretch", column_config=fmt)
+
+st.subheader("Corrected by human labels (PPI)")
+ca, cb = state.calibrated(ra), state.calibrated(rb)
+ppi = rd.compare_calibrated(ca, cb)
+if len(ppi):
+    st.caption("Each run's judge mean calibrated by its own labels.jsonl (prediction-powered inference): the mean a "
+               "person would give, with its 95% CI. The delta's CI treats the two runs as independent (conservative "
+               "when they share questions).")
+    st.dataframe(ppi, hide_index=True, width="stretch", column_config={
+        c: st.column_config.NumberColumn(format="%+.3f" if c == "ppi_delta" else "%.3f")
+        for c in ppi.columns if c.startswith(("judge_mean", "ppi"))})
+else:
+    why = {tag: next((r["reason"] for r in rows if r["status"] != "ok"), "no labels yet")
+           for tag, rows in (("A", ca), ("B", cb)) if not any(r["status"] == "ok" for r in rows)}
+    st.info("Corrected estimates show when both runs have enough human labels of a metric (Label page). " +
+            " · ".join(f"{tag}: {w}" for tag, w in why.items()))
 
 st.subheader("Samples whose category changed")
 ch = cmp["changed"]
