@@ -46,11 +46,13 @@ PAGES = {
     "disagreements": ("disagreements", "Judge against judge"),
     "retrieval": ("retrieval", "Worst-ranked questions"),
     "compare": ("compare", "Samples whose category changed"),
+    "label": ("label", "Calibrated by these labels (PPI)"),
     "playground": ("playground", "Relevant document ids"),
 }
 BROKEN = ('data-testid="stException"', "Traceback (most recent call last)", "Page not found")
 FINISHED = 'data-test-script-state="notRunning"'
 PAGE_TIMEOUT = 120.0  # seconds for one page to finish its script run (a loaded CI machine, first loads)
+RUNS: dict[str, Path] = {}  # the served run folders, by tag ("a", "b")
 
 
 def _free_port() -> int:
@@ -76,6 +78,7 @@ def dashboard(tmp_path_factory):
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`; .ci/run does)")
     base = tmp_path_factory.mktemp("browser")
     run_a, run_b = make_run(base / "run-a"), make_run(base / "run-b", CHANGES_B)
+    RUNS.update(a=run_a, b=run_b)
     port = _free_port()
     log_path = base / "dashboard.log"
     with open(log_path, "w", encoding="utf-8") as log:
@@ -208,3 +211,48 @@ def test_page_renders_without_exceptions(dashboard, browser, page):
         if os.environ.get("RAGDOCTOR_UPDATE_SCREENSHOTS") or not DOCS_SHOT.exists():
             DOCS_SHOT.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(tall, DOCS_SHOT)
+
+
+def _wait(browser: Browser, ok, what: str, timeout: float = PAGE_TIMEOUT) -> str:
+    """Poll the page until ``ok(dom)`` holds and its script run has finished; fail on an exception box."""
+    deadline = time.monotonic() + timeout
+    dom = ""
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        dom = browser.html()
+        if 'data-testid="stException"' in dom:
+            pytest.fail(f"{what}: a Streamlit exception on the page")
+        if FINISHED in dom and ok(dom):
+            return dom
+    pytest.fail(f"{what}: not seen within {timeout:.0f} s")
+
+
+def _key(browser: Browser, key: str, code: str, vk: int) -> None:
+    for kind in ("keyDown", "keyUp"):
+        browser.call("Input.dispatchKeyEvent", type=kind, key=key, code=code, windowsVirtualKeyCode=vk,
+                     nativeVirtualKeyCode=vk, text=key if kind == "keyDown" and len(key) == 1 else "")
+
+
+def test_label_page_in_the_browser_saves_a_label_by_key_and_by_click(dashboard, browser):
+    """Type a name, press 1 (the groundedness "yes" shortcut), click correctness "No": labels.jsonl gets both, with
+    the name, and the answers show on the page."""
+    labels = RUNS["b"] / "labels.jsonl"
+    before = labels.read_text().splitlines() if labels.exists() else []
+    browser.open(f"{dashboard}/label", "label", "Calibrated by these labels (PPI)")
+    box = 'document.querySelector(\'input[aria-label="Your name (saved with each label)"]\')'
+    browser.call("Runtime.evaluate", expression=f"{box}.focus()")
+    browser.call("Input.insertText", text="browser-test")
+    _key(browser, "Enter", "Enter", 13)
+    _wait(browser, lambda d: "Type your name above first" not in d, "the name was not taken")
+    browser.call("Runtime.evaluate", expression="document.activeElement.blur()")
+    _key(browser, "1", "Digit1", 49)
+    _wait(browser, lambda d: "you said <strong>yes</strong>" in d, "the groundedness shortcut did not label")
+    browser.call("Runtime.evaluate",
+                 expression="document.querySelector('.st-key-lab_answer_correctness_no button').click()")
+    _wait(browser, lambda d: "you said <strong>no</strong>" in d, "the correctness button did not label")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    browser.screenshot(ARTIFACTS / "dashboard-label-after.png")
+    new = [json.loads(ln) for ln in labels.read_text().splitlines()[len(before):]]
+    assert [(x["metric"], x["value"], x["who"]) for x in new] == [("groundedness", 1.0, "browser-test"),
+                                                                    ("answer_correctness", 0.0, "browser-test")]
+    assert new[0]["sample_id"] == new[1]["sample_id"]
