@@ -96,7 +96,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-LOGS = ("traces.jsonl", "results.jsonl")
+LOGS = ("traces.jsonl", "results.jsonl", "labels.jsonl")
 # files ragdoctor itself rewrites as a whole on a successful run: its summaries, tables, configs and the index
 REWRITTEN = ("summary.json", "results.parquet", "config.json", "input_errors.txt", "warnings.txt", "gate.xml",
              "run_summary.json", "diagnoses.jsonl", "diagnosis.json", "scores.jsonl", "results.json", "reliability.png")
@@ -344,6 +344,32 @@ CASES = [
              (ws / "runs/r1/config.json").read_text().replace('"run_key": "', '"run_key": "0'))),
     Case("gate-quality-failure", [*GATE, "--min", "answer_correctness=0.99"], 1, "", "ok"),
     Case("gate-pyproject-ok", ["gate", "runs/r1"], 0, "", "ok"),
+    Case("gate-ppi-too-few-labels", [*GATE, "--min", "groundedness=0.1", "--ppi"], 1, "", "unmeasured",
+         check=lambda ws, out, err: None if "0 labels, need 30" in out and "not measured" in out
+         else pytest.fail(out)),
+    Case("gate-ppi-bad-labels-line", [*GATE, "--min", "groundedness=0.1", "--ppi", "--ppi-fallback"], 0,
+         r"skipped bad record: runs/r1/labels\.jsonl:1: field 'metric': Input should be", "ok",
+         prep=write("runs/r1/labels.jsonl", [{"sample_id": "q1", "metric": "faithfulness", "value": 1, "who": "a"},
+                                             {"sample_id": "q1", "metric": "groundedness", "value": 1, "who": "a"}]),
+         check=lambda ws, out, err: None if "1 label, need 30" in out else pytest.fail(out)),
+    # --- label / summary ---------------------------------------------------------------------------------------
+    Case("label-unknown-sample", ["label", "runs/r1", "--sample", "nope", "--metric", "groundedness", "--value", "1"],
+         2, r"runs/r1: field 'sample': no sample 'nope' in this run"),
+    Case("label-bad-value", ["label", "runs/r1", "--sample", "q1", "--metric", "groundedness", "--value", "maybe"], 2,
+         r"--value: 'maybe' is not yes, no or a number"),
+    Case("label-metric-typo", ["label", "runs/r1", "--sample", "q1", "--metric", "faithfulness", "--value", "1"], 2,
+         r"--metric: invalid choice"),
+    Case("label-not-a-run", ["label", "user", "--sample", "q1", "--metric", "groundedness", "--value", "1"], 2,
+         r"user: not a run folder"),
+    Case("label-ok", ["label", "runs/r1", "--sample", "q1", "--metric", "groundedness", "--value", "no", "--who", "a"],
+         0, "", "ok", check=file_has("runs/r1/labels.jsonl", '"value":0.0,"who":"a"')),
+    Case("summary-bad-labels-lines", ["summary", "runs/r1"], 0,
+         r"skipped bad record: runs/r1/labels\.jsonl:2: field 'when': has no time zone", "ok",
+         prep=raw("runs/r1/labels.jsonl", b'{"sample_id": "q1", "metric": "groundedness", "value": 1, "who": "a"}\n'
+                  b'{"sample_id": "q2", "metric": "groundedness", "value": 1, "who": "a", "when": "2026-01-01T00:00"}\n'
+                  b'not json\n'),
+         check=lambda ws, out, err: None if "1 label, need 30" in out and "labels.jsonl:3: malformed JSON" in err
+         else pytest.fail(out + err)),
     # --- diagnose ----------------------------------------------------------------------------------------------
     Case("diagnose-run-missing", ["diagnose", "nope"], 2, r"nope: run folder not found"),
     Case("diagnose-not-evaluated", ["diagnose", "user"], 2, r"user: no judged samples"),
@@ -378,7 +404,7 @@ CASES = [
 
 def test_the_table_covers_every_verb_and_outcome():
     verbs = {c.argv[0] for c in CASES}
-    assert {"index", "run", "ask", "eval", "gate", "diagnose", "meta-eval"} <= verbs
+    assert {"index", "run", "ask", "eval", "gate", "diagnose", "meta-eval", "label", "summary"} <= verbs
     assert len({c.id for c in CASES}) == len(CASES)
     counts = {o: sum(c.outcome == o for c in CASES) for o in ("error", "unmeasured", "ok")}
     assert counts["error"] >= 50 and counts["unmeasured"] >= 3 and counts["ok"] >= 10, counts
