@@ -72,9 +72,12 @@ def test_coverage_over_2000_seeded_draws_is_within_93_to_97_percent(tuned):
     of the PPI estimate from 80 labels and 800 judged samples must hold the truth in 93-97% of them."""
     rng = np.random.default_rng(2026)
     draws = 2000
-    hits = 0
+    hits = judge_hits = 0
     for _ in range(draws):
         y, f, fu = _draw(rng, 80, 800, 0.15)
         est = ppi.ppi_mean(y, f, fu, tuned=tuned)
         hits += est.ci_low <= 0.7 <= est.ci_high
+        judge = ppi.judge_mean(np.concatenate([f, fu]))
+        judge_hits += judge.ci_low <= 0.7 <= judge.ci_high
     assert 0.93 <= hits / draws <= 0.97, hits / draws
+    assert judge_hits / draws < 0.05  # the judge's plain mean, on the same draws, is confidently wrong
