@@ -629,6 +629,16 @@ def calibrated(run: Run, n_resamples: int = 1000) -> list[dict]:
     return calibrate(run.results, labels, n_resamples=n_resamples) if labels else []
 
 
+def calibrated_table(rows: list[dict]) -> pd.DataFrame:
+    """The calibrated rows as a table: labels, judge mean, PPI mean and CI (or why there is none), agreement."""
+    return pd.DataFrame([{"metric": r["metric"], "judge": r["judge"], "labels": r["n_labels"],
+                          "judge mean": r["judge_mean"], "PPI mean": r["mean"], "PPI CI low": r["ci_low"],
+                          "PPI CI high": r["ci_high"], "AUROC": r["agreement"]["auroc"],
+                          "accuracy": r["agreement"]["accuracy"], "note": r["reason"] or r["method"]} for r in rows],
+                        columns=["metric", "judge", "labels", "judge mean", "PPI mean", "PPI CI low", "PPI CI high",
+                                 "AUROC", "accuracy", "note"])
+
+
 def compare_calibrated(a: list[dict], b: list[dict]) -> pd.DataFrame:
     """Per (metric, judge) both runs have a PPI-corrected mean for: each run's judge mean and corrected mean with its
     95% CI, and the corrected delta B - A with a normal 95% CI from the two intervals (read as independent: when the

@@ -9,6 +9,7 @@ import streamlit as st
 
 from corpora.errors import InputError
 from corpora.labels import add_label, read_labels
+from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import label_data as ld
 from ragdoctor.dashboard import state, widgets
 
@@ -110,8 +111,4 @@ rows = state.calibrated(run)
 if not rows:
     st.info("No labels on this run's samples yet.")
 else:
-    st.dataframe(pd.DataFrame([{
-        "metric": r["metric"], "judge": r["judge"], "labels": r["n_labels"], "judge mean": r["judge_mean"],
-        "PPI mean": r["mean"], "PPI CI low": r["ci_low"], "PPI CI high": r["ci_high"],
-        "AUROC": r["agreement"]["auroc"], "accuracy": r["agreement"]["accuracy"],
-        "note": r["reason"] or r["method"]} for r in rows]), hide_index=True, width="stretch")
+    st.dataframe(rd.calibrated_table(rows), hide_index=True, width="stretch")

@@ -83,6 +83,11 @@ else:
                                                                                alt.Tooltip("ci_high:Q", format=".3f")])
         st.altair_chart(chart, width="stretch")
 
+calibrated = state.calibrated(run)
+if calibrated:
+    st.markdown("**Calibrated by human labels** (PPI-corrected means with 95% CIs; `labels.jsonl`, Label page)")
+    st.dataframe(rd.calibrated_table(calibrated), hide_index=True, width="stretch")
+
 # --- failure categories ---------------------------------------------------------------------------------------------
 st.subheader("Failure categories")
 cats = rd.category_counts(run)

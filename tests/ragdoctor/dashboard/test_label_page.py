@@ -74,6 +74,9 @@ def test_label_page_progress_and_calibrated_table(run):
     rows = table.set_index("judge")
     n = len(measured & set(order[:34]))  # a label on a sample the judge did not measure cannot calibrate it
     assert n >= 30 and rows.loc["lexical", "labels"] == n and rows.loc["lexical", "PPI mean"] > 0
+    overview = app(str(run))
+    assert "Calibrated by human labels" in texts(overview)
+    assert any("PPI mean" in d.value.columns for d in overview.dataframe)
     at.multiselect(key="label_metrics").set_value(["groundedness"]).run()
     assert current_sample(at) == order[34]  # labelled ones are skipped
     assert not any(b.key == "lab_answer_correctness_yes" for b in at.button)
