@@ -81,14 +81,29 @@ class EvalResult:
         return self.summary_data.get("unmeasured_share")
 
     def gate(self, thresholds: dict[str, float] | None = None, *, max_unmeasured: float | None = None,
-             ci_lower: bool = False) -> GateResult:
+             ci_lower: bool = False, ppi: bool = False, ppi_fallback: bool = False) -> GateResult:
         """The CI gate: ``thresholds`` maps ``metric`` or ``metric:judge`` to a minimum mean (or, with ``ci_lower``,
-        a minimum lower bound of the 95% CI). A run with nothing measured fails."""
+        a minimum lower bound of the 95% CI; with ``ppi``, of the PPI-corrected 95% CI, as ``ragdoctor gate --ppi``).
+        A run with nothing measured fails."""
         cfg = GateConfig({check_metric_name(k, "thresholds"): unit_threshold(v, f"thresholds[{k!r}]")
                           for k, v in (thresholds or {}).items()},
-                         None if max_unmeasured is None else unit_threshold(max_unmeasured, "max_unmeasured"), ci_lower)
-        checks = check(self.summary_data, cfg)
+                         None if max_unmeasured is None else unit_threshold(max_unmeasured, "max_unmeasured"), ci_lower,
+                         ppi, ppi_fallback)
+        checks = check(self.summary_data, cfg, self.calibrated_rows() if ppi else None)
         return GateResult(all(c.passed for c in checks), checks)
+
+    def calibrated_rows(self) -> list[dict]:
+        """eval.calibration.for_run: the judges calibrated by the run folder's labels.jsonl, read now."""
+        from eval.calibration import for_run  # noqa: PLC0415 - only needed with labels
+
+        return for_run(self.run_dir)
+
+    def calibrated(self) -> pd.DataFrame:
+        """Per (metric, judge) with human labels: labels, the judge's mean, the PPI-corrected mean with its 95% CI
+        (``status`` unmeasured with the ``reason`` below 30 labels), AUROC and accuracy against the labels."""
+        from ragdoctor.dashboard.data import calibrated_table  # noqa: PLC0415
+
+        return calibrated_table(self.calibrated_rows())
 
     def diagnose(self) -> pd.DataFrame:
         """Every sample's failure category (diagnostics/taxonomy.py), the rule that fired and the secondary

@@ -121,3 +121,23 @@ def test_gate_ppi_from_pyproject(labelled, tmp_path, capsys):
     toml.write_text('[tool.ragdoctor.gate]\nmin = { "groundedness:lexical" = 0.2 }\nuse_ppi = "yes"\n')
     assert main(["gate", str(labelled), "--pyproject", str(toml)]) == 2
     assert "use_ppi must be true or false" in capsys.readouterr().err
+
+
+def test_python_api_gate_ppi_and_calibrated_table(tmp_path):
+    import ragdoctor
+    from corpora.labels import add_labels
+    from corpora.records import Label
+
+    data = [{"id": f"r{i}", "question": "What does the KV cache store?",
+             "contexts": ["The KV cache stores keys and values for every token."],
+             "answer": "The KV cache stores keys and values." if i % 3 else "It stores optimizer momentum on disk.",
+             "reference": "Keys and values."} for i in range(40)]
+    result = ragdoctor.evaluate(data, judges="lexical", metrics="groundedness", out=tmp_path / "api")
+    assert result.calibrated().empty
+    assert not result.gate({"groundedness": 0.1}, ppi=True)  # no labels: fails, saying why
+    add_labels(result.run_dir, [Label(sample_id=f"r{i}", metric="groundedness", value=float(i % 3 != 0), who="ann")
+                                for i in range(32)])
+    table = result.calibrated()
+    assert list(table["labels"]) == [32] and table["PPI CI low"].iloc[0] <= table["PPI mean"].iloc[0]
+    verdict = result.gate({"groundedness": 0.1}, ppi=True)
+    assert verdict and verdict.checks[0].estimate.startswith("PPI corrected")
