@@ -23,7 +23,7 @@ def results_frame(judgements: list[Judgement]) -> pd.DataFrame:
 
 def summarize(judgements: list[Judgement], *, n_resamples: int = 2000, seed: int = 0,
               labels: Iterable[Label] | None = None) -> dict:
-    """Means with CIs per (metric, judge); with ``labels`` (the labels in force, corpora/labels.py) also
+    """Means with CIs per (metric, judge); with ``labels`` (the labels in force, corpora/labels.py; none: no key) also
     ``calibrated``: one row per (metric, judge) with labels (eval.calibration.calibrate)."""
     df = results_frame(judgements)
     metrics: list[dict] = []
@@ -40,7 +40,8 @@ def summarize(judgements: list[Judgement], *, n_resamples: int = 2000, seed: int
     decided = int((df.status != "not_applicable").sum())
     out = {"n_samples": len(judgements), "metrics": metrics,
            "unmeasured_share": float((df.status == "unmeasured").sum() / decided) if decided else None}
-    if labels is not None:
-        out["calibrated"] = calibrate(df, list(labels), seed=seed)
+    labels = list(labels or [])
+    if labels:  # without labels the summary is as it always was
+        out["calibrated"] = calibrate(df, labels, seed=seed)
     return out
 
