@@ -234,16 +234,19 @@ def _key(browser: Browser, key: str, code: str, vk: int) -> None:
 
 
 def test_label_page_in_the_browser_saves_a_label_by_key_and_by_click(dashboard, browser):
-    """Type a name, press 1 (the groundedness "yes" shortcut), click correctness "No": labels.jsonl gets both, with
-    the name, and the answers show on the page."""
+    """Type a name (its N is not taken as the skip key), press 1 (the groundedness "yes" shortcut), click correctness
+    "No": labels.jsonl gets both for the sample shown, with the name, and the answers show on the page."""
     labels = RUNS["b"] / "labels.jsonl"
     before = labels.read_text().splitlines() if labels.exists() else []
-    browser.open(f"{dashboard}/label", "label", "Calibrated by these labels (PPI)")
+    dom = browser.open(f"{dashboard}/label", "label", "Calibrated by these labels (PPI)")
+    first = re.search(r"Sample <code[^>]*>([^<]+)</code>", dom).group(1)
     box = 'document.querySelector(\'input[aria-label="Your name (saved with each label)"]\')'
     browser.call("Runtime.evaluate", expression=f"{box}.focus()")
-    browser.call("Input.insertText", text="browser-test")
+    _key(browser, "N", "KeyN", 78)  # typed into the name box: N is also the skip key, which must not fire here
+    browser.call("Input.insertText", text="ina")
     _key(browser, "Enter", "Enter", 13)
-    _wait(browser, lambda d: "Type your name above first" not in d, "the name was not taken")
+    dom = _wait(browser, lambda d: "Type your name above first" not in d, "the name was not taken")
+    assert re.search(r"Sample <code[^>]*>([^<]+)</code>", dom).group(1) == first
     browser.call("Runtime.evaluate", expression="document.activeElement.blur()")
     _key(browser, "1", "Digit1", 49)
     _wait(browser, lambda d: "you said <strong>yes</strong>" in d, "the groundedness shortcut did not label")
@@ -253,6 +256,6 @@ def test_label_page_in_the_browser_saves_a_label_by_key_and_by_click(dashboard, 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     browser.screenshot(ARTIFACTS / "dashboard-label-after.png")
     new = [json.loads(ln) for ln in labels.read_text().splitlines()[len(before):]]
-    assert [(x["metric"], x["value"], x["who"]) for x in new] == [("groundedness", 1.0, "browser-test"),
-                                                                    ("answer_correctness", 0.0, "browser-test")]
-    assert new[0]["sample_id"] == new[1]["sample_id"]
+    assert [(x["metric"], x["value"], x["who"]) for x in new] == [("groundedness", 1.0, "Nina"),
+                                                                    ("answer_correctness", 0.0, "Nina")]
+    assert new[0]["sample_id"] == new[1]["sample_id"] == first
