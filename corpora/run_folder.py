@@ -80,21 +80,42 @@ class Resume(Generic[T, R]):
         """One record per item, in item order (every item made or reused by now)."""
         return [self.made.get(i) or self.done[i] for i in self.ids]
 
+    def batches(self, size: int) -> list[list[tuple[T, str]]]:
+        """The items left to make with their ids, ``size`` per batch, in item order: every engine judges the same
+        batches (a judge whose scores depend on its batch, such as int8 dynamic quantisation, gives the same results
+        in-process and on a cluster)."""
+        todo = [(item, i) for item, i in zip(self.items, self.ids) if i not in self.done]
+        return [todo[start : start + size] for start in range(0, len(todo), max(1, size))]
+
+    def collect(self, made: Iterable[Iterable[tuple[str, R]]], *, desc: str = "", unit: str = "item",
+                progress: bool = True) -> list[R]:
+        """Append each (item id, record) as its batch arrives, in any order (workers stream them back), and return
+        one record per item in item order. A record for an item that was not left to make, or one made twice (a
+        retried task delivering again), is not appended; an item that never arrived is an error, never a gap."""
+        left = {i for i in self.ids if i not in self.done}
+        bar = tqdm(total=len(left), desc=desc, unit=unit, leave=False, disable=None) if progress and left else None
+        for batch in made:
+            n = 0
+            for i, record in batch:
+                if i in left and i not in self.made:
+                    self.add(i, record)
+                    n += 1
+            if bar:
+                bar.update(n)
+        if bar:
+            bar.close()
+        lost = [i for i in self.ids if i not in self.done and i not in self.made]
+        if lost:
+            raise RuntimeError(f"{len(lost)} item(s) were never made (first: {lost[0]!r})")
+        return self.records()
+
     def run(self, make: Callable[[list[T]], list[R]], *, batch_size: int = 1, desc: str = "", unit: str = "item",
             progress: bool = True) -> list[R]:
         """Make the records left, ``batch_size`` items per call, appending each record as soon as its batch is made;
         return one record per item, in item order."""
-        todo = [(item, i) for item, i in zip(self.items, self.ids) if i not in self.done]
-        bar = tqdm(total=len(todo), desc=desc, unit=unit, leave=False, disable=None) if progress and todo else None
-        for start in range(0, len(todo), batch_size):
-            batch = todo[start : start + batch_size]
-            for (_, i), record in zip(batch, make([item for item, _ in batch])):
-                self.add(i, record)
-            if bar:
-                bar.update(len(batch))
-        if bar:
-            bar.close()
-        return self.records()
+        made = (list(zip([i for _, i in batch], make([item for item, _ in batch])))
+                for batch in self.batches(batch_size))
+        return self.collect(made, desc=desc, unit=unit, progress=progress)
 
 
 class AppendLog(Generic[R]):

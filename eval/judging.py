@@ -9,10 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from corpora.errors import InputError
 from corpora.labels import read_labels
@@ -22,7 +23,7 @@ from eval.judges.base import Judge
 from eval.metrics import get
 from eval.summary import results_frame, summarize
 
-__all__ = ["EvalRun", "eval_hash", "evaluate", "judge_batch", "precheck", "write_outputs"]
+__all__ = ["Engine", "EvalRun", "LocalEngine", "eval_hash", "evaluate", "judge_batch", "precheck", "write_outputs"]
 
 MAX_ANSWER_CHARS = 20_000
 MAX_CONTEXT_CHARS = 200_000
@@ -98,10 +99,35 @@ def judge_batch(traces: list[Trace], metrics: Sequence[str], judges: Sequence[Ju
     return [Judgement(sample_id=t.sample_id, results=r, trace=t) for t, r in zip(traces, per_trace)]
 
 
+class Engine(Protocol):
+    """Where the batches are judged: ``judge`` yields each batch's judgements (one per trace, any batch order) as they
+    are made. ``judges`` are the driver's: they name the evaluation (its hash); an engine that judges elsewhere builds
+    its own and must give the same ``config_id``s."""
+
+    name: str
+
+    def judge(self, batches: list[list[Trace]], metrics: Sequence[str],
+              judges: Sequence[Judge]) -> Iterator[list[Judgement]]: ...
+
+
+class LocalEngine:
+    """In this process, one batch after another (the default: no extra import, nothing started)."""
+
+    name = "local"
+
+    def judge(self, batches: list[list[Trace]], metrics: Sequence[str],
+              judges: Sequence[Judge]) -> Iterator[list[Judgement]]:
+        for batch in batches:
+            yield judge_batch(batch, metrics, judges)
+
+
 def evaluate(traces: list[Trace], *, metrics: Sequence[str], judges: Sequence[Judge], run: RunFolder | str | Path,
              batch_size: int = 16, input_errors: list[InputError] | None = None, source: str | None = None,
-             progress: bool = True, warnings: list[str] | None = None) -> EvalRun:
-    """Judge every trace not already judged in ``run`` with this configuration and content; write the outputs."""
+             progress: bool = True, warnings: list[str] | None = None, engine: Engine | None = None) -> EvalRun:
+    """Judge every trace not already judged in ``run`` with this configuration and content (on ``engine``, default
+    in this process); write the outputs. Every engine writes the same run folder: the judgements stream into
+    results.jsonl as their batches arrive."""
+    engine = engine or LocalEngine()
     run = run if isinstance(run, RunFolder) else RunFolder(run)
     if batch_size < 1:
         raise InputError(None, f"batch size must be at least 1, got {batch_size}", field="batch_size")
@@ -119,23 +145,24 @@ def evaluate(traces: list[Trace], *, metrics: Sequence[str], judges: Sequence[Ju
         index = {(j.sample_id, j.eval_hash, j.sample_hash): j for j in lines}
         return {sid: index[(sid, h, sh)] for sid, sh in hashes.items() if (sid, h, sh) in index}
 
-    def make(batch: list[Trace]) -> list[Judgement]:
-        judged = judge_batch(batch, metrics, judges)
+    def stamped(judged: list[Judgement]) -> list[tuple[str, Judgement]]:
         for j in judged:
             j.eval_hash, j.sample_hash = h, hashes[j.sample_id]
-        return judged
+        return [(j.sample_id, j) for j in judged]
 
     # reading the log comes first: a foreign results.jsonl is refused before anything is written
     resume = run.results.resume(traces, item_id=lambda t: t.sample_id, reusable=reusable)
     config = {"metrics": list(metrics), "judges": [j.config_id for j in judges], "eval_hash": h, "source": source,
-              "n_samples": len(traces), "batch_size": batch_size,
+              "n_samples": len(traces), "batch_size": batch_size, "engine": engine.name,
               "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
     key = run.write_config(config, hashes)
     errors = [str(e) for e in (input_errors or [])]
     notes = list(dict.fromkeys(warnings or []))
     run.write_lines(INPUT_ERRORS, errors)
     run.write_lines(WARNINGS, notes)
-    judgements = resume.run(make, batch_size=batch_size, desc="judging", unit="sample", progress=progress)
+    batches = [[t for t, _ in batch] for batch in resume.batches(batch_size)]
+    made = (stamped(judged) for judged in engine.judge(batches, metrics, judges))
+    judgements = resume.collect(made, desc="judging", unit="sample", progress=progress)
     summary = write_outputs(run, judgements, errors, notes, run_key=key)
     return EvalRun(run, judgements, summary, len(resume.made), len(resume.done), errors, notes)
 

@@ -32,6 +32,17 @@ def render_eval_summary(summary: dict) -> str:
     return render(["metric", "judge", "n", "mean", "95% CI", "unmeasured", "n/a"], rows) + foot
 
 
+def ray_options(args: argparse.Namespace):
+    """--ray-address, --num-workers, --gpus-per-worker (None when none was given)."""
+    from ragdoctor.flow import RayOptions  # noqa: PLC0415 - lazy: see cmd_eval
+
+    given = (args.ray_address, args.num_workers, args.gpus_per_worker)
+    if given == (None, None, None):
+        return None
+    return RayOptions(address=args.ray_address, num_workers=1 if args.num_workers is None else args.num_workers,
+                      gpus_per_worker=args.gpus_per_worker or 0.0)
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from ragdoctor import flow  # noqa: PLC0415 - lazy in every command: the library loads when one runs
 
@@ -40,7 +51,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     selection = flow.Selection.of(args.judges, args.metrics, args.nli_model)
     result = flow.evaluate_file(source, run_dir, selection, nli_model=args.nli_model, nli_threshold=args.nli_threshold,
                                 judge_base_url=args.judge_base_url, judge_model=args.judge_model, limit=args.limit,
-                                batch_size=args.batch_size)
+                                batch_size=args.batch_size, engine=args.engine, ray=ray_options(args))
     print(render_eval_summary(result.summary))
     if result.summary.get("calibrated"):
         from ragdoctor.cmd_labels import render_calibrated  # noqa: PLC0415 - lazy: see above
@@ -108,6 +119,14 @@ def register(sub: argparse._SubParsersAction, pipeline_options) -> None:  # noqa
     p.add_argument("--judge-model", default="qwen2.5-0.5b", help="judge model: bundled GGUF name/path or server model")
     p.add_argument("--limit", type=int, help="only the first N records (N >= 1)")
     p.add_argument("--batch-size", type=int, default=16, help="samples per judge call (>= 1)")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="where the batches are judged: in this process (default) or on Ray Data actors (pip install "
+                        "'ragdoctor[ray]'); the run folder is the same")
+    p.add_argument("--ray-address", metavar="auto|ray://HOST:PORT",
+                   help="--engine ray: the cluster to join (default: start Ray on this machine)")
+    p.add_argument("--num-workers", type=int, metavar="N", help="--engine ray: judge actors (default 1)")
+    p.add_argument("--gpus-per-worker", type=float, metavar="G",
+                   help="--engine ray: GPUs per actor (default 0; the NLI judge runs on the actor's GPU)")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("gate", help="exit 0 if a run meets its thresholds, 1 if not, 2 on usage/input error")

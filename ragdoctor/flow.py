@@ -12,13 +12,14 @@ folder (corpora/run_folder.py). The CLI (ragdoctor/cmd_*.py), the dashboard's pl
     gate_run(run, cfg)                 the CI gate over a run's summary"""
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpora.errors import InputError, report_skipped, warn
+from corpora.errors import InputError, UsageError, report_skipped, warn
 from corpora.records import Diagnosis, Judgement, Question, Trace
 from corpora.run_folder import INPUT_ERRORS, RUN_SUMMARY, RunFolder
 from diagnostics.classify import classify
@@ -41,7 +42,7 @@ from eval.judges.registry import (
     parse_judges,
     parse_metrics,
 )
-from eval.judging import EvalRun, evaluate, judge_batch
+from eval.judging import Engine, EvalRun, evaluate, judge_batch
 from rag.config import GenerationConfig, PipelineConfig
 from rag.run_questions import RunResult, run_questions
 from rag.session import embedder_for, open_generator, open_index, open_pipeline, question_set
@@ -161,11 +162,15 @@ def write_run_summary(run: RunFolder, traces: list[Trace]) -> dict:
 def evaluate_file(source: str | Path, run_dir: str | Path, selection: Selection, *, nli_model: str | None = None,
                   nli_threshold: float | None = None, judge_base_url: str | None = None,
                   judge_model: str = "qwen2.5-0.5b", limit: int | None = None, batch_size: int = 16,
-                  progress: bool = True) -> EvalRun:
+                  progress: bool = True, engine: str = "local", ray: RayOptions | None = None) -> EvalRun:
     """Judge a JSONL of traces, generic rows or ragas rows into ``run_dir`` (a rerun resumes); bad lines are reported,
-    skipped and listed in input_errors.txt."""
+    skipped and listed in input_errors.txt. ``engine`` "ray" judges the batches on Ray Data actors (``ray``: where and
+    how many); the run folder is the same."""
     run = RunFolder(run_dir)
     run.check_eval_writable()  # before loading anything: a folder we may not write into fails now
+    build = functools.partial(built_judges, selection, nli_model=nli_model, nli_threshold=nli_threshold,
+                              judge_base_url=judge_base_url, judge_model=judge_model)
+    eng = make_engine(engine, build, ray)
     notes: list[str] = []
     traces, errors = load_traces(source, warnings=notes)
     for e in errors:
@@ -173,10 +178,38 @@ def evaluate_file(source: str | Path, run_dir: str | Path, selection: Selection,
     for note in notes:
         warn(note)
     traces = traces[:limit] if limit else traces
-    with built_judges(selection, nli_model=nli_model, nli_threshold=nli_threshold, judge_base_url=judge_base_url,
-                      judge_model=judge_model) as judges:
+    with build() as judges:  # on the driver they name the evaluation; an engine's workers build their own
         return evaluate(traces, metrics=selection.metrics, judges=judges, run=run, batch_size=batch_size,
-                        input_errors=errors, source=str(source), progress=progress, warnings=notes)
+                        input_errors=errors, source=str(source), progress=progress, warnings=notes, engine=eng)
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """``--engine ray``: ``address`` None starts Ray on this machine, "auto" joins the running cluster,
+    "ray://host:port" connects as a client; ``init``: more ``ray.init`` arguments when Ray is started here."""
+
+    address: str | None = None
+    num_workers: int = 1
+    gpus_per_worker: float = 0.0
+    init: dict | None = None
+
+
+ENGINES = ("local", "ray")
+
+
+def make_engine(name: str, build: Callable, ray: RayOptions | None = None) -> Engine | None:
+    """The engine named (None: the local one, in this process). Ray is imported only for "ray"."""
+    if name == "local":
+        if ray is not None and ray != RayOptions():
+            raise UsageError("--ray-address, --num-workers and --gpus-per-worker need --engine ray")
+        return None
+    if name == "ray":
+        from eval.ray_engine import RayEngine  # noqa: PLC0415 - lazy: only --engine ray loads Ray
+
+        opts = ray or RayOptions()
+        return RayEngine(build, address=opts.address, num_workers=opts.num_workers,
+                         gpus_per_worker=opts.gpus_per_worker, init=dict(opts.init or {}))
+    raise UsageError(f"--engine: unknown engine {name!r} (valid: {', '.join(ENGINES)})")
 
 
 def nothing_measured(summary: dict) -> str | None:

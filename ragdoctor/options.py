@@ -77,6 +77,7 @@ RULES: dict[str, Callable[[str], float | int]] = {
     "resamples": positive_int, "seed": non_negative_int, "max_examples": positive_int, "max_length": positive_int,
     "max_unmeasured": unit_closed, "nli_threshold": unit_open, "epochs": positive_float, "lr": positive_float,
     "timeout": positive_float, "port": port, "per_label": positive_int,
+    "num_workers": positive_int, "gpus_per_worker": _number(float, 0.0, None),
 }
 
 

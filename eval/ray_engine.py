@@ -1,0 +1,152 @@
+"""``--engine ray``: judge an evaluation's batches on Ray Data actors, on this machine or on a cluster.
+
+Each row of the Ray dataset is one judge batch (the same ``batch_size`` traces, in the same order, that the local
+engine judges: a judge whose scores depend on its batch gives the same verdicts on both). Each actor builds its judges
+once (the NLI cross-encoder on the GPU when the actor was given one) and returns the batch's judgements serialized; the
+driver streams them into the run folder's append-only results.jsonl as they arrive (eval/judging.py), so resume,
+summary, CIs, gate and dashboard are those of a local run. Ray retries a task whose worker died (Ray Data's actor pool
+restarts actors and retries their tasks without limit); a judgement delivered twice is appended once
+(corpora/run_folder.Resume.collect).
+
+Ray is imported only here, and only when an engine runs: the default ``--engine local`` never imports it."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from corpora.errors import UsageError
+from corpora.records import Judgement, Trace
+from eval.judges.base import Judge
+from eval.judging import judge_batch
+from rag.offline import OFFLINE_ENV
+
+__all__ = ["JudgeWorker", "RayEngine", "connect", "ray_module"]
+
+JudgeBuilder = Callable[[], AbstractContextManager[Sequence[Judge]]]
+MAX_BLOCKS = 4096  # a block is what a worker hands back at once: one judge batch per block up to this many batches
+
+
+def ray_module() -> Any:
+    """``ray``, or UsageError saying how to install it."""
+    try:
+        import ray  # noqa: PLC0415 - lazy: only --engine ray loads Ray
+        import ray.data  # noqa: F401, PLC0415
+    except ImportError:
+        raise UsageError("--engine ray needs Ray: pip install 'ragdoctor[ray]' (or ray[data])") from None
+    return ray
+
+
+def worker_env() -> dict[str, str]:
+    """The environment every Ray worker runs with: offline hubs, no telemetry (values set here win)."""
+    env = {k: os.environ.get(k, v) for k, v in OFFLINE_ENV.items()}
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    return env
+
+
+def connect(address: str | None = None, **init_kwargs: Any) -> bool:
+    """Join Ray: ``None`` starts a private runtime on this machine, ``auto`` joins the running cluster,
+    ``ray://host:port`` connects as a Ray client. True when this call started the connection (the caller shuts it
+    down); False when the process was already connected."""
+    ray = ray_module()
+    if ray.is_initialized():
+        return False
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray's usage telemetry: off unless the user turned it on
+    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
+                              "runtime_env": {"env_vars": worker_env()}, **init_kwargs}
+    if address is None:
+        kwargs.setdefault("address", "local")
+    else:
+        kwargs["address"] = address
+        if address.startswith("ray://"):  # a Ray client takes no node options
+            kwargs.pop("include_dashboard", None)
+    try:
+        ray.init(**kwargs)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:240]
+        raise UsageError(f"--ray-address {address or '(local)'}: cannot start or join Ray: {why}") from None
+    return True
+
+
+class JudgeWorker:
+    """A Ray Data actor: builds its judges once, then judges one batch per row (``traces``: the batch's traces as a
+    JSON list of Trace JSON) into ``judgements`` (a JSON list of Judgement JSON) and the ``judges`` that made them
+    (their config ids, so the driver can check every worker ran the judges it named)."""
+
+    def __init__(self, build: JudgeBuilder, metrics: Sequence[str]):
+        self._scope: AbstractContextManager[Sequence[Judge]] | None = build()
+        self.judges = list(self._scope.__enter__())  # type: ignore[union-attr]  # set just above
+        self.metrics = list(metrics)
+        self.config_ids = json.dumps([j.config_id for j in self.judges])
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        out = []
+        for payload in batch["traces"]:
+            traces = [Trace.model_validate_json(t) for t in json.loads(payload)]
+            out.append(json.dumps([j.model_dump_json() for j in judge_batch(traces, self.metrics, self.judges)]))
+        return {"judgements": np.array(out, dtype=object),
+                "judges": np.array([self.config_ids] * len(out), dtype=object)}
+
+    def __del__(self) -> None:
+        scope = getattr(self, "_scope", None)
+        if scope is not None:
+            self._scope = None
+            scope.__exit__(None, None, None)
+
+
+@dataclass
+class RayEngine:
+    """Judge batches on ``num_workers`` Ray Data actors (``gpus_per_worker`` GPUs each), built by ``build`` (a
+    picklable callable returning a context manager that yields the judges: ragdoctor.flow.built_judges with the run's
+    selection). ``address``: see ``connect``; ``init`` goes to ``ray.init`` when this engine starts Ray."""
+
+    build: JudgeBuilder
+    address: str | None = None
+    num_workers: int = 1
+    gpus_per_worker: float = 0.0
+    init: dict[str, Any] = field(default_factory=dict)
+    name: str = "ray"
+
+    def __post_init__(self) -> None:
+        if self.num_workers < 1:
+            raise UsageError(f"--num-workers must be at least 1, got {self.num_workers}")
+        if self.gpus_per_worker < 0:
+            raise UsageError(f"--gpus-per-worker must be 0 or more, got {self.gpus_per_worker:g}")
+        ray_module()  # Ray missing: say how to install it before anything is loaded
+
+    def judge(self, batches: list[list[Trace]], metrics: Sequence[str],
+              judges: Sequence[Judge]) -> Iterator[list[Judgement]]:
+        if not batches:
+            return
+        ray = ray_module()
+        started = connect(self.address, **self.init)
+        try:
+            yield from self._stream(ray, batches, metrics, [j.config_id for j in judges])
+        finally:
+            if started:
+                ray.shutdown()
+
+    def _stream(self, ray: Any, batches: list[list[Trace]], metrics: Sequence[str],
+                expected: list[str]) -> Iterator[list[Judgement]]:
+        ctx = ray.data.DataContext.get_current()
+        ctx.enable_progress_bars = False  # the driver's own bar counts the judgements as they are appended
+        ctx.print_on_execution_start = False
+        ctx.enable_auto_log_stats = False
+        rows = [{"traces": json.dumps([t.model_dump_json() for t in batch])} for batch in batches]
+        ds = ray.data.from_items(rows, override_num_blocks=min(len(rows), MAX_BLOCKS))
+        ds = ds.map_batches(JudgeWorker, fn_constructor_args=(self.build, list(metrics)), batch_size=1,
+                            batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=self.num_workers),
+                            num_gpus=self.gpus_per_worker or None)
+        for row in ds.iter_rows():
+            ran = json.loads(row["judges"])
+            if ran != expected:
+                raise UsageError(f"a Ray worker built other judges than the driver ({', '.join(ran)} instead of "
+                                 f"{', '.join(expected)}): every node needs the same judge models and ragdoctor "
+                                 "version")
+            yield [Judgement.model_validate_json(j) for j in json.loads(row["judgements"])]

@@ -1,0 +1,235 @@
+"""--engine ray on real Ray: a local runtime (loopback) and a two-node cluster on this machine. The same input gives the
+same verdicts as --engine local; a worker killed mid-run (Ray retries its task) and a driver killed mid-run (the rerun
+resumes) lose nothing and duplicate nothing in results.jsonl. The default engine never imports Ray."""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from corpora.run_folder import RunFolder
+from eval.adapters import load_traces
+from eval.judges.labels import LabelsJudge
+from eval.judges.lexical import LexicalScorer
+from eval.judges.scorer import ScorerJudge
+from eval.judging import evaluate
+from ragdoctor import flow
+from tests.eval.test_judging import CTX, write_jsonl
+
+ray = pytest.importorskip("ray")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = [sys.executable, "-m", "ragdoctor.cli"]
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the test's judge builders travel to the workers
+METRICS = ["groundedness", "context_precision", "answer_relevance", "context_recall", "answer_correctness", "recall@5"]
+ANSWERS = ["The KV cache stores keys and values for every token [kv#0].",
+           "The KV cache stores optimizer momentum on the CPU.",
+           "FlashAttention tiles the attention computation to avoid HBM traffic.",
+           "I don't know based on the provided documents.",
+           "It grows with sequence length, and FlashAttention avoids HBM traffic."]
+
+
+def many_rows(n: int) -> list[dict]:
+    return [{"id": f"s{i:04d}", "question": "What does the KV cache store?" if i % 2 else "What tiles attention?",
+             "contexts": CTX, "answer": f"{ANSWERS[i % len(ANSWERS)]} ({i})", "reference": "Keys and values.",
+             "relevant_ids": ["kv"] if i % 3 else ["fa"]} for i in range(n)]
+
+
+def verdicts(judgements) -> dict:
+    """Everything a judgement says, but the seconds it took."""
+    return {j.sample_id: [r.model_dump(exclude={"seconds"}) for r in j.results] for j in judgements}
+
+
+def log_ids(run_dir: Path) -> list[str]:
+    lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["sample_id"] for line in lines if line.strip()]
+
+
+class SlowLexical(ScorerJudge):
+    """The lexical judge, a little slower per batch (so a test can kill something while a run is in flight); records
+    the process that judged each batch."""
+
+    def __init__(self, delay: float, record: str | None):
+        super().__init__(LexicalScorer(), config_id="lexical:v1")
+        self.delay, self.record = delay, record
+
+    def judge(self, metric, traces):
+        if self.record:
+            with open(self.record, "a", encoding="utf-8") as fh:
+                fh.write(f"{os.getpid()} {ray.get_runtime_context().get_node_id() if ray.is_initialized() else '-'}\n")
+        time.sleep(self.delay)
+        return super().judge(metric, traces)
+
+
+@contextmanager
+def slow_judges(delay: float = 0.0, record: str | None = None):
+    yield [SlowLexical(delay, record), LabelsJudge()]
+
+
+def judged_with(engine, traces, run_dir, batch_size=2, **kw):
+    with slow_judges(**kw) as judges:
+        return evaluate(traces, metrics=METRICS, judges=judges, run=run_dir, batch_size=batch_size, progress=False,
+                        engine=engine)
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, address="local", logging_level="WARNING")
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture
+def traces(tmp_path):
+    got, errors = load_traces(write_jsonl(tmp_path / "in.jsonl", many_rows(24)))
+    assert errors == []
+    return got
+
+
+def test_local_engine_never_imports_ray(tmp_path):
+    src = write_jsonl(tmp_path / "in.jsonl", many_rows(3))
+    code = ("import sys; from ragdoctor.cli import main; "
+            f"rc = main(['eval', {str(src)!r}, '--judges', 'lexical,labels', '--out', {str(tmp_path / 'run')!r}]); "
+            "assert rc == 0, rc; assert 'ray' not in sys.modules, 'ray imported'; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
+
+
+def test_ray_engine_gives_the_local_verdicts_and_run_folder(ray_local, traces, tmp_path):
+    from eval.ray_engine import RayEngine
+
+    local = judged_with(None, traces, tmp_path / "local")
+    remote = judged_with(RayEngine(slow_judges, num_workers=2), traces, tmp_path / "ray")
+    assert remote.new == len(traces) and verdicts(remote.judgements) == verdicts(local.judgements)
+    assert sorted(log_ids(tmp_path / "ray")) == sorted(t.sample_id for t in traces)  # each once
+    for key in ("metrics", "unmeasured_share", "run_key"):
+        assert remote.summary[key] == local.summary[key]
+    assert RunFolder(tmp_path / "ray").config()["engine"] == "ray"
+    assert verdicts(RunFolder(tmp_path / "ray").judgements()) == verdicts(local.judgements)
+
+
+def test_ray_engine_resumes_a_local_run(ray_local, traces, tmp_path):
+    from eval.ray_engine import RayEngine
+
+    judged_with(None, traces[:10], tmp_path / "run")
+    again = judged_with(RayEngine(slow_judges), traces, tmp_path / "run")
+    assert (again.new, again.resumed) == (len(traces) - 10, 10)
+    assert Counter(log_ids(tmp_path / "run")) == Counter(t.sample_id for t in traces)
+
+
+def test_workers_must_build_the_drivers_judges(ray_local, traces, tmp_path):
+    from corpora.errors import UsageError
+    from eval.ray_engine import RayEngine
+
+    @contextmanager
+    def other():
+        yield [ScorerJudge(LexicalScorer(), config_id="lexical:v0"), LabelsJudge()]
+
+    with pytest.raises(UsageError, match="other judges than the driver"):
+        judged_with(RayEngine(other), traces[:4], tmp_path / "run")
+
+
+@pytest.mark.slow
+def test_nli_verdicts_are_identical_on_ray(ray_local, traces, tmp_path):
+    from eval.judges.registry import default_nli_path
+
+    if default_nli_path() is None:
+        pytest.skip("the shipped NLI judge is not installed")
+    src = write_jsonl(tmp_path / "in.jsonl", many_rows(6))
+    selection = flow.Selection.of("nli,labels", "groundedness,answer_correctness,context_recall")
+    local = flow.evaluate_file(src, tmp_path / "local", selection, batch_size=4, progress=False)
+    remote = flow.evaluate_file(src, tmp_path / "ray", selection, batch_size=4, progress=False, engine="ray",
+                                ray=flow.RayOptions(num_workers=1))
+    assert verdicts(remote.judgements) == verdicts(local.judgements)
+    assert any(r.measured and r.judge == "nli" for j in remote.judgements for r in j.results)
+
+
+@pytest.fixture
+def two_nodes():
+    """A head and a worker node on this machine, one CPU each, every address on loopback."""
+    ray.shutdown()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
+                                                            "node_ip_address": "127.0.0.1"})
+    cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1")
+    ray.init(address=cluster.address, logging_level="WARNING")
+    cluster.wait_for_nodes()
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()
+
+
+@pytest.mark.slow
+def test_two_node_cluster_shards_and_survives_a_killed_worker(two_nodes, traces, tmp_path):
+    from eval.ray_engine import RayEngine
+
+    record = tmp_path / "workers.txt"
+    build = functools.partial(slow_judges, delay=0.1, record=str(record))
+    run_dir = tmp_path / "ray"
+    killed: list[int] = []
+
+    def kill_one_worker() -> None:  # once a few batches are in, SIGKILL a judging actor's process
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            done = len(log_ids(run_dir)) if (run_dir / "results.jsonl").exists() else 0
+            pids = {int(line.split()[0]) for line in record.read_text().splitlines()} if record.exists() else set()
+            if done >= 4 and pids:
+                pid = max(pids)
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_one_worker, daemon=True)
+    killer.start()
+    remote = judged_with(RayEngine(build, num_workers=2), traces, run_dir, batch_size=1)
+    killer.join(timeout=5)
+    assert killed, "no worker was killed mid-run"
+    nodes = {line.split()[1] for line in record.read_text().splitlines()}
+    assert len(nodes) == 2, f"the batches ran on {len(nodes)} node(s), not both"
+    assert Counter(log_ids(run_dir)) == Counter(t.sample_id for t in traces)  # nothing lost, nothing duplicated
+    local = judged_with(None, traces, tmp_path / "local", batch_size=1)
+    assert verdicts(remote.judgements) == verdicts(local.judgements)
+
+
+@pytest.mark.slow
+def test_a_killed_driver_resumes_without_loss_or_duplicates(tmp_path):
+    n = 400
+    src = write_jsonl(tmp_path / "in.jsonl", many_rows(n))
+    run_dir = tmp_path / "run"
+    args = [*CLI, "eval", str(src), "--judges", "lexical,labels", "--out", str(run_dir), "--engine", "ray",
+            "--batch-size", "1", "--num-workers", "1"]
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    results = run_dir / "results.jsonl"
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and proc.poll() is None:
+            if results.exists() and results.read_bytes().count(b"\n") >= 5:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()[-1500:]!r}"
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver and everything it started (its private Ray runtime)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    first = results.read_bytes().count(b"\n")  # complete lines (a torn last one is dropped and redone)
+    assert 0 < first < n
+    rerun = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert f"({n - first} judged, {first} resumed" in rerun.stdout
+    assert Counter(log_ids(run_dir)) == Counter(f"s{i:04d}" for i in range(n))
+    local = flow.evaluate_file(src, tmp_path / "local", flow.Selection.of("lexical,labels"), batch_size=1,
+                               progress=False)
+    assert verdicts(RunFolder(run_dir).judgements()) == verdicts(local.judgements)
