@@ -157,8 +157,12 @@ def test_nli_verdicts_are_identical_on_ray(ray_local, traces, tmp_path):
 
 
 @pytest.fixture
-def two_nodes():
-    """A head and a worker node on this machine, one CPU each, every address on loopback."""
+def two_nodes(monkeypatch):
+    """A head and a worker node on this machine, one CPU each, every address on loopback (Ray would rewrite
+    127.0.0.1 to this host's outward address, which the tests' network guard refuses)."""
+    import ray._private.services as services
+
+    monkeypatch.setattr(services, "resolve_ip_for_localhost", lambda host: host)
     ray.shutdown()
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
                                                             "node_ip_address": "127.0.0.1"})
