@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from corpora import openinference
 from corpora.errors import InputError, warn
 from corpora.jsonl import parse_records, read_records
 from corpora.records import Chunk, Trace
@@ -180,7 +181,11 @@ def _read(source: str | Path, items: Iterable[tuple[int, dict[str, Any]]] | None
 def load_traces(path: str | Path, warnings: list[str] | None = None) -> tuple[list[Trace], list[InputError]]:
     """All good rows of a JSONL file as traces, plus one error per bad row (the run goes on without them). A file with
     no good row raises InputError. Ambiguities (superseded traces, several pipeline configurations, unknown fields) go
-    to ``warnings``, or are warned about (corpora.errors.warn) when no list is given."""
+    to ``warnings``, or are warned about (corpora.errors.warn) when no list is given. An OpenInference span export
+    (OTLP JSON or a Phoenix spans export, detected by content: corpora/openinference.py) gives one trace per root span,
+    its malformed spans as the errors."""
+    if openinference.detect(path):
+        return openinference.load(path)
     return _read(Path(path), None, warnings)
 
 

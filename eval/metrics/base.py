@@ -72,7 +72,8 @@ class Metric:
     def missing(self, t: Trace, judge: str) -> MetricResult | None:
         """A metric that reads the retrieved contexts, on a record that carried none: unmeasured, never a measured 0."""
         if "contexts" in self.needs and not t.has_contexts:
-            return MetricResult.unmeasured(self.name, judge, NO_CONTEXTS)
+            why = t.metadata.get("contexts_missing")  # an imported trace may say why (no retrieval span recorded)
+            return MetricResult.unmeasured(self.name, judge, f"{NO_CONTEXTS}: {why}" if why else NO_CONTEXTS)
         return None
 
     def fixed(self, t: Trace, judge: str) -> MetricResult | None:

@@ -1,0 +1,524 @@
+"""OpenInference spans (the semantic conventions of ``openinference-semantic-conventions``) read from a file, as one
+Trace per root span. Pure JSON: no OpenTelemetry import. Two shapes are read, detected by content:
+
+    OTLP JSON     the OTLP/JSON protobuf mapping: ``{"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]}``,
+                  attributes as ``{"key", "value": {"stringValue" | "intValue" | "doubleValue" | "arrayValue" ...}}``,
+                  ids hex (the collector) or base64 (protobuf's MessageToJson); one export per file, or one per line
+                  (the OpenTelemetry collector's file exporter)
+    Phoenix spans a Phoenix spans export (``get_spans_dataframe()`` written with ``to_json(orient="records")``, lines or
+                  an array, or ``to_parquet``): one span per row with ``context.span_id``, ``parent_id``, ``span_kind``,
+                  ``start_time``, ``end_time``, ``status_code`` and ``attributes.*`` (flat, or nested as Phoenix keeps
+                  ``retrieval.documents`` as a list of ``{"document.id", ...}``)
+
+A trace is assembled per root span (a span without a parent) of kind CHAIN or AGENT: the question is its
+``input.value``, the answer its ``output.value``; the contexts are the documents of the outermost RETRIEVER spans below
+it (``retrieval.documents.N.document.id/content/score/metadata``; a RERANKER's ``reranker.output_documents`` replace
+them, the rest become candidates); the prompt is the last LLM span's ``llm.input_messages`` (or ``llm.prompts``); the
+latency per stage is the span times. A trace without a RETRIEVER span has ``contexts`` None (its context metrics are
+unmeasured, saying no retrieval was recorded), distinct from a retriever that found nothing (``[]``).
+
+A malformed span is reported (``file:line`` or the span's place in the export, and its id) and skipped, and so is a
+span whose parent is not in the file; the rest are read."""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from corpora.errors import InputError, warn
+from corpora.jsonl import loads_strict
+from corpora.paths import input_file, output_folder
+from corpora.records import Candidate, Chunk, Trace
+from corpora.run_folder import INPUT_ERRORS, MARKERS, RunFolder
+
+ROOT_KINDS = ("CHAIN", "AGENT")
+NO_RETRIEVAL = "no RETRIEVER span was recorded under the root span"
+_QUESTION_KEYS = ("query_str", "query", "message", "question", "input", "user_input")
+_ANSWER_KEYS = ("response", "answer", "output", "content", "text")
+_DOC_ID_KEYS = ("doc_id", "document_id", "ref_doc_id")
+
+
+@dataclass
+class Span:
+    """One span, its attributes flattened to dotted keys (``retrieval.documents.0.document.id``)."""
+
+    span_id: str
+    parent_id: str | None
+    trace_id: str
+    name: str
+    start_ns: int
+    end_ns: int
+    attrs: dict[str, Any]
+    status: str = ""
+    status_message: str = ""
+    where: str = ""  # file:line or the span's place in the export, for messages
+    children: list[Span] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return str(self.attrs.get("openinference.span.kind") or "").upper()
+
+    @property
+    def ms(self) -> float:
+        return max(0, self.end_ns - self.start_ns) / 1e6
+
+
+# --- reading a file ----------------------------------------------------------------------------------------------
+
+def detect(path: str | Path) -> str | None:
+    """"otlp" or "phoenix" when the file holds OpenInference spans in one of the shapes read here, else None."""
+    p = Path(path)
+    if p.suffix == ".parquet":
+        return "phoenix" if p.is_file() else None
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(65536).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    except OSError:
+        return None
+    if re.match(r'\[?\s*\{\s*"resourceSpans"\s*:', head):
+        return "otlp"
+    first = head.split("\n", 1)[0]
+    try:
+        obj = json.loads(first)
+    except ValueError:
+        obj = None
+    if isinstance(obj, list) and obj:
+        obj = obj[0]
+    if isinstance(obj, dict):
+        return "otlp" if "resourceSpans" in obj else ("phoenix" if _is_phoenix_row(obj) else None)
+    if head.startswith("["):  # a pretty-printed array of Phoenix rows
+        m = re.match(r'\[\s*\{\s*"([^"]+)"', head)
+        return "phoenix" if m and (m.group(1).startswith(("context", "attributes.")) or m.group(1) in (
+            "name", "span_kind", "parent_id", "span_id")) else None
+    return None
+
+
+def _is_phoenix_row(obj: dict) -> bool:
+    keys = set(obj)
+    return bool({"context.span_id", "context"} & keys) and bool({"span_kind", "parent_id", "attributes"} & keys or
+                                                                any(k.startswith("attributes.") for k in keys))
+
+
+def _documents(path: Path) -> Iterator[tuple[int | None, Any]]:
+    """(line number or None, JSON value) per record of the file: the whole file when it is one JSON document, else per
+    line. A line that is not JSON raises InputError (a span file with a torn line is reported, the rest read)."""
+    text = path.read_bytes().decode("utf-8", errors="strict").lstrip("\ufeff")
+    try:
+        yield None, loads_strict(text)
+        return
+    except ValueError:
+        pass
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, loads_strict(line)
+        except ValueError as exc:
+            yield lineno, InputError(path, f"malformed JSON: {exc}", line=lineno)
+
+
+def _hex_id(value: Any, what: str) -> str:
+    """An OTLP id as lower-case hex: hex as the spec writes it, or base64 as protobuf's JSON mapping writes bytes."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{what} missing or not a string")
+    if re.fullmatch(r"[0-9a-fA-F]{16}|[0-9a-fA-F]{32}", value):
+        return value.lower()
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"{what} {value!r} is neither hex nor base64") from None
+    if len(raw) not in (8, 16):
+        raise ValueError(f"{what} {value!r} is {len(raw)} bytes, not 8 or 16")
+    return raw.hex()
+
+
+def _any_value(v: Any) -> Any:
+    """An OTLP AnyValue as a plain value."""
+    if not isinstance(v, dict):
+        raise ValueError("attribute value is not an AnyValue object")
+    if "stringValue" in v:
+        return v["stringValue"]
+    if "boolValue" in v:
+        return bool(v["boolValue"])
+    if "intValue" in v:
+        return int(v["intValue"])
+    if "doubleValue" in v:
+        return float(v["doubleValue"])
+    if "arrayValue" in v:
+        return [_any_value(x) for x in (v["arrayValue"] or {}).get("values", [])]
+    if "kvlistValue" in v:
+        return {kv["key"]: _any_value(kv.get("value", {})) for kv in (v["kvlistValue"] or {}).get("values", [])}
+    if "bytesValue" in v:
+        return v["bytesValue"]
+    return None
+
+
+def flatten(obj: Any, prefix: str = "", out: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Nested dicts and lists as dotted keys with list indices (``a.b.0.c``); embedding vectors are left out."""
+    out = {} if out is None else out
+    if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):
+        obj = obj.tolist()
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            key = f"{prefix}.{k}" if prefix else str(k)
+            if ".embedding.vector" in key or key.endswith("embedding.vector"):
+                continue
+            flatten(v, key, out)
+    elif isinstance(obj, (list, tuple)) and prefix and not all(isinstance(x, (int, float)) for x in obj):
+        for i, v in enumerate(obj):
+            flatten(v, f"{prefix}.{i}", out)
+    elif prefix:
+        out[prefix] = obj
+    return out
+
+
+def _time_ns(value: Any, what: str) -> int:
+    """A time as nanoseconds since the epoch: OTLP's nanosecond strings, Phoenix's ISO strings, epoch numbers in ms (as
+    pandas writes them), µs, ns or s, or a pandas Timestamp."""
+    if hasattr(value, "value") and hasattr(value, "tz_localize"):  # a pandas Timestamp
+        return int(value.value)
+    if isinstance(value, datetime):
+        return int(value.timestamp() * 1e9)
+    if isinstance(value, str) and re.fullmatch(r"\d+", value):
+        value = int(value)
+    if isinstance(value, bool) or value is None:
+        raise ValueError(f"{what} missing")
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"{what} {value!r} is not a time")
+        scale = 1 if value > 1e17 else 1e3 if value > 1e14 else 1e6 if value > 1e11 else 1e9
+        return int(value * scale)
+    if isinstance(value, str):
+        try:
+            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1e9)
+        except ValueError:
+            raise ValueError(f"{what} {value!r} is not a time") from None
+    raise ValueError(f"{what} is a {type(value).__name__}, not a time")
+
+
+def _otlp_span(s: Any, where: str) -> Span:
+    if not isinstance(s, dict):
+        raise ValueError("not a span object")
+    attrs: dict[str, Any] = {}
+    for kv in s.get("attributes") or []:
+        if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
+            raise ValueError("an attribute is not a {key, value} object")
+        flatten(_any_value(kv.get("value")), kv["key"], attrs)
+    status = s.get("status") or {}
+    parent = s.get("parentSpanId") or None
+    return Span(span_id=_hex_id(s.get("spanId"), "spanId"), parent_id=_hex_id(parent, "parentSpanId") if parent else
+                None, trace_id=_hex_id(s.get("traceId"), "traceId"), name=str(s.get("name") or ""),
+                start_ns=_time_ns(s.get("startTimeUnixNano"), "startTimeUnixNano"),
+                end_ns=_time_ns(s.get("endTimeUnixNano"), "endTimeUnixNano"), attrs=attrs,
+                status=str(status.get("code") or "").removeprefix("STATUS_CODE_"),
+                status_message=str(status.get("message") or ""), where=where)
+
+
+def _phoenix_span(row: Any, where: str) -> Span:
+    if not isinstance(row, dict):
+        raise ValueError("not a span object")
+    flat = flatten(row)
+    attrs = {k[len("attributes."):]: v for k, v in flat.items() if k.startswith("attributes.") and v is not None
+             and not (isinstance(v, float) and math.isnan(v))}
+    if "span_kind" in flat and "openinference.span.kind" not in attrs:
+        attrs["openinference.span.kind"] = flat["span_kind"]
+    parent = flat.get("parent_id")
+    parent = None if parent is None or (isinstance(parent, float) and math.isnan(parent)) or parent == "" else parent
+    span_id = flat.get("context.span_id", flat.get("span_id"))
+    return Span(span_id=_hex_id(span_id, "context.span_id"), parent_id=_hex_id(parent, "parent_id") if parent else None,
+                trace_id=_hex_id(flat.get("context.trace_id"), "context.trace_id"), name=str(flat.get("name") or ""),
+                start_ns=_time_ns(flat.get("start_time"), "start_time"),
+                end_ns=_time_ns(flat.get("end_time"), "end_time"), attrs=attrs,
+                status=str(flat.get("status_code") or "").upper().removeprefix("STATUS_CODE_"),
+                status_message=str(flat.get("status_message") or ""), where=where)
+
+
+def _span_error(path: Path, line: int | None, where: str, raw: Any, exc: Exception) -> InputError:
+    sid = raw.get("spanId", raw.get("context.span_id", (raw.get("context") or {}).get("span_id"))) \
+        if isinstance(raw, dict) and isinstance(raw.get("context", {}), dict) else None
+    what = f"span {sid}: " if isinstance(sid, str) else ""
+    return InputError(path, f"{what}{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}; span skipped",
+                      line=line, field=where or None)
+
+
+def _rows(path: Path) -> Iterator[tuple[int | None, Any]]:
+    if path.suffix == ".parquet":
+        import pandas as pd  # noqa: PLC0415 - lazy: only a Phoenix parquet export needs it
+
+        yield from enumerate(pd.read_parquet(path).to_dict("records"), 1)
+        return
+    yield from _documents(path)
+
+
+def read_spans(path: str | Path, errors: list[InputError]) -> list[Span]:
+    """Every well-formed span of the file; each malformed one is appended to ``errors`` and skipped."""
+    path = input_file(path)
+    spans: list[Span] = []
+    try:
+        docs = list(_rows(path))
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not valid UTF-8 (byte {exc.start})") from None
+    except (OSError, ValueError) as exc:
+        raise InputError(path, f"unreadable span export ({exc})") from None
+    for line, doc in docs:
+        if isinstance(doc, InputError):
+            errors.append(doc)
+            continue
+        for item in (doc if isinstance(doc, list) else [doc]):
+            if isinstance(item, dict) and "resourceSpans" in item:
+                spans.extend(_otlp_spans(path, line, item, errors))
+            else:
+                where = "" if line is not None else f"[{len(spans)}]"
+                try:
+                    spans.append(_phoenix_span(item, where))
+                except (ValueError, TypeError, KeyError) as exc:
+                    errors.append(_span_error(path, line, where, item, exc))
+    return spans
+
+
+def _otlp_spans(path: Path, line: int | None, export: dict, errors: list[InputError]) -> Iterator[Span]:
+    for r, rs in enumerate(_list(export.get("resourceSpans"))):
+        for s_i, ss in enumerate(_list(rs.get("scopeSpans", rs.get("instrumentationLibrarySpans")) if isinstance(
+                rs, dict) else None)):
+            for k, raw in enumerate(_list(ss.get("spans") if isinstance(ss, dict) else None)):
+                where = f"resourceSpans[{r}].scopeSpans[{s_i}].spans[{k}]"
+                try:
+                    yield _otlp_span(raw, where)
+                except (ValueError, TypeError, KeyError) as exc:
+                    errors.append(_span_error(path, line, where, raw, exc))
+
+
+def _list(v: Any) -> list:
+    return v if isinstance(v, list) else []
+
+
+# --- assembling traces -------------------------------------------------------------------------------------------
+
+def _outermost(root: Span, kind: str) -> list[Span]:
+    """The spans of ``kind`` below ``root`` that have no ancestor of that kind (a retriever's inner retrieve span is
+    the same retrieval), in start order."""
+    out: list[Span] = []
+    stack = list(root.children)
+    while stack:
+        s = stack.pop()
+        if s.kind == kind:
+            out.append(s)
+        else:
+            stack.extend(s.children)
+    return sorted(out, key=lambda s: s.start_ns)
+
+
+def _descendants(root: Span) -> Iterator[Span]:
+    stack = list(root.children)
+    while stack:
+        s = stack.pop()
+        yield s
+        stack.extend(s.children)
+
+
+def _indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """``prefix.N.rest`` keys as a list (by N) of {rest: value}."""
+    items: dict[int, dict[str, Any]] = {}
+    head = prefix + "."
+    for k, v in attrs.items():
+        if k.startswith(head):
+            n, _, rest = k[len(head):].partition(".")
+            if n.isdigit():
+                items.setdefault(int(n), {})[rest] = v
+    return [items[i] for i in sorted(items)]
+
+
+def _unwrap(value: Any, keys: tuple[str, ...]) -> Any:
+    """The text inside a JSON input/output value ({"query_str": ...}), or the value as it is."""
+    if isinstance(value, str) and value.strip().startswith("{"):
+        try:
+            obj = json.loads(value)
+        except ValueError:
+            return value
+        if isinstance(obj, dict):
+            for k in keys:
+                if isinstance(obj.get(k), str):
+                    return obj[k]
+    return value
+
+
+def _doc_metadata(d: dict[str, Any]) -> dict[str, Any]:
+    meta = d.get("document.metadata")
+    if isinstance(meta, str):
+        try:
+            meta = json.loads(meta)
+        except ValueError:
+            meta = {}
+    out = dict(meta) if isinstance(meta, dict) else {}
+    out.update({k[len("document.metadata."):]: v for k, v in d.items() if k.startswith("document.metadata.")})
+    return out
+
+
+@dataclass
+class _Doc:
+    id: str
+    text: str
+    score: float | None
+    doc_id: str | None
+    title: str
+
+
+def _docs(span: Span, prefix: str, errors: list[InputError], path: Path) -> list[_Doc]:
+    out = []
+    for i, d in enumerate(_indexed(span.attrs, prefix)):
+        text = d.get("document.content")
+        if not isinstance(text, str):
+            errors.append(InputError(path, f"span {span.span_id}: {prefix}.{i}: no document.content; document "
+                                           "skipped", field=span.where or None))
+            continue
+        score = d.get("document.score")
+        score = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(
+            score) else None
+        meta = _doc_metadata(d)
+        doc_id = next((str(meta[k]) for k in _DOC_ID_KEYS if meta.get(k) not in (None, "")), None)
+        ident = d.get("document.id")
+        out.append(_Doc(str(ident) if ident not in (None, "") else f"{span.span_id}-{i}", text, score, doc_id,
+                        str(meta.get("title") or "")))
+    return out
+
+
+def _prompt(llm: Span) -> list[dict[str, str]]:
+    messages = [{"role": str(m.get("message.role") or "user"), "content": str(m.get("message.content") or "")}
+                for m in _indexed(llm.attrs, "llm.input_messages")]
+    if messages:
+        return messages
+    prompts = [llm.attrs[k] for k in sorted((k for k in llm.attrs if re.fullmatch(r"llm\.prompts\.\d+", k)),
+                                             key=lambda k: int(k.rsplit(".", 1)[1]))]
+    prompts += [p["prompt.text"] for p in _indexed(llm.attrs, "llm.prompts") if isinstance(p.get("prompt.text"), str)]
+    return [{"role": "user", "content": str(p)} for p in prompts]
+
+
+def trace_of(root: Span, errors: list[InputError], path: Path) -> Trace:
+    """The Trace of one root span and the spans below it (raises ValueError when the root has no question)."""
+    question = _unwrap(root.attrs.get("input.value"), _QUESTION_KEYS)
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("the root span has no input.value (the question)")
+    retrievers, rerankers = _outermost(root, "RETRIEVER"), _outermost(root, "RERANKER")
+    llms = [s for s in _descendants(root) if s.kind == "LLM"]
+    retrieved: list[_Doc] = []
+    for r in retrievers:
+        retrieved.extend(_docs(r, "retrieval.documents", errors, path))
+    retrieved = list({d.id: d for d in reversed(retrieved)}.values())[::-1]  # first occurrence of each
+    used = _docs(rerankers[-1], "reranker.output_documents", errors, path) if rerankers else retrieved
+    used_ids = {d.id for d in used}
+    contexts = [Chunk(chunk_id=d.id, doc_id=d.doc_id, rank=i, score=d.score, text=d.text, title=d.title)
+                for i, d in enumerate(used, 1)] if retrievers or rerankers else None
+    rest = [d for d in retrieved if d.id not in used_ids]
+    candidates = [Candidate(chunk_id=d.id, doc_id=d.doc_id, rank=len(used) + i, score=d.score)
+                  for i, d in enumerate(rest, 1)]
+    prompted = sorted((s for s in llms if _prompt(s)), key=lambda s: s.start_ns)
+    outer_llms = _outermost(root, "LLM")
+    latency = {"total": root.ms}
+    if retrievers:
+        latency["retrieve"] = sum(s.ms for s in retrievers)
+    if rerankers:
+        latency["rerank"] = sum(s.ms for s in rerankers)
+    if outer_llms:
+        latency["generate"] = sum(s.ms for s in outer_llms)
+    answer = _unwrap(root.attrs.get("output.value"), _ANSWER_KEYS)
+    answer = answer if isinstance(answer, str) else ("" if answer is None else json.dumps(answer))
+    outcome, error = "answered", None
+    if root.status == "ERROR":
+        outcome, error = "error", f"the root span failed: {root.status_message or 'status ERROR'}"
+    elif not answer.strip():
+        outcome, error = "error", "the root span has no output.value (the answer)"
+    embedders = [s.attrs.get("embedding.model_name") for s in _descendants(root) if s.kind == "EMBEDDING"]
+    metadata: dict[str, Any] = {"source": "openinference", "trace_id": root.trace_id, "span_id": root.span_id,
+                                "span_name": root.name}
+    if root.attrs.get("session.id"):
+        metadata["session_id"] = str(root.attrs["session.id"])
+    if contexts is None:
+        metadata["contexts_missing"] = NO_RETRIEVAL
+    return Trace(sample_id=root.span_id, question=question, contexts=contexts, candidates=candidates,
+                 prompt=_prompt(prompted[-1]) if prompted else [], answer=answer, outcome=outcome, error=error,
+                 latency_ms=latency, generator=str(next((s.attrs["llm.model_name"] for s in reversed(prompted)
+                                                         if s.attrs.get("llm.model_name")), "")),
+                 embedder=str(next((e for e in embedders if e), "")), metadata=metadata, created_at="")
+
+
+def assemble(spans: Iterable[Span], errors: list[InputError], path: Path) -> list[Trace]:
+    """One Trace per root span of a query kind (CHAIN, AGENT), in start order. A span whose parent is not in the file
+    is reported and skipped with everything below it; roots of other kinds (an index build's EMBEDDING spans) are
+    counted in one warning."""
+    by_id: dict[str, Span] = {}
+    for s in spans:
+        if s.span_id in by_id:
+            errors.append(InputError(path, f"span {s.span_id}: duplicate span id; span skipped",
+                                     field=s.where or None))
+            continue
+        by_id[s.span_id] = s
+    roots: list[Span] = []
+    for s in by_id.values():
+        if s.parent_id is None:
+            roots.append(s)
+        elif s.parent_id in by_id:
+            by_id[s.parent_id].children.append(s)
+        else:
+            errors.append(InputError(path, f"span {s.span_id}: its parent span {s.parent_id} is not in the file; "
+                                           "span skipped with the spans below it", field=s.where or None))
+    other: dict[str, int] = {}
+    traces = []
+    for root in sorted(roots, key=lambda s: s.start_ns):
+        if root.kind not in ROOT_KINDS and root.kind:
+            other[root.kind] = other.get(root.kind, 0) + 1
+            continue
+        try:
+            traces.append(trace_of(root, errors, path))
+        except (ValueError, TypeError) as exc:
+            errors.append(InputError(path, f"span {root.span_id}: {exc}; trace skipped", field=root.where or None))
+    if other:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(other.items()))
+        warn(f"{path}: {sum(other.values())} root span(s) that are not queries ({kinds}) were not imported")
+    return traces
+
+
+def load(path: str | Path, errors: list[InputError] | None = None) -> tuple[list[Trace], list[InputError]]:
+    """The traces of a span export and the errors of its skipped spans. A file with no trace raises InputError."""
+    bad: list[InputError] = [] if errors is None else errors
+    spans = read_spans(path, bad)
+    traces = assemble(spans, bad, Path(path))
+    if not traces:
+        first = f" ({len(bad)} span error(s); first: {bad[0].one_line()})" if bad else ""
+        raise InputError(path, f"no query trace in the span export: no root CHAIN or AGENT span with its input"
+                               f"{first}")
+    return traces, bad
+
+
+@dataclass
+class Imported:
+    """What ``import_file`` wrote: the run folder, the traces of the file, how many were new, the skipped spans."""
+
+    run: RunFolder
+    traces: list[Trace]
+    new: int
+    errors: list[InputError]
+
+
+def import_file(source: str | Path, out: str | Path) -> Imported:
+    """The traces of a span export appended to the run folder ``out``'s traces.jsonl (created when missing): a trace
+    already there with the same content is not appended again, so importing a file twice changes nothing. The skipped
+    spans are reported and listed in input_errors.txt."""
+    run = RunFolder(out)
+    output_folder(run.path, markers=MARKERS)
+    run.check_traces_writable()  # a file that is not a traces log is refused before anything is read or written
+    traces, errors = load(source)
+    run.path.mkdir(parents=True, exist_ok=True)
+    hashes = {t.sample_id: t.content_hash() for t in traces}
+    resume = run.traces.resume(traces, item_id=lambda t: t.sample_id, reusable=lambda lines: {
+        t.sample_id: t for t in lines if t.content_hash() == hashes.get(t.sample_id)})
+    for t in resume.todo:
+        resume.add(t.sample_id, t)
+    run.write_if_ours(INPUT_ERRORS, "".join(f"{e}\n" for e in errors), ours=lambda text: True)
+    return Imported(run, traces, len(resume.made), errors)
