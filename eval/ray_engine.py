@@ -12,8 +12,6 @@ Ray is imported only here, and only when an engine runs: the default ``--engine 
 from __future__ import annotations
 
 import json
-import logging
-import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -25,53 +23,12 @@ from corpora.errors import UsageError
 from corpora.records import Judgement, Trace
 from eval.judges.base import Judge
 from eval.judging import judge_batch
-from rag.offline import OFFLINE_ENV
+from rag.ray_runtime import connect, ray_module
 
-__all__ = ["JudgeWorker", "RayEngine", "connect", "ray_module"]
+__all__ = ["JudgeWorker", "RayEngine"]
 
 JudgeBuilder = Callable[[], AbstractContextManager[Sequence[Judge]]]
 MAX_BLOCKS = 4096  # a block is what a worker hands back at once: one judge batch per block up to this many batches
-
-
-def ray_module() -> Any:
-    """``ray``, or UsageError saying how to install it."""
-    try:
-        import ray  # noqa: PLC0415 - lazy: only --engine ray loads Ray
-        import ray.data  # noqa: F401, PLC0415
-    except ImportError:
-        raise UsageError("--engine ray needs Ray: pip install 'ragdoctor[ray]' (or ray[data])") from None
-    return ray
-
-
-def worker_env() -> dict[str, str]:
-    """The environment every Ray worker runs with: offline hubs, no telemetry (values set here win)."""
-    env = {k: os.environ.get(k, v) for k, v in OFFLINE_ENV.items()}
-    env["RAY_USAGE_STATS_ENABLED"] = "0"
-    return env
-
-
-def connect(address: str | None = None, **init_kwargs: Any) -> bool:
-    """Join Ray: ``None`` starts a private runtime on this machine, ``auto`` joins the running cluster,
-    ``ray://host:port`` connects as a Ray client. True when this call started the connection (the caller shuts it
-    down); False when the process was already connected."""
-    ray = ray_module()
-    if ray.is_initialized():
-        return False
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray's usage telemetry: off unless the user turned it on
-    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
-                              "runtime_env": {"env_vars": worker_env()}, **init_kwargs}
-    if address is None:
-        kwargs.setdefault("address", "local")
-    else:
-        kwargs["address"] = address
-        if address.startswith("ray://"):  # a Ray client takes no node options
-            kwargs.pop("include_dashboard", None)
-    try:
-        ray.init(**kwargs)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:240]
-        raise UsageError(f"--ray-address {address or '(local)'}: cannot start or join Ray: {why}") from None
-    return True
 
 
 class JudgeWorker:

@@ -29,12 +29,13 @@ def embedder_for(cfg: PipelineConfig):
     return make_embedder(e.model, batch_size=e.batch_size, device=e.device)
 
 
-def open_index(cfg: PipelineConfig, embedder=None, *, rebuild: bool = False,
-               strict_embedder: bool = False) -> tuple[IndexStore, bool]:
-    """The index for ``cfg``, built when missing or stale (changed corpus, chunking or index kind)."""
+def open_index(cfg: PipelineConfig, embedder=None, *, rebuild: bool = False, strict_embedder: bool = False,
+               dense_builder=None) -> tuple[IndexStore, bool]:
+    """The index for ``cfg``, built when missing or stale (changed corpus, chunking or index kind); a build embeds
+    with ``dense_builder`` when given (rag/ray_index.RayDense)."""
     embedder = embedder or embedder_for(cfg)
     return ensure_index(load_documents(cfg), cfg.index_dir, embedder, chunking=cfg.chunking, index_cfg=cfg.index,
-                        rebuild=rebuild, strict_embedder=strict_embedder)
+                        rebuild=rebuild, strict_embedder=strict_embedder, dense_builder=dense_builder)
 
 
 @contextmanager

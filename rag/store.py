@@ -81,8 +81,9 @@ def _read_nodes(path: Path):
 
 
 def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunking: ChunkingConfig,
-                index_cfg: IndexConfig, with_bm25: bool = True) -> IndexStore:
-    """Chunk, embed, index and save. Returns the loaded store."""
+                index_cfg: IndexConfig, with_bm25: bool = True, dense_builder=None) -> IndexStore:
+    """Chunk, embed, index and save. Returns the loaded store. ``dense_builder(texts, index_cfg)``, when given, embeds
+    and builds the faiss index elsewhere (rag/ray_index.RayDense: Ray Data actors) instead of with ``embedder``."""
     index_dir = check_index_target(index_dir)  # before minutes of embedding: a folder we may not replace fails now
     timings: dict[str, float] = {}
     t = time.perf_counter()
@@ -91,11 +92,16 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
         raise InputError(index_dir, "the corpus produced no chunks")
     timings["chunk"] = time.perf_counter() - t
     t = time.perf_counter()
-    vectors = embedder.embed([embedding_text(n) for n in nodes])
-    timings["embed"] = time.perf_counter() - t
-    t = time.perf_counter()
-    dense = faiss_index.build(vectors, index_cfg)
-    timings["faiss"] = time.perf_counter() - t
+    if dense_builder is None:
+        vectors = embedder.embed([embedding_text(n) for n in nodes])
+        timings["embed"] = time.perf_counter() - t
+        t = time.perf_counter()
+        dense = faiss_index.build(vectors, index_cfg)
+        timings["faiss"] = time.perf_counter() - t
+    else:
+        dense = dense_builder([embedding_text(n) for n in nodes], index_cfg)
+        timings["embed+faiss (ray)"] = time.perf_counter() - t
+    dim = int(dense.d)
     bm25 = None
     if with_bm25:
         t = time.perf_counter()
@@ -109,9 +115,9 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
         if bm25 is not None:
             bm25.save(tmp / "bm25")
         manifest = Manifest(
-            embedder_id=embedder.model_id, dim=int(vectors.shape[1]), normalized=bool(embedder.normalize),
+            embedder_id=embedder.model_id, dim=dim, normalized=bool(embedder.normalize),
             chunking=chunking, index=index_cfg,
-            factory=faiss_index.factory_string(index_cfg, len(nodes), vectors.shape[1]),
+            factory=faiss_index.factory_string(index_cfg, len(nodes), dim),
             corpus_checksum=corpus_checksum(docs), n_documents=len(docs), n_chunks=len(nodes),
             faiss_version=faiss.__version__, bm25=bm25 is not None,
             built_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -150,8 +156,8 @@ def load_index(index_dir: str | Path, embedder, *, index_cfg: IndexConfig | None
 
 
 def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunking: ChunkingConfig,
-                 index_cfg: IndexConfig, rebuild: bool = False,
-                 strict_embedder: bool = False) -> tuple[IndexStore, bool]:
+                 index_cfg: IndexConfig, rebuild: bool = False, strict_embedder: bool = False,
+                 dense_builder=None) -> tuple[IndexStore, bool]:
     """Load the index if it is current for these documents and settings, else (re)build it. Returns (store, built).
 
     With ``strict_embedder`` an index built by another embedder is an error (IndexMismatch) instead of a rebuild:
@@ -159,7 +165,8 @@ def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunk
     index_dir = Path(index_dir)
     if not rebuild and (index_dir / "manifest.json").exists():
         if is_index_manifest(index_dir) and manifest_version(index_dir) != MANIFEST_VERSION:  # an older ragdoctor's
-            return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg), True
+            return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg,
+                               dense_builder=dense_builder), True
         manifest = read_manifest(index_dir)
         if strict_embedder and manifest.embedder_id != embedder.model_id:
             check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim,
@@ -169,4 +176,5 @@ def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunk
         if (manifest.embedder_id == embedder.model_id and same_kind
                 and not check_build_settings(manifest, chunking=chunking, checksum=corpus_checksum(docs))):
             return load_index(index_dir, embedder, index_cfg=index_cfg), False
-    return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg), True
+    return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg,
+                               dense_builder=dense_builder), True

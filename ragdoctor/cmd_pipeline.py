@@ -26,8 +26,10 @@ def render_index(store: IndexStore, built: bool) -> str:
 
 def cmd_index(args: argparse.Namespace) -> int:
     from ragdoctor import flow  # noqa: PLC0415 - lazy in every command: the library loads when one runs
+    from ragdoctor.cmd_eval import ray_options  # noqa: PLC0415 - the same --engine ray flags as `eval`
 
-    print(render_index(*flow.index(config_from_args(args), rebuild=args.rebuild)))
+    print(render_index(*flow.index(config_from_args(args), rebuild=args.rebuild, engine=args.engine,
+                                   ray=ray_options(args))))
     return 0
 
 
@@ -88,6 +90,12 @@ def register(sub, pipeline_options) -> None:
     p = sub.add_parser("index", help="build (or check) the faiss + BM25 index over a corpus")
     pipeline_options(p)
     p.add_argument("--rebuild", action="store_true", help="rebuild even if the saved index is current")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="embed in this process (default) or on Ray Data actors (pip install 'ragdoctor[ray]')")
+    p.add_argument("--ray-address", metavar="auto|ray://HOST:PORT",
+                   help="--engine ray: the cluster to join (default: start Ray on this machine)")
+    p.add_argument("--num-workers", type=int, metavar="N", help="--engine ray: embedding actors (default 1)")
+    p.add_argument("--gpus-per-worker", type=float, metavar="G", help="--engine ray: GPUs per actor (default 0)")
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("ask", help="answer one question and show the retrieved chunks")

@@ -102,9 +102,21 @@ def built_judges(selection: Selection, *, nli_model: str | None = None, nli_thre
 
 # --- the pipeline ------------------------------------------------------------------------------------------------
 
-def index(cfg: PipelineConfig, *, rebuild: bool = False) -> tuple[IndexStore, bool]:
-    """The index for ``cfg``, built when missing or stale; True when it was built now."""
-    return open_index(cfg, embedder_for(cfg), rebuild=rebuild)
+def index(cfg: PipelineConfig, *, rebuild: bool = False, engine: str = "local",
+          ray: RayOptions | None = None) -> tuple[IndexStore, bool]:
+    """The index for ``cfg``, built when missing or stale; True when it was built now. ``engine`` "ray" embeds the
+    chunks on Ray Data actors and builds the faiss index from their shards (rag/ray_index.py)."""
+    builder = None
+    if engine == "ray":
+        from rag.ray_index import RayDense  # noqa: PLC0415 - lazy: only --engine ray loads Ray
+
+        opts, e = ray or RayOptions(), cfg.embedding
+        builder = RayDense(e.model, batch_size=e.batch_size, device=e.device, address=opts.address,
+                           num_workers=opts.num_workers, gpus_per_worker=opts.gpus_per_worker,
+                           init=dict(opts.init or {}))
+    else:
+        make_engine(engine, lambda: None, ray)  # the same checks: unknown engine, ray options without ray
+    return open_index(cfg, embedder_for(cfg), rebuild=rebuild, dense_builder=builder)
 
 
 def fact_check_for(cfg: PipelineConfig, embedder: object | None = None) -> Callable | None:

@@ -1,0 +1,114 @@
+"""``ragdoctor index --engine ray``: the chunks are embedded by Ray Data actors (each loads the embedder once, on its
+GPU when it was given one) and the faiss index is built on the driver from the shards as they arrive, in corpus order.
+
+Up to ``max_train`` chunks the driver holds every vector and builds exactly what the local engine builds
+(rag/faiss_index.build on the same vectors). Past it, a trained kind (IVF, IVF-PQ, SQ8) is trained on a random sample
+of ``max_train`` chunks (embedded first) and the shards are added to it one by one (faiss's ``Index.add`` in shards),
+so the driver never holds more than one shard of float vectors besides the index itself (IVF-PQ keeps only codes);
+flat and HNSW indexes need no training and are filled shard by shard too. The manifest, the files and every check on
+load are those of a local build (rag/store.py)."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from corpora.errors import UsageError
+from rag import faiss_index
+from rag.config import IndexConfig
+from rag.ray_runtime import connect, ray_module
+
+__all__ = ["EmbedWorker", "RayDense"]
+
+
+class EmbedWorker:
+    """A Ray Data actor: builds the embedder once; embeds one shard of texts per row (``texts``: a JSON list) into
+    ``vectors`` (float32 bytes) with its ``start`` position kept."""
+
+    def __init__(self, model: str, batch_size: int, device: str):
+        from rag.embeddings import make_embedder  # noqa: PLC0415 - in the worker: sentence-transformers
+
+        self.embedder = make_embedder(model, batch_size=batch_size, device=device, use_cache=False)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        vecs = [np.ascontiguousarray(self.embedder.embed(json.loads(t)), dtype=np.float32) for t in batch["texts"]]
+        return {"start": batch["start"], "vectors": np.array([v.tobytes() for v in vecs], dtype=object),
+                "dim": np.array([v.shape[1] for v in vecs])}
+
+
+@dataclass
+class RayDense:
+    """Builds the dense index for ``texts`` on Ray (see the module's docstring). ``model``, ``batch_size`` and
+    ``device`` are the embedding settings (rag/config.EmbeddingConfig), given by value so the workers build the same
+    embedder. ``shard_size``: texts per task (a multiple of the batch size keeps the batches of a local build)."""
+
+    model: str
+    batch_size: int = 32
+    device: str = "auto"
+    address: str | None = None
+    num_workers: int = 1
+    gpus_per_worker: float = 0.0
+    shard_size: int = 4096
+    max_train: int = 262_144
+    seed: int = 0
+    init: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.num_workers < 1:
+            raise UsageError(f"--num-workers must be at least 1, got {self.num_workers}")
+        if self.gpus_per_worker < 0:
+            raise UsageError(f"--gpus-per-worker must be 0 or more, got {self.gpus_per_worker:g}")
+        ray_module()
+
+    def __call__(self, texts: Sequence[str], cfg: IndexConfig):
+        ray = ray_module()
+        started = connect(self.address, **self.init)
+        try:
+            return self._build(ray, list(texts), cfg)
+        finally:
+            if started:
+                ray.shutdown()
+
+    def _shards(self, ray: Any, texts: list[str], positions: Sequence[int] | None = None) -> Iterator[np.ndarray]:
+        """The vectors of ``texts`` (or of those at ``positions``), one shard at a time, in order."""
+        idx = list(range(len(texts))) if positions is None else list(positions)
+        rows = [{"start": s, "texts": json.dumps([texts[i] for i in idx[s : s + self.shard_size]])}
+                for s in range(0, len(idx), self.shard_size)]
+        ctx = ray.data.DataContext.get_current()
+        ctx.enable_progress_bars = False
+        ctx.print_on_execution_start = False
+        ctx.enable_auto_log_stats = False
+        ctx.execution_options.preserve_order = True  # shards come back in corpus order: faiss ids are positions
+        ds = ray.data.from_items(rows, override_num_blocks=len(rows))
+        ds = ds.map_batches(EmbedWorker, fn_constructor_args=(self.model, self.batch_size, self.device), batch_size=1,
+                            batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=self.num_workers),
+                            num_gpus=self.gpus_per_worker or None)
+        expect = 0
+        for row in ds.iter_rows():
+            if int(row["start"]) != expect:
+                raise RuntimeError(f"shard at {row['start']} arrived where {expect} was expected")
+            vecs = np.frombuffer(row["vectors"], dtype=np.float32).reshape(-1, int(row["dim"]))
+            expect += len(vecs)
+            yield vecs
+        if expect != len(idx):
+            raise RuntimeError(f"{expect} vectors came back for {len(idx)} texts")
+
+    def _build(self, ray: Any, texts: list[str], cfg: IndexConfig):
+        n = len(texts)
+        if n <= self.max_train:  # every vector on the driver: exactly the local build
+            return faiss_index.build(np.concatenate(list(self._shards(ray, texts))), cfg)
+        import faiss  # noqa: PLC0415 - rag.faiss_index imports it already; named here for the factory call
+
+        sample = np.sort(np.random.default_rng(self.seed).choice(n, self.max_train, replace=False))
+        train = np.concatenate(list(self._shards(ray, texts, sample.tolist())))
+        dim = int(train.shape[1])
+        index = faiss.index_factory(dim, faiss_index.factory_string(cfg, n, dim), faiss.METRIC_INNER_PRODUCT)
+        if not index.is_trained:
+            index.train(train)
+        del train
+        for vecs in self._shards(ray, texts):
+            index.add(vecs)
+        return index
