@@ -72,11 +72,19 @@ class RayDense:
             if started:
                 ray.shutdown()
 
+    def shard_for(self, n: int) -> int:
+        """Texts per task: ``shard_size``, smaller for a small corpus so every worker gets about four shards, a
+        multiple of the embedding batch size either way."""
+        per_worker = -(-n // (self.num_workers * 4))
+        size = min(self.shard_size, -(-per_worker // self.batch_size) * self.batch_size)
+        return max(1, size)
+
     def _shards(self, ray: Any, texts: list[str], positions: Sequence[int] | None = None) -> Iterator[np.ndarray]:
         """The vectors of ``texts`` (or of those at ``positions``), one shard at a time, in order."""
         idx = list(range(len(texts))) if positions is None else list(positions)
-        rows = [{"start": s, "texts": json.dumps([texts[i] for i in idx[s : s + self.shard_size]])}
-                for s in range(0, len(idx), self.shard_size)]
+        size = self.shard_for(len(idx))
+        rows = [{"start": s, "texts": json.dumps([texts[i] for i in idx[s : s + size]])}
+                for s in range(0, len(idx), size)]
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False
         ctx.print_on_execution_start = False
