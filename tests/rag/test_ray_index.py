@@ -63,3 +63,25 @@ def test_past_max_train_an_ivf_index_is_trained_on_a_sample_and_filled_by_shards
     probe = vectors(local)[::9]
     _, ids = store.dense.search(probe, 1)
     assert np.allclose(vectors(store)[ids[:, 0]], probe)
+
+
+@pytest.mark.slow
+def test_index_command_with_the_ray_engine(tmp_path, capsys):
+    from ragdoctor.cli import main
+
+    ray.shutdown()  # the command starts (and stops) its own runtime
+    args = ["index", "--embedder", "fake", "--index-dir", str(tmp_path / "idx"), "--engine", "ray", "--num-workers", "2"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "index built" in out and "embed+faiss (ray)" in out
+    assert main(args[:-4]) == 0 and "up to date" in capsys.readouterr().out  # a local open reuses it
+
+
+def test_ray_flags_need_the_ray_engine(tmp_path, capsys):
+    from ragdoctor.cli import main
+
+    assert main(["index", "--embedder", "fake", "--index-dir", str(tmp_path / "idx"), "--num-workers", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["ragdoctor: error: --ray-address, --num-workers and --gpus-per-worker need --engine ray"]
+    assert main(["eval", str(tmp_path / "missing.jsonl"), "--gpus-per-worker", "1"]) == 2
+    assert "need --engine ray" in capsys.readouterr().err
