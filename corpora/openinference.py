@@ -203,6 +203,15 @@ def _time_ns(value: Any, what: str) -> int:
     raise ValueError(f"{what} is a {type(value).__name__}, not a time")
 
 
+def _unix_nano(value: Any, what: str) -> int:
+    """OTLP's fixed64 nanoseconds (a decimal string in OTLP JSON, or a number)."""
+    if isinstance(value, str) and re.fullmatch(r"\d+", value):
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise ValueError(f"{what} {value!r} is not a time" if value is not None else f"{what} missing")
+
+
 def _otlp_span(s: Any, where: str) -> Span:
     if not isinstance(s, dict):
         raise ValueError("not a span object")
@@ -215,8 +224,8 @@ def _otlp_span(s: Any, where: str) -> Span:
     parent = s.get("parentSpanId") or None
     return Span(span_id=_hex_id(s.get("spanId"), "spanId"), parent_id=_hex_id(parent, "parentSpanId") if parent else
                 None, trace_id=_hex_id(s.get("traceId"), "traceId"), name=str(s.get("name") or ""),
-                start_ns=_time_ns(s.get("startTimeUnixNano"), "startTimeUnixNano"),
-                end_ns=_time_ns(s.get("endTimeUnixNano"), "endTimeUnixNano"), attrs=attrs,
+                start_ns=_unix_nano(s.get("startTimeUnixNano"), "startTimeUnixNano"),
+                end_ns=_unix_nano(s.get("endTimeUnixNano"), "endTimeUnixNano"), attrs=attrs,
                 status=str(status.get("code") or "").removeprefix("STATUS_CODE_"),
                 status_message=str(status.get("message") or ""), where=where)
 

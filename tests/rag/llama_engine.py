@@ -38,3 +38,22 @@ def bundled_index(limit: int | None = None):
                      excluded_llm_metadata_keys=["doc_id"], excluded_embed_metadata_keys=["doc_id"])
             for d in bundled_documents()[:limit]]
     return VectorStoreIndex.from_documents(docs, embed_model=HuggingFaceEmbedding(model_name=str(minilm_path())))
+
+
+def keep_top_reranker(top_n: int):
+    """A node postprocessor that reranks as llama-index's own rerankers do (ReRankStart/End events around its work):
+    it keeps the ``top_n`` best-scored nodes, best last first (so its order differs from the retriever's)."""
+    from llama_index.core.instrumentation import get_dispatcher
+    from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
+    from llama_index.core.postprocessor.types import BaseNodePostprocessor
+
+    dispatcher = get_dispatcher(__name__)
+
+    class KeepTop(BaseNodePostprocessor):
+        def _postprocess_nodes(self, nodes, query_bundle=None):
+            dispatcher.event(ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=top_n, model_name="keep-top"))
+            kept = sorted(nodes, key=lambda n: n.score or 0.0, reverse=True)[:top_n][::-1]
+            dispatcher.event(ReRankEndEvent(nodes=kept))
+            return kept
+
+    return KeepTop()

@@ -1,0 +1,246 @@
+"""The OpenInference reader (corpora/openinference.py) on spans made by the real openinference-instrumentation-llama-index
+instrumentor around a real llama-index query engine (bundled corpus, bundled MiniLM, a fake LLM), exported with the
+OpenTelemetry SDK's in-memory exporter and encoded as OTLP JSON by the OTLP exporter's own encoder (no collector, no
+network); the same spans as a Phoenix spans export; and malformed or partial spans."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from corpora import openinference as oi
+from corpora.errors import InputError
+from corpora.run_folder import RunFolder
+from ragdoctor.cli import main
+from tests.rag.llama_engine import FirstSentenceLLM, bundled_index, keep_top_reranker
+
+pytestmark = pytest.mark.slow  # MiniLM embeds part of the bundled corpus
+QUESTIONS = ["What does PagedAttention page?", "What does FlashAttention avoid?", "How does LoRA adapt a model?"]
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    """(the finished OTel spans, the llama-index responses) of three queries, one of them with a reranker."""
+    from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    index = bundled_index(limit=40)
+    engine = index.as_query_engine(llm=FirstSentenceLLM(), similarity_top_k=3)
+    cut = index.as_query_engine(llm=FirstSentenceLLM(), similarity_top_k=3, node_postprocessors=[keep_top_reranker(2)])
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = LlamaIndexInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        responses = [engine.query(QUESTIONS[0]), engine.query(QUESTIONS[1]), cut.query(QUESTIONS[2])]
+    finally:
+        instrumentor.uninstrument()
+    return exporter.get_finished_spans(), responses
+
+
+def otlp_json(spans) -> str:
+    from google.protobuf.json_format import MessageToJson
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    return MessageToJson(encode_spans(spans))
+
+
+def hex_ids(obj):
+    """The OTLP/JSON spec's hex ids (what the collector writes) in place of protobuf's base64."""
+    import base64
+
+    if isinstance(obj, dict):
+        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else hex_ids(v))
+                for k, v in obj.items()}
+    return [hex_ids(x) for x in obj] if isinstance(obj, list) else obj
+
+
+def check_traces(traces, responses) -> None:
+    assert [t.question for t in traces] == QUESTIONS
+    for t, r in zip(traces, responses):
+        assert t.answer == r.response and t.outcome == "answered"
+        assert t.metadata["source"] == "openinference" and t.metadata["span_name"].endswith(".query")
+        assert {"retrieve", "generate", "total"} <= set(t.latency_ms) and t.latency_ms["total"] >= \
+            t.latency_ms["retrieve"] > 0
+        assert t.prompt and t.question in t.prompt[-1]["content"] and t.generator == "first-sentence-fake"
+        assert "minilm" in t.embedder.lower()
+        retrieved = [c.chunk_id for c in t.ranked()]
+        assert len(retrieved) == 3 and all(c.text and c.doc_id and c.score is not None for c in t.chunks)
+    # what reached the prompt, in the engine's order (the reranker's output for the third, its cut node a candidate)
+    for t, r in zip(traces, responses):
+        assert [c.chunk_id for c in t.chunks] == [n.node.node_id for n in r.source_nodes]
+        assert [c.doc_id for c in t.chunks] == [n.node.metadata["doc_id"] for n in r.source_nodes]
+    assert [len(t.candidates) for t in traces] == [0, 0, 1] and traces[2].candidates[0].rank == 3
+    assert "rerank" in traces[2].latency_ms
+
+
+def test_otlp_json_from_the_real_instrumentor(recorded, tmp_path):
+    spans, responses = recorded
+    path = tmp_path / "spans.json"
+    path.write_text(otlp_json(spans))
+    assert oi.detect(path) == "otlp"
+    traces, errors = oi.load(path)
+    assert errors == []
+    check_traces(traces, responses)
+    # the same export with hex ids, one export per line (the collector's file exporter)
+    lines = tmp_path / "collector.jsonl"
+    export = hex_ids(json.loads(path.read_text()))
+    lines.write_text("\n".join(json.dumps({"resourceSpans": [rs]}) for rs in export["resourceSpans"]) + "\n")
+    again, errors = oi.load(lines)
+    assert errors == [] and [t.model_dump(exclude={"created_at"}) for t in again] == \
+        [t.model_dump(exclude={"created_at"}) for t in traces]
+
+
+def phoenix_rows(spans) -> list[dict]:
+    """The spans as Phoenix's get_spans_dataframe() rows: context.* and flat attributes.* columns, a semantic
+    convention's list (retrieval.documents, llm.input_messages) kept as one column of dicts."""
+    rows = []
+    for s in spans:
+        attrs: dict = {}
+        for k, v in s.attributes.items():
+            for conv in ("retrieval.documents", "llm.input_messages", "llm.output_messages"):
+                if k.startswith(conv + "."):
+                    n, _, rest = k[len(conv) + 1:].partition(".")
+                    items = attrs.setdefault(conv, [])
+                    while len(items) <= int(n):
+                        items.append({})
+                    items[int(n)][rest] = v
+                    break
+            else:
+                attrs[k] = list(v) if isinstance(v, tuple) else v
+        rows.append({"name": s.name, "span_kind": s.attributes.get("openinference.span.kind"),
+                     "parent_id": format(s.parent.span_id, "016x") if s.parent else None,
+                     "start_time": s.start_time // 1_000_000, "end_time": s.end_time // 1_000_000,  # epoch ms
+                     "status_code": s.status.status_code.name, "status_message": s.status.description or "",
+                     "context.span_id": format(s.context.span_id, "016x"),
+                     "context.trace_id": format(s.context.trace_id, "032x"),
+                     **{f"attributes.{k}": v for k, v in attrs.items()}})
+    return rows
+
+
+def test_a_phoenix_spans_export(recorded, tmp_path):
+    spans, responses = recorded
+    path = tmp_path / "phoenix.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in phoenix_rows(spans)))
+    assert oi.detect(path) == "phoenix"
+    traces, errors = oi.load(path)
+    assert errors == []
+    check_traces(traces, responses)
+    array = tmp_path / "phoenix.json"
+    array.write_text(json.dumps(phoenix_rows(spans), indent=2))
+    assert oi.detect(array) == "phoenix" and [t.question for t in oi.load(array)[0]] == QUESTIONS
+    import pandas as pd
+
+    pq = tmp_path / "phoenix.parquet"
+    pd.DataFrame(phoenix_rows(spans)).to_parquet(pq)
+    assert [t.answer for t in oi.load(pq)[0]] == [r.response for r in responses]
+
+
+def test_import_then_eval_and_eval_directly(recorded, tmp_path, monkeypatch, capsys):
+    spans, _ = recorded
+    monkeypatch.chdir(tmp_path)
+    Path("spans.json").write_text(otlp_json(spans))
+    assert main(["import", "spans.json", "--out", "runs/prod"]) == 0
+    assert "imported 3 traces" in capsys.readouterr().out
+    assert main(["import", "spans.json", "--out", "runs/prod"]) == 0  # a second import appends nothing
+    assert "0 new, 3 already there" in capsys.readouterr().out
+    assert len(RunFolder("runs/prod").traces.read()) == 3
+    assert main(["eval", "runs/prod/traces.jsonl", "--judges", "lexical"]) == 0
+    assert main(["eval", "spans.json", "--judges", "lexical", "--out", "runs/direct"]) == 0
+    a, b = (json.loads(Path(f"runs/{r}/summary.json").read_text())["metrics"] for r in ("prod", "direct"))
+    assert [(m["metric"], m["n"], m["mean"]) for m in a] == [(m["metric"], m["n"], m["mean"]) for m in b]
+    assert {m["metric"] for m in a if m["n"] == 3} >= {"groundedness", "context_precision", "answer_relevance"}
+    capsys.readouterr()
+
+
+def _export(spans: list[dict]) -> dict:
+    return {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "t"}, "spans": spans}]}]}
+
+
+def _span(sid: str, parent: str | None, kind: str, start: int, end: int, **attrs) -> dict:
+    kv = [{"key": "openinference.span.kind", "value": {"stringValue": kind}}]
+    for k, v in attrs.items():
+        key = k.replace("__", ".")
+        kv.append({"key": key, "value": {"doubleValue": v} if isinstance(v, float) else {"stringValue": v}})
+    out = {"traceId": "ab" * 16, "spanId": sid * 8, "name": kind.lower(), "startTimeUnixNano": str(start),
+           "endTimeUnixNano": str(end), "attributes": kv, "status": {"code": "STATUS_CODE_OK"}}
+    return {**out, "parentSpanId": parent * 8} if parent else out
+
+
+def test_partial_and_malformed_spans_are_reported_and_skipped(tmp_path, capsys):
+    ms = 1_000_000
+    good_retriever = _span("b2", "a1", "RETRIEVER", 2 * ms, 5 * ms, **{
+        "retrieval__documents__0__document__id": "kv#0", "retrieval__documents__0__document__content": "KV text.",
+        "retrieval__documents__0__document__score": 0.9, "retrieval__documents__1__document__id": "x#0"})
+    spans = [
+        _span("a1", None, "CHAIN", 1 * ms, 9 * ms, input__value="What does the KV cache store?",
+              output__value="Keys and values."),
+        good_retriever,  # its second document has no content: that document is reported and skipped
+        _span("c3", None, "CHAIN", 10 * ms, 20 * ms, input__value="An answer with no retrieval?",
+              output__value="Yes, from memory."),  # no RETRIEVER span: judged with what it has
+        _span("d4", "ee", "LLM", 1, 2),  # its parent is not in the file
+        {**_span("f5", "a1", "LLM", 3, 4), "startTimeUnixNano": "soon"},  # bad time
+        {**_span("f6", "a1", "LLM", 3, 4), "spanId": "!!"},  # bad id
+        _span("a7", None, "CHAIN", 30 * ms, 31 * ms, output__value="no question"),  # a root without input.value
+        _span("a8", None, "EMBEDDING", 40 * ms, 41 * ms, input__value="index build"),  # not a query
+    ]
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(_export(spans), indent=1))
+    traces, errors = oi.load(path)
+    assert [t.question for t in traces] == ["What does the KV cache store?", "An answer with no retrieval?"]
+    first, second = traces
+    assert [c.chunk_id for c in first.contexts] == ["kv#0"] and first.latency_ms == {"total": 8.0, "retrieve": 3.0}
+    assert second.contexts is None and second.metadata["contexts_missing"] == oi.NO_RETRIEVAL
+    msgs = [e.one_line() for e in errors]
+    assert any("span b2b2b2b2b2b2b2b2: retrieval.documents.1: no document.content" in m for m in msgs)
+    assert any("span d4d4d4d4d4d4d4d4: its parent span eeeeeeeeeeeeeeee is not in the file" in m for m in msgs)
+    assert any("spans[4]" in m and "startTimeUnixNano 'soon' is not a time" in m and "f5f5" in m for m in msgs)
+    assert any("spans[5]" in m and "spanId '!!' is neither hex nor base64" in m for m in msgs)
+    assert any("span a7a7a7a7a7a7a7a7: the root span has no input.value" in m for m in msgs)
+    assert all(m.startswith(str(path)) for m in msgs) and len(msgs) == 5
+
+    # a JSON-lines export names the line of a bad one
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text(json.dumps(_export(spans[:3])) + "\n{torn\n" + json.dumps(_export([spans[3]])) + "\n")
+    traces, errors = oi.load(lines)
+    assert len(traces) == 2 and any(e.line == 2 and "malformed JSON" in e.message for e in errors)
+
+    # eval: the trace without retrieval is judged on what it has, its context metrics unmeasured with the reason
+    run = tmp_path / "ev"
+    assert main(["eval", str(path), "--judges", "lexical", "--out", str(run)]) == 0
+    err = capsys.readouterr().err
+    assert "d4d4d4d4d4d4d4d4" in err and "1 root span(s) that are not queries (EMBEDDING 1)" in err
+    judged = {j["sample_id"]: {r["metric"]: r for r in j["results"]}
+              for j in map(json.loads, (run / "results.jsonl").read_text().splitlines())}
+    no_ret = judged["c3c3c3c3c3c3c3c3"]
+    assert no_ret["groundedness"]["status"] == "unmeasured"
+    assert no_ret["groundedness"]["reason"] == f"no contexts in the input record: {oi.NO_RETRIEVAL}"
+    assert no_ret["answer_relevance"]["status"] == "ok"
+    assert judged["a1a1a1a1a1a1a1a1"]["groundedness"]["status"] == "ok"
+
+
+def test_a_file_with_no_query_trace_is_one_error(tmp_path):
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(_export([_span("a8", None, "EMBEDDING", 1, 2, input__value="x")])))
+    with pytest.raises(InputError, match="no query trace in the span export"):
+        oi.load(path)
+
+
+def test_a_retriever_that_found_nothing_is_an_empty_list_not_missing(tmp_path):
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(_export([_span("a1", None, "CHAIN", 1, 9, input__value="Q?", output__value="A."),
+                                        _span("b2", "a1", "RETRIEVER", 2, 3)])))
+    (trace,), _ = oi.load(path)
+    assert trace.contexts == [] and "contexts_missing" not in trace.metadata
+
+
+def test_detect_leaves_other_jsonl_alone(tmp_path):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"question": "q", "contexts": ["c"], "answer": "a"}) + "\n")
+    trace = tmp_path / "traces.jsonl"
+    trace.write_text(json.dumps({"sample_id": "s", "question": "q"}) + "\n")
+    assert oi.detect(rows) is None and oi.detect(trace) is None and oi.detect(tmp_path / "missing.json") is None
