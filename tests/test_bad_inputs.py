@@ -178,6 +178,25 @@ def file_has(rel: str, text: str):
 
 
 EV = ["--judges", "lexical,labels", "--out", "ev"]
+
+
+def otlp(*spans: dict) -> str:
+    """An OTLP JSON export of OpenInference spans (one line: the collector's file exporter's shape)."""
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]})
+
+
+def oi_span(sid: str, parent: str | None, kind: str, **attrs: str) -> dict:
+    kv = [{"key": k.replace("__", "."), "value": {"stringValue": v}} for k, v in
+          {"openinference.span.kind": kind, **attrs}.items()]
+    span = {"traceId": "ab" * 16, "spanId": sid * 8, "name": kind.lower(), "startTimeUnixNano": "1000000",
+            "endTimeUnixNano": "9000000", "attributes": kv}
+    return {**span, "parentSpanId": parent * 8} if parent else span
+
+
+ROOT = oi_span("a1", None, "CHAIN", input__value=ROW["question"], output__value=ROW["answer"])
+RETRIEVER = oi_span("b2", "a1", "RETRIEVER", retrieval__documents__0__document__id="kv#0",
+                    retrieval__documents__0__document__content=DOCS[0][2])
+SPANS = "inputs/spans.json"
 ROWS = "inputs/x.jsonl"
 GATE = ["gate", "runs/r1", "--pyproject", "none.toml"]
 ME = ["meta-eval", "--dataset", "jsonl", "--judge", "lexical", "--resamples", "20", "--out", "me"]
@@ -318,6 +337,35 @@ CASES = [
                                     "--out", "ev"], 2, r"nothing was measured \(judge unavailable"),
     Case("eval-foreign-results-log", ["eval", "inputs/rows.jsonl", *EV], 2, r"not a ragdoctor results log",
          prep=raw("ev/results.jsonl", b'{"my": "own data"}\n')),
+    # --- import (OpenInference spans) ----------------------------------------------------------------------------
+    Case("import-ok", ["import", SPANS, "--out", "imp"], 0, "", "ok", write(SPANS, [otlp(ROOT, RETRIEVER)]),
+         file_has("imp/traces.jsonl", '"sample_id":"a1a1a1a1a1a1a1a1"')),
+    Case("import-file-missing", ["import", "nope.json", "--out", "imp"], 2, r"nope\.json: file not found"),
+    Case("import-not-spans", ["import", "inputs/rows.jsonl", "--out", "imp"], 2,
+         r"inputs/rows\.jsonl: no query trace in the span export"),
+    Case("import-no-query-span", ["import", SPANS, "--out", "imp"], 2, r"no query trace in the span export",
+         prep=write(SPANS, [otlp(oi_span("e5", None, "EMBEDDING", input__value="index build"))])),
+    Case("import-orphan-span", ["import", SPANS, "--out", "imp"], 0,
+         r"inputs/spans\.json: field 'resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[1\]': span d4d4d4d4d4d4d4d4: "
+         r"its parent span eeeeeeeeeeeeeeee is not in the file", "ok",
+         write(SPANS, [otlp(ROOT, oi_span("d4", "ee", "LLM"))]), file_has("imp/input_errors.txt", "d4d4d4d4d4d4d4d4")),
+    Case("import-bad-span-id", ["import", SPANS, "--out", "imp"], 0, r"spanId '!!' is neither hex nor base64", "ok",
+         write(SPANS, [otlp(ROOT, {**RETRIEVER, "spanId": "!!"})])),
+    Case("import-torn-line", ["import", SPANS, "--out", "imp"], 0, r"inputs/spans\.json:2: malformed JSON", "ok",
+         write(SPANS, [otlp(ROOT), '{"resourceSpans": [', otlp(oi_span("c3", None, "CHAIN", input__value="Q?",
+                                                                     output__value="A."))])),
+    Case("import-into-user-folder", ["import", SPANS, "--out", "user"], 2, r"user: is not empty and is not a ragdoctor",
+         prep=write(SPANS, [otlp(ROOT)])),
+    Case("import-over-a-users-traces", ["import", SPANS, "--out", "inputs"], 2, r"not a ragdoctor traces log",
+         prep=lambda ws: (write(SPANS, [otlp(ROOT)])(ws), write("inputs/traces.jsonl", [ROW])(ws)) and None),
+    Case("import-out-missing", ["import", SPANS], 2, r"the following arguments are required: --out"),
+    Case("eval-spans-without-retrieval", ["eval", SPANS, *EV], 0, "", "unmeasured", write(SPANS, [otlp(ROOT)]),
+         unmeasured("ev/results.jsonl", "a1a1a1a1a1a1a1a1", "groundedness", "lexical",
+                    "no contexts in the input record: no RETRIEVER span was recorded under the root span")),
+    Case("eval-spans-root-without-question", ["eval", SPANS, *EV], 0,
+         r"span c3c3c3c3c3c3c3c3: the root span has no input\.value", "ok",
+         write(SPANS, [otlp(ROOT, RETRIEVER, oi_span("c3", None, "CHAIN", output__value="An answer."))]),
+         measured("ev/results.jsonl", "a1a1a1a1a1a1a1a1", "groundedness", "lexical")),
     # --- gate --------------------------------------------------------------------------------------------------
     Case("gate-run-missing", ["gate", "nope", "--min", "groundedness=0.5"], 2, r"nope: no summary\.json"),
     Case("gate-metric-typo", [*GATE, "--min", "groundednes=0.5"], 2, r"--min: unknown metric 'groundednes'"),
@@ -404,7 +452,7 @@ CASES = [
 
 def test_the_table_covers_every_verb_and_outcome():
     verbs = {c.argv[0] for c in CASES}
-    assert {"index", "run", "ask", "eval", "gate", "diagnose", "meta-eval", "label", "summary"} <= verbs
+    assert {"index", "run", "ask", "eval", "gate", "diagnose", "meta-eval", "label", "summary", "import"} <= verbs
     assert len({c.id for c in CASES}) == len(CASES)
     counts = {o: sum(c.outcome == o for c in CASES) for o in ("error", "unmeasured", "ok")}
     assert counts["error"] >= 50 and counts["unmeasured"] >= 3 and counts["ok"] >= 10, counts
