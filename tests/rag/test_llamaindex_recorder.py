@@ -150,3 +150,18 @@ def test_a_chat_engine_without_retrieval_says_so_and_a_failing_query_is_an_error
     assert got["groundedness"]["reason"] == f"no contexts in the input record: {llamaindex.NO_RETRIEVAL}"
     assert got["answer_relevance"]["status"] == "ok"  # judged with what it has
     capsys.readouterr()
+
+
+def test_a_streamed_answer_is_recorded_as_an_error_saying_why_and_a_foreign_log_is_refused(index, tmp_path):
+    from corpora.errors import InputError
+
+    engine = index.as_query_engine(llm=FirstSentenceLLM(), similarity_top_k=2, streaming=True)
+    with llamaindex.record(engine, tmp_path / "run"):
+        streamed = engine.query("What is FlashAttention?")
+        "".join(streamed.response_gen)
+    (t,) = RunFolder(tmp_path / "run").traces.read()
+    assert t.outcome == "error" and "streamed answer" in (t.error or "") and len(t.chunks) == 2
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "traces.jsonl").write_text('{"my": "own export"}\n')
+    with pytest.raises(InputError, match="not a ragdoctor traces log"):
+        llamaindex.record(engine, tmp_path / "mine")
