@@ -28,7 +28,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -179,13 +179,19 @@ def flatten(obj: Any, prefix: str = "", out: dict[str, Any] | None = None) -> di
     return out
 
 
+def _datetime_ns(when: datetime) -> int:
+    """Exact nanoseconds since the epoch (a time without a zone is read as UTC)."""
+    when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    return (when - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1) * 1000
+
+
 def _time_ns(value: Any, what: str) -> int:
     """A time as nanoseconds since the epoch: OTLP's nanosecond strings, Phoenix's ISO strings, epoch numbers in ms (as
     pandas writes them), µs, ns or s, or a pandas Timestamp."""
     if hasattr(value, "value") and hasattr(value, "tz_localize"):  # a pandas Timestamp
         return int(value.value)
     if isinstance(value, datetime):
-        return int(value.timestamp() * 1e9)
+        return _datetime_ns(value)
     if isinstance(value, str) and re.fullmatch(r"\d+", value):
         value = int(value)
     if isinstance(value, bool) or value is None:
@@ -197,7 +203,7 @@ def _time_ns(value: Any, what: str) -> int:
         return int(value * scale)
     if isinstance(value, str):
         try:
-            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1e9)
+            return _datetime_ns(datetime.fromisoformat(value.replace("Z", "+00:00")))
         except ValueError:
             raise ValueError(f"{what} {value!r} is not a time") from None
     raise ValueError(f"{what} is a {type(value).__name__}, not a time")

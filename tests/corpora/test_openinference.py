@@ -244,3 +244,20 @@ def test_detect_leaves_other_jsonl_alone(tmp_path):
     trace = tmp_path / "traces.jsonl"
     trace.write_text(json.dumps({"sample_id": "s", "question": "q"}) + "\n")
     assert oi.detect(rows) is None and oi.detect(trace) is None and oi.detect(tmp_path / "missing.json") is None
+
+
+def test_a_phoenix_row_nested_as_its_rest_api_writes_it(tmp_path):
+    row = {"name": "query", "context": {"trace_id": "cd" * 16, "span_id": "a1" * 8}, "span_kind": "CHAIN",
+           "parent_id": None, "start_time": "2026-12-01T10:00:00.000+00:00", "end_time": "2026-12-01T10:00:00.250Z",
+           "status_code": "OK", "attributes": {"input": {"value": "What is LoRA?"}, "output": {"value": "Adapters."}}}
+    child = {**row, "name": "retrieve", "context": {"trace_id": "cd" * 16, "span_id": "b2" * 8}, "parent_id": "a1" * 8,
+             "span_kind": "RETRIEVER", "attributes": {"retrieval": {"documents": [
+                 {"document": {"id": "lora#0", "content": "LoRA adds adapters.", "score": 0.5,
+                               "metadata": {"doc_id": "lora"}}}]}}}
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(row) + "\n" + json.dumps(child) + "\n")
+    assert oi.detect(path) == "phoenix"
+    (t,), errors = oi.load(path)
+    assert errors == [] and t.question == "What is LoRA?" and t.answer == "Adapters."
+    assert [(c.chunk_id, c.doc_id, c.score) for c in t.chunks] == [("lora#0", "lora", 0.5)]
+    assert t.latency_ms["total"] == 250.0
