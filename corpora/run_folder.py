@@ -8,6 +8,8 @@
     diagnoses.jsonl   `ragdoctor diagnose`: one Diagnosis per line; diagnosis.json: the run's report
     run_summary.json  `ragdoctor run`: outcomes, retrieval, latency per stage
     input_errors.txt  the bad input lines that were skipped; warnings.txt: what was ambiguous
+    requests.json     `ragdoctor eval` with an LLM judge: what its last invocation sent (retries, failures by kind and
+                      endpoint; rag/fleet.py); `ragdoctor run` keeps the same in run_summary.json's "requests"
     gate.xml          `ragdoctor gate`'s JUnit report
     labels.jsonl      human labels, one Label per line, appended by the dashboard's Label page or `ragdoctor label`
                       (read and written in corpora/labels.py; they calibrate the scores: eval/calibration.py)
@@ -42,6 +44,7 @@ TRACES, RESULTS, CONFIG, SUMMARY = "traces.jsonl", "results.jsonl", "config.json
 RESULTS_TABLE, DIAGNOSES, DIAGNOSIS = "results.parquet", "diagnoses.jsonl", "diagnosis.json"
 RUN_SUMMARY, INPUT_ERRORS, WARNINGS, GATE_REPORT, LABELS = ("run_summary.json", "input_errors.txt", "warnings.txt",
                                                             "gate.xml", "labels.jsonl")
+REQUESTS = "requests.json"
 FILES = (TRACES, RESULTS, RESULTS_TABLE, SUMMARY, DIAGNOSES, DIAGNOSIS, RUN_SUMMARY, CONFIG, INPUT_ERRORS, LABELS)
 MARKERS = (RESULTS, TRACES)  # a folder holding one of these is a run folder
 EVAL_WRITES = (CONFIG, SUMMARY, RESULTS_TABLE, WARNINGS)  # what an evaluation (re)writes as a whole

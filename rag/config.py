@@ -53,12 +53,26 @@ class RetrievalConfig(_Strict):
 
 
 class GenerationConfig(_Strict):
-    base_url: str | None = Field(None, description="OpenAI-compatible URL; None starts the bundled model")
+    base_url: str | list[str] | None = Field(None, description="OpenAI-compatible URL, or a list of them (a fleet: "
+                                             "round-robin); None starts the bundled model")
     model: str = Field("qwen2.5-0.5b", description="bundled GGUF name/path, or the server's model name")
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(160, ge=1)
     seed: int = 0
     n_ctx: int = Field(4096, ge=512)
+    # how requests are sent, not what they answer: left out of the config hash (RUNTIME_ONLY)
+    concurrency: int = Field(1, ge=1, le=1024, description="questions answered at once (the bundled model gets as "
+                                                              "many parallel slots)")
+    timeout: float = Field(300.0, gt=0, description="seconds per request")
+    max_retries: int = Field(1, ge=0, le=100, description="retries of a request on 429, 5xx and connection errors")
+
+    def urls(self) -> list[str]:
+        """The endpoints ([] for the bundled model)."""
+        return [] if self.base_url is None else [self.base_url] if isinstance(self.base_url, str) else \
+            list(self.base_url)
+
+
+RUNTIME_ONLY = {"concurrency", "timeout", "max_retries"}  # generation settings that change no answer
 
 
 class PipelineConfig(_Strict):
@@ -74,7 +88,9 @@ class PipelineConfig(_Strict):
 
     def config_hash(self) -> str:
         """Short hash of everything that changes an answer (paths to where things are written excluded)."""
-        exclude = {"index_dir", "questions"} | (set() if self.guardrails.enabled else {"guardrails"})
+        exclude: dict = {k: True for k in {"index_dir", "questions"} | (set() if self.guardrails.enabled
+                                                                         else {"guardrails"})}
+        exclude["generation"] = RUNTIME_ONLY
         data = self.model_dump(exclude=exclude)  # rails off: the same hash as before the section existed
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
 

@@ -3,6 +3,11 @@
 It makes the HTTP path (``OpenAIChatLLM``, ragas/langchain clients, guardrails) testable without
 a model. ``fail_next`` makes the next N chat calls fail: HTTP 500, or, with ``garbage=True``, a
 200 reply whose body is not JSON.
+
+Faults for the concurrency and fleet tests, deterministic: ``faults`` is a schedule consumed one entry per chat
+request in arrival order ("ok", "500", "503", "429" or "429:<Retry-After value>", "drop": the connection is closed
+without a reply); ``always`` fails every request so (a dead endpoint); ``latency`` seconds are spent on every chat
+request. ``received``, ``served``, ``in_flight`` and ``max_in_flight`` are counted on the server side.
 """
 
 from __future__ import annotations
@@ -27,6 +32,13 @@ class FakeOpenAIServer:
         self.fail_next = 0
         self.garbage = False
         self.requests: list[dict[str, Any]] = []
+        self.faults: list[str] = []
+        self.always: str | None = None
+        self.latency = 0.0
+        self.received = 0
+        self.served = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._port = port
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -72,6 +84,21 @@ class FakeOpenAIServer:
                 self.fail_next -= 1
                 return True
             return False
+
+    def arrive(self) -> str:
+        """Count one chat request in and return its fault ("ok" when none is scheduled)."""
+        with self._lock:
+            self.received += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if self.always:
+                return self.always
+            return self.faults.pop(0) if self.faults else "ok"
+
+    def leave(self, ok: bool) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            self.served += ok
 
     def completion(self, body: dict[str, Any]) -> dict[str, Any]:
         """Answer one chat request body with an OpenAI-shaped ``chat.completion`` object."""
@@ -132,6 +159,24 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
                 self._send(404, _error(f"no route for POST {self.path}", "not_found"))
                 return
+            fault = server.arrive()
+            try:
+                if server.latency:
+                    time.sleep(server.latency)
+                if fault == "ok":
+                    self._chat(raw)
+                    return
+                if fault == "drop":  # no reply at all: the client sees the connection close
+                    self.close_connection = True
+                    return
+                status, _, retry_after = fault.partition(":")
+                headers = {"Retry-After": retry_after} if retry_after else {}
+                kind = "rate_limit_exceeded" if status == "429" else "server_error"
+                self._send(int(status), _error(f"injected {status}", kind), headers)
+            finally:
+                server.leave(fault == "ok")
+
+        def _chat(self, raw: bytes) -> None:
             if server.take_failure():
                 if server.garbage:
                     self._send_raw(200, b"<html>this is not json", "application/json")
@@ -150,11 +195,14 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             except Exception as exc:  # the wrapped model failed: report it like a real server would
                 self._send(500, _error(f"{type(exc).__name__}: {exc}", "server_error"))
 
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            self._send_raw(status, json.dumps(payload).encode(), "application/json")
+        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            self._send_raw(status, json.dumps(payload).encode(), "application/json", headers)
 
-        def _send_raw(self, status: int, data: bytes, content_type: str) -> None:
+        def _send_raw(self, status: int, data: bytes, content_type: str,
+                      headers: dict[str, str] | None = None) -> None:
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()

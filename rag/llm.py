@@ -6,13 +6,24 @@ bundled llama.cpp server); ``FakeLLM`` answers from the prompt's context blocks 
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import time
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
+from rag.fleet import (
+    RETRYABLE_STATUS,
+    Jitter,
+    RequestError,
+    RequestStats,
+    RetryPolicy,
+    call_with_retries,
+    parse_retry_after,
+)
 from rag.prompt import REFUSAL
 
 __all__ = ["REFUSAL", "ChatLLM", "FakeLLM", "LLMError", "LLMResponse", "OpenAIChatLLM"]
@@ -52,43 +63,91 @@ def one_line(text: object, limit: int = 300) -> str:
 
 
 class OpenAIChatLLM:
-    """Chat completions from an OpenAI-compatible endpoint (``base_url`` ends in ``/v1``)."""
+    """Chat completions from an OpenAI-compatible endpoint (``base_url`` ends in ``/v1``), or from a fleet of them
+    (a list of URLs: each request goes to the next one round-robin, and a retry to the one after).
+
+    ``max_retries`` retries on 429, 5xx, timeouts and dropped connections with jittered exponential backoff (a
+    Retry-After header is honoured: rag/fleet.py); ``stats`` counts what was sent. Safe to call from several
+    threads at once (``concurrency`` of the run)."""
 
     def __init__(
         self,
-        base_url: str,
+        base_url: str | list[str],
         model: str = "local",
         api_key: str | None = None,
         timeout: float = 300.0,
         max_retries: int = 1,
         *,
         model_id: str | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         from openai import OpenAI  # noqa: PLC0415 - lazy: ~1 s
 
-        self.base_url = base_url.rstrip("/")
+        urls = [base_url] if isinstance(base_url, str) else list(base_url)
+        if not urls:
+            raise LLMError("no base URL given")
+        self.base_urls = [u.rstrip("/") for u in urls]
+        self.base_url = self.base_urls[0]
         self.model = model
-        self.model_id = model_id or f"{model}@{self.base_url}"
+        self.model_id = model_id or f"{model}@{','.join(self.base_urls)}"
+        self.retry = retry or RetryPolicy(max_retries=max_retries)
+        self.stats = RequestStats()
+        self._jitter = Jitter(self.retry.seed)
+        self._sleep = sleep
+        self._turn = itertools.count()
         key = api_key or os.environ.get("OPENAI_API_KEY") or "local"
-        self._client = OpenAI(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=max_retries)
+        # our own retry loop (rag/fleet.py) replaces the client's: it counts, honours Retry-After and fails over
+        self._clients = [OpenAI(base_url=u, api_key=key, timeout=timeout, max_retries=0) for u in self.base_urls]
 
     def chat(
         self, messages: Messages, *, temperature: float = 0.0, max_tokens: int = 256, seed: int = 0
     ) -> LLMResponse:
-        """Send one non-streaming chat request; any failure becomes a one-line ``LLMError``."""
-        start = time.perf_counter()
+        """Send one non-streaming chat request (retried as ``retry`` says); a final failure is a one-line
+        ``LLMError`` naming the endpoint and the reason."""
+        first = next(self._turn)  # itertools.count is atomic under the GIL: round-robin across threads
+
+        def attempt(i: int) -> tuple[str, Callable[[], LLMResponse]]:
+            k = (first + i) % len(self._clients)
+            return self.base_urls[k], lambda: self._once(k, messages, temperature, max_tokens, seed)
+
         try:
-            completion = self._client.chat.completions.create(
+            return call_with_retries(attempt, self.retry, self.stats, jitter=self._jitter, sleep=self._sleep)
+        except RequestError as exc:
+            raise LLMError(str(exc)) from None
+
+    def _once(self, k: int, messages: Messages, temperature: float, max_tokens: int, seed: int) -> LLMResponse:
+        """One attempt at endpoint ``k``; any failure becomes a ``RequestError`` saying whether to retry."""
+        import openai  # noqa: PLC0415 - already loaded by __init__
+
+        start = time.perf_counter()
+        where = self.model_id if len(self._clients) == 1 else f"{self.model}@{self.base_urls[k]}"
+        try:
+            completion = self._clients[k].chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 temperature=temperature,
                 max_tokens=max_tokens,
                 seed=seed,
             )
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+            raise RequestError(one_line(f"{where}: {type(exc).__name__}: {exc}"), kind=f"http_{status}",
+                               retryable=status in RETRYABLE_STATUS, retry_after=retry_after) from None
+        except openai.APIConnectionError as exc:  # APITimeoutError is one too
+            kind = "timeout" if isinstance(exc, openai.APITimeoutError) else "connection"
+            cause = f" ({type(exc.__cause__).__name__}: {exc.__cause__})" if exc.__cause__ else ""
+            raise RequestError(one_line(f"{where}: {type(exc).__name__}: {exc}{cause}"), kind=kind,
+                               retryable=True) from None
         except Exception as exc:  # openai, httpx and JSON errors alike become one domain error
             cause = f" ({type(exc.__cause__).__name__}: {exc.__cause__})" if exc.__cause__ else ""
-            raise LLMError(one_line(f"{self.model_id}: {type(exc).__name__}: {exc}{cause}")) from None
-        return self._parse(completion, time.perf_counter() - start)
+            raise RequestError(one_line(f"{where}: {type(exc).__name__}: {exc}{cause}"), kind="malformed",
+                               retryable=False) from None
+        try:
+            return self._parse(completion, time.perf_counter() - start)
+        except LLMError as exc:
+            raise RequestError(str(exc), kind="malformed", retryable=False) from None
 
     def _parse(self, completion: Any, latency_s: float) -> LLMResponse:
         """Validate the reply's shape and turn it into an ``LLMResponse``."""

@@ -1,6 +1,7 @@
 """The pipeline: question -> retrieve -> grounded prompt -> generate -> Trace (with per-stage latency)."""
 from __future__ import annotations
 
+import threading
 import time
 
 from corpora.records import Candidate, Chunk, Question, Trace
@@ -20,11 +21,13 @@ class Pipeline:
         self.llm = llm
         self.retriever = make_retriever(store, embedder, cfg.retrieval)
         self.config_hash = cfg.config_hash()
+        self._retrieving = threading.Lock()  # retrieval runs one at a time; generation may run concurrently
 
     def retrieve(self, question: str, k: int | None = None) -> list[Chunk]:
         """Ranked chunks: the first ``top_k`` go to the generator, the rest (up to ``candidate_k``) are candidates."""
         k = k or max(self.cfg.retrieval.top_k, self.cfg.retrieval.candidate_k)
-        hits = self.retriever.search(question, k)
+        with self._retrieving:
+            hits = self.retriever.search(question, k)
         out = []
         for rank, h in enumerate(hits, start=1):
             node = self.store.nodes[h.position]

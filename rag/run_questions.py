@@ -2,10 +2,14 @@
 
 A killed run resumes: a question already traced with the same pipeline configuration, the same index content and
 the same question record (question, reference, labels, metadata) is not asked again; an edited question, a changed
-config or a changed corpus is. The later trace of a sample supersedes the earlier (readers take the latest)."""
+config or a changed corpus is. The later trace of a sample supersedes the earlier (readers take the latest).
+
+With ``concurrency`` N > 1, N questions are answered at once on threads; each trace is appended by this thread as it
+completes (so the log's order may differ from the question order, but every question is there exactly once)."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +24,7 @@ class RunResult:
     new: int
     resumed: int
     path: Path
+    requests: dict | None = None  # what this invocation sent to the model server (rag.fleet.RequestStats), if any
 
 
 def _legacy_match(t: Trace, q: Question) -> bool:
@@ -29,9 +34,9 @@ def _legacy_match(t: Trace, q: Question) -> bool:
 
 
 def run_questions(answer: Callable[[Question], Trace], questions: Iterable[Question], run: RunFolder | str | Path, *,
-                  config_hash: str, progress: bool = True, salt: str = "") -> RunResult:
+                  config_hash: str, progress: bool = True, salt: str = "", concurrency: int = 1) -> RunResult:
     """Answer every question not already answered in ``run``'s traces log (a RunFolder, or the log's path); ``salt``
-    is the index's corpus checksum."""
+    is the index's corpus checksum; ``concurrency`` questions at a time (``answer`` must then be thread-safe)."""
     run = run if isinstance(run, RunFolder) else RunFolder.of_traces(run)
     run.check_traces_writable()
     questions = list(questions)
@@ -53,5 +58,22 @@ def run_questions(answer: Callable[[Question], Trace], questions: Iterable[Quest
         return traces
 
     resume = run.traces.resume(questions, item_id=lambda q: q.id, reusable=reusable)
-    traces = resume.run(make, desc="answering", unit="q", progress=progress)
+    if concurrency <= 1:
+        traces = resume.run(make, desc="answering", unit="q", progress=progress)
+    else:
+        traces = resume.collect(_concurrently(make, resume.batches(1), concurrency), desc="answering", unit="q",
+                                progress=progress)
     return RunResult(traces, len(resume.made), len(resume.done), run.traces.path)
+
+
+def _concurrently(make: Callable[[list[Question]], list[Trace]], batches: list[list[tuple[Question, str]]],
+                  workers: int) -> Iterator[list[tuple[str, Trace]]]:
+    """Each batch made on a pool of ``workers`` threads, yielded as it completes (the caller appends it)."""
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="answer") as pool:
+        futures = {pool.submit(make, [q for q, _ in batch]): [i for _, i in batch] for batch in batches}
+        try:
+            for future in as_completed(futures):
+                yield list(zip(futures[future], future.result()))
+        finally:
+            for future in futures:  # killed or failed: do not start the questions still queued
+                future.cancel()

@@ -196,22 +196,25 @@ def _wait_closed(address: str, timeout: float) -> None:
 
 
 def llm_for(
-    base_url: str | None, model: str = DEFAULT_GGUF, *, n_ctx: int = 4096
+    base_url: str | list[str] | None, model: str = DEFAULT_GGUF, *, n_ctx: int = 4096, parallel: int = 1,
+    timeout: float = 300.0, max_retries: int = 1,
 ) -> tuple[ChatLLM, LocalModelServer | None]:
-    """A chat client for ``base_url``; without one, start the bundled model and return it too.
+    """A chat client for ``base_url`` (one URL, or a list: a fleet); without one, start the bundled model (with
+    ``parallel`` slots) and return it too.
 
     The caller owns the returned server and must ``stop()`` it. The bundled model's ``model_id``
     is stable across runs (``<name>@llama.cpp:<sha256 prefix>``) so that on-disk caches keyed by
     it survive the random port.
     """
     if base_url:
-        return OpenAIChatLLM(base_url, model=model), None
-    server = LocalModelServer(model, n_ctx=n_ctx)
+        return OpenAIChatLLM(base_url, model=model, timeout=timeout, max_retries=max_retries), None
+    server = LocalModelServer(model, n_ctx=n_ctx, parallel=parallel)
     url = server.start()
     try:
         spec = GGUF_MODELS.get(str(model))
         tag = spec.sha256[:12] if spec else str(gguf_path(model))
-        return OpenAIChatLLM(url, model=server.name, model_id=f"{server.name}@llama.cpp:{tag}"), server
+        return OpenAIChatLLM(url, model=server.name, model_id=f"{server.name}@llama.cpp:{tag}", timeout=timeout,
+                             max_retries=max_retries), server
     except BaseException:
         server.stop()
         raise

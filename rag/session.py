@@ -46,7 +46,9 @@ def open_generator(cfg: PipelineConfig, llm=None) -> Iterator[object]:
         return
     from rag.server import llm_for  # noqa: PLC0415 - lazy: the bundled model server, only without an llm or URL
 
-    client, server = llm_for(cfg.generation.base_url, cfg.generation.model)
+    g = cfg.generation
+    client, server = llm_for(g.base_url, g.model, parallel=g.concurrency, timeout=g.timeout,
+                             max_retries=g.max_retries)
     try:
         yield client
     finally:

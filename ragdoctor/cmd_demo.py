@@ -6,6 +6,7 @@ import argparse
 
 from corpora.bundled import demo_questions
 from corpora.run_folder import GATE_REPORT, TRACES, RunFolder
+from rag.fleet import render_requests
 from ragdoctor.cmd_diagnose import render_categories
 from ragdoctor.cmd_eval import gate_config, render_checks, render_eval_summary
 from ragdoctor.cmd_pipeline import render_index
@@ -26,7 +27,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             else "the question set")
     print(f"\n== 2/5 answer {what} (bundled model; a rerun resumes) ==")
     result = flow.answer_questions(cfg, run.file(TRACES), questions=questions, limit=args.limit)
-    print(render_summary(flow.write_run_summary(run, result.traces)))
+    print(render_summary(flow.write_run_summary(run, result.traces, result.requests)))
+    if result.requests is not None and (result.requests["retries"] or result.requests["failed"]):
+        print(render_requests(result.requests))
     print(f"traces: {run.file(TRACES)}")
     print("\n== 3/5 evaluate ==")
     ev = flow.evaluate_file(run.file(TRACES), run.path, selection, nli_model=args.nli_model)

@@ -10,7 +10,9 @@ from corpora.errors import UsageError
 from corpora.run_folder import GATE_REPORT, TRACES
 from eval.gate import GateConfig, load_gate_config, parse_threshold
 from eval.judges.registry import DEFAULT_METRICS, JUDGES
+from rag.fleet import render_requests
 from ragdoctor.cmd_pipeline import run_name
+from ragdoctor.options import base_urls
 from ragdoctor.table import render
 
 
@@ -49,10 +51,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     source = Path(args.traces)
     run_dir = Path(args.out) if args.out else default_eval_dir(source, args.name)
     selection = flow.Selection.of(args.judges, args.metrics, args.nli_model)
+    sent: list[dict] = []
     result = flow.evaluate_file(source, run_dir, selection, nli_model=args.nli_model, nli_threshold=args.nli_threshold,
-                                judge_base_url=args.judge_base_url, judge_model=args.judge_model, limit=args.limit,
-                                batch_size=args.batch_size, engine=args.engine, ray=ray_options(args))
+                                judge_base_url=base_urls(args.judge_base_url), judge_model=args.judge_model,
+                                limit=args.limit, batch_size=args.batch_size, engine=args.engine, ray=ray_options(args),
+                                judge_concurrency=args.judge_concurrency or 1, request_stats=sent)
     print(render_eval_summary(result.summary))
+    for counts in sent:
+        print("\njudge " + render_requests(counts))
     if result.summary.get("calibrated"):
         from ragdoctor.cmd_labels import render_calibrated  # noqa: PLC0415 - lazy: see above
 
@@ -115,7 +121,11 @@ def register(sub: argparse._SubParsersAction, pipeline_options) -> None:  # noqa
     p.add_argument("--nli-threshold", type=float, metavar="P",
                    help="P(supported) at which the nli judge calls a claim supported (default 0.5; calibrate it on "
                         "your own labels with `ragdoctor meta-eval --dataset jsonl`)")
-    p.add_argument("--judge-base-url", help="OpenAI-compatible URL for the llm/ragas judges (default: bundled model)")
+    p.add_argument("--judge-base-url", action="append",
+                   help="OpenAI-compatible URL for the llm/ragas judges (default: bundled model); repeat it for a "
+                        "fleet (round-robin, a retry goes to the next one)")
+    p.add_argument("--judge-concurrency", type=int, metavar="N",
+                   help="judge requests in flight at once (default 1; the bundled model gets N parallel slots)")
     p.add_argument("--judge-model", default="qwen2.5-0.5b", help="judge model: bundled GGUF name/path or server model")
     p.add_argument("--limit", type=int, help="only the first N records (N >= 1)")
     p.add_argument("--batch-size", type=int, default=16, help="samples per judge call (>= 1)")

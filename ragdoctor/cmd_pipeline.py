@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from corpora.errors import UsageError
 from corpora.run_folder import TRACES, RunFolder
 from rag.config import PipelineConfig
+from rag.fleet import render_requests
 from ragdoctor.options import config_from_args
 from ragdoctor.run_report import render_summary
 
@@ -75,8 +76,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     out = Path(args.out) if args.out else default_run_dir(args.name, cfg) / TRACES
     result = flow.answer_questions(cfg, out, limit=args.limit)
-    summary = flow.write_run_summary(RunFolder.of_traces(out), result.traces)
+    summary = flow.write_run_summary(RunFolder.of_traces(out), result.traces, result.requests)
     print(render_summary(summary))
+    if result.requests is not None:
+        print(render_requests(result.requests))
     print(f"\ntraces: {out} ({result.new} new, {result.resumed} resumed)")
     failed = [t for t in result.traces if t.outcome == "error"]
     if result.traces and len(failed) == len(result.traces):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from corpora.errors import InputError, UsageError, report_skipped, warn
 from corpora.records import Diagnosis, Judgement, Question, Trace
-from corpora.run_folder import INPUT_ERRORS, RUN_SUMMARY, RunFolder
+from corpora.run_folder import INPUT_ERRORS, REQUESTS, RUN_SUMMARY, RunFolder
 from diagnostics.classify import classify
 from diagnostics.probes import probe_run
 from diagnostics.report import diagnose
@@ -70,15 +70,21 @@ def as_text(names: str | Sequence[str]) -> str:
     return names if isinstance(names, str) else ",".join(names)
 
 
-def llm_factory(stack: ExitStack, base_url: str | None, model: str) -> Callable[[], object]:
-    """The LLM judges' model, started on first use (the bundled one, or a client to ``base_url``), cached on disk
-    and stopped when ``stack`` closes."""
+def llm_factory(stack: ExitStack, base_url: str | list[str] | None, model: str, *, concurrency: int = 1,
+                stats: list | None = None) -> Callable[[], object]:
+    """The LLM judges' model, started on first use (the bundled one with ``concurrency`` slots, or a client to
+    ``base_url``: one URL or a fleet), cached on disk and stopped when ``stack`` closes; its request counters
+    (rag.fleet.RequestStats) are put in ``stats`` when given."""
     cache: dict = {}
 
     def factory() -> object:
         if "llm" not in cache:
-            cfg = PipelineConfig(generation=GenerationConfig(base_url=base_url, model=model))
-            cache["llm"] = CachedLLM(stack.enter_context(open_generator(cfg)))  # type: ignore[arg-type]
+            cfg = PipelineConfig(generation=GenerationConfig(base_url=base_url, model=model, concurrency=concurrency))
+            client = stack.enter_context(open_generator(cfg))
+            counts = getattr(client, "stats", None)
+            if stats is not None and counts is not None:
+                stats.append(counts)
+            cache["llm"] = CachedLLM(client)  # type: ignore[arg-type]
         return cache["llm"]
 
     return factory
@@ -86,13 +92,17 @@ def llm_factory(stack: ExitStack, base_url: str | None, model: str) -> Callable[
 
 @contextmanager
 def built_judges(selection: Selection, *, nli_model: str | None = None, nli_threshold: float | None = None,
-                 judge_base_url: str | None = None, judge_model: str = "qwen2.5-0.5b",
-                 embedder: object | None = None) -> Iterator[list[Judge]]:
+                 judge_base_url: str | list[str] | None = None, judge_model: str = "qwen2.5-0.5b",
+                 embedder: object | None = None, judge_concurrency: int = 1,
+                 request_stats: list | None = None) -> Iterator[list[Judge]]:
     """The selected judges, built; an LLM judge's model is stopped on exit. A judge that cannot run here is built as
-    unavailable (its metrics unmeasured, with why) and warned about."""
+    unavailable (its metrics unmeasured, with why) and warned about. ``judge_concurrency``: requests the llm/ragas
+    judges keep in flight; ``request_stats`` receives their model's request counters."""
     with ExitStack() as stack:
         opts = JudgeOptions(nli_model=nli_model, nli_threshold=nli_threshold, embedder=embedder,
-                            llm_factory=llm_factory(stack, judge_base_url, judge_model))
+                            llm_concurrency=judge_concurrency,
+                            llm_factory=llm_factory(stack, judge_base_url, judge_model, concurrency=judge_concurrency,
+                                                    stats=request_stats))
         judges = make_judges(selection.judges, opts)
         for j in judges:
             if isinstance(j, UnavailableJudge):
@@ -153,18 +163,28 @@ def answer_questions(cfg: PipelineConfig, traces: str | Path, *, questions: list
     questions = (question_set(cfg, errors) if questions is None else questions)[: limit or None]
     for e in errors:
         report_skipped(e)
+    if cfg.generation.concurrency > 1 and cfg.guardrails.enabled:
+        raise UsageError("--concurrency above 1 does not combine with --guardrails yet (the rails run one question "
+                         "at a time)")
     with pipeline(cfg, llm=llm) as pipe:
-        store = getattr(pipe, "store", None) or pipe.pipeline.store
+        inner = getattr(pipe, "pipeline", pipe)
+        store = inner.store
         warn_unknown_labels(cfg.questions, questions, {n.metadata["doc_id"] for n in store.nodes})
         result = run_questions(lambda q: pipe.answer(q.question, q), questions, run, config_hash=pipe.config_hash,
-                               progress=progress, salt=store.manifest.corpus_checksum)
+                               progress=progress, salt=store.manifest.corpus_checksum,
+                               concurrency=cfg.generation.concurrency)
+        stats = getattr(inner.llm, "stats", None)
+        result.requests = stats.as_dict() if stats is not None else None
     run.write_if_ours(INPUT_ERRORS, "".join(f"{e}\n" for e in errors), ours=lambda text: True)
     return result
 
 
-def write_run_summary(run: RunFolder, traces: list[Trace]) -> dict:
-    """run_summary.json (outcomes, retrieval, latency) beside the traces, unless a file of someone else's is there."""
+def write_run_summary(run: RunFolder, traces: list[Trace], requests: dict | None = None) -> dict:
+    """run_summary.json (outcomes, retrieval, latency; with ``requests``, what this invocation sent to the model
+    server: retries and failures by kind and endpoint) beside the traces, unless a file of someone else's is there."""
     summary = summarize_traces(traces)
+    if requests is not None:
+        summary["requests"] = requests
     run.write_if_ours(RUN_SUMMARY, json.dumps(summary, indent=2), ours=is_run_summary)
     return summary
 
@@ -172,16 +192,21 @@ def write_run_summary(run: RunFolder, traces: list[Trace]) -> dict:
 # --- evaluation --------------------------------------------------------------------------------------------------
 
 def evaluate_file(source: str | Path, run_dir: str | Path, selection: Selection, *, nli_model: str | None = None,
-                  nli_threshold: float | None = None, judge_base_url: str | None = None,
+                  nli_threshold: float | None = None, judge_base_url: str | list[str] | None = None,
                   judge_model: str = "qwen2.5-0.5b", limit: int | None = None, batch_size: int = 16,
-                  progress: bool = True, engine: str = "local", ray: RayOptions | None = None) -> EvalRun:
+                  progress: bool = True, engine: str = "local", ray: RayOptions | None = None,
+                  judge_concurrency: int = 1, request_stats: list | None = None) -> EvalRun:
     """Judge a JSONL of traces, generic rows or ragas rows into ``run_dir`` (a rerun resumes); bad lines are reported,
     skipped and listed in input_errors.txt. ``engine`` "ray" judges the batches on Ray Data actors (``ray``: where and
-    how many); the run folder is the same."""
+    how many); the run folder is the same. ``judge_base_url`` may be a fleet (a list); ``judge_concurrency`` requests
+    are kept in flight. When an LLM judge sent requests here, their retries and failures are written to the run
+    folder's requests.json and appended (as a dict) to ``request_stats``."""
     run = RunFolder(run_dir)
     run.check_eval_writable()  # before loading anything: a folder we may not write into fails now
     build = functools.partial(built_judges, selection, nli_model=nli_model, nli_threshold=nli_threshold,
-                              judge_base_url=judge_base_url, judge_model=judge_model)
+                              judge_base_url=judge_base_url, judge_model=judge_model,
+                              judge_concurrency=judge_concurrency)
+    sent: list = []
     eng = make_engine(engine, build, ray)
     notes: list[str] = []
     traces, errors = load_traces(source, warnings=notes)
@@ -190,9 +215,16 @@ def evaluate_file(source: str | Path, run_dir: str | Path, selection: Selection,
     for note in notes:
         warn(note)
     traces = traces[:limit] if limit else traces
-    with build() as judges:  # on the driver they name the evaluation; an engine's workers build their own
-        return evaluate(traces, metrics=selection.metrics, judges=judges, run=run, batch_size=batch_size,
-                        input_errors=errors, source=str(source), progress=progress, warnings=notes, engine=eng)
+    with build(request_stats=sent) as judges:  # on the driver they name the evaluation; an engine's workers build
+        result = evaluate(traces, metrics=selection.metrics, judges=judges, run=run,  # their own
+                          batch_size=batch_size, input_errors=errors, source=str(source), progress=progress,
+                          warnings=notes, engine=eng)
+    if sent:
+        counts = sent[0].as_dict()
+        run.write_json(REQUESTS, counts)
+        if request_stats is not None:
+            request_stats.append(counts)
+    return result
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import argparse
 import math
 from collections.abc import Callable
 
+from corpora.errors import UsageError
 from rag.config import PipelineConfig, load_config, set_path
 
 
@@ -23,7 +24,13 @@ def pipeline_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--kind", choices=["flat", "ivf", "hnsw", "ivfpq", "sq8"], help="faiss index kind")
     g.add_argument("--mode", choices=["dense", "bm25", "hybrid"], help="retrieval mode")
     g.add_argument("--top-k", type=int, help="chunks given to the generator (>= 1)")
-    g.add_argument("--base-url", help="OpenAI-compatible server (NIM, vLLM, Ollama, OpenAI); default: bundled model")
+    g.add_argument("--base-url", action="append", help="OpenAI-compatible server (NIM, vLLM, Ollama, OpenAI); repeat "
+                   "it for a fleet (requests go round-robin, a retry to the next one); default: bundled model")
+    g.add_argument("--concurrency", type=int, help="requests in flight at once (default 1; the bundled model gets "
+                   "as many parallel slots)")
+    g.add_argument("--request-timeout", type=float, help="seconds per model request (default 300)")
+    g.add_argument("--max-retries", type=int, help="retries of a request on 429, 5xx, timeouts and dropped "
+                   "connections, with backoff and Retry-After honoured (default 1)")
     g.add_argument("--model", help="bundled GGUF name/path, or the server's model name")
     g.add_argument("--guardrails", action=argparse.BooleanOptionalAction, default=None,
                    help="run the pipeline inside NeMo Guardrails (input, retrieval and fact-checking output rails)")
@@ -34,12 +41,27 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
     over: dict = {}
     for dotted, value in [("corpus", args.corpus), ("index_dir", args.index_dir), ("embedding.model", args.embedder),
                           ("index.kind", args.kind), ("retrieval.mode", args.mode), ("retrieval.top_k", args.top_k),
-                          ("generation.base_url", args.base_url), ("generation.model", args.model),
+                          ("generation.base_url", base_urls(args.base_url)), ("generation.model", args.model),
+                          ("generation.concurrency", getattr(args, "concurrency", None)),
+                          ("generation.timeout", getattr(args, "request_timeout", None)),
+                          ("generation.max_retries", getattr(args, "max_retries", None)),
                           ("questions", getattr(args, "questions", None)),
                           ("guardrails.enabled", getattr(args, "guardrails", None))]:
         set_path(over, dotted, value)
     return load_config(args.config, over)
 
+
+
+def base_urls(given: list[str] | str | None) -> str | list[str] | None:
+    """Repeated --base-url / --judge-base-url: one URL stays a string (the same config hash as before fleets), several
+    are a fleet; a blank one is a usage error."""
+    if given is None or isinstance(given, str):
+        return given
+    urls = [u.strip() for u in given]
+    if not all(urls):
+        raise UsageError("--base-url: a blank URL")
+    urls = list(dict.fromkeys(urls))
+    return urls[0] if len(urls) == 1 else urls
 
 
 def _number(kind: type, low: float | None, high: float | None, *, low_open: bool = False, high_open: bool = False,
@@ -76,8 +98,10 @@ RULES: dict[str, Callable[[str], float | int]] = {
     "top_k": positive_int, "limit": positive_int, "batch_size": positive_int, "probe_limit": positive_int,
     "resamples": positive_int, "seed": non_negative_int, "max_examples": positive_int, "max_length": positive_int,
     "max_unmeasured": unit_closed, "nli_threshold": unit_open, "epochs": positive_float, "lr": positive_float,
-    "timeout": positive_float, "port": port, "per_label": positive_int,
+    "timeout": positive_float, "request_timeout": positive_float, "port": port, "per_label": positive_int,
     "num_workers": positive_int, "gpus_per_worker": _number(float, 0.0, None),
+    "concurrency": _number(int, 1, 1024), "judge_concurrency": _number(int, 1, 1024),
+    "max_retries": _number(int, 0, 100),
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,7 @@ class LLMScorer:
     relevance_threshold: float = 0.5
     max_consecutive_errors: int = 3
     three_way: bool = False
+    concurrency: int = 1  # asks in flight at once (a fleet or a server with parallel slots)
     failures: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def support(self, pairs: list[tuple[str, str]]) -> list[Support]:
@@ -104,19 +106,36 @@ class LLMScorer:
         """One verdict per pair (None when undecided, reason in ``failures``), one ask per distinct pair."""
         answers: dict[tuple[str, str], Any] = {}
         errors, last_error = 0, ""
-        for pair in dict.fromkeys(pairs):
-            answers[pair] = None
-            if errors >= self.max_consecutive_errors:  # the model is down: do not wait on every pair
-                self.failures[pair] = last_error
-                continue
+        distinct = list(dict.fromkeys(pairs))
+
+        def ask(pair: tuple[str, str]) -> tuple[Any, str | None]:
             messages = [{"role": "system", "content": system},
                         {"role": "user", "content": user.format(**dict(zip(names, pair)))}]
             try:
-                answers[pair], errors = self._verdict(messages, retry, parse), 0
+                return self._verdict(messages, retry, parse), None
             except LLMError as exc:
-                errors, last_error = errors + 1, f"judge call failed: {one_line(exc, 200)}"
-            if answers[pair] is None:
-                self.failures[pair] = last_error if errors else UNPARSEABLE
+                return None, f"judge call failed: {one_line(exc, 200)}"
+
+        wave = max(1, self.concurrency)  # ``wave`` asks at once; 1: one after the other, as always
+        pool = ThreadPoolExecutor(max_workers=wave, thread_name_prefix="llm-judge") if wave > 1 else None
+        try:
+            for start in range(0, len(distinct), wave):
+                batch = distinct[start : start + wave]
+                if errors >= self.max_consecutive_errors:  # the model is down: do not wait on every pair
+                    for pair in batch:
+                        answers[pair], self.failures[pair] = None, last_error
+                    continue
+                for pair, (verdict, error) in zip(batch, pool.map(ask, batch) if pool else map(ask, batch)):
+                    answers[pair] = verdict
+                    if error is None:
+                        errors = 0
+                    else:
+                        errors, last_error = errors + 1, error
+                    if verdict is None:
+                        self.failures[pair] = error or UNPARSEABLE
+        finally:
+            if pool:
+                pool.shutdown(wait=True)
         return [answers[p] for p in pairs]
 
     def _verdict(self, messages: list[dict[str, str]], retry: str, parse: Callable[[str], Any]) -> Any:
@@ -137,8 +156,9 @@ class LLMJudge(ScorerJudge):
     ``llm`` is put behind the disk cache (``cache``: True = default path, a path, or False)."""
 
     def __init__(self, llm: ChatLLM, *, cache: bool | str | Path = True, max_premises: int = 3,
-                 max_tokens: int = 12, seed: int = 0, three_way: bool = False):
-        self.llm_scorer = LLMScorer(cached(llm, cache), max_tokens=max_tokens, seed=seed, three_way=three_way)
+                 max_tokens: int = 12, seed: int = 0, three_way: bool = False, concurrency: int = 1):
+        self.llm_scorer = LLMScorer(cached(llm, cache), max_tokens=max_tokens, seed=seed, three_way=three_way,
+                                    concurrency=concurrency)
         super().__init__(_Decided(self.llm_scorer), max_premises=max_premises,
                          config_id=f"llm:{self.llm_scorer.llm.model_id}")
 

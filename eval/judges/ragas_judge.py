@@ -77,11 +77,11 @@ class ChatLLMAdapter(BaseRagasLLM):
     deterministic and cacheable; at temperature 0, ``n`` completions are one reply repeated."""
 
     def __init__(self, llm: ChatLLM, *, max_tokens: int = 1024, temperature: float | None = 0.0, seed: int = 0,
-                 run_config: RunConfig | None = None):
+                 run_config: RunConfig | None = None, workers: int = 4):
         super().__init__(run_config=run_config or RunConfig(timeout=180, max_retries=2, max_wait=2))
         self.llm, self.max_tokens, self.temperature, self.seed = llm, max_tokens, temperature, seed
         # our own threads, not the loop's default executor: a timed-out call must not hold asyncio.run() open
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragas-llm")
+        self._pool = ThreadPoolExecutor(max_workers=max(4, workers), thread_name_prefix="ragas-llm")
 
     def _messages(self, prompt: Any) -> list[dict[str, str]]:
         return [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in prompt.to_messages()]
@@ -206,10 +206,12 @@ class RagasJudge:
     family = "llm"
 
     def __init__(self, llm: ChatLLM, embedder: Any = None, *, cache: bool | str | Path = True,
-                 timeout: float = 300.0, max_tokens: int = 1024, parse_retries: int = 1, seed: int = 0):
+                 timeout: float = 300.0, max_tokens: int = 1024, parse_retries: int = 1, seed: int = 0,
+                 concurrency: int = 1):
         self.config_id = f"ragas:{llm.model_id}"
         self.llm = cached(llm, cache)
-        self.ragas_llm = ChatLLMAdapter(self.llm, max_tokens=max_tokens, seed=seed)
+        self.concurrency = max(1, concurrency)  # samples scored at once (a fleet, or a server with parallel slots)
+        self.ragas_llm = ChatLLMAdapter(self.llm, max_tokens=max_tokens, seed=seed, workers=4 * self.concurrency)
         self._embedder = embedder
         self.timeout = timeout
         self.max_tokens = max_tokens
@@ -233,13 +235,20 @@ class RagasJudge:
         return _run(self._judge_all(metric, spec, traces))
 
     async def _judge_all(self, metric: str, spec: RagasMetric, traces: list[Trace]) -> list[MetricResult]:
-        results = []
-        for t in traces:  # one at a time: a local server has one slot, and evidence is per metric instance
-            start = time.perf_counter()
-            result = rule(metric, t, self.name) or await self._score(metric, spec, t)
-            result.seconds = round(time.perf_counter() - start, 3)
-            results.append(result)
-        return results
+        # ``concurrency`` samples at once (default one: a local server has one slot); each gets its own metric
+        # instance, so evidence never mixes
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(t: Trace) -> MetricResult:
+            async with gate:
+                start = time.perf_counter()
+                result = rule(metric, t, self.name) or await self._score(metric, spec, t)
+                result.seconds = round(time.perf_counter() - start, 3)
+                return result
+
+        if self.concurrency == 1:
+            return [await one(t) for t in traces]
+        return list(await asyncio.gather(*(one(t) for t in traces)))
 
     def _metric(self, spec: RagasMetric, t: Trace) -> Any:
         kwargs: dict[str, Any] = {"llm": self.ragas_llm, **spec.kwargs}

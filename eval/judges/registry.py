@@ -34,6 +34,7 @@ class JudgeOptions:
     embedder: object | None = None  # shared embedder (defaults to the bundled MiniLM)
     llm_factory: Callable[[], object] | None = None  # returns a ChatLLM for the llm/ragas judges
     nli_threshold: float | None = None  # P(supported) at which the nli judge calls a claim supported (default 0.5)
+    llm_concurrency: int = 1  # requests the llm/ragas judges keep in flight at once
 
 
 def default_nli_path() -> str | None:
@@ -83,14 +84,15 @@ def _llm_for(name: str, opts: JudgeOptions) -> object:
 
 
 def _llm(opts: JudgeOptions) -> Judge:
-    return LLMJudge(_llm_for("llm", opts))  # type: ignore[arg-type]
+    return LLMJudge(_llm_for("llm", opts), concurrency=opts.llm_concurrency)  # type: ignore[arg-type]
 
 
 def _ragas(opts: JudgeOptions) -> Judge:
     from eval.judges.ragas_judge import RagasJudge  # noqa: PLC0415 - lazy: ragas and langchain (seconds)
 
     llm = _llm_for("ragas", opts)
-    return RagasJudge(llm, opts.embedder or make_embedder("minilm"))  # type: ignore[arg-type]
+    return RagasJudge(llm, opts.embedder or make_embedder("minilm"),  # type: ignore[arg-type]
+                      concurrency=opts.llm_concurrency)
 
 
 def _model(m: Metric) -> bool:

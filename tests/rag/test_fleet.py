@@ -1,0 +1,335 @@
+"""Retries, backoff, Retry-After and fleets (rag/fleet.py, rag/llm.py's OpenAIChatLLM), and concurrent generation
+into a run folder (rag/run_questions.py) against fake OpenAI-compatible servers on loopback that inject latency,
+429s, 5xx and dropped connections on a deterministic schedule."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from pathlib import Path
+
+import pytest
+
+from corpora.run_folder import RUN_SUMMARY, RunFolder
+from rag.config import PipelineConfig, load_config
+from rag.fake_server import FakeOpenAIServer
+from rag.fleet import (
+    Jitter,
+    RequestError,
+    RequestStats,
+    RetryPolicy,
+    backoff_delay,
+    call_with_retries,
+    parse_retry_after,
+    retry_delay,
+)
+from rag.llm import LLMError, OpenAIChatLLM
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(ROOT)])}
+CLI = [sys.executable, "-m", "ragdoctor.cli"]
+ASK = [{"role": "user", "content": "[c1] LoRA trains low-rank adapters.\n\nQuestion: What low-rank adapters does LoRA use?"}]
+TOPICS = ["kv cache", "flash attention", "lora rank", "ring allreduce", "speculative decoding", "paged attention"]
+
+
+# --- the math, pure ------------------------------------------------------------------------------------------------
+
+def test_backoff_doubles_within_its_jitter_band_and_is_capped():
+    assert backoff_delay(0, 0.5, 8.0, 0.0) == 0.25 and backoff_delay(0, 0.5, 8.0, 1.0) == 0.5
+    assert [backoff_delay(a, 0.5, 8.0, 0.5) for a in range(6)] == [0.375, 0.75, 1.5, 3.0, 6.0, 6.0]
+    assert backoff_delay(200, 0.5, 8.0, 0.999) <= 8.0  # no overflow far out
+    assert backoff_delay(3, 1.0, 100.0, -5) == 4.0 and backoff_delay(3, 1.0, 100.0, 7) == 8.0  # u clipped to [0, 1]
+
+
+def test_retry_after_reads_seconds_and_http_dates():
+    now = datetime(2026, 12, 2, 15, 0, 0, tzinfo=UTC)
+    assert parse_retry_after("3", now) == 3.0 and parse_retry_after(" 0.25 ", now) == 0.25
+    assert parse_retry_after("-4", now) == 0.0
+    assert parse_retry_after(format_datetime(now + timedelta(seconds=7), usegmt=True), now) == 7.0
+    assert parse_retry_after("Wed, 02 Dec 2026 14:59:00 GMT", now) == 0.0  # already passed
+    assert parse_retry_after("Wed, 02 Dec 2026 15:00:30", now) == 30.0  # no zone: GMT, as HTTP dates are
+    for bad in (None, "", "soon", "nan", "inf"):
+        assert parse_retry_after(bad, now) is None
+
+
+def test_retry_delay_honours_retry_after_and_refuses_an_over_long_one():
+    policy = RetryPolicy(base_delay=1.0, max_delay=4.0, max_retry_after=60.0)
+    assert retry_delay(2, None, policy, 0.5) == 3.0  # backoff: half of 4 plus half of the other half
+    assert retry_delay(0, 12.0, policy, 0.9) == 12.0  # the server said when: that long, jitter or not
+    assert retry_delay(5, 0.0, policy, 0.9) == 0.0
+    assert retry_delay(0, 61.0, policy, 0.5) is None
+
+
+def test_jitter_is_seeded():
+    a, b, c = Jitter(7), Jitter(7), Jitter(8)
+    draws = [a() for _ in range(5)]
+    assert draws == [b() for _ in range(5)] and draws != [c() for _ in range(5)]
+    assert all(0.0 <= d < 1.0 for d in draws)
+
+
+def test_the_retry_loop_counts_retries_and_the_final_failure():
+    calls: list[int] = []
+    slept: list[float] = []
+
+    def attempt(i: int):
+        def call():
+            calls.append(i)
+            if i < 2:
+                raise RequestError("boom", kind="http_503", retryable=True)
+            return "ok"
+        return f"u{i % 2}", call
+
+    stats = RequestStats()
+    policy = RetryPolicy(max_retries=3, base_delay=1.0, max_delay=10.0)
+    assert call_with_retries(attempt, policy, stats, jitter=lambda: 0.0, sleep=slept.append) == "ok"
+    assert calls == [0, 1, 2] and slept == [0.5, 1.0]
+    d = stats.as_dict()
+    assert (d["requests"], d["ok"], d["retries"], d["failed"], d["retries_by_kind"]) == (3, 1, 2, 0, {"http_503": 2})
+    assert d["endpoints"]["u0"] == {"requests": 2, "ok": 1, "retried": 1, "failed": 0}
+
+    def never(i: int):
+        def call():
+            raise RequestError("down", kind="connection", retryable=True)
+        return "u", call
+
+    with pytest.raises(RequestError, match=r"down \(after 3 retries\)"):
+        call_with_retries(never, policy, stats, jitter=lambda: 0.0, sleep=slept.append)
+    assert stats.n_failures == 1 and stats.failures == {"connection": 1} and stats.n_retries == 5
+
+    def bad_request(i: int):
+        def call():
+            raise RequestError("HTTP 400", kind="http_400", retryable=False)
+        return "u", call
+
+    with pytest.raises(RequestError, match="^HTTP 400$"):  # not retried
+        call_with_retries(bad_request, policy, stats, jitter=lambda: 0.0, sleep=slept.append)
+    assert stats.n_retries == 5 and stats.failures == {"connection": 1, "http_400": 1}
+
+
+# --- one client against fake servers -------------------------------------------------------------------------------
+
+def client(urls, max_retries: int = 3, **kw) -> tuple[OpenAIChatLLM, list[float]]:
+    slept: list[float] = []
+    llm = OpenAIChatLLM(urls, model="fake", timeout=10,
+                        retry=RetryPolicy(max_retries=max_retries, base_delay=0.01, max_delay=0.02, **kw),
+                        sleep=slept.append)
+    return llm, slept
+
+
+def test_a_429_waits_what_retry_after_says_in_seconds_or_as_a_date():
+    with FakeOpenAIServer() as srv:
+        when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+        srv.faults = ["429:2", f"429:{when}", "429"]
+        llm, slept = client(srv.base_url)
+        assert "LoRA" in llm.chat(ASK).text
+    assert slept[0] == 2.0 and 27.0 < slept[1] <= 30.0 and slept[2] <= 0.02  # the last: no header, backoff
+    assert llm.stats.as_dict()["retries_by_kind"] == {"http_429": 3} and srv.received == 4
+
+
+def test_5xx_and_dropped_connections_are_retried_and_a_400_is_not():
+    with FakeOpenAIServer() as srv:
+        srv.faults = ["500", "drop", "503"]
+        llm, slept = client(srv.base_url)
+        assert llm.chat(ASK).text and len(slept) == 3
+        assert llm.stats.as_dict()["retries_by_kind"] == {"connection": 1, "http_500": 1, "http_503": 1}
+        srv.faults = ["400"]
+        with pytest.raises(LLMError, match="injected 400"):
+            llm.chat(ASK)
+        assert len(slept) == 3 and llm.stats.failures == {"http_400": 1}
+
+
+def test_a_dead_endpoint_fails_with_a_one_line_reason_after_its_retries():
+    with FakeOpenAIServer() as srv:
+        srv.always = "500"
+        llm, _ = client(srv.base_url, max_retries=2)
+        with pytest.raises(LLMError) as err:
+            llm.chat(ASK)
+        assert srv.received == 3
+    assert "InternalServerError" in str(err.value) and "after 2 retries" in str(err.value)
+    assert "\n" not in str(err.value) and llm.stats.as_dict()["failed_by_kind"] == {"http_500": 1}
+
+
+def test_a_retry_after_over_the_limit_fails_now_saying_so():
+    with FakeOpenAIServer() as srv:
+        srv.faults = ["429:3600"]
+        llm, slept = client(srv.base_url, max_retry_after=60.0)
+        with pytest.raises(LLMError, match="retry after 3600 s, over the 60 s limit"):
+            llm.chat(ASK)
+    assert slept == []
+
+
+def test_a_fleet_is_used_round_robin_and_a_retry_fails_over_to_the_next():
+    servers = [FakeOpenAIServer() for _ in range(3)]
+    for s in servers:
+        s.start()
+    try:
+        servers[1].always = "drop"
+        llm, _ = client([s.base_url for s in servers], max_retries=2)
+        replies = [llm.chat(ASK).text for _ in range(9)]
+        assert all("LoRA" in r for r in replies)  # every request answered: the dead one's went on to the next
+        assert [s.received for s in servers] == [3, 3, 6]  # 3 each round-robin; the 3 dropped ones retried on the next
+        assert [s.served for s in servers] == [3, 0, 6]
+        d = llm.stats.as_dict()
+        assert (d["requests"], d["ok"], d["retries"], d["failed"]) == (12, 9, 3, 0)
+        assert d["endpoints"][servers[1].base_url] == {"requests": 3, "ok": 0, "retried": 3, "failed": 0}
+        assert llm.model_id == "fake@" + ",".join(s.base_url for s in servers)
+    finally:
+        for s in servers:
+            s.stop()
+
+
+def test_one_url_keeps_its_config_hash_and_a_list_is_a_fleet():
+    one = load_config(None, {"generation": {"base_url": "http://a/v1"}}, environ={})
+    fleet = load_config(None, {"generation": {"base_url": ["http://a/v1", "http://b/v1"], "concurrency": 8}},
+                        environ={})
+    assert fleet.generation.urls() == ["http://a/v1", "http://b/v1"] and one.generation.urls() == ["http://a/v1"]
+    runtime = load_config(None, {"generation": {"base_url": "http://a/v1", "concurrency": 8, "max_retries": 5,
+                                                "timeout": 9}}, environ={})
+    assert runtime.config_hash() == one.config_hash() != fleet.config_hash()  # how requests are sent changes no answer
+
+
+# --- concurrent generation into a run folder -----------------------------------------------------------------------
+
+def write_corpus(tmp: Path, n_questions: int) -> tuple[Path, Path]:
+    corpus = tmp / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"d{i}", "text": f"Note {i} explains {TOPICS[i % 6]} in detail, "
+                                          f"with marker{i}."}) + "\n" for i in range(12)))
+    questions = tmp / "q.jsonl"
+    questions.write_text("".join(json.dumps({"id": f"q{i:02d}", "question": f"What does note {i % 12} say about "
+                                             f"{TOPICS[i % 6]}?"}) + "\n" for i in range(n_questions)))
+    return corpus, questions
+
+
+def cfg_for(tmp: Path, urls: list[str], concurrency: int, max_retries: int = 3) -> PipelineConfig:
+    corpus, questions = write_corpus(tmp, 24)
+    return load_config(None, {"corpus": str(corpus), "questions": str(questions), "index_dir": str(tmp / "idx"),
+                              "embedding": {"model": "fake"},
+                              "generation": {"base_url": urls if len(urls) > 1 else urls[0], "model": "fake",
+                                             "concurrency": concurrency, "max_retries": max_retries}}, environ={})
+
+
+def log_ids(path: Path) -> list[str]:
+    return [json.loads(ln)["sample_id"] for ln in path.read_text().splitlines() if ln.strip()]
+
+
+@pytest.fixture
+def fleet():
+    servers = [FakeOpenAIServer() for _ in range(3)]
+    for s in servers:
+        s.start()
+    yield servers
+    for s in servers:
+        s.stop()
+
+
+def test_a_fleet_of_three_at_concurrency_four_answers_every_question_once_through_faults(tmp_path, fleet):
+    from ragdoctor import flow
+
+    for s, faults in zip(fleet, (["429:0", "500"], ["drop", "503", "429:0"], [])):
+        s.latency, s.faults = 0.05, list(faults)
+    cfg = cfg_for(tmp_path, [s.base_url for s in fleet], concurrency=4)
+    out = tmp_path / "run" / "traces.jsonl"
+    result = flow.answer_questions(cfg, out, progress=False)
+    ids = log_ids(out)
+    assert sorted(ids) == [f"q{i:02d}" for i in range(24)] and len(set(ids)) == 24  # each exactly once
+    assert all(t.outcome != "error" for t in result.traces)
+    req = result.requests
+    assert req is not None and req["retries"] == 5 and req["failed"] == 0  # one retry per injected fault
+    assert req["retries_by_kind"] == {"connection": 1, "http_429": 2, "http_500": 1, "http_503": 1}
+    assert req["requests"] == sum(s.received for s in fleet) == req["ok"] + 5
+    assert all(s.served >= 6 for s in fleet)  # round-robin: every endpoint carried its share
+    assert max(s.served for s in fleet) - min(s.served for s in fleet) <= 6
+    flow.write_run_summary(RunFolder.of_traces(out), result.traces, result.requests)
+    summary = json.loads((out.parent / RUN_SUMMARY).read_text())
+    assert summary["requests"]["retries"] == 5 and set(summary["requests"]["endpoints"]) == {s.base_url for s in fleet}
+
+
+def test_concurrency_overlaps_requests_and_stays_bounded(tmp_path):
+    from ragdoctor import flow
+
+    with FakeOpenAIServer() as srv:
+        srv.latency = 0.25
+        cfg = cfg_for(tmp_path, [srv.base_url], concurrency=4)
+        result = flow.answer_questions(cfg, tmp_path / "run" / "traces.jsonl", progress=False)
+        assert result.new == 24 and 3 <= srv.max_in_flight <= 4  # measured at the server, not by wall time
+        assert result.requests is not None and result.requests["max_in_flight"] <= 4
+        srv.max_in_flight = 0
+        (tmp_path / "serial").mkdir()
+        serial = cfg_for(tmp_path / "serial", [srv.base_url], concurrency=1)
+        flow.answer_questions(serial, tmp_path / "serial" / "traces.jsonl", questions=None, limit=3, progress=False)
+        assert srv.max_in_flight == 1
+
+
+def test_a_request_that_finally_fails_is_an_error_trace_with_its_reason(tmp_path, fleet, capsys):
+    from ragdoctor import flow
+    from ragdoctor.cli import main
+
+    fleet[0].faults = ["500", "500"]  # the first question's request and its one retry: it fails
+    cfg = cfg_for(tmp_path, [fleet[0].base_url], concurrency=1, max_retries=1)
+    out = tmp_path / "run" / "traces.jsonl"
+    result = flow.answer_questions(cfg, out, progress=False)
+    failed = [t for t in result.traces if t.outcome == "error"]
+    assert [t.sample_id for t in failed] == ["q00"] and "after 1 retry" in (failed[0].error or "")
+    assert "InternalServerError" in (failed[0].error or "")
+    assert result.requests is not None and (result.requests["failed"], result.requests["retries"]) == (1, 1)
+
+    # a fleet that is down: the run ends with every trace an error and exit 2, no traceback, nothing dropped
+    for s in fleet:
+        s.always = "503"
+    corpus, questions = write_corpus(tmp_path, 24)
+    args = ["run", "--embedder", "fake", "--corpus", str(corpus), "--index-dir", str(tmp_path / "idx"), "--questions",
+            str(questions), "--out", str(tmp_path / "down" / "traces.jsonl"), "--concurrency", "4", "--max-retries",
+            "2", "--limit", "6", "--model", "fake"] + [a for s in fleet for a in ("--base-url", s.base_url)]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert "ragdoctor: error: every question failed" in captured.err and "Traceback" not in captured.err
+    assert "requests: 18 sent, 0 ok, 12 retried (http_503 12), 6 failed (http_503 6)" in captured.out
+    assert sorted(log_ids(tmp_path / "down" / "traces.jsonl")) == [f"q{i:02d}" for i in range(6)]
+    down = json.loads((tmp_path / "down" / RUN_SUMMARY).read_text())
+    assert down["requests"]["failed"] == 6 and down["outcomes"]["error"] == 6
+
+
+def test_usage_errors_for_fleet_flags(capsys):
+    from ragdoctor.cli import main
+
+    with pytest.raises(SystemExit) as bad:
+        main(["run", "--concurrency", "0"])
+    assert bad.value.code == 2 and "--concurrency" in capsys.readouterr().err
+    assert main(["run", "--base-url", " ", "--limit", "1"]) == 2
+    assert "--base-url: a blank URL" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_killed_concurrent_fleet_run_resumes_with_nothing_lost_or_duplicated(tmp_path, fleet):
+    for s in fleet:
+        s.latency = 0.05
+    fleet[1].faults = ["429:0", "drop", "500"] * 3
+    corpus, questions = write_corpus(tmp_path, 40)
+    out = tmp_path / "run" / "traces.jsonl"
+    cmd = [*CLI, "run", "--embedder", "fake", "--index-dir", "idx", "--corpus", str(corpus), "--questions",
+           str(questions), "--out", str(out), "--concurrency", "4", "--max-retries", "4", "--model", "fake"]
+    cmd += [a for s in fleet for a in ("--base-url", s.base_url)]
+    assert subprocess.run([*CLI, "index", *cmd[4:10]], cwd=tmp_path, env=ENV, capture_output=True).returncode == 0
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        if out.exists() and len(out.read_bytes().splitlines()) >= 10:
+            break
+        time.sleep(0.005)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = log_ids(out) if out.read_bytes().endswith(b"\n") else log_ids(out)[:-1]
+    assert 10 <= len(before) < 40 and len(set(before)) == len(before)
+    final = subprocess.run(cmd, cwd=tmp_path, env=ENV, capture_output=True, text=True)
+    assert final.returncode == 0, final.stderr
+    assert f"({40 - len(before)} new, {len(before)} resumed)" in final.stdout, final.stdout
+    ids = log_ids(out)
+    assert sorted(ids) == [f"q{i:02d}" for i in range(40)]  # nothing lost, nothing duplicated
+    assert all(json.loads(ln)["outcome"] != "error" for ln in out.read_text().splitlines())
+    assert "requests:" in final.stdout and "retried" in final.stdout
