@@ -76,8 +76,8 @@ with st.form("ask"):
         modes = ["hybrid", "dense", "bm25"]
         mode = p4.selectbox("Retrieval", modes, index=modes.index(defaults.retrieval.mode), key="pg_mode")
         top_k = p5.number_input("top-k", 1, 50, defaults.retrieval.top_k, key="pg_topk")
-        base_url = p6.text_input("OpenAI-compatible URL (empty: bundled model)", defaults.generation.base_url or "",
-                                 key="pg_base_url")
+        base_url = p6.text_input("OpenAI-compatible URL(s), comma-separated (empty: bundled model)",
+                                 ", ".join(defaults.generation.urls()), key="pg_base_url")
         model = st.text_input("Model", defaults.generation.model, key="pg_model")
     submitted = st.form_submit_button("Ask", type="primary")
 
@@ -89,7 +89,9 @@ if submitted:
         cfg.corpus, cfg.index_dir = corpus, index_dir
         cfg.embedding.model, cfg.retrieval.top_k = embedder, int(top_k)
         cfg.retrieval.mode = mode  # type: ignore[assignment]  # one of the select box's modes
-        cfg.generation.base_url, cfg.generation.model = (base_url.strip() or None), model
+        urls = [u.strip() for u in base_url.split(",") if u.strip()]
+        cfg.generation.base_url = None if not urls else urls[0] if len(urls) == 1 else urls
+        cfg.generation.model = model
         ids = [x.strip() for x in relevant.split(",") if x.strip()] or None
         try:
             st.session_state["pg_result"] = ask(cfg.model_dump_json(), question.strip(), reference.strip() or None, ids)
