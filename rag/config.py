@@ -38,11 +38,26 @@ class EmbeddingConfig(_Strict):
 class IndexConfig(_Strict):
     kind: IndexKind = "flat"
     nlist: int = Field(64, ge=1, description="IVF lists (capped by corpus size)")
-    nprobe: int = Field(8, ge=1)
+    nprobe: int | None = Field(None, ge=1, description="IVF lists probed per query; None: max(8, ceil(nlist / 4)) "
+                               "(rag/faiss_index.default_nprobe)")
     hnsw_m: int = Field(32, ge=4)
     ef_search: int = Field(64, ge=1)
     pq_bits: int = Field(8, ge=1, le=8)
+    refine: Literal["none", "sq8", "flat"] = Field("sq8", description="IVF-PQ: re-rank k_factor * k candidates with "
+                                                   "8-bit (sq8) or exact float (flat, IndexRefineFlat) vectors")
+    refine_k_factor: int = Field(4, ge=1, description="IVF-PQ refine: candidates re-ranked per result")
     use_gpu: Literal["auto", "never"] = "auto"
+
+    def hash_fields(self) -> dict[str, Any]:
+        """The settings as the pipeline's config hash sees them: the refine keys only for IVF-PQ, and an unset nprobe
+        as the former default 8 for the kinds it does not apply to, so a flat, HNSW or SQ8 run keeps the hash it had
+        before these keys existed (an IVF run's hash changes: its default search changed)."""
+        data = self.model_dump()
+        if self.kind != "ivfpq":
+            data.pop("refine"), data.pop("refine_k_factor")
+        if self.nprobe is None and self.kind not in ("ivf", "ivfpq"):
+            data["nprobe"] = 8
+        return data
 
 
 class RetrievalConfig(_Strict):
@@ -92,6 +107,7 @@ class PipelineConfig(_Strict):
                                                                          else {"guardrails"})}
         exclude["generation"] = RUNTIME_ONLY
         data = self.model_dump(exclude=exclude)  # rails off: the same hash as before the section existed
+        data["index"] = self.index.hash_fields()
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
 
 

@@ -33,7 +33,8 @@ def factory_string(cfg: IndexConfig, n: int, dim: int) -> str:
     if cfg.kind == "ivfpq":
         m = next(m for m in (dim // 8, dim // 12, dim // 16, dim // 4, dim // 2, 1) if m and dim % m == 0)
         bits = max(1, min(cfg.pq_bits, int(math.log2(max(2, n))) - 1))
-        return f"IVF{nlist},PQ{m}x{bits}np"  # np: skip polysemous training (minutes, unused here)
+        refine = {"none": "", "sq8": ",Refine(SQ8)", "flat": ",RFlat"}[cfg.refine]
+        return f"IVF{nlist},PQ{m}x{bits}np{refine}"  # np: skip polysemous training (minutes, unused here)
     raise ValueError(f"unknown index kind {cfg.kind!r}")
 
 
@@ -48,16 +49,37 @@ def build(vectors: np.ndarray, cfg: IndexConfig):
     return index
 
 
+MIN_NPROBE, NPROBE_SHARE = 8, 4  # probe at least 8 lists, and at least 1/4 of them
+
+
+def default_nprobe(nlist: int) -> int:
+    """The lists an IVF search probes when ``nprobe`` is not set: max(8, ceil(nlist / 4)), capped at nlist.
+
+    A query costs about nlist centroid comparisons plus nprobe * n / nlist vector comparisons (the faiss wiki's
+    cell-probe cost model), so probing a fixed share of the lists keeps the scanned share of the corpus fixed however
+    the list count grows (1/4: about 4x fewer comparisons than flat). A fixed nprobe (8) scans an ever smaller share
+    as nlist grows, which is what lost recall (8 of 95 lists on SciFact train: recall@10 0.87 against flat, nDCG@10
+    0.602 vs 0.670; a 1/8 share measured 0.91 recall@10, under the 0.95 target; 1/4 measured 0.97)."""
+    return max(1, min(nlist, max(MIN_NPROBE, math.ceil(nlist / NPROBE_SHARE))))
+
+
+def nprobe_for(cfg: IndexConfig, nlist: int) -> int:
+    """``cfg.nprobe`` when set (capped at nlist), else :func:`default_nprobe`."""
+    return min(cfg.nprobe, nlist) if cfg.nprobe is not None else default_nprobe(nlist)
+
+
 def tune(index, cfg: IndexConfig) -> None:
-    """Apply search-time parameters (nprobe, efSearch) to a CPU or GPU index."""
+    """Apply search-time parameters (nprobe, efSearch, the refine k_factor) to a CPU or GPU index."""
     try:
         ivf = faiss.extract_index_ivf(index)
-        ivf.nprobe = min(cfg.nprobe, ivf.nlist)
+        ivf.nprobe = nprobe_for(cfg, ivf.nlist)
     except (RuntimeError, AttributeError):
         pass
     hnsw = getattr(index, "hnsw", None)
     if hnsw is not None:
         hnsw.efSearch = cfg.ef_search
+    if hasattr(index, "k_factor") and hasattr(index, "refine_index"):  # IndexRefine / IndexRefineFlat
+        index.k_factor = float(cfg.refine_k_factor)
 
 
 GPU_KINDS = frozenset({"flat", "ivf", "ivfpq"})  # faiss has GPU versions of these; HNSW and flat SQ8 stay on the CPU

@@ -171,8 +171,9 @@ def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunk
         if strict_embedder and manifest.embedder_id != embedder.model_id:
             check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim,
                              normalized=embedder.normalize)
-        same_kind = manifest.index.model_dump(exclude={"nprobe", "ef_search", "use_gpu"}) == \
-            index_cfg.model_dump(exclude={"nprobe", "ef_search", "use_gpu"})
+        search_time = {"nprobe", "ef_search", "use_gpu", "refine_k_factor"}
+        same_kind = manifest.index.model_dump(exclude=search_time) == index_cfg.model_dump(exclude=search_time) \
+            and manifest.factory == faiss_index.factory_string(index_cfg, manifest.n_chunks, manifest.dim)
         if (manifest.embedder_id == embedder.model_id and same_kind
                 and not check_build_settings(manifest, chunking=chunking, checksum=corpus_checksum(docs))):
             return load_index(index_dir, embedder, index_cfg=index_cfg), False

@@ -99,7 +99,7 @@ RULES: dict[str, Callable[[str], float | int]] = {
     "resamples": positive_int, "seed": non_negative_int, "max_examples": positive_int, "max_length": positive_int,
     "max_unmeasured": unit_closed, "nli_threshold": unit_open, "epochs": positive_float, "lr": positive_float,
     "timeout": positive_float, "request_timeout": positive_float, "port": port, "per_label": positive_int,
-    "num_workers": positive_int, "gpus_per_worker": _number(float, 0.0, None),
+    "num_workers": positive_int, "nlist": positive_int, "gpus_per_worker": _number(float, 0.0, None),
     "concurrency": _number(int, 1, 1024), "judge_concurrency": _number(int, 1, 1024),
     "max_retries": _number(int, 0, 100),
 }

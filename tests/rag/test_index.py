@@ -95,8 +95,15 @@ def test_bm25_and_hybrid_modes(tmp_path):
 
 def test_factory_strings_fit_small_corpora():
     assert factory_string(IndexConfig(kind="ivf", nlist=64), 100, 384) == "IVF2,Flat"
-    assert factory_string(IndexConfig(kind="ivfpq", nlist=64), 100000, 384) == "IVF64,PQ48x8np"
-    assert factory_string(IndexConfig(kind="ivfpq"), 100, 384).endswith("x5np")
+    assert factory_string(IndexConfig(kind="ivfpq", nlist=64), 100000, 384) == "IVF64,PQ48x8np,Refine(SQ8)"
+    assert factory_string(IndexConfig(kind="ivfpq", nlist=64, refine="none"), 100000, 384) == "IVF64,PQ48x8np"
+    assert factory_string(IndexConfig(kind="ivfpq", nlist=64, refine="flat"), 100000, 384) == "IVF64,PQ48x8np,RFlat"
+
+
+def test_default_nprobe_scales_with_lists():
+    from rag.faiss_index import default_nprobe
+    assert [default_nprobe(n) for n in (1, 4, 8, 32, 95, 1024)] == [1, 4, 8, 8, 24, 256]
+    assert factory_string(IndexConfig(kind="ivfpq", refine="none"), 100, 384).endswith("x5np")
 
 
 def test_querying_commands_refuse_an_index_built_by_another_embedder(tmp_path):

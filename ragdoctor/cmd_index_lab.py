@@ -1,0 +1,87 @@
+"""`ragdoctor index-lab --out FILE.json`: every faiss index kind over the corpus's vectors (eval/index_lab.py), written
+as the JSON the dashboard's Index lab page reads. Vectors come from the index folder (a flat index holds them
+exactly); any other index kind's chunks are re-embedded (the embedding cache makes that a lookup)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from corpora.errors import UsageError
+from corpora.paths import output_file
+from ragdoctor.options import config_from_args
+
+
+def _queries(cfg, args, embedder, store, vectors):
+    from corpora.bundled import bundled_questions  # noqa: PLC0415 - lazy: see cmd_index
+    from corpora.loaders import load_beir, load_questions  # noqa: PLC0415
+    from eval.index_lab import sample_queries  # noqa: PLC0415
+
+    corpus = Path(cfg.corpus)
+    if args.questions:
+        qs = load_questions(args.questions)
+        source = args.questions
+    elif args.index is None and cfg.corpus == "bundled":
+        qs, source = bundled_questions(), "bundled questions"
+    elif corpus.is_dir() and (corpus / "qrels" / f"{args.split}.tsv").exists():
+        qs, source = load_beir(corpus, args.split)[1], f"{corpus} {args.split} queries"
+    else:
+        q, ids = sample_queries(vectors)
+        return q, ids, None, "a seeded sample of 200 chunk vectors"
+    if not qs:
+        raise UsageError(f"index-lab: {source} holds no questions")
+    qrels = {q.id: (q.metadata.get("qrels") or {d: 1 for d in (q.relevant_doc_ids or [])}) for q in qs}
+    return embedder.embed([q.question for q in qs]), [q.id for q in qs], qrels, source
+
+
+def cmd_index_lab(args: argparse.Namespace) -> int:
+    out = output_file(args.out, what="index lab JSON")
+    import numpy as np  # noqa: PLC0415 - lazy: see cmd_index
+
+    from eval.index_lab import run_lab  # noqa: PLC0415
+    from rag.chunking import embedding_text  # noqa: PLC0415
+    from rag.session import embedder_for, open_index  # noqa: PLC0415
+    from rag.store import load_index  # noqa: PLC0415
+
+    cfg = config_from_args(args)
+    embedder = embedder_for(cfg)
+    if args.index:
+        store = load_index(args.index, embedder)
+    else:
+        store, _ = open_index(cfg, embedder, strict_embedder=True)
+    if store.manifest.factory == "Flat":
+        import faiss  # noqa: PLC0415
+
+        cpu = faiss.read_index(str(store.index_dir / "dense.faiss"))
+        vectors, vector_source = cpu.reconstruct_n(0, cpu.ntotal), "the index folder's flat index"
+    else:
+        vectors = embedder.embed([embedding_text(n) for n in store.nodes])
+        vector_source = "re-embedded chunks (the index is not flat)"
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    queries, ids, qrels, query_source = _queries(cfg, args, embedder, store, vectors)
+    doc_ids = [n.metadata["doc_id"] for n in store.nodes]
+    lab = run_lab(vectors, queries, doc_ids=doc_ids, query_ids=ids, qrels=qrels, nlist=args.nlist,
+                  log=lambda m: print(f"  {m}", file=sys.stderr))
+    lab.update(index_dir=str(store.index_dir), embedder=store.manifest.embedder_id, vectors_from=vector_source,
+               queries_from=query_source, n_documents=store.manifest.n_documents)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(lab, indent=2), encoding="utf-8")
+    print(f"{'index':<20} {'MiB':>8} {'x flat':>7} {'p50 ms':>8} {'p99 ms':>8} {'R@10':>6} {'nDCG@10':>8}")
+    for r in lab["rows"]:
+        nd = "unmeasured" if r["ndcg@10"] is None else f"{r['ndcg@10']:.3f}"
+        print(f"{r['name']:<20} {r['index_bytes'] / 2**20:8.2f} {r['memory_vs_flat']:7.2f} {r['p50_ms']:8.3f} "
+              f"{r['p99_ms']:8.3f} {r['recall@10_vs_flat']:6.3f} {nd:>8}")
+    print(f"\nwrote {out} ({lab['n_vectors']} vectors, {lab['n_queries']} queries from {query_source})")
+    return 0
+
+
+def register(sub, pipeline_options) -> None:
+    p = sub.add_parser("index-lab", help="build every faiss index kind over the corpus's vectors and measure them")
+    p.add_argument("--out", required=True, help="the JSON file to write (the dashboard's Index lab page reads it)")
+    p.add_argument("--index", help="an existing index folder to take the vectors from (default: the pipeline's)")
+    p.add_argument("--questions", help="question-set JSONL to query with (default: the corpus's own questions)")
+    p.add_argument("--split", default="train", help="BEIR corpus: the qrels split whose queries are used")
+    p.add_argument("--nlist", type=int, help="IVF lists (default round(sqrt(vectors)))")
+    pipeline_options(p)
+    p.set_defaults(func=cmd_index_lab)
