@@ -1,0 +1,25 @@
+import numpy as np
+
+from eval.index_lab import run_lab, sample_queries
+
+
+def test_lab_measures_every_kind_against_flat():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((800, 16)).astype("float32")
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    doc_ids = [f"d{i // 2}" for i in range(len(x))]
+    q, ids = sample_queries(x, 50)
+    qrels = {qid: {doc_ids[int(qid.split("-")[1])]: 1} for qid in ids}  # each sampled chunk's own document
+    lab = run_lab(x, q, doc_ids=doc_ids, query_ids=ids, qrels=qrels)
+    rows = {r["name"]: r for r in lab["rows"]}
+    assert lab["nlist"] == 20 and len(rows) == len(lab["rows"])  # names unique: nprobe 8 is the default at 20 lists
+    assert rows["flat"]["recall@10_vs_flat"] == 1.0 and rows["flat"]["ndcg@10"] == 1.0  # a vector finds itself first
+    assert rows["sq8"]["memory_vs_flat"] < 0.5 and rows["ivfpq"]["memory_vs_flat"] < rows["flat"]["memory_vs_flat"]
+    assert rows["ivfpq+refine flat"]["recall@10_vs_flat"] >= rows["ivfpq"]["recall@10_vs_flat"]
+    assert all(r["p99_ms"] >= r["p50_ms"] > 0 for r in rows.values())
+
+
+def test_no_labels_is_unmeasured_not_zero():
+    x = np.eye(50, 8, dtype="float32") + 0.01
+    lab = run_lab(x, x[:5], doc_ids=[str(i) for i in range(50)], query_ids=list("abcde"), qrels=None)
+    assert lab["ndcg_unmeasured"] and all(r["ndcg@10"] is None for r in lab["rows"])
