@@ -163,7 +163,10 @@ class Trace(BaseModel, Labels):
     answer: str = ""
     outcome: Outcome = "answered"
     cited_chunk_ids: list[str] = Field(default_factory=list)
-    latency_ms: dict[str, float] = Field(default_factory=dict, description="per stage: retrieve, generate, total")
+    latency_ms: dict[str, float] = Field(default_factory=dict, description="per stage: retrieve, generate, total; "
+                                         "read_prompt when the server reports it (in generate: time to first token)")
+    usage: dict[str, float] = Field(default_factory=dict, description="what the generator reported: prompt_tokens, "
+                                    "cached_tokens (its KV cache held them), completion_tokens; {}: it said none")
     config_hash: str = ""
     input_hash: str = Field("", description="Question.content_hash of the record and the index it was answered from: "
                                              "a resume reuses a trace only when it matches")

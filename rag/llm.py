@@ -38,7 +38,14 @@ class LLMResponse(BaseModel):
     model: str
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    cached_tokens: int | None = None  # prompt tokens the server did not read again (its KV cache held the prefix)
+    prompt_ms: float | None = None  # the server's time reading the prompt: the time to the first token
     latency_s: float
+
+    def usage(self) -> dict[str, float]:
+        """The token counts and server times it reported (none invented: a server that says nothing gives {})."""
+        fields = ("prompt_tokens", "cached_tokens", "completion_tokens", "prompt_ms")
+        return {k: v for k in fields if (v := getattr(self, k)) is not None}
 
 
 class LLMError(RuntimeError):
@@ -158,11 +165,16 @@ class OpenAIChatLLM:
         if not isinstance(text, str):
             raise LLMError(f"{self.model_id}: reply has no text content")
         usage = getattr(completion, "usage", None)
+        details = getattr(usage, "prompt_tokens_details", None)
+        timings = getattr(completion, "timings", None)  # llama.cpp's own: prompt_n, cache_n, prompt_ms, ...
+        prompt_ms = timings.get("prompt_ms") if isinstance(timings, dict) else None
         return LLMResponse(
             text=text,
             model=getattr(completion, "model", None) or self.model,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
+            cached_tokens=getattr(details, "cached_tokens", None),
+            prompt_ms=float(prompt_ms) if isinstance(prompt_ms, int | float) else None,
             latency_s=latency_s,
         )
 

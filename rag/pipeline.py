@@ -6,6 +6,7 @@ import time
 
 from corpora.records import Candidate, Chunk, Question, Trace
 from rag.config import PipelineConfig
+from rag.llm import LLMResponse
 from rag.prompt import RETRY_NUDGE, build_messages, cited_ids, is_refusal, strip_citations
 from rag.retrievers import make_retriever
 from rag.store import IndexStore
@@ -37,13 +38,23 @@ class Pipeline:
 
     def generate(self, question: str, contexts: list[tuple[str, str]]) -> str:
         """Answer ``question`` from (chunk id, text) pairs with the grounded prompt (probes call this directly)."""
+        return self.generate_with_usage(question, contexts)[0]
+
+    def generate_with_usage(self, question: str, contexts: list[tuple[str, str]]) -> tuple[str, dict[str, float]]:
+        """The answer and what the generator reported, summed over its calls: tokens read, tokens its KV cache held
+        (the fixed system prompt is the same prefix every time), tokens written, milliseconds reading prompts."""
         g = self.cfg.generation
         messages = build_messages(question, contexts)
-        text = self.llm.chat(messages, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed).text.strip()
+        reply = self.llm.chat(messages, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed)
+        usage = reply.usage() if isinstance(reply, LLMResponse) else {}
+        text = reply.text.strip()
         if text and not strip_citations(text):  # small models sometimes reply with a bare citation: ask once more
             retry = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": RETRY_NUDGE}]
-            text = self.llm.chat(retry, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed).text.strip()
-        return text
+            again = self.llm.chat(retry, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed)
+            text = again.text.strip()
+            more = again.usage() if isinstance(again, LLMResponse) else {}
+            usage = {k: usage.get(k, 0) + more[k] for k in more} if usage.keys() == more.keys() else {}
+        return text, usage
 
     def chunks_of(self, doc_ids: list[str]) -> list[Chunk]:
         """Every chunk of the given documents from the index, in document and chunk order."""
@@ -68,7 +79,10 @@ class Pipeline:
         pairs = [(c.chunk_id, c.text) for c in contexts]
         trace.prompt = build_messages(question, pairs)
         try:
-            trace.answer = self.generate(question, pairs)
+            trace.answer, usage = self.generate_with_usage(question, pairs)
+            trace.usage = {k: v for k, v in usage.items() if k != "prompt_ms"}
+            if "prompt_ms" in usage:
+                trace.latency_ms["read_prompt"] = usage["prompt_ms"]
         except Exception as exc:  # a model failure becomes data on the trace, never a crash of the run
             first = str(exc).splitlines()[0] if str(exc) else ""
             trace.outcome, trace.error = "error", f"{type(exc).__name__}: {first}"

