@@ -41,6 +41,7 @@ nav = st.navigation([
     st.Page(PAGES / "compare.py", title="Compare runs", icon=":material/compare_arrows:", url_path="compare"),
     st.Page(PAGES / "label.py", title="Label", icon=":material/how_to_reg:", url_path="label"),
     st.Page(PAGES / "playground.py", title="Playground", icon=":material/science:", url_path="playground"),
+    st.Page(PAGES / "index_lab.py", title="Index lab", icon=":material/speed:", url_path="index-lab"),
 ])
 with st.sidebar:
     st.caption("ragdoctor · every number here is read from the run folder; nothing is recomputed in the app.")

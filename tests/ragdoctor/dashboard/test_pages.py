@@ -193,3 +193,20 @@ def test_playground_answers_judges_and_diagnoses_live(runs, tmp_path):
     metrics = next(d.value for d in at.dataframe if "metric" in d.value.columns and "status" in d.value.columns)
     assert {"lexical", "embedding"} <= set(metrics["judge"]) and "answer_correctness" in set(metrics["metric"])
     assert any(e.label == "The trace (JSON)" for e in at.expander)
+
+
+def test_index_lab_page(tmp_path):
+    import json
+
+    import numpy as np
+
+    from eval.index_lab import run_lab, sample_queries
+    x = np.random.default_rng(0).standard_normal((400, 8)).astype("float32")
+    q, ids = sample_queries(x, 20)
+    out = tmp_path / "lab.json"
+    out.write_text(json.dumps(run_lab(x, q, doc_ids=[str(i) for i in range(400)], query_ids=ids, qrels=None)))
+    at = app(str(tmp_path), "index_lab")
+    assert any("No index lab file" in i.value for i in at.info)
+    at.text_input(key="il_path").set_value(str(out)).run()
+    assert not at.exception and "400 vectors" in texts(at) and "nDCG@10 unmeasured" in texts(at)
+    assert "ivfpq+refine sq8" in at.dataframe[0].value["name"].tolist() and "HNSW" in texts(at)
