@@ -204,6 +204,12 @@ ME = ["meta-eval", "--dataset", "jsonl", "--judge", "lexical", "--resamples", "2
 CASES = [
     # --- index -------------------------------------------------------------------------------------------------
     Case("index-corpus-missing", ["index", "--corpus", "nope.jsonl", *PIPE[:4]], 2, r"nope\.jsonl: file not found"),
+    # --- index-lab ---------------------------------------------------------------------------------------------
+    Case("index-lab-out-is-folder", ["index-lab", "--out", "inputs", *PIPE[:6]], 2, r"inputs: is a folder"),
+    Case("index-lab-no-index-there", ["index-lab", "--out", "lab.json", "--index", "inputs", "--embedder", "fake"], 2,
+         r"no index here"),
+    Case("index-lab-nlist-zero", ["index-lab", "--out", "lab.json", "--nlist", "0", *PIPE[:6]], 2,
+         r"--nlist: must be an integer >= 1"),
     Case("index-corpus-empty-folder", ["index", "--corpus", "inputs/none", *PIPE[:4]], 2,
          r"inputs/none: no readable \.txt", prep=lambda ws: (ws / "inputs/none").mkdir()),
     Case("index-corpus-one-bad-line", ["index", "--corpus", ROWS, *PIPE[:4], "--rebuild"], 0,
