@@ -122,7 +122,8 @@ def time_batch(search_all, queries: np.ndarray):
 
 
 def search_params(cfg: IndexConfig) -> str:
-    return {"ivf": f"nprobe={cfg.nprobe}", "ivfpq": f"nprobe={cfg.nprobe}", "hnsw": f"efSearch={cfg.ef_search}"}.get(cfg.kind, "-")
+    nprobe = cfg.nprobe if cfg.nprobe is not None else f"{faiss_index.default_nprobe(cfg.nlist)} (default)"
+    return {"ivf": f"nprobe={nprobe}", "ivfpq": f"nprobe={nprobe}", "hnsw": f"efSearch={cfg.ef_search}"}.get(cfg.kind, "-")
 
 
 def bench_faiss_kind(kind: str, vectors: np.ndarray, qv: np.ndarray, nlist: int):

@@ -213,3 +213,11 @@ def test_kinds_without_a_faiss_gpu_version_stay_on_the_cpu(monkeypatch, kind):
     _FakeGpuFaiss().install(monkeypatch)
     cpu = build(np.vstack([np.eye(8, dtype="float32")] * 8), IndexConfig(kind=kind))
     assert to_device(cpu, IndexConfig(kind=kind)) == (cpu, "cpu")
+
+
+def test_new_index_keys_keep_the_config_hash_of_flat_runs():
+    from rag.config import PipelineConfig
+    assert PipelineConfig().config_hash() == "1e14c3c73cf5"  # the hash before nprobe=None and refine existed
+    assert PipelineConfig(index=IndexConfig(kind="hnsw")).config_hash() == "00e8654c347c"
+    assert PipelineConfig(index=IndexConfig(kind="ivfpq")).config_hash() != \
+        PipelineConfig(index=IndexConfig(kind="ivfpq", refine="none")).config_hash()
