@@ -35,3 +35,23 @@ def shared_data() -> Path:
     if not SHARED_DATA.exists():
         pytest.skip(f"human-labelled dev data not found at {SHARED_DATA} (see README: development data)")
     return SHARED_DATA
+
+
+@pytest.fixture
+def two_nodes(monkeypatch):
+    """A head and a worker node on this machine, one CPU each, every address on loopback (Ray would rewrite
+    127.0.0.1 to this host's outward address, which the tests' network guard refuses)."""
+    ray = pytest.importorskip("ray")
+    import ray._private.services as services  # noqa: PLC0415 - ray is an extra: only the Ray tests import it
+    from ray.cluster_utils import Cluster  # noqa: PLC0415
+
+    monkeypatch.setattr(services, "resolve_ip_for_localhost", lambda host: host)
+    ray.shutdown()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
+                                                            "node_ip_address": "127.0.0.1"})
+    cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1")
+    ray.init(address=cluster.address, logging_level="WARNING")
+    cluster.wait_for_nodes()
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()

@@ -27,7 +27,6 @@ from ragdoctor import flow
 from tests.eval.test_judging import CTX, write_jsonl
 
 ray = pytest.importorskip("ray")
-from ray.cluster_utils import Cluster  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "ragdoctor.cli"]
@@ -154,24 +153,6 @@ def test_nli_verdicts_are_identical_on_ray(ray_local, traces, tmp_path):
                                 ray=flow.RayOptions(num_workers=1))
     assert verdicts(remote.judgements) == verdicts(local.judgements)
     assert any(r.measured and r.judge == "nli" for j in remote.judgements for r in j.results)
-
-
-@pytest.fixture
-def two_nodes(monkeypatch):
-    """A head and a worker node on this machine, one CPU each, every address on loopback (Ray would rewrite
-    127.0.0.1 to this host's outward address, which the tests' network guard refuses)."""
-    import ray._private.services as services
-
-    monkeypatch.setattr(services, "resolve_ip_for_localhost", lambda host: host)
-    ray.shutdown()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
-                                                            "node_ip_address": "127.0.0.1"})
-    cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1")
-    ray.init(address=cluster.address, logging_level="WARNING")
-    cluster.wait_for_nodes()
-    yield cluster
-    ray.shutdown()
-    cluster.shutdown()
 
 
 @pytest.mark.slow

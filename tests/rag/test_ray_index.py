@@ -85,3 +85,22 @@ def test_ray_flags_need_the_ray_engine(tmp_path, capsys):
     assert err == ["ragdoctor: error: --ray-address, --num-workers and --gpus-per-worker need --engine ray"]
     assert main(["eval", str(tmp_path / "missing.jsonl"), "--gpus-per-worker", "1"]) == 2
     assert "need --engine ray" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_on_a_two_node_cluster_the_shards_are_embedded_on_both_nodes_and_the_index_equals_local(two_nodes,
+                                                                                                 tmp_path):
+    """The same build on a head and a worker node (one CPU each): a pool of two one-CPU embedding actors needs both
+    nodes; the index equals the local one vector for vector."""
+    from rag.ray_index import RayDense
+
+    cfg = IndexConfig(kind="ivf", nlist=4, nprobe=4)
+    emb = FakeEmbedder()
+    remote = build_index(_docs(), tmp_path / "ray", emb, chunking=CH, index_cfg=cfg,
+                         dense_builder=RayDense("fake", num_workers=2, shard_size=5))
+    local = build_index(_docs(), tmp_path / "local", emb, chunking=CH, index_cfg=cfg)
+    np.testing.assert_array_equal(vectors(remote), vectors(local))
+    assert remote.manifest.model_dump(exclude={"built_at", "files"}) == \
+        local.manifest.model_dump(exclude={"built_at", "files"})
+    alive = [n for n in ray.nodes() if n["Alive"]]
+    assert len(alive) == 2 and all(n["Resources"].get("CPU") == 1.0 for n in alive)

@@ -1,5 +1,6 @@
 """Index lab: the JSON `ragdoctor index-lab --out FILE.json` writes (eval/index_lab.py), as recall@10 against exact
-search vs index memory (point size: p50 latency), a table, and what each index kind trades."""
+search vs index memory (point size: p50 latency), a table, and what each index kind trades. The file is read from the
+path typed in, by default the open run folder's index-lab.json when there is one."""
 from __future__ import annotations
 
 import json
@@ -8,6 +9,8 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 import streamlit as st
+
+from ragdoctor.dashboard import state
 
 EXPLAIN = """
 - **flat**: exact search over every float32 vector (4 bytes x dimensions each); the reference the others are scored
@@ -24,7 +27,10 @@ EXPLAIN = """
 """
 
 st.title("Index lab")
-default = st.session_state.get("index_lab_path", "index-lab.json")
+LAB_FILE = "index-lab.json"
+run_path = st.session_state.get(state.RUN_KEY)
+beside = Path(run_path) / LAB_FILE if run_path else None
+default = st.session_state.get("index_lab_path") or (str(beside) if beside and beside.is_file() else LAB_FILE)
 path = st.text_input("Index lab JSON (written by `ragdoctor index-lab --out FILE.json`)", value=default, key="il_path")
 p = Path(path).expanduser()
 if not p.is_file():

@@ -48,6 +48,7 @@ PAGES = {
     "compare": ("compare", "Samples whose category changed"),
     "label": ("label", "Calibrated by these labels (PPI)"),
     "playground": ("playground", "Relevant document ids"),
+    "index-lab": ("index-lab", "What each index trades"),
 }
 BROKEN = ('data-testid="stException"', "Traceback (most recent call last)", "Page not found")
 FINISHED = 'data-test-script-state="notRunning"'
@@ -71,6 +72,16 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
+def write_index_lab(path: Path) -> None:
+    import numpy as np
+
+    from eval.index_lab import run_lab, sample_queries
+
+    x = np.random.default_rng(0).standard_normal((400, 8)).astype("float32")
+    q, ids = sample_queries(x, 20)
+    path.write_text(json.dumps(run_lab(x, q, doc_ids=[str(i) for i in range(400)], query_ids=ids, qrels=None)))
+
+
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory):
     """`ragdoctor dashboard RUN_B RUN_A --port N`: waits for the URL it prints, checks /_stcore/health."""
@@ -78,6 +89,7 @@ def dashboard(tmp_path_factory):
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`; .ci/run does)")
     base = tmp_path_factory.mktemp("browser")
     run_a, run_b = make_run(base / "run-a"), make_run(base / "run-b", CHANGES_B)
+    write_index_lab(run_b / "index-lab.json")  # the Index lab page reads the open run's by default
     RUNS.update(a=run_a, b=run_b)
     port = _free_port()
     log_path = base / "dashboard.log"
