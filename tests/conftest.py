@@ -37,6 +37,16 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="module")
+def ray_local():
+    """A local Ray runtime on loopback for one test module (2 CPUs, no dashboard)."""
+    ray = pytest.importorskip("ray")
+    ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, address="local", logging_level="WARNING")
+    yield
+    ray.shutdown()
+
+
 @pytest.fixture
 def two_nodes(monkeypatch):
     """A head and a worker node on this machine, one CPU each, every address on loopback (Ray would rewrite

@@ -82,14 +82,6 @@ def judged_with(engine, traces, run_dir, batch_size=2, **kw):
                         engine=engine)
 
 
-@pytest.fixture(scope="module")
-def ray_local():
-    ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, address="local", logging_level="WARNING")
-    yield
-    ray.shutdown()
-
-
 @pytest.fixture
 def traces(tmp_path):
     got, errors = load_traces(write_jsonl(tmp_path / "in.jsonl", many_rows(24)))

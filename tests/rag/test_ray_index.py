@@ -14,14 +14,6 @@ from tests.rag.test_index import CH, TOPICS, _docs
 ray = pytest.importorskip("ray")
 
 
-@pytest.fixture(scope="module")
-def ray_local():
-    ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, address="local", logging_level="WARNING")
-    yield
-    ray.shutdown()
-
-
 def vectors(store) -> np.ndarray:
     return store.dense.reconstruct_n(0, store.dense.ntotal)
 
