@@ -13,7 +13,7 @@ from eval.judges.registry import DEFAULT_METRICS, JUDGES
 from rag.fleet import render_requests
 from ragdoctor.cmd_pipeline import run_name
 from ragdoctor.options import base_urls
-from ragdoctor.table import render
+from ragdoctor.table import ci_text, render
 
 
 def default_eval_dir(source: Path, name: str | None) -> Path:
@@ -27,7 +27,7 @@ def default_eval_dir(source: Path, name: str | None) -> Path:
 def render_eval_summary(summary: dict) -> str:
     rows = []
     for m in summary["metrics"]:
-        ci = f"{m['ci_low']:.3f}-{m['ci_high']:.3f}" if m["ci_low"] is not None else "-"
+        ci = ci_text(m["ci_low"], m["ci_high"])
         rows.append((m["metric"], m["judge"], m["n"], m["mean"], ci, m["n_unmeasured"], m["n_not_applicable"]))
     share = summary.get("unmeasured_share")
     foot = f"\nunmeasured share: {share:.3f}" if share is not None else ""

@@ -9,14 +9,10 @@ from typing import get_args
 
 from corpora.errors import InputError, UsageError
 from corpora.records import LabelMetric
-from ragdoctor.table import render
+from ragdoctor.table import ci_text, render
 
 LABEL_METRICS = get_args(LabelMetric)
 WORDS = {"yes": 1.0, "y": 1.0, "true": 1.0, "no": 0.0, "n": 0.0, "false": 0.0}
-
-
-def _ci(lo: float | None, hi: float | None) -> str:
-    return "-" if lo is None or hi is None else f"{lo:.3f}-{hi:.3f}"
 
 
 def render_calibrated(rows: list[dict]) -> str:
@@ -25,15 +21,15 @@ def render_calibrated(rows: list[dict]) -> str:
     out = []
     for r in rows:
         a = r["agreement"]
-        auroc = "-" if a["auroc"] is None else f"{a['auroc']:.3f} [{_ci(*a['auroc_ci'])}]"
-        acc = "-" if a["accuracy"] is None else f"{a['accuracy']:.3f} [{_ci(*a['accuracy_ci'])}]"
+        auroc = "-" if a["auroc"] is None else f"{a['auroc']:.3f} [{ci_text(*a['auroc_ci'])}]"
+        acc = "-" if a["accuracy"] is None else f"{a['accuracy']:.3f} [{ci_text(*a['accuracy_ci'])}]"
         corrected = f"{r['mean']:.3f}" if r["status"] == "ok" else "unmeasured"
         note = r["reason"] if r["status"] != "ok" else \
             r["method"] + (f", lambda {r['lam']:.2f}" if r["lam"] is not None else "")
         if a["reason"] and a["n"]:
             note += f"; {a['reason']}"
-        out.append((r["metric"], r["judge"], r["n_labels"], r["judge_mean"], corrected, _ci(r["ci_low"], r["ci_high"]),
-                    auroc, acc, note))
+        out.append((r["metric"], r["judge"], r["n_labels"], r["judge_mean"], corrected,
+                    ci_text(r["ci_low"], r["ci_high"]), auroc, acc, note))
     return render(["metric", "judge", "labels", "judge mean", "PPI mean", "PPI 95% CI", "AUROC [95% CI]",
                    "accuracy@cut [95% CI]", "note"], out,
                   title="Calibrated by human labels (prediction-powered inference; labels.jsonl)")

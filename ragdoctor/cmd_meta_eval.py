@@ -13,7 +13,7 @@ from corpora.paths import output_folder
 from eval.judges.registry import JUDGES, JudgeOptions, default_nli_path
 from eval.meta.datasets import DATASETS, DEFAULT_FILES, TASK_METRICS, default_path, load_records
 from eval.meta.scoring import REDUCERS
-from ragdoctor.table import render
+from ragdoctor.table import ci_text, render
 
 DATA_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 POOL = "pool"  # the held-out slices of the judge training pool, one task per source (judge_train/suite.py)
@@ -42,8 +42,7 @@ def default_judges(nli_model: str | None) -> list[str]:
 
 
 def _ci(ci) -> str:
-    lo, hi = ci if ci else (None, None)
-    return "-" if lo is None or hi is None else f"{lo:.3f}-{hi:.3f}"
+    return ci_text(*(ci or (None, None)))
 
 
 def _num(x: float | None, digits: int) -> str:

@@ -12,6 +12,11 @@ def fmt(value) -> str:
     return str(value)
 
 
+def ci_text(lo: float | None, hi: float | None) -> str:
+    """A 95% CI as 'lo-hi' to three decimals, '-' when it is not there."""
+    return "-" if lo is None or hi is None else f"{lo:.3f}-{hi:.3f}"
+
+
 def render(headers: Sequence[str], rows: Sequence[Sequence], title: str | None = None) -> str:
     cells = [[fmt(v) for v in row] for row in rows]
     widths = [max(len(str(h)), *(len(r[i]) for r in cells)) if cells else len(str(h)) for i, h in enumerate(headers)]
