@@ -33,12 +33,12 @@ def summarize_traces(traces: list[Trace], k: int = 5) -> dict:
 def prompt_tokens(traces: list[Trace]) -> dict | None:
     """Prompt tokens over the traces whose server said both counts: read, held by the KV cache (the shared prefix:
     system prompt and chat template), their share, and prompt tokens read per second. None when none said."""
-    told = [t.usage for t in traces if "prompt_tokens" in t.usage and "cached_tokens" in t.usage]
+    told = [t for t in traces if "prompt_tokens" in t.usage and "cached_tokens" in t.usage]
     if not told:
         return None
-    total = sum(u["prompt_tokens"] for u in told)
-    cached = sum(u["cached_tokens"] for u in told)
-    read_ms = [t.latency_ms["read_prompt"] for t in traces if "read_prompt" in t.latency_ms and t.usage]
+    total = sum(t.usage["prompt_tokens"] for t in told)
+    cached = sum(t.usage["cached_tokens"] for t in told)
+    read_ms = [t.latency_ms["read_prompt"] for t in told if "read_prompt" in t.latency_ms]  # the same traces' time
     fresh = total - cached
     return {"n": len(told), "prompt_tokens": total, "cached_tokens": cached,
             "cached_share": cached / total if total else None,
