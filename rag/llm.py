@@ -69,6 +69,12 @@ def one_line(text: object, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
+def _with_cause(where: str, exc: BaseException) -> str:
+    """'where: Error: message (Cause: message)' on one line: the cause says what the network said."""
+    cause = f" ({type(exc.__cause__).__name__}: {exc.__cause__})" if exc.__cause__ else ""
+    return one_line(f"{where}: {type(exc).__name__}: {exc}{cause}")
+
+
 class OpenAIChatLLM:
     """Chat completions from an OpenAI-compatible endpoint (``base_url`` ends in ``/v1``), or from a fleet of them
     (a list of URLs: each request goes to the next one round-robin, and a retry to the one after).
@@ -144,13 +150,9 @@ class OpenAIChatLLM:
                                retryable=status in RETRYABLE_STATUS, retry_after=retry_after) from None
         except openai.APIConnectionError as exc:  # APITimeoutError is one too
             kind = "timeout" if isinstance(exc, openai.APITimeoutError) else "connection"
-            cause = f" ({type(exc.__cause__).__name__}: {exc.__cause__})" if exc.__cause__ else ""
-            raise RequestError(one_line(f"{where}: {type(exc).__name__}: {exc}{cause}"), kind=kind,
-                               retryable=True) from None
+            raise RequestError(_with_cause(where, exc), kind=kind, retryable=True) from None
         except Exception as exc:  # openai, httpx and JSON errors alike become one domain error
-            cause = f" ({type(exc.__cause__).__name__}: {exc.__cause__})" if exc.__cause__ else ""
-            raise RequestError(one_line(f"{where}: {type(exc).__name__}: {exc}{cause}"), kind="malformed",
-                               retryable=False) from None
+            raise RequestError(_with_cause(where, exc), kind="malformed", retryable=False) from None
         try:
             return self._parse(completion, time.perf_counter() - start)
         except LLMError as exc:

@@ -53,7 +53,7 @@ class Pipeline:
             again = self.llm.chat(retry, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed)
             text = again.text.strip()
             more = again.usage() if isinstance(again, LLMResponse) else {}
-            usage = {k: usage.get(k, 0) + more[k] for k in more} if usage.keys() == more.keys() else {}
+            usage = {k: usage[k] + more[k] for k in usage} if usage.keys() == more.keys() else {}
         return text, usage
 
     def chunks_of(self, doc_ids: list[str]) -> list[Chunk]:

@@ -48,6 +48,7 @@ from corpora.records import MetricResult, Trace
 from eval.answerability import refused, unanswerable
 from eval.judge_cache import cached
 from eval.judges.llm_claims import UNPARSEABLE
+from eval.mathx import fraction
 from eval.metrics import find, get
 from rag.embeddings import make_embedder
 from rag.llm import ChatLLM, LLMError, one_line
@@ -304,8 +305,9 @@ def _precision_evidence(ev: dict, t: Trace) -> str | None:
 def _reference_recall(ev: dict) -> float:
     """answer_correctness's value (eval/metrics/answer_correctness.py): the share of the reference's claims the answer
     supports; ragas's F1 also counts the answer's claims the reference does not state as wrong."""
-    claims = ev["reference_claims"]
-    return sum(c["verdict"] == "supported" for c in claims) / len(claims)
+    recall = fraction([c["verdict"] == "supported" for c in ev["reference_claims"]])
+    assert recall is not None  # _correctness_evidence made a result without reference claims unmeasured
+    return recall
 
 
 def _correctness_evidence(ev: dict, t: Trace) -> str | None:
