@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Speed of the compact judge on this machine's CPU: claim-sentence pairs per second through the claim-level path
-(int8 feed-forward, the default) and fp32, and context relevance of a 2,000-word document (one call: the cheap ranker
-keeps a few windows, the relevance cross-encoder scores them, the combiner maps them to P(relevant)).
+in each CPU precision (bf16 autocast where the CPU has native bf16, int8 feed-forward, fp32; eval/judges/nli.py),
+and context relevance of a 2,000-word document (one call: the cheap ranker keeps a few windows, the relevance
+cross-encoder scores them, the combiner maps them to P(relevant)).
 
     python bench/judge_speed.py [--judge DIR] [--pairs 512] [--json bench/results/judge_speed.json]
 
@@ -30,9 +31,11 @@ set_offline_env()
 from corpora.bundled import bundled_documents  # noqa: E402
 from eval.claims import split_sentences  # noqa: E402
 from eval.judges.base import ClaimItem  # noqa: E402
-from eval.judges.nli import load_scorer  # noqa: E402
+from eval.judges.nli import cpu_precision, load_scorer, native_bf16  # noqa: E402
 from eval.judges.weights import default_model_dir  # noqa: E402
 from ragdoctor.table import render  # noqa: E402
+
+NAMES = {"bf16": "bf16 autocast", "int8": "int8 FFN", "fp32": "fp32"}
 
 
 def workload(n_pairs: int) -> tuple[list[ClaimItem], str, str]:
@@ -53,8 +56,8 @@ def workload(n_pairs: int) -> tuple[list[ClaimItem], str, str]:
     return items, doc, "What block size does vLLM use for the paged KV cache?"
 
 
-def measure(judge_dir: Path, quantize: bool, items: list[ClaimItem], doc: str, question: str, repeats: int) -> dict:
-    scorer = load_scorer(judge_dir, quantize=quantize)
+def measure(judge_dir: Path, precision: str, items: list[ClaimItem], doc: str, question: str, repeats: int) -> dict:
+    scorer = load_scorer(judge_dir, precision=precision)
     scorer.claim_support(items[:2])  # load + warm up
     scorer.relevance([(question, doc)])
     n_pairs = sum(len(i.windows) for i in items)
@@ -66,7 +69,7 @@ def measure(judge_dir: Path, quantize: bool, items: list[ClaimItem], doc: str, q
         t0 = time.perf_counter()
         scorer.relevance([(question, doc)])
         rel.append(time.perf_counter() - t0)
-    return {"quantize": quantize, "pairs": n_pairs, "claims": len(items), "seconds": round(pair_s, 2),
+    return {"precision": precision, "pairs": n_pairs, "claims": len(items), "seconds": round(pair_s, 2),
             "pairs_per_second": round(n_pairs / pair_s, 1), "relevance_2000_words_p50_s": round(statistics.median(rel), 3),
             "relevance_2000_words_max_s": round(max(rel), 3)}
 
@@ -83,14 +86,17 @@ def main(argv: list[str] | None = None) -> int:
         print("judge_speed: no judge folder (pass --judge DIR)", file=sys.stderr)
         return 2
     items, doc, question = workload(args.pairs)
-    rows = [measure(judge_dir, q, items, doc, question, args.repeats) for q in (True, False)]
-    print(render(["weights", "claims", "pairs", "sec", "pairs/s", "relevance 2,000 words p50 s", "max s"],
-                 [("int8 FFN" if r["quantize"] else "fp32", r["claims"], r["pairs"], r["seconds"],
+    precisions = ["bf16", "int8", "fp32"] if native_bf16() else ["int8", "fp32"]  # emulated bf16 is slower than fp32
+    rows = [measure(judge_dir, p, items, doc, question, args.repeats) for p in precisions]
+    default = cpu_precision("auto")
+    print(render(["precision", "claims", "pairs", "sec", "pairs/s", "relevance 2,000 words p50 s", "max s"],
+                 [(NAMES[r["precision"]] + (" (default here)" if r["precision"] == default else ""), r["claims"], r["pairs"], r["seconds"],
                    r["pairs_per_second"], r["relevance_2000_words_p50_s"], r["relevance_2000_words_max_s"])
                   for r in rows], title=f"compact judge speed ({judge_dir.name}, {torch.get_num_threads()} threads)"))
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"judge": str(judge_dir), "threads": torch.get_num_threads(), "rows": rows}, indent=1))
+    out.write_text(json.dumps({"judge": str(judge_dir), "threads": torch.get_num_threads(), "native_bf16": native_bf16(),
+                               "default_precision": default, "rows": rows}, indent=1))
     print(f"wrote {out}")
     return 0
 

@@ -4,11 +4,21 @@ Heads understood: 3 labels (entailment / neutral / contradiction, order read fro
 single supported-score logit (sigmoid). Batched, deterministic (eval mode, no sampling)."""
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import numpy as np
 
 from eval.judges.base import JudgeUnavailable, Support
+
+
+def _bf16(on: bool):
+    """torch's CPU autocast to bfloat16 when ``on``, else a no-op context."""
+    if not on:
+        return contextlib.nullcontext()
+    import torch
+
+    return torch.autocast("cpu", dtype=torch.bfloat16)
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -32,6 +42,7 @@ class CrossEncoderScorer:
         self.relevance_threshold = relevance_threshold
         self._model = None
         self._labels: dict[str, int] | None = None
+        self.autocast_bf16 = False  # run the CPU matmuls in bfloat16 (eval/judges/nli.py sets it where it is native)
 
     @property
     def model(self):
@@ -65,9 +76,12 @@ class CrossEncoderScorer:
         return sum(1 for ids in enc["input_ids"] if len(ids) > self.max_length)
 
     def _predict(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        if not pairs:
+            return np.zeros((0,))
         model = self.model
-        raw = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True,
-                            activation_fn=None) if pairs else np.zeros((0,))
+        with _bf16(self.autocast_bf16):
+            raw = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True,
+                                activation_fn=None)
         return np.asarray(raw, dtype=np.float64)
 
     def support(self, pairs: list[tuple[str, str]]) -> list[Support]:

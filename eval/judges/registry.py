@@ -73,7 +73,11 @@ def _nli(opts: JudgeOptions) -> Judge:
     reads = reader_for(path, str(path), latin_only=path == default_nli_path())  # the shipped judge: MiniLM
     # named by its folder's name and content, not its path: a retrained or re-combined folder at the same path is a
     # new judge (never resumed from the old one's verdicts), and a checkout moved elsewhere is the same judge
-    name = f"{Path(path).name}@{folder_digest(path, skip=JUDGE_DOCS)}@len={scorer.max_length}"
+    # the CPU precision is part of the name: bf16 and int8 scores differ slightly, so a run resumed on a machine
+    # that picks the other one re-judges instead of mixing the two
+    precision = getattr(scorer, "precision", None)
+    name = (f"{Path(path).name}@{folder_digest(path, skip=JUDGE_DOCS)}@len={scorer.max_length}"
+            + (f"@{precision}" if precision else ""))
     return ScorerJudge(scorer, unreadable=reads, config_id=f"nli:{name}{tag}")
 
 
