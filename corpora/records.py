@@ -135,7 +135,8 @@ class Chunk(BaseModel):
 
 
 class Candidate(BaseModel):
-    """A chunk retrieved below the top-k cut (not given to the generator): where a relevant document was ranked out."""
+    """A chunk retrieved but not given to the generator (below the top-k cut, or left out of the context budget):
+    where a relevant document was ranked out."""
 
     model_config = ConfigDict(extra="forbid")
 

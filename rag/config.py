@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from corpora.errors import InputError
 from corpora.jsonl import validation_error
@@ -18,6 +18,7 @@ from rag.guardrails.settings import GuardrailsConfig
 
 IndexKind = Literal["flat", "ivf", "hnsw", "ivfpq", "sq8"]
 RetrievalMode = Literal["dense", "bm25", "hybrid"]
+FusionKind = Literal["rrf", "minmax", "zscore"]
 
 
 class _Strict(BaseModel):
@@ -65,6 +66,31 @@ class RetrievalConfig(_Strict):
     top_k: int = Field(4, ge=1, description="chunks given to the generator")
     candidate_k: int = Field(20, ge=1, description="candidates per retriever before fusion")
     rrf_k: int = Field(60, ge=1)
+    fusion: FusionKind = Field("rrf", description="hybrid: 'rrf' (reciprocal rank fusion), or a convex combination "
+                               "of min-max ('minmax') or z-score ('zscore') normalised dense and BM25 scores")
+    dense_weight: float = Field(0.5, ge=0.0, le=1.0, description="minmax/zscore fusion: the dense share (BM25 gets "
+                                "the rest)")
+    rerank: bool = Field(False, description="rerank the first stage's best rerank_depth chunks with a cross-encoder")
+    reranker: str = Field("relevance-minilm", description="'relevance-minilm' (bundled) or a CrossEncoder folder")
+    rerank_depth: int = Field(20, ge=1, le=1000, description="first-stage chunks the reranker reads")
+    rerank_weight: float = Field(1.0, ge=0.0, le=1.0, description="1: order by the reranker alone; below 1: by "
+                                 "(1 - w) * first-stage + w * reranker score, both min-max normalised")
+    rerank_max_length: int = Field(160, ge=32, le=512, description="tokens of a (chunk, question) pair it reads "
+                                   "(160: the length the bundled reranker was trained at)")
+    context_tokens: int | None = Field(None, ge=32, description="a token budget for the chunks given to the "
+                                       "generator instead of top_k: ranked chunks that fit whole, in rank order "
+                                       "(rag/context_budget.py); None: the top_k chunks")
+
+    def unset_keys(self) -> set[str]:
+        """Keys left out of the config hash because they are at the behaviour from before they existed."""
+        out = set()
+        if self.context_tokens is None:
+            out.add("context_tokens")
+        if self.fusion == "rrf":
+            out |= {"fusion", "dense_weight"}
+        if not self.rerank:
+            out |= {"rerank", "reranker", "rerank_depth", "rerank_weight", "rerank_max_length"}
+        return out
 
 
 class GenerationConfig(_Strict):
@@ -101,11 +127,26 @@ class PipelineConfig(_Strict):
     generation: GenerationConfig = GenerationConfig()
     guardrails: GuardrailsConfig = GuardrailsConfig()
 
+    @model_validator(mode="after")
+    def _budget_fits(self) -> PipelineConfig:
+        budget = self.retrieval.context_tokens
+        if budget is None:
+            return self
+        if budget + self.generation.max_tokens >= self.generation.n_ctx:
+            raise ValueError(f"retrieval.context_tokens ({budget}) plus generation.max_tokens "
+                             f"({self.generation.max_tokens}) must be below generation.n_ctx "
+                             f"({self.generation.n_ctx}): the prompt and the answer would not fit")
+        if self.guardrails.enabled:
+            raise ValueError("retrieval.context_tokens does not combine with guardrails yet (the retrieval rail "
+                             "replaces flagged chunks up to top_k)")
+        return self
+
     def config_hash(self) -> str:
         """Short hash of everything that changes an answer (paths to where things are written excluded)."""
         exclude: dict = {k: True for k in {"index_dir", "questions"} | (set() if self.guardrails.enabled
                                                                          else {"guardrails"})}
         exclude["generation"] = RUNTIME_ONLY
+        exclude["retrieval"] = self.retrieval.unset_keys()  # at their former behaviour: the hash they had before
         data = self.model_dump(exclude=exclude)  # rails off: the same hash as before the section existed
         data["index"] = self.index.hash_fields()
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]

@@ -1,15 +1,18 @@
-"""The pipeline: question -> retrieve -> grounded prompt -> generate -> Trace (with per-stage latency)."""
+"""The pipeline: question -> retrieve -> (rerank) -> grounded prompt -> generate -> Trace (with per-stage latency)."""
 from __future__ import annotations
 
 import threading
 import time
 
 from corpora.records import Candidate, Chunk, Question, Trace
+from rag.chunking import embedding_text
 from rag.config import PipelineConfig
+from rag.context_budget import leading_sentences, pack
 from rag.llm import LLMResponse
-from rag.prompt import RETRY_NUDGE, build_messages, cited_ids, is_refusal, strip_citations
+from rag.prompt import RETRY_NUDGE, build_messages, cited_ids, context_line, is_refusal, strip_citations
+from rag.reranker import RerankStage
 from rag.retrievers import make_retriever
-from rag.store import IndexStore
+from rag.store import IndexStore, tokenizer_for
 
 
 class Pipeline:
@@ -21,20 +24,59 @@ class Pipeline:
         self.embedder = embedder
         self.llm = llm
         self.retriever = make_retriever(store, embedder, cfg.retrieval)
+        self.rerank = RerankStage(cfg.retrieval) if cfg.retrieval.rerank else None
         self.config_hash = cfg.config_hash()
         self._retrieving = threading.Lock()  # retrieval runs one at a time; generation may run concurrently
 
     def retrieve(self, question: str, k: int | None = None) -> list[Chunk]:
-        """Ranked chunks: the first ``top_k`` go to the generator, the rest (up to ``candidate_k``) are candidates."""
-        k = k or max(self.cfg.retrieval.top_k, self.cfg.retrieval.candidate_k)
+        """Ranked chunks: ``select`` picks those given to the generator (the first ``top_k``, or the ones packed into
+        ``context_tokens``), the rest (up to ``candidate_k``) are candidates."""
+        return self._ranked(question, k)[0]
+
+    def _ranked(self, question: str, k: int | None = None) -> tuple[list[Chunk], float | None]:
+        """The ranked chunks and the rerank stage's milliseconds (None without one): the first stage's best
+        ``rerank_depth`` chunks reordered by the cross-encoder, the rest in first-stage order."""
+        r = self.cfg.retrieval
+        k = k or max(r.top_k, r.candidate_k, r.rerank_depth if self.rerank else 0)
+        rerank_ms = None
         with self._retrieving:
             hits = self.retriever.search(question, k)
+            if self.rerank is not None:
+                hits = self.rerank.apply(question, hits, lambda h: embedding_text(self.store.nodes[h.position]))
+                rerank_ms = self.rerank.last_ms
         out = []
         for rank, h in enumerate(hits, start=1):
             node = self.store.nodes[h.position]
             out.append(Chunk(chunk_id=node.id_, doc_id=node.metadata["doc_id"], rank=rank, score=h.score,
                                       text=node.text, title=node.metadata.get("title", ""), signals=h.signals))
-        return out
+        return out, rerank_ms
+
+    def select(self, ranked: list[Chunk]) -> tuple[list[Chunk], list[Chunk], dict | None]:
+        """The chunks given to the generator and the ones left out (both in rank order): the first ``top_k``, or,
+        with ``context_tokens`` set, the ones packed into that budget (rag/context_budget.py: whole chunks in rank
+        order, the first that does not fit cut at a sentence boundary and flagged ``cut``), with what the packing
+        counted (budget, tokens used, the tokenizer, the cut chunk's id) for the trace."""
+        budget = self.cfg.retrieval.context_tokens
+        if budget is None:
+            top_k = self.cfg.retrieval.top_k
+            return ranked[:top_k], ranked[top_k:], None
+        tokenize = tokenizer_for(self.embedder)
+
+        def tokens(chunk_id: str, text: str) -> int:
+            return len(tokenize(context_line(chunk_id, text)))
+
+        def shorten(c: Chunk, room: int) -> tuple[Chunk, int] | None:
+            head = leading_sentences(c.text, room, lambda text: tokens(c.chunk_id, text))
+            if head is None:
+                return None
+            return c.model_copy(update={"text": head, "flags": [*c.flags, "cut"]}), tokens(c.chunk_id, head)
+
+        packing = pack(ranked, budget, lambda c: tokens(c.chunk_id, c.text), shorten)
+        counter = getattr(self.embedder, "model_id", "unknown") if getattr(self.embedder, "tokenizer_dir", None) \
+            else "whitespace words"
+        info = {"budget": budget, "tokens": packing.tokens, "packed": len(packing.packed), "tokenizer": counter,
+                "cut": packing.cut.chunk_id if packing.cut is not None else None}
+        return packing.packed, packing.left_out, info
 
     def generate(self, question: str, contexts: list[tuple[str, str]]) -> str:
         """Answer ``question`` from (chunk id, text) pairs with the grounded prompt (probes call this directly)."""
@@ -69,13 +111,17 @@ class Pipeline:
         trace = Trace.of(sample, question=question, contexts=[], config_hash=self.config_hash,
                          generator=getattr(self.llm, "model_id", "unknown"), embedder=self.embedder.model_id)
         t0 = time.perf_counter()
-        ranked = self.retrieve(question)
-        top_k = self.cfg.retrieval.top_k
-        trace.contexts = contexts = ranked[:top_k]
+        ranked, rerank_ms = self._ranked(question)
+        contexts, rest, budget = self.select(ranked)
+        trace.contexts = contexts
         trace.candidates = [Candidate(chunk_id=c.chunk_id, doc_id=c.doc_id, rank=c.rank, score=c.score,
-                                      signals=c.signals) for c in ranked[top_k:]]
+                                      signals=c.signals) for c in rest]
+        if budget is not None:
+            trace.metadata["context_budget"] = budget
         t1 = time.perf_counter()
-        trace.latency_ms["retrieve"] = (t1 - t0) * 1000
+        trace.latency_ms["retrieve"] = (t1 - t0) * 1000 - (rerank_ms or 0.0)  # the first stage (and the cut)
+        if rerank_ms is not None:
+            trace.latency_ms["rerank"] = rerank_ms
         pairs = [(c.chunk_id, c.text) for c in contexts]
         trace.prompt = build_messages(question, pairs)
         try:

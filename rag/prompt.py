@@ -32,9 +32,14 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def context_line(chunk_id: str, text: str) -> str:
+    """How one passage appears in the prompt (what the context budget counts)."""
+    return f"[{chunk_id}] {_one_line(text)}"
+
+
 def build_messages(question: str, contexts: list[tuple[str, str]]) -> list[dict[str, str]]:
     """Chat messages for ``question`` over ``contexts`` given as (chunk id, text) pairs in rank order."""
-    lines = "\n".join(f"[{cid}] {_one_line(text)}" for cid, text in contexts) or "(no passages were retrieved)"
+    lines = "\n".join(context_line(cid, text) for cid, text in contexts) or "(no passages were retrieved)"
     user = f"Context:\n{lines}\n\nQuestion: {_one_line(question)}\nAnswer:"
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 

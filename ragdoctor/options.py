@@ -24,6 +24,8 @@ def pipeline_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--kind", choices=["flat", "ivf", "hnsw", "ivfpq", "sq8"], help="faiss index kind")
     g.add_argument("--mode", choices=["dense", "bm25", "hybrid"], help="retrieval mode")
     g.add_argument("--top-k", type=int, help="chunks given to the generator (>= 1)")
+    g.add_argument("--context-tokens", type=int, help="pack the ranked chunks that fit whole into this many tokens "
+                   "(>= 32, the embedder's tokenizer) instead of taking the top-k")
     g.add_argument("--base-url", action="append", help="OpenAI-compatible server (NIM, vLLM, Ollama, OpenAI); repeat "
                    "it for a fleet (requests go round-robin, a retry to the next one); default: bundled model")
     g.add_argument("--concurrency", type=int, help="requests in flight at once (default 1; the bundled model gets "
@@ -41,6 +43,7 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
     over: dict = {}
     for dotted, value in [("corpus", args.corpus), ("index_dir", args.index_dir), ("embedding.model", args.embedder),
                           ("index.kind", args.kind), ("retrieval.mode", args.mode), ("retrieval.top_k", args.top_k),
+                          ("retrieval.context_tokens", getattr(args, "context_tokens", None)),
                           ("generation.base_url", base_urls(args.base_url)), ("generation.model", args.model),
                           ("generation.concurrency", getattr(args, "concurrency", None)),
                           ("generation.timeout", getattr(args, "request_timeout", None)),
@@ -101,7 +104,7 @@ RULES: dict[str, Callable[[str], float | int]] = {
     "timeout": positive_float, "request_timeout": positive_float, "port": port, "per_label": positive_int,
     "num_workers": positive_int, "nlist": positive_int, "gpus_per_worker": _number(float, 0.0, None),
     "concurrency": _number(int, 1, 1024), "judge_concurrency": _number(int, 1, 1024),
-    "max_retries": _number(int, 0, 100),
+    "max_retries": _number(int, 0, 100), "context_tokens": _number(int, 32, None),
 }
 
 

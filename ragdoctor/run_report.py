@@ -15,9 +15,8 @@ from ragdoctor.table import render
 def summarize_traces(traces: list[Trace], k: int = 5) -> dict:
     outcomes = Counter(t.outcome for t in traces)
     qrels = {t.sample_id: {d: 1 for d in t.relevant_doc_ids} for t in traces if t.relevant_doc_ids}
-    # the full ranking: the top-k chunks given to the generator, then the candidates below the cut
-    rankings = {t.sample_id: list(dict.fromkeys([*t.retrieved_doc_ids,
-                                                 *(c.doc_id or c.chunk_id for c in t.candidates)])) for t in traces}
+    # the full ranking: the chunks given to the generator and the candidates left out, in the retriever's rank order
+    rankings = {t.sample_id: list(dict.fromkeys(c.doc_id or c.chunk_id for c in t.ranked())) for t in traces}
     retrieval = mean_metrics(retrieval_metrics(qrels, rankings, ks=(1, k)))
     stages = sorted({s for t in traces for s in t.latency_ms})
     latency = {s: {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95)), "n": len(v)}
