@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import json
 import math
 import os
 import platform
+import sqlite3
 import sys
 import tempfile
 import time
@@ -37,16 +39,22 @@ set_offline_env()
 from corpora.errors import InputError  # noqa: E402
 from corpora.loaders import load_beir  # noqa: E402
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics  # noqa: E402
-from rag import faiss_index  # noqa: E402
+from rag import faiss_index, models  # noqa: E402
 from rag.chunking import embedding_text  # noqa: E402
 from rag.config import ChunkingConfig, IndexConfig, RetrievalConfig  # noqa: E402
 from rag.embeddings import make_embedder  # noqa: E402
+from rag.fusion import aggregate_documents  # noqa: E402
+from rag.reranker import CrossEncoderReranker, rerank_order  # noqa: E402
 from rag.retrievers import make_retriever  # noqa: E402
 from rag.store import build_index  # noqa: E402
 from ragdoctor.table import fmt, render  # noqa: E402
 
 DATASETS = {"scifact": "train", "cranfield": "test"}  # name -> qrels split
 MODES = ("bm25", "dense", "hybrid")
+FUSION_WEIGHTS = (0.3, 0.5, 0.7)  # dense share in the min-max / z-score fusions: a coarse grid, reported whole
+FUSION_DEFAULT_W = 0.5
+RERANK_FIRST = ("hybrid", f"hybrid minmax w={FUSION_DEFAULT_W}")  # first stages the reranker reads
+RERANK_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)  # reranker share of the interpolated score (1: pure rerank)
 KINDS = ("flat", "ivf", "hnsw", "ivfpq", "sq8")
 CHUNK_K, DOC_K = 200, 100  # chunks retrieved per query, documents scored (first occurrence of each doc id)
 LATENCY_QUERIES = 200  # single-query searches timed per index kind
@@ -88,20 +96,109 @@ def quality(qrels, rankings) -> dict[str, float | None]:
     return {"ndcg@10": at10.get("ndcg@10"), f"recall@{DOC_K}": at100.get(f"recall@{DOC_K}"), "mrr@10": at10.get("mrr@10")}
 
 
-def eval_retrievers(store, embedder, samples, qrels) -> dict[str, dict]:
+def eval_retrievers(store, embedder, samples, qrels) -> tuple[dict[str, dict], dict[str, list]]:
+    """The three modes, then hybrid with the other fusions over a coarse dense-weight grid; also every variant's hits."""
     questions = [s.question for s in samples]
-    out = {}
-    for mode in MODES:
-        cfg = RetrievalConfig(mode=mode, top_k=CHUNK_K, candidate_k=CHUNK_K)
-        retriever = make_retriever(store, embedder, cfg, mode)
+    out, all_hits = {}, {}
+    variants: list[tuple[str, dict[str, object]]] = [(m, {"mode": m}) for m in MODES]
+    variants += [(f"hybrid {f} w={w}", {"mode": "hybrid", "fusion": f, "dense_weight": w})
+                 for f in ("minmax", "zscore") for w in FUSION_WEIGHTS]
+    for name, fields in variants:
+        cfg = RetrievalConfig(top_k=CHUNK_K, candidate_k=CHUNK_K, **fields)
+        retriever = make_retriever(store, embedder, cfg, cfg.mode)
         t = time.perf_counter()
         hits = retriever.search_batch(questions, CHUNK_K)
         dt = max(time.perf_counter() - t, 1e-9)
         rankings = {s.id: doc_ranking(store.nodes, [h.position for h in row]) for s, row in zip(samples, hits)}
-        out[mode] = {**quality(qrels, rankings), "retriever": retriever.name, "search_s": dt,
+        out[name] = {**quality(qrels, rankings), "retriever": retriever.name, "config": fields, "search_s": dt,
                      "queries_per_s": len(questions) / dt}
-        log(f"  {mode}: nDCG@10 {fmt(out[mode]['ndcg@10'])}")
+        all_hits[name] = hits
+        log(f"  {name}: nDCG@10 {fmt(out[name]['ndcg@10'])}")
+    return out, all_hits
+
+
+def eval_aggregation(store, samples, qrels, all_hits: dict[str, list]) -> dict[str, dict]:
+    """Document ranking from chunk hits: a document's best chunk (max, what every other row uses) or the sum of its
+    best two / three chunk scores, for the RRF and min-max hybrids."""
+    out = {}
+    for first in ("hybrid", f"hybrid minmax w={FUSION_DEFAULT_W}"):
+        for how in ("max", "sum2", "sum3"):
+            rankings = {}
+            for s, row in zip(samples, all_hits[first]):
+                docs = aggregate_documents([(store.nodes[h.position].metadata["doc_id"], h.score) for h in row], how)
+                rankings[s.id] = [d for d, _ in docs[:DOC_K]]
+            out[f"{first} doc={how}"] = quality(qrels, rankings)
+            log(f"  {first} doc={how}: nDCG@10 {fmt(out[f'{first} doc={how}']['ndcg@10'])}")
     return out
+
+
+class RerankCache:
+    """Reranker logits on disk, keyed by (model folder, max length, passage, question): a rerun reads them back."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(str(path))
+        self.conn.execute("CREATE TABLE IF NOT EXISTS r (key TEXT PRIMARY KEY, logit REAL)")
+
+    @staticmethod
+    def key(reranker, passage: str, question: str) -> str:
+        return hashlib.sha256(json.dumps([str(reranker.path), reranker.max_length, passage, question]).encode()).hexdigest()
+
+    def scores(self, reranker, question: str, passages: list[str]) -> tuple[list[float], float | None]:
+        """Logits of the passages, and the seconds the model took when none was cached (else None)."""
+        keys = [self.key(reranker, p, question) for p in passages]
+        marks = ",".join("?" * len(keys))
+        known = dict(self.conn.execute(f"SELECT key, logit FROM r WHERE key IN ({marks})", keys).fetchall())
+        missing = [i for i, k in enumerate(keys) if k not in known]
+        took = None
+        if missing:
+            t = time.perf_counter()
+            logits = reranker.score(question, [passages[i] for i in missing])
+            took = time.perf_counter() - t if len(missing) == len(keys) else None
+            rows = [(keys[i], float(v)) for i, v in zip(missing, logits)]
+            self.conn.executemany("INSERT OR REPLACE INTO r VALUES (?, ?)", rows)
+            self.conn.commit()
+            known.update(rows)
+        return [known[k] for k in keys], took
+
+
+def eval_rerank(store, samples, qrels, all_hits: dict[str, list], args) -> dict:
+    """The rerank stage on each first stage in RERANK_FIRST: the best ``--rerank-depth`` chunks scored by the
+    cross-encoder (rag/reranker.py), ordered by rag.reranker.rerank_order at each weight of the grid (1: pure rerank),
+    the chunks below in first-stage order. Model seconds per query are kept where no logit came from the cache."""
+    reranker = CrossEncoderReranker(max_length=args.rerank_max_length)
+    reranker.score("warm-up", ["the model loads before any query is timed"])
+    cache = RerankCache(args.rerank_cache)
+    depth = args.rerank_depth
+    rows, seconds = {}, []
+    logits: dict[str, list[list[float]]] = {}
+    for first in RERANK_FIRST:
+        t0 = time.perf_counter()
+        logits[first] = []
+        for i, (s, row) in enumerate(zip(samples, all_hits[first])):
+            scores, took = cache.scores(reranker, s.question, [embedding_text(store.nodes[h.position]) for h in row[:depth]])
+            logits[first].append(scores)
+            if took is not None:
+                seconds.append(took)
+            if (i + 1) % 100 == 0:
+                log(f"    rerank {first}: {i + 1}/{len(samples)} queries ({time.perf_counter() - t0:.0f}s)")
+        for w in RERANK_WEIGHTS:
+            rankings = {}
+            for s, row, lg in zip(samples, all_hits[first], logits[first]):
+                head = row[:depth]
+                order, _ = rerank_order([h.score for h in head], lg, w)
+                rankings[s.id] = doc_ranking(store.nodes, [head[j].position for j in order] +
+                                             [h.position for h in row[depth:]])
+            name = f"{first} +rerank@{depth} w={w}"
+            rows[name] = {**quality(qrels, rankings), "first_stage": first, "depth": depth, "weight": w}
+            log(f"  {name}: nDCG@10 {fmt(rows[name]['ndcg@10'])}")
+    pairs_s = [depth / t for t in seconds if t > 0]
+    latency = {"model_ms_p50": float(np.percentile(seconds, 50)) * 1e3 if seconds else None,
+               "model_ms_p95": float(np.percentile(seconds, 95)) * 1e3 if seconds else None,
+               "pairs_per_s_p50": float(np.percentile(pairs_s, 50)) if pairs_s else None,
+               "queries_timed": len(seconds), "int8_ffn": reranker.quantized, "max_length": reranker.max_length,
+               "model": str(reranker.path.relative_to(ROOT)) if reranker.path.is_relative_to(ROOT) else str(reranker.path)}
+    return {"rows": rows, "latency": latency}
 
 
 def time_single(search_one, queries: np.ndarray) -> dict[str, float]:
@@ -212,14 +309,22 @@ def run_dataset(name: str, folder: Path, split: str, embedder, args) -> dict:
         build = {f"{k}_s": v for k, v in store.build_seconds.items()}
         build.update(index_device=store.device, embedding=embed_throughput(embedder, [embedding_text(n) for n in store.nodes]))
         log(f"{name}: {len(store.nodes)} chunks; retrievers")
-        retrievers = eval_retrievers(store, embedder, samples, qrels)
-        log(f"{name}: faiss index kinds")
-        indexes = eval_indexes(vectors, qv, samples, qrels, store.nodes)
+        retrievers, all_hits = eval_retrievers(store, embedder, samples, qrels)
+        aggregation = eval_aggregation(store, samples, qrels, all_hits)
+        rerank = None
+        if not args.no_rerank:
+            log(f"{name}: rerank stage (top {args.rerank_depth} chunks, cache {args.rerank_cache})")
+            rerank = eval_rerank(store, samples, qrels, all_hits, args)
+        indexes = {}
+        if not args.no_indexes:
+            log(f"{name}: faiss index kinds")
+            indexes = eval_indexes(vectors, qv, samples, qrels, store.nodes)
     return {"split": split, "n_docs": len(docs), "n_chunks": len(vectors), "n_queries": len(samples),
             "dropped_empty_docs": dropped,
             "chunks_per_doc": {"mean": float(chunks_per_doc.mean()), "max": int(chunks_per_doc.max()),
                                "share_le_2": float(np.mean(chunks_per_doc <= 2))},
-            "dim": int(vectors.shape[1]), "build": build, "retrievers": retrievers, "indexes": indexes}
+            "dim": int(vectors.shape[1]), "build": build, "retrievers": retrievers, "aggregation": aggregation,
+            "rerank": rerank, "indexes": indexes}
 
 
 def print_tables(name: str, r: dict) -> None:
@@ -227,6 +332,18 @@ def print_tables(name: str, r: dict) -> None:
              f"({r['chunks_per_doc']['mean']:.2f}/doc), {r['n_queries']} queries. Retrieval quality (document level)")
     rows = [[m, v["ndcg@10"], v[f"recall@{DOC_K}"], v["mrr@10"], v["queries_per_s"]] for m, v in r["retrievers"].items()]
     print(render(["retriever", "nDCG@10", f"recall@{DOC_K}", "MRR@10", "queries/s"], rows, title))
+    rows = [[m, v["ndcg@10"], v[f"recall@{DOC_K}"], v["mrr@10"]] for m, v in r["aggregation"].items()]
+    print(render(["chunk hits -> documents", "nDCG@10", f"recall@{DOC_K}", "MRR@10"], rows,
+                 f"\n{name}: document-level aggregation (a document's best chunk, or the sum of its best 2 / 3)"))
+    if r["rerank"]:
+        lat = r["rerank"]["latency"]
+        rows = [[m, v["ndcg@10"], v[f"recall@{DOC_K}"], v["mrr@10"]] for m, v in r["rerank"]["rows"].items()]
+        print(render(["first stage +rerank (w: reranker share)", "nDCG@10", f"recall@{DOC_K}", "MRR@10"], rows,
+                     f"\n{name}: rerank stage ({lat['model']}, max_length {lat['max_length']}, int8 FFN "
+                     f"{lat['int8_ffn']}); model time per query p50 {fmt(lat['model_ms_p50'])} ms, p95 "
+                     f"{fmt(lat['model_ms_p95'])} ms over {lat['queries_timed']} uncached queries"))
+    if not r["indexes"]:
+        return
     rows = [[k, v["factory"], v["search_params"], v["device"], v["build_s"], v["p50_ms"], v["p99_ms"], v["batch_qps"],
              v["size_bytes"] / 2**20, v["recall@10_vs_flat"], v["ndcg@10"]] for k, v in r["indexes"].items()]
     print(render(["index", "factory", "search", "device", "build s", "p50 ms", "p99 ms", "batch q/s", "size MiB",
@@ -258,6 +375,12 @@ def parse_args(argv):
     p.add_argument("--max-docs", type=int, default=None, help="at most N docs (judged docs of kept queries first)")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "retrieval.json")
     p.add_argument("--embedder", choices=["minilm", "fake"], default="minilm")
+    p.add_argument("--no-indexes", action="store_true", help="skip the faiss index kinds (quality tables only)")
+    p.add_argument("--no-rerank", action="store_true", help="skip the rerank stage (the slow part on a CPU)")
+    p.add_argument("--rerank-depth", type=int, default=RetrievalConfig().rerank_depth, help="chunks reranked per query")
+    p.add_argument("--rerank-max-length", type=int, default=RetrievalConfig().rerank_max_length)
+    p.add_argument("--rerank-cache", type=Path, default=models.cache_dir() / "rerank-bench.sqlite",
+                   help="reranker logits kept between runs")
     args = p.parse_args(argv)
     args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     unknown = [d for d in args.datasets if d not in DATASETS]

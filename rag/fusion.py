@@ -1,7 +1,11 @@
-"""Reciprocal rank fusion (Cormack et al., 2009): pure, deterministic, unit-tested."""
+"""Fusion of ranked lists, pure and deterministic: reciprocal rank fusion (Cormack et al., 2009), a convex combination
+of normalised scores (min-max or z-score), interpolation of two scores of the same candidates (first stage and
+reranker), and document-level aggregation of chunk hits."""
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import Literal
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60,
@@ -26,3 +30,82 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60,
             scores[doc] = scores.get(doc, 0.0) + w / (k + rank)
             best[doc] = min(best.get(doc, rank), rank)
     return sorted(scores.items(), key=lambda kv: (-kv[1], best[kv[0]], kv[0]))
+
+
+Normalisation = Literal["minmax", "zscore"]
+
+
+def normalise(scores: Sequence[float], how: Normalisation = "minmax") -> list[float]:
+    """Scores of one list on a common scale: min-max to [0, 1] (all equal: all 1.0), or z-scores (all equal: all 0.0).
+
+    Raw scores of different retrievers (cosine in [-1, 1], BM25 unbounded, a cross-encoder's logits) cannot be added;
+    their normalised values can."""
+    if how not in ("minmax", "zscore"):
+        raise ValueError(f"unknown normalisation {how!r}: expected 'minmax' or 'zscore'")
+    xs = [float(s) for s in scores]
+    if not xs:
+        return []
+    if how == "minmax":
+        lo, hi = min(xs), max(xs)
+        return [1.0] * len(xs) if hi == lo else [(x - lo) / (hi - lo) for x in xs]
+    mean = sum(xs) / len(xs)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / len(xs))
+    return [0.0] * len(xs) if sd == 0 else [(x - mean) / sd for x in xs]
+
+
+def weighted_fusion(scored: Sequence[Sequence[tuple[str, float]]], weights: Sequence[float] | None = None,
+                    how: Normalisation = "minmax") -> list[tuple[str, float]]:
+    """Convex combination of normalised scores: score(d) = sum_i w_i * norm_i(d), the weights scaled to sum to 1.
+
+    Each list holds (id, raw score); it is normalised on its own. An id a list did not return gets that list's lowest
+    normalised value (it scored at most as well as the worst it kept). Ties: best position in any list, then id."""
+    weights = list(weights) if weights is not None else [1.0] * len(scored)
+    if len(weights) != len(scored):
+        raise ValueError("one weight per list")
+    if any(w < 0 for w in weights) or not sum(weights) > 0:
+        raise ValueError("weights must be non-negative and not all zero")
+    total = sum(weights)
+    fused: dict[str, float] = {}
+    best: dict[str, int] = {}
+    per_list: list[tuple[dict[str, float], float, float]] = []
+    for items, w in zip(scored, weights):
+        norm: dict[str, float] = {}
+        for pos, (doc, value) in enumerate(zip((d for d, _ in items), normalise([s for _, s in items], how))):
+            if doc not in norm:  # a repeated id counts once, at its first (best) position
+                norm[doc] = value
+                best[doc] = min(best.get(doc, pos), pos)
+        per_list.append((norm, min(norm.values(), default=0.0), w / total))
+    for norm, floor, w in per_list:
+        for doc in best:
+            fused[doc] = fused.get(doc, 0.0) + w * norm.get(doc, floor)
+    return sorted(fused.items(), key=lambda kv: (-kv[1], best[kv[0]], kv[0]))
+
+
+def interpolate(first: Sequence[float], second: Sequence[float], weight: float,
+                how: Normalisation = "minmax") -> list[float]:
+    """(1 - weight) * norm(first) + weight * norm(second), element-wise over the same candidates: weight 1 is the
+    second score alone (pure rerank), 0 the first alone."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError("weight must be in [0, 1]")
+    if len(first) != len(second):
+        raise ValueError("one second score per first score")
+    a, b = normalise(first, how), normalise(second, how)
+    return [(1 - weight) * x + weight * y for x, y in zip(a, b)]
+
+
+Aggregation = Literal["max", "sum2", "sum3"]
+
+
+def aggregate_documents(hits: Sequence[tuple[str, float]], how: Aggregation = "max") -> list[tuple[str, float]]:
+    """Chunk hits (document id, score; best first) -> documents, best first: a document scores its best chunk (max),
+    or the sum of its best two or three (``sum2``/``sum3``: a document with several matching chunks climbs). Ties keep
+    the order of each document's first chunk."""
+    depth = {"max": 1, "sum2": 2, "sum3": 3}.get(how)
+    if depth is None:
+        raise ValueError(f"unknown aggregation {how!r}: expected max, sum2 or sum3")
+    per_doc: dict[str, list[float]] = {}
+    for doc, score in hits:
+        per_doc.setdefault(doc, []).append(float(score))
+    first = {doc: i for i, doc in enumerate(per_doc)}
+    totals = {doc: sum(sorted(s, reverse=True)[:depth]) for doc, s in per_doc.items()}
+    return sorted(totals.items(), key=lambda kv: (-kv[1], first[kv[0]]))

@@ -1,4 +1,4 @@
-"""Dense (faiss through llama-index's FaissVectorStore), BM25 and hybrid (RRF) retrieval over an IndexStore.
+"""Dense (faiss through llama-index's FaissVectorStore), BM25 and hybrid (RRF or weighted) retrieval over an IndexStore.
 
 Each retriever is a llama-index ``BaseRetriever`` (``retrieve("question") -> [NodeWithScore]``) and also offers
 ``search_batch`` returning :class:`Hit` lists with every signal kept (scores and ranks per retriever)."""
@@ -13,7 +13,7 @@ from llama_index.core.vector_stores.types import VectorStoreQuery
 from corpora.errors import warn
 from rag import faiss_index
 from rag.config import RetrievalConfig
-from rag.fusion import reciprocal_rank_fusion
+from rag.fusion import reciprocal_rank_fusion, weighted_fusion
 from rag.store import IndexStore
 
 
@@ -66,7 +66,8 @@ class BM25Retriever(_StoreRetriever):
                 for row in self.store.bm25.search_batch(queries, k)]
 
 class HybridRetriever(_StoreRetriever):
-    """Dense and BM25 candidates (``candidate_k`` each) fused by reciprocal rank fusion."""
+    """Dense and BM25 candidates (``candidate_k`` each) fused by reciprocal rank fusion, or by a convex combination of
+    their normalised scores (``fusion``: minmax / zscore, ``dense_weight``)."""
 
     name = "hybrid"
 
@@ -82,9 +83,15 @@ class HybridRetriever(_StoreRetriever):
             signals: dict[int, dict[str, float]] = {}
             for h in [*d_hits, *b_hits]:
                 signals.setdefault(h.position, {}).update(h.signals)
-            fused = reciprocal_rank_fusion([[str(h.position) for h in d_hits], [str(h.position) for h in b_hits]],
-                                           k=self.cfg.rrf_k)
-            out.append([Hit(int(p), s, {**signals[int(p)], "rrf_score": s}) for p, s in fused[:k]])
+            if self.cfg.fusion == "rrf":
+                fused = reciprocal_rank_fusion([[str(h.position) for h in d_hits], [str(h.position) for h in b_hits]],
+                                               k=self.cfg.rrf_k)
+            else:
+                w = self.cfg.dense_weight
+                fused = weighted_fusion([[(str(h.position), h.score) for h in d_hits],
+                                         [(str(h.position), h.score) for h in b_hits]], [w, 1 - w], self.cfg.fusion)
+            key = "rrf_score" if self.cfg.fusion == "rrf" else "fused_score"
+            out.append([Hit(int(p), s, {**signals[int(p)], key: s}) for p, s in fused[:k]])
         return out
 
 RETRIEVERS = {"dense": DenseRetriever, "bm25": BM25Retriever, "hybrid": HybridRetriever}

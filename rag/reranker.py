@@ -1,0 +1,144 @@
+"""The rerank stage: a cross-encoder reads each (passage, question) pair of the first stage's best candidates and
+reorders them, alone (weight 1) or interpolated with the first stage's normalised score.
+
+The default model is the project's relevance cross-encoder (MiniLM-L6, one logit, trained on QNLI, NoMIRACL,
+HaluEval-QA and Factcheck-GPT pairs, never on SciFact or Cranfield: its MODEL_CARD.md). It ships with the judges;
+this module finds its folder by path (rag/ does not import eval/) and loads it offline, with the feed-forward
+layers in int8 on CPU."""
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from rag.config import RetrievalConfig
+from rag.embeddings import quiet_model_loading
+from rag.fusion import interpolate
+from rag.models import ModelUnavailable
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = {"relevance-minilm": ROOT / "eval" / "judges" / "weights" / "groundedness-minilm-v3" / "relevance"}
+
+
+class RerankerUnavailable(ModelUnavailable):
+    """The reranker's folder is missing or cannot be loaded (one-line message)."""
+
+
+def model_dir(name: str) -> Path:
+    """The folder of ``name``: a registered name, else a sentence-transformers CrossEncoder folder."""
+    path = MODELS.get(name, Path(name))
+    if not (path / "config.json").is_file():
+        raise RerankerUnavailable(f"reranker {name!r}: no cross-encoder folder at {path} (config.json missing)")
+    return path
+
+
+def _is_ffn(name: str) -> bool:
+    return name.endswith("intermediate.dense") or (name.endswith("output.dense") and "attention" not in name)
+
+
+def quantize_ffn(model) -> bool:
+    """Dynamic int8 for a CPU BERT's feed-forward linears, in place (2/3 of its matmul work); False: stays fp32."""
+    try:
+        import torch  # noqa: PLC0415 - lazy: torch takes seconds to import, the CLI's parser imports this module
+
+        inner = model[0] if hasattr(model, "__getitem__") else model  # sentence-transformers' Transformer module
+        target = inner.model if hasattr(inner, "model") else inner
+        if next(target.parameters()).device.type != "cpu":
+            return False
+        ffn = [n for n, m in target.named_modules() if isinstance(m, torch.nn.Linear) and _is_ffn(n)]
+        if not ffn:
+            return False
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            qconfig = torch.ao.quantization.per_channel_dynamic_qconfig
+            quantized = torch.ao.quantization.quantize_dynamic(target, {n: qconfig for n in ffn}, dtype=torch.qint8)
+        if hasattr(inner, "model"):
+            inner.model = quantized
+        return True
+    except Exception:  # noqa: BLE001 - a torch without eager int8: fp32, slower
+        return False
+
+
+class CrossEncoderReranker:
+    """Scores (passage, question) pairs with a 1-logit CrossEncoder; loaded on first use, shared across threads."""
+
+    def __init__(self, name: str = "relevance-minilm", *, max_length: int = 160, batch_size: int = 32,
+                 device: str | None = None, int8: bool = True):
+        self.name = name
+        self.path = model_dir(name)
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.device = device
+        self.int8 = int8
+        self.quantized = False
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        with self._lock:
+            if self._model is None:
+                try:
+                    from sentence_transformers import CrossEncoder  # noqa: PLC0415 - lazy, as torch
+
+                    quiet_model_loading()
+                    self._model = CrossEncoder(str(self.path), max_length=self.max_length, device=self.device,
+                                               local_files_only=True)
+                except Exception as exc:  # noqa: BLE001 - any load failure is one line
+                    raise RerankerUnavailable(f"reranker {self.name!r} at {self.path}: {type(exc).__name__}: "
+                                              f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+                self.quantized = self.int8 and quantize_ffn(self._model)
+            return self._model
+
+    def score(self, question: str, passages: list[str]) -> np.ndarray:
+        """One logit per passage (higher: more relevant to ``question``)."""
+        if not passages:
+            return np.zeros(0, dtype=np.float32)
+        import torch  # noqa: PLC0415 - lazy, as above
+
+        model = self.model
+        pairs = [(p, question) for p in passages]  # the order it was trained in: passage first, question second
+        out = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True,
+                            activation_fn=torch.nn.Identity())
+        return np.asarray(out, dtype=np.float32).reshape(-1)
+
+
+def rerank_order(first: list[float], rerank: list[float], weight: float) -> tuple[list[int], list[float]]:
+    """Positions of the candidates in their new order and each one's combined score (same order): ``weight`` 1 sorts
+    by the reranker alone, below 1 by the interpolation of the min-max normalised scores. Ties keep the first stage's
+    order."""
+    combined = list(map(float, rerank)) if weight == 1.0 else interpolate(first, rerank, weight)
+    order = sorted(range(len(combined)), key=lambda i: (-combined[i], i))
+    return order, [combined[i] for i in order]
+
+
+class RerankStage:
+    """Reranks the first ``depth`` hits of a first-stage list in place of their order; the hits below keep theirs.
+
+    Each reranked hit's score becomes the combined score; its signals gain ``rerank_score`` (the logit),
+    ``first_stage_rank`` and ``first_stage_score``."""
+
+    def __init__(self, cfg: RetrievalConfig, reranker: CrossEncoderReranker | None = None):
+        self.depth = cfg.rerank_depth
+        self.weight = cfg.rerank_weight
+        self.reranker = reranker or CrossEncoderReranker(cfg.reranker, max_length=cfg.rerank_max_length)
+        self.last_ms = 0.0
+
+    def apply(self, question: str, hits: list, passage_of) -> list:
+        """``hits`` (objects with ``score`` and ``signals``, best first) reordered; ``passage_of(hit)`` is its text."""
+        t = time.perf_counter()
+        head, tail = hits[: self.depth], hits[self.depth:]
+        logits = self.reranker.score(question, [passage_of(h) for h in head])
+        order, combined = rerank_order([h.score for h in head], logits.tolist(), self.weight)
+        out = []
+        for new_score, i in zip(combined, order):
+            h = head[i]
+            h.signals = {**h.signals, "rerank_score": float(logits[i]), "first_stage_rank": float(i + 1),
+                         "first_stage_score": float(h.score)}
+            h.score = new_score
+            out.append(h)
+        self.last_ms = (time.perf_counter() - t) * 1000
+        return out + tail

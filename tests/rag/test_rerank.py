@@ -1,0 +1,74 @@
+"""The rerank stage (rag/reranker.py) in the pipeline on the bundled corpus: real MiniLM first stage, the real relevance
+cross-encoder, the fake LLM. What the trace records, that the order is the reranker's, and one-line config errors."""
+import pytest
+
+from corpora.bundled import bundled_questions
+from corpora.errors import InputError
+from rag.config import PipelineConfig, load_config
+from rag.llm import FakeLLM
+from rag.reranker import RerankerUnavailable, RerankStage
+from rag.session import open_pipeline
+
+pytestmark = pytest.mark.model
+
+DEPTH = 12
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("idx") / "bundled")
+
+
+def _cfg(index_dir, **retrieval):
+    return PipelineConfig.model_validate({"index_dir": index_dir, "retrieval": retrieval})
+
+
+def test_the_rerank_stage_reorders_the_first_stage_and_the_trace_says_so(index_dir):
+    questions = [q for q in bundled_questions() if q.relevant_doc_ids][:8]
+    with open_pipeline(_cfg(index_dir), llm=FakeLLM()) as plain:
+        first = {q.id: plain.retrieve(q.question) for q in questions}
+    cfg = _cfg(index_dir, rerank=True, rerank_depth=DEPTH)
+    assert cfg.config_hash() != _cfg(index_dir).config_hash()
+    with open_pipeline(cfg, llm=FakeLLM()) as pipe:
+        reranked = {q.id: pipe.retrieve(q.question) for q in questions}
+        trace = pipe.answer(questions[0].question, questions[0])
+    moved = 0
+    for q in questions:
+        before, after = first[q.id], reranked[q.id]
+        head = after[:DEPTH]
+        assert {c.chunk_id for c in head} == {c.chunk_id for c in before[:DEPTH]}  # the same candidates, reordered
+        assert [c.chunk_id for c in after[DEPTH:]] == [c.chunk_id for c in before[DEPTH:len(after)]]  # below: kept
+        logits = [c.signals["rerank_score"] for c in head]
+        assert logits == sorted(logits, reverse=True) and [c.score for c in head] == logits  # pure rerank: by logit
+        assert all(before[int(c.signals["first_stage_rank"]) - 1].chunk_id == c.chunk_id for c in head)
+        assert [c.rank for c in after] == list(range(1, len(after) + 1))
+        moved += [c.chunk_id for c in head] != [c.chunk_id for c in before[:DEPTH]]
+        # the reranker reads the question: a relevant document is at the top for these written-to-the-corpus questions
+    assert moved >= len(questions) // 2
+    hit_at_1 = sum(reranked[q.id][0].doc_id in q.relevant_doc_ids for q in questions)
+    assert hit_at_1 >= len(questions) - 2
+    assert {"retrieve", "rerank", "generate", "total"} <= set(trace.latency_ms) and trace.latency_ms["rerank"] > 0
+    assert [c.rank for c in trace.ranked()] == list(range(1, len(trace.ranked()) + 1))
+    assert all("rerank_score" in c.signals for c in trace.contexts)
+    assert [c.chunk_id for c in trace.ranked()] == [c.chunk_id for c in reranked[questions[0].id]]
+
+
+def test_interpolation_keeps_the_first_stage_at_weight_zero(index_dir):
+    q = next(q for q in bundled_questions() if q.relevant_doc_ids)
+    with open_pipeline(_cfg(index_dir), llm=FakeLLM()) as plain:
+        before = [c.chunk_id for c in plain.retrieve(q.question)]
+    with open_pipeline(_cfg(index_dir, rerank=True, rerank_depth=DEPTH, rerank_weight=0.0), llm=FakeLLM()) as pipe:
+        after = pipe.retrieve(q.question)
+    assert [c.chunk_id for c in after] == before and "rerank_score" in after[0].signals
+
+
+def test_config_errors_are_one_line():
+    with pytest.raises(InputError) as err:
+        load_config(overrides={"retrieval": {"rerank_weight": 1.5}})
+    assert "retrieval.rerank_weight" in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(InputError) as err:
+        load_config(environ={"RAGDOCTOR_RETRIEVAL__RERANK_DEPTH": "0"})
+    assert "retrieval.rerank_depth" in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(RerankerUnavailable) as missing:
+        RerankStage(load_config(overrides={"retrieval": {"rerank": True, "reranker": "/no/such/folder"}}).retrieval)
+    assert "/no/such/folder" in str(missing.value) and "\n" not in str(missing.value)
