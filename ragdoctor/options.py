@@ -26,6 +26,9 @@ def pipeline_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--top-k", type=int, help="chunks given to the generator (>= 1)")
     g.add_argument("--context-tokens", type=int, help="pack the ranked chunks that fit whole into this many tokens "
                    "(>= 32, the embedder's tokenizer) instead of taking the top-k")
+    g.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
+                   help="rerank the first stage's best chunks with the bundled relevance cross-encoder "
+                   "(retrieval.rerank; depth and weight in the config)")
     g.add_argument("--base-url", action="append", help="OpenAI-compatible server (NIM, vLLM, Ollama, OpenAI); repeat "
                    "it for a fleet (requests go round-robin, a retry to the next one); default: bundled model")
     g.add_argument("--concurrency", type=int, help="requests in flight at once (default 1; the bundled model gets "
@@ -44,6 +47,7 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
     for dotted, value in [("corpus", args.corpus), ("index_dir", args.index_dir), ("embedding.model", args.embedder),
                           ("index.kind", args.kind), ("retrieval.mode", args.mode), ("retrieval.top_k", args.top_k),
                           ("retrieval.context_tokens", getattr(args, "context_tokens", None)),
+                          ("retrieval.rerank", getattr(args, "rerank", None)),
                           ("generation.base_url", base_urls(args.base_url)), ("generation.model", args.model),
                           ("generation.concurrency", getattr(args, "concurrency", None)),
                           ("generation.timeout", getattr(args, "request_timeout", None)),

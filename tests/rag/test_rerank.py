@@ -1,10 +1,16 @@
 """The rerank stage (rag/reranker.py) in the pipeline on the bundled corpus: real MiniLM first stage, the real relevance
 cross-encoder, the fake LLM. What the trace records, that the order is the reranker's, and one-line config errors."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from corpora.bundled import bundled_questions
 from corpora.errors import InputError
 from rag.config import PipelineConfig, load_config
+from rag.fake_server import FakeOpenAIServer
 from rag.llm import FakeLLM
 from rag.reranker import RerankerUnavailable, RerankStage
 from rag.session import open_pipeline
@@ -12,6 +18,7 @@ from rag.session import open_pipeline
 pytestmark = pytest.mark.model
 
 DEPTH = 12
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +79,15 @@ def test_config_errors_are_one_line():
     with pytest.raises(RerankerUnavailable) as missing:
         RerankStage(load_config(overrides={"retrieval": {"rerank": True, "reranker": "/no/such/folder"}}).retrieval)
     assert "/no/such/folder" in str(missing.value) and "\n" not in str(missing.value)
+
+
+def test_the_cli_flag_and_a_missing_reranker_is_exit_2_in_one_line(tmp_path):
+    env = {**os.environ, "RAGDOCTOR_RETRIEVAL__RERANKER": str(tmp_path / "nope"),
+           "PYTHONPATH": os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(ROOT)])}
+    with FakeOpenAIServer() as srv:
+        proc = subprocess.run([sys.executable, "-m", "ragdoctor.cli", "ask", "What is LoRA?", "--rerank", "--embedder",
+                               "fake", "--index-dir", str(tmp_path / "idx"), "--base-url", srv.base_url],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "nope" in lines[0] and "Traceback" not in proc.stderr
