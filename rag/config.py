@@ -48,12 +48,24 @@ class IndexConfig(_Strict):
                                                    "8-bit (sq8) or exact float (flat, IndexRefineFlat) vectors")
     refine_k_factor: int = Field(4, ge=1, description="IVF-PQ refine: candidates re-ranked per result")
     use_gpu: Literal["auto", "never"] = "auto"
+    on_disk: bool = Field(False, description="IVF kinds: inverted lists in one file mmapped at load, not read into "
+                          "memory (faiss OnDiskInvertedLists; rag/ondisk_index.py)")
+
+    @model_validator(mode="after")
+    def _on_disk_fits(self) -> IndexConfig:
+        if self.on_disk:
+            from rag.ondisk_index import on_disk_refusal  # noqa: PLC0415 - the reasons live with the mechanism
+
+            why = on_disk_refusal(self.kind, self.refine)
+            if why:
+                raise ValueError(why)
+        return self
 
     def hash_fields(self) -> dict[str, Any]:
         """The settings as the pipeline's config hash sees them: the refine keys only for IVF-PQ, and an unset nprobe
         as the former default 8 for the kinds it does not apply to, so a flat, HNSW or SQ8 run keeps the hash it had
-        before these keys existed (an IVF run's hash changes: its default search changed)."""
-        data = self.model_dump()
+        before these keys existed (an IVF run's hash changes: its default search changed); never ``on_disk``."""
+        data = self.model_dump(exclude={"on_disk"})  # where the lists live changes no result
         if self.kind != "ivfpq":
             data.pop("refine"), data.pop("refine_k_factor")
         if self.nprobe is None and self.kind not in ("ivf", "ivfpq"):

@@ -127,6 +127,10 @@ def to_device(index, cfg: IndexConfig, log=None):
     the GPU (an IVF-PQ code size its kernels lack)."""
     if cfg.use_gpu == "never" or cfg.kind not in GPU_KINDS or gpu_count() == 0:
         return index, "cpu"
+    if cfg.on_disk:  # a GPU copy would read every list into GPU memory: the point of on-disk lists is not to
+        if log:
+            log("the index's inverted lists are on disk (mmapped): searching on the CPU")
+        return index, "cpu"
     usable, why = gpu_usable()
     if not usable:
         if log:
@@ -159,7 +163,12 @@ def save(index, path: str | Path) -> None:
     faiss.write_index(index, str(path))
 
 
-def load(path: str | Path):
+def load(path: str | Path, *, on_disk: bool = False):
+    """The index at ``path``; ``on_disk``: its inverted lists mmapped from the file beside it (rag/ondisk_index.py)."""
+    if on_disk:
+        from rag.ondisk_index import load as load_on_disk  # noqa: PLC0415
+
+        return load_on_disk(path)
     return faiss.read_index(str(path))
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from corpora.errors import InputError
 from rag.manifest import is_index_manifest
 
-INDEX_FILES = frozenset({"manifest.json", "chunks.jsonl", "dense.faiss", "bm25"})
+INDEX_FILES = frozenset({"manifest.json", "chunks.jsonl", "dense.faiss", "dense.ivfdata", "bm25"})
 
 
 def _is_ours(folder: Path) -> bool:

@@ -5,19 +5,22 @@ Up to ``max_train`` chunks the driver holds every vector and builds exactly what
 (rag/faiss_index.build on the same vectors). Past it, a trained kind (IVF, IVF-PQ, SQ8) is trained on a random sample
 of ``max_train`` chunks (embedded first) and the shards are added to it one by one (faiss's ``Index.add`` in shards),
 so the driver never holds more than one shard of float vectors besides the index itself (IVF-PQ keeps only codes);
-flat and HNSW indexes need no training and are filled shard by shard too. The manifest, the files and every check on
-load are those of a local build (rag/store.py)."""
+flat and HNSW indexes need no training and are filled shard by shard too. With ``index.on_disk`` (IVF kinds) the index
+itself need not fit in memory either: each shard goes into an empty clone of the trained index, written to its own
+file, and the shards' inverted lists are merged into one file that searches mmap (rag/ondisk_index.py). The manifest,
+the files and every check on load are those of a local build (rag/store.py)."""
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from corpora.errors import UsageError
-from rag import faiss_index
+from rag import faiss_index, ondisk_index
 from rag.config import IndexConfig
 from rag.ray_runtime import connect, ray_module
 
@@ -63,11 +66,14 @@ class RayDense:
             raise UsageError(f"--gpus-per-worker must be 0 or more, got {self.gpus_per_worker:g}")
         ray_module()
 
-    def __call__(self, texts: Sequence[str], cfg: IndexConfig):
+    def __call__(self, texts: Sequence[str], cfg: IndexConfig, folder: Path | None = None):
+        """The index of ``texts``; with ``cfg.on_disk`` its inverted lists are written into ``folder``."""
+        if cfg.on_disk and folder is None:
+            raise ValueError("an on-disk index needs the folder its lists are written into")
         ray = ray_module()
         started = connect(self.address, **self.init)
         try:
-            return self._build(ray, list(texts), cfg)
+            return self._build(ray, list(texts), cfg, folder)
         finally:
             if started:
                 ray.shutdown()
@@ -104,14 +110,21 @@ class RayDense:
         if expect != len(idx):
             raise RuntimeError(f"{expect} vectors came back for {len(idx)} texts")
 
-    def _build(self, ray: Any, texts: list[str], cfg: IndexConfig):
+    def _build(self, ray: Any, texts: list[str], cfg: IndexConfig, folder: Path | None):
         n = len(texts)
         if n <= self.max_train:  # every vector on the driver: exactly the local build
-            return faiss_index.build(np.concatenate(list(self._shards(ray, texts))), cfg)
+            vectors = np.concatenate(list(self._shards(ray, texts)))
+            return faiss_index.build(vectors, cfg) if folder is None else ondisk_index.build(vectors, cfg, folder)
         import faiss  # noqa: PLC0415 - rag.faiss_index imports it already; named here for the factory call
 
         sample = np.sort(np.random.default_rng(self.seed).choice(n, self.max_train, replace=False))
         train = np.concatenate(list(self._shards(ray, texts, sample.tolist())))
+        if folder is not None:  # on disk: each shard into its own file, the lists merged into one at the end
+            writer = ondisk_index.ShardWriter(ondisk_index.empty_trained(train, cfg, n), folder)
+            del train
+            for vecs in self._shards(ray, texts):
+                writer.add(vecs)
+            return writer.finish()
         dim = int(train.shape[1])
         index = faiss.index_factory(dim, faiss_index.factory_string(cfg, n, dim), faiss.METRIC_INNER_PRODUCT)
         if not index.is_trained:

@@ -1,6 +1,7 @@
 """An index on disk: chunks (llama-index TextNodes), the faiss index, the BM25 index and the manifest.
 
-Layout of ``index_dir``: ``manifest.json``, ``chunks.jsonl``, ``dense.faiss``, ``bm25/``. Written to a temporary
+Layout of ``index_dir``: ``manifest.json``, ``chunks.jsonl``, ``dense.faiss``, ``bm25/`` (and ``dense.ivfdata``, the
+inverted lists of an on-disk IVF index: rag/ondisk_index.py). Written to a temporary
 sibling folder and swapped into place atomically (rag/index_dir.py), so a killed build never leaves half an index and
 never touches the old one; a folder without a ragdoctor index manifest is never replaced. Every load checks the
 files against the manifest's sizes and sha256 and the vector count against the chunks: a mismatch says rebuild."""
@@ -19,7 +20,7 @@ from llama_index.vector_stores.faiss import FaissVectorStore
 
 from corpora.errors import InputError, warn
 from corpora.records import Document
-from rag import faiss_index
+from rag import faiss_index, ondisk_index
 from rag.bm25 import BM25Index
 from rag.chunking import chunk_documents, embedding_text, hf_tokenizer, whitespace_tokenizer
 from rag.config import ChunkingConfig, IndexConfig
@@ -82,8 +83,9 @@ def _read_nodes(path: Path):
 
 def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunking: ChunkingConfig,
                 index_cfg: IndexConfig, with_bm25: bool = True, dense_builder=None) -> IndexStore:
-    """Chunk, embed, index and save. Returns the loaded store. ``dense_builder(texts, index_cfg)``, when given, embeds
-    and builds the faiss index elsewhere (rag/ray_index.RayDense: Ray Data actors) instead of with ``embedder``."""
+    """Chunk, embed, index and save. Returns the loaded store. ``dense_builder(texts, index_cfg, folder)``, when given,
+    embeds and builds the faiss index elsewhere (rag/ray_index.RayDense: Ray Data actors) instead of with
+    ``embedder``; ``folder`` is where an on-disk index writes its lists (``index_cfg.on_disk``), else None."""
     index_dir = check_index_target(index_dir)  # before minutes of embedding: a folder we may not replace fails now
     timings: dict[str, float] = {}
     t = time.perf_counter()
@@ -91,27 +93,32 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
     if not nodes:
         raise InputError(index_dir, "the corpus produced no chunks")
     timings["chunk"] = time.perf_counter() - t
-    t = time.perf_counter()
-    if dense_builder is None:
-        vectors = embedder.embed([embedding_text(n) for n in nodes])
-        timings["embed"] = time.perf_counter() - t
-        t = time.perf_counter()
-        dense = faiss_index.build(vectors, index_cfg)
-        timings["faiss"] = time.perf_counter() - t
-    else:
-        dense = dense_builder([embedding_text(n) for n in nodes], index_cfg)
-        timings["embed+faiss (ray)"] = time.perf_counter() - t
-    dim = int(dense.d)
-    bm25 = None
-    if with_bm25:
-        t = time.perf_counter()
-        bm25 = BM25Index.build([embedding_text(n) for n in nodes])
-        timings["bm25"] = time.perf_counter() - t
-        if bm25 is None:
-            warn(f"{index_dir}: the corpus has no words BM25 can index: the index is dense only")
+    texts = [embedding_text(n) for n in nodes]
     with building(index_dir) as tmp:
-        _write_nodes(tmp / "chunks.jsonl", nodes)
+        out = tmp if index_cfg.on_disk else None  # on disk: the inverted lists are written straight into the folder
+        t = time.perf_counter()
+        if dense_builder is None:
+            vectors = embedder.embed(texts)
+            timings["embed"] = time.perf_counter() - t
+            t = time.perf_counter()
+            dense = faiss_index.build(vectors, index_cfg) if out is None else \
+                ondisk_index.build(vectors, index_cfg, out)
+            del vectors
+            timings["faiss"] = time.perf_counter() - t
+        else:
+            dense = dense_builder(texts, index_cfg, out)
+            timings["embed+faiss (ray)"] = time.perf_counter() - t
+        dim, n_vectors = int(dense.d), int(dense.ntotal)
         faiss_index.save(dense, tmp / "dense.faiss")
+        del dense  # an on-disk index unmaps its lists file before the file is hashed
+        bm25 = None
+        if with_bm25:
+            t = time.perf_counter()
+            bm25 = BM25Index.build(texts)
+            timings["bm25"] = time.perf_counter() - t
+            if bm25 is None:
+                warn(f"{index_dir}: the corpus has no words BM25 can index: the index is dense only")
+        _write_nodes(tmp / "chunks.jsonl", nodes)
         if bm25 is not None:
             bm25.save(tmp / "bm25")
         manifest = Manifest(
@@ -121,7 +128,7 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
             corpus_checksum=corpus_checksum(docs), n_documents=len(docs), n_chunks=len(nodes),
             faiss_version=faiss.__version__, bm25=bm25 is not None,
             built_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            n_vectors=int(dense.ntotal), files=file_entries(tmp))
+            n_vectors=n_vectors, files=file_entries(tmp))
         (tmp / "manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
     store = load_index(index_dir, embedder, index_cfg=index_cfg)
     store.build_seconds = timings
@@ -136,9 +143,10 @@ def load_index(index_dir: str | Path, embedder, *, index_cfg: IndexConfig | None
     check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim,
                      normalized=embedder.normalize)
     verify_files(manifest, index_dir)
-    cfg = index_cfg or manifest.index
+    on_disk = manifest.index.on_disk  # how the files were written, whatever the caller's settings say
+    cfg = (index_cfg or manifest.index).model_copy(update={"on_disk": on_disk})
     try:
-        cpu_index = faiss_index.load(index_dir / "dense.faiss")
+        cpu_index = faiss_index.load(index_dir / "dense.faiss", on_disk=on_disk)
     except RuntimeError as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:200]
         raise IndexMismatch(f"index at {index_dir}: dense.faiss is unreadable ({why}); {REBUILD}") from None
@@ -171,9 +179,11 @@ def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunk
         if strict_embedder and manifest.embedder_id != embedder.model_id:
             check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim,
                              normalized=embedder.normalize)
-        search_time = {"nprobe", "ef_search", "use_gpu", "refine_k_factor"}
+        search_time = {"nprobe", "ef_search", "use_gpu", "refine_k_factor", "on_disk"}
         same_kind = manifest.index.model_dump(exclude=search_time) == index_cfg.model_dump(exclude=search_time) \
-            and manifest.factory == faiss_index.factory_string(index_cfg, manifest.n_chunks, manifest.dim)
+            and manifest.factory == faiss_index.factory_string(index_cfg, manifest.n_chunks, manifest.dim) \
+            and (manifest.index.on_disk or not index_cfg.on_disk)  # on-disk lists serve any search; asked for, a
+        # memory index is rebuilt on disk; never the reverse (a corpus put on disk may not fit in memory)
         if (manifest.embedder_id == embedder.model_id and same_kind
                 and not check_build_settings(manifest, chunking=chunking, checksum=corpus_checksum(docs))):
             return load_index(index_dir, embedder, index_cfg=index_cfg), False

@@ -93,6 +93,9 @@ def register(sub, pipeline_options) -> None:
     p = sub.add_parser("index", help="build (or check) the faiss + BM25 index over a corpus")
     pipeline_options(p)
     p.add_argument("--rebuild", action="store_true", help="rebuild even if the saved index is current")
+    p.add_argument("--on-disk", action="store_const", const=True, default=None,
+                   help="--kind ivf/ivfpq: keep the inverted lists in a file searches mmap (faiss "
+                        "OnDiskInvertedLists), built shard by shard, for corpora larger than memory")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="embed in this process (default) or on Ray Data actors (pip install 'ragdoctor[ray]')")
     p.add_argument("--ray-address", metavar="auto|ray://HOST:PORT",
