@@ -50,10 +50,15 @@ def on_disk_refusal(kind: str, refine: str = "none") -> str | None:
 def _quiet_c_stdout() -> Iterator[None]:
     """faiss's on-disk code prints ("resizing ...", "IO_FLAG_ONDISK_SAME_DIR: updating ...") on the C stdout, which
     would corrupt a command's own output (``ask --json``): file descriptor 1 goes to a temporary file for the call and
-    what faiss said is logged at debug level."""
+    what faiss said is logged at debug level. (Another thread's C-level writes to fd 1 in that window go there too.)"""
     libc = ctypes.CDLL(None)
-    sys.stdout.flush()
-    saved = os.dup(1)
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # a replaced or closed sys.stdout
+        sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no file descriptor 1 (a daemon): nothing to protect
+        yield
+        return
     with tempfile.TemporaryFile() as sink:
         os.dup2(sink.fileno(), 1)
         try:

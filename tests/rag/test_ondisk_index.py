@@ -136,3 +136,13 @@ def test_past_max_train_ray_fills_on_disk_shards_that_search_like_the_in_memory_
     same_search(memory.dense, disk.dense, queries)
     shutil.move(tmp_path / "disk", tmp_path / "moved")
     same_search(memory.dense, load_index(tmp_path / "moved", emb).dense, queries)
+
+
+def test_index_command_on_disk_prints_only_its_own_line_and_is_reused_without_the_flag(tmp_path, capfd):
+    from ragdoctor.cli import main
+
+    args = ["index", "--embedder", "fake", "--index-dir", str(tmp_path / "idx"), "--kind", "ivf"]
+    assert main([*args, "--on-disk"]) == 0
+    out = capfd.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith("index built") and (tmp_path / "idx" / "dense.ivfdata").is_file()
+    assert main(args) == 0 and capfd.readouterr().out.startswith("index up to date")
