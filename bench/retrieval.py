@@ -53,7 +53,6 @@ DATASETS = {"scifact": "train", "cranfield": "test"}  # name -> qrels split
 MODES = ("bm25", "dense", "hybrid")
 FUSION_WEIGHTS = (0.3, 0.5, 0.7)  # dense share in the min-max / z-score fusions: a coarse grid, reported whole
 FUSION_DEFAULT_W = 0.5
-RERANK_FIRST = ("hybrid", f"hybrid minmax w={FUSION_DEFAULT_W}")  # first stages the reranker reads
 RERANK_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)  # reranker share of the interpolated score (1: pure rerank)
 KINDS = ("flat", "ivf", "hnsw", "ivfpq", "sq8")
 CHUNK_K, DOC_K = 200, 100  # chunks retrieved per query, documents scored (first occurrence of each doc id)
@@ -163,7 +162,7 @@ class RerankCache:
 
 
 def eval_rerank(store, samples, qrels, all_hits: dict[str, list], args) -> dict:
-    """The rerank stage on each first stage in RERANK_FIRST: the best ``--rerank-depth`` chunks scored by the
+    """The rerank stage on each first stage of ``--rerank-first``: the best ``--rerank-depth`` chunks scored by the
     cross-encoder (rag/reranker.py), ordered by rag.reranker.rerank_order at each weight of the grid (1: pure rerank),
     the chunks below in first-stage order. Model seconds per query are kept where no logit came from the cache."""
     reranker = CrossEncoderReranker(max_length=args.rerank_max_length)
@@ -172,11 +171,11 @@ def eval_rerank(store, samples, qrels, all_hits: dict[str, list], args) -> dict:
     depth = args.rerank_depth
     rows, seconds = {}, []
     logits: dict[str, list[list[float]]] = {}
-    for first in RERANK_FIRST:
+    for first in args.rerank_first:
         t0 = time.perf_counter()
         logits[first] = []
         for i, (s, row) in enumerate(zip(samples, all_hits[first])):
-            scores, took = cache.scores(reranker, s.question, [embedding_text(store.nodes[h.position]) for h in row[:depth]])
+            scores, took = cache.scores(reranker, s.question, [store.nodes[h.position].text for h in row[:depth]])
             logits[first].append(scores)
             if took is not None:
                 seconds.append(took)
@@ -379,10 +378,16 @@ def parse_args(argv):
     p.add_argument("--no-rerank", action="store_true", help="skip the rerank stage (the slow part on a CPU)")
     p.add_argument("--rerank-depth", type=int, default=RetrievalConfig().rerank_depth, help="chunks reranked per query")
     p.add_argument("--rerank-max-length", type=int, default=RetrievalConfig().rerank_max_length)
+    p.add_argument("--rerank-first", default="hybrid", help="comma-separated first-stage rows the reranker reads "
+                   "(names as in the quality table, e.g. 'hybrid,hybrid minmax w=0.5')")
     p.add_argument("--rerank-cache", type=Path, default=models.cache_dir() / "rerank-bench.sqlite",
                    help="reranker logits kept between runs")
     args = p.parse_args(argv)
     args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    args.rerank_first = [f.strip() for f in args.rerank_first.split(",") if f.strip()]
+    known = {*MODES, *(f"hybrid {f} w={w}" for f in ("minmax", "zscore") for w in FUSION_WEIGHTS)}
+    if not set(args.rerank_first) <= known:
+        p.error(f"--rerank-first: unknown row(s) {sorted(set(args.rerank_first) - known)}; choose from {sorted(known)}")
     unknown = [d for d in args.datasets if d not in DATASETS]
     if unknown or not args.datasets:
         p.error(f"unknown dataset(s) {unknown}; choose from {', '.join(DATASETS)}")
@@ -406,7 +411,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     settings = {"chunking": CHUNKING.model_dump(), "chunk_k": CHUNK_K, "doc_k": DOC_K, "latency_queries": LATENCY_QUERIES,
                 "max_docs": args.max_docs, "max_queries": args.max_queries, "data_dir": str(args.data_dir),
-                "index_defaults": IndexConfig().model_dump(exclude={"kind", "nlist"}), "nlist": "round(sqrt(n_chunks))"}
+                "index_defaults": IndexConfig().model_dump(exclude={"kind", "nlist"}), "nlist": "round(sqrt(n_chunks))",
+                "fusion_weights": FUSION_WEIGHTS, "rerank": None if args.no_rerank else {
+                    "first_stages": args.rerank_first, "depth": args.rerank_depth, "weights": RERANK_WEIGHTS,
+                    "max_length": args.rerank_max_length, "passage": "chunk text (no title)"}}
     report = {"created": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine_info(embedder, results),
               "settings": settings, "datasets": results}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,6 @@ import threading
 import time
 
 from corpora.records import Candidate, Chunk, Question, Trace
-from rag.chunking import embedding_text
 from rag.config import PipelineConfig
 from rag.context_budget import leading_sentences, pack
 from rag.llm import LLMResponse
@@ -42,7 +41,7 @@ class Pipeline:
         with self._retrieving:
             hits = self.retriever.search(question, k)
             if self.rerank is not None:
-                hits = self.rerank.apply(question, hits, lambda h: embedding_text(self.store.nodes[h.position]))
+                hits = self.rerank.apply(question, hits, lambda h: self.store.nodes[h.position].text)
                 rerank_ms = self.rerank.last_ms
         out = []
         for rank, h in enumerate(hits, start=1):

@@ -128,7 +128,9 @@ class RerankStage:
         self.last_ms = 0.0
 
     def apply(self, question: str, hits: list, passage_of) -> list:
-        """``hits`` (objects with ``score`` and ``signals``, best first) reordered; ``passage_of(hit)`` is its text."""
+        """``hits`` (objects with ``score`` and ``signals``, best first) reordered; ``passage_of(hit)`` is its text:
+        the chunk's text alone, as the model was trained (passage windows, no title line: on a bundled question a
+        "title\ntext" passage read -4.8 where the text alone read +0.6)."""
         t = time.perf_counter()
         head, tail = hits[: self.depth], hits[self.depth:]
         logits = self.reranker.score(question, [passage_of(h) for h in head])

@@ -462,7 +462,7 @@ def confusion_frame(entry: dict) -> pd.DataFrame:
 
 def _mode(chunks: list[Chunk | Candidate]) -> str:
     keys = {k for c in chunks for k in c.signals}
-    if "rrf_score" in keys:
+    if "rrf_score" in keys or "fused_score" in keys:  # reciprocal rank or weighted score fusion
         return "hybrid"
     if "dense_rank" in keys and "bm25_rank" not in keys:
         return "dense"

@@ -39,18 +39,27 @@ def test_bench_writes_every_retriever_and_index_kind(tmp_path, bench, capsys):
     _beir(tmp_path / "data" / "scifact")
     out = tmp_path / "res.json"
     rc = bench.main(["--data-dir", str(tmp_path / "data"), "--datasets", "scifact", "--embedder", "fake",
-                     "--out", str(out)])
+                     "--out", str(out), "--rerank-depth", "4", "--rerank-cache", str(tmp_path / "rerank.sqlite")])
     assert rc == 0
     report = json.loads(out.read_text())
     ds = report["datasets"]["scifact"]
     assert ds["n_docs"] == 48 and ds["n_queries"] == 12 and ds["dropped_empty_docs"] == ["empty"]
     assert ds["n_chunks"] >= ds["n_docs"]
 
-    assert set(ds["retrievers"]) == {"bm25", "dense", "hybrid"}
+    fusions = {f"hybrid {f} w={w}" for f in ("minmax", "zscore") for w in (0.3, 0.5, 0.7)}
+    assert set(ds["retrievers"]) == {"bm25", "dense", "hybrid"} | fusions
     for mode, m in ds["retrievers"].items():
         for key in ("ndcg@10", "recall@100", "mrr@10"):
             assert 0.0 <= m[key] <= 1.0, (mode, key, m[key])
-        assert m["retriever"] == mode and m["queries_per_s"] > 0
+        assert m["retriever"] == mode.split()[0] and m["queries_per_s"] > 0
+    agg = ds["aggregation"]
+    assert agg["hybrid doc=max"]["ndcg@10"] == pytest.approx(ds["retrievers"]["hybrid"]["ndcg@10"])  # max: first hit
+    assert set(agg) == {f"{r} doc={a}" for r in ("hybrid", "hybrid minmax w=0.5") for a in ("max", "sum2", "sum3")}
+    rows, lat = ds["rerank"]["rows"], ds["rerank"]["latency"]
+    assert set(rows) == {f"hybrid +rerank@4 w={w}" for w in (0.0, 0.25, 0.5, 0.75, 1.0)}
+    assert rows["hybrid +rerank@4 w=0.0"]["ndcg@10"] == pytest.approx(ds["retrievers"]["hybrid"]["ndcg@10"])
+    assert rows["hybrid +rerank@4 w=1.0"]["recall@100"] == pytest.approx(ds["retrievers"]["hybrid"]["recall@100"])
+    assert lat["queries_timed"] == 12 and 0 < lat["model_ms_p50"] <= lat["model_ms_p95"]
     assert ds["retrievers"]["bm25"]["ndcg@10"] > 0.8  # the code words make every query easy for BM25
     assert ds["retrievers"]["bm25"]["recall@100"] == 1.0  # 48 docs < 100: everything is retrieved
 
