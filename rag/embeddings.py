@@ -12,13 +12,14 @@ from typing import Protocol
 import numpy as np
 
 from corpora.errors import InputError
-from rag import models
+from rag import embedding_backends, models
 
 
 class Embedder(Protocol):
     model_id: str
     dim: int
     normalize: bool
+    backend: str  # rag/embedding_backends.BACKENDS; recorded in an index's manifest
 
     def embed(self, texts: list[str]) -> np.ndarray:  # (n, dim) float32
         ...
@@ -71,19 +72,29 @@ def _l2_normalize(x: np.ndarray) -> np.ndarray:
 
 
 class SentenceTransformerEmbedder:
-    """Any local sentence-transformers folder; the model loads on first use."""
+    """Any local sentence-transformers folder; the model loads on first use. ``backend`` (rag/embedding_backends.py):
+    'torch' (fp32) or 'torch-bf16' (bf16 autocast, checked against fp32 on fixed sentences when the model loads)."""
 
     def __init__(self, model_dir: str | Path, model_id: str, *, batch_size: int = 32, device: str = "auto",
-                 cache: EmbeddingCache | None = None, show_progress: bool = False):
+                 cache: EmbeddingCache | None = None, show_progress: bool = False, backend: str = "torch"):
         self.model_dir = str(model_dir)
         self.model_id = model_id
+        self.backend = embedding_backends.check_backend_name(backend)
         self.batch_size = batch_size
         self.device = device
         self.cache = cache
         self.normalize = True
         self.show_progress = show_progress
         self._model = None
+        self._device = "cpu"
         self._dim: int | None = None
+        self.check_cosine: float | None = None  # the backend check's lowest cosine against fp32 (None: fp32 itself)
+
+    @property
+    def cache_id(self) -> str:
+        """The embedding cache's key for this model and backend (fp32 keeps the plain model id)."""
+        fp32 = self.backend == embedding_backends.DEFAULT_BACKEND
+        return self.model_id if fp32 else f"{self.model_id}#{self.backend}"
 
     @property
     def model(self):
@@ -97,6 +108,11 @@ class SentenceTransformerEmbedder:
                 device = "cuda" if torch.cuda.is_available() else "cpu"
             quiet_model_loading()
             self._model = SentenceTransformer(self.model_dir, device=device, local_files_only=True)
+            self._device = device
+            self.check_cosine = embedding_backends.verify_backend(
+                self.model_id, self.backend, device,
+                fp32=lambda t: self._run(t, embedding_backends.DEFAULT_BACKEND),
+                candidate=lambda t: self._run(t, self.backend))
         return self._model
 
     @property
@@ -111,10 +127,17 @@ class SentenceTransformerEmbedder:
     def tokenizer_dir(self) -> str:
         return self.model_dir
 
+    def _run(self, texts: list[str], backend: str) -> np.ndarray:
+        assert self._model is not None
+        with embedding_backends.autocast(backend, self._device):
+            vecs = self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                      convert_to_numpy=True, show_progress_bar=self.show_progress and len(texts) > 64)
+        vecs = np.asarray(vecs, dtype=np.float32)
+        return vecs if backend == embedding_backends.DEFAULT_BACKEND else _l2_normalize(vecs)
+
     def _encode(self, texts: list[str]) -> np.ndarray:
-        vecs = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                 convert_to_numpy=True, show_progress_bar=self.show_progress and len(texts) > 64)
-        return np.asarray(vecs, dtype=np.float32)
+        self.model  # noqa: B018 - loads (and checks the backend) on first use
+        return self._run(texts, self.backend)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -122,13 +145,13 @@ class SentenceTransformerEmbedder:
         if self.cache is None:
             return self._encode(texts)
         keys = [text_key(t) for t in texts]
-        found = self.cache.get_many(self.model_id, list(set(keys)))
+        found = self.cache.get_many(self.cache_id, list(set(keys)))
         missing = list(dict.fromkeys(k for k in keys if k not in found))
         if missing:
             by_key = {k: t for k, t in zip(keys, texts)}
             vecs = self._encode([by_key[k] for k in missing])
             new = dict(zip(missing, vecs))
-            self.cache.put_many(self.model_id, new)
+            self.cache.put_many(self.cache_id, new)
             found.update(new)
         return np.stack([found[k] for k in keys]).astype(np.float32)
 
@@ -145,6 +168,7 @@ class FakeEmbedder:
         self.dim = dim
         self.model_id = f"{model_id}-{dim}"
         self.normalize = True
+        self.backend = embedding_backends.DEFAULT_BACKEND
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -157,16 +181,22 @@ class FakeEmbedder:
         return _l2_normalize(out)
 
 
-def make_embedder(model: str = "minilm", *, batch_size: int = 32, device: str = "auto", use_cache: bool = True):
-    """'minilm' (the bundled default), 'fake', or the path of a sentence-transformers folder."""
+def make_embedder(model: str = "minilm", *, batch_size: int = 32, device: str = "auto", use_cache: bool = True,
+                  backend: str = "torch"):
+    """'minilm' (the bundled default), 'fake', or the path of a sentence-transformers folder; ``backend``: how it runs
+    (rag/embedding_backends.py; the fake embedder has only 'torch')."""
     if model == "fake":
+        if backend != embedding_backends.DEFAULT_BACKEND:
+            raise InputError(None, f"the fake embedder has no backend {backend!r} (only 'torch')",
+                             field="embedding.backend")
         return FakeEmbedder()
     cache = EmbeddingCache(models.cache_dir() / "embeddings.sqlite") if use_cache else None
     if model == "minilm":
         return SentenceTransformerEmbedder(models.minilm_path(), models.MINILM_ID, batch_size=batch_size,
-                                           device=device, cache=cache)
+                                           device=device, cache=cache, backend=backend)
     path = Path(model)
     if not (path / "modules.json").exists() and not (path / "config.json").exists():
         raise InputError(path, "not a sentence-transformers model folder (no modules.json/config.json)",
                          field="embedding.model")
-    return SentenceTransformerEmbedder(path, f"st:{path.resolve()}", batch_size=batch_size, device=device, cache=cache)
+    return SentenceTransformerEmbedder(path, f"st:{path.resolve()}", batch_size=batch_size, device=device, cache=cache,
+                                       backend=backend)

@@ -36,6 +36,7 @@ class Manifest(BaseModel):
 
     version: int = MANIFEST_VERSION
     embedder_id: str
+    embedding_backend: str = "torch"  # rag/embedding_backends.BACKENDS; absent in manifests from before backends: fp32
     dim: int
     normalized: bool
     chunking: ChunkingConfig
@@ -114,11 +115,15 @@ def is_index_manifest(index_dir: Path) -> bool:
     return isinstance(raw, dict) and {"embedder_id", "corpus_checksum", "n_chunks"} <= set(raw)
 
 
-def check_compatible(manifest: Manifest, index_dir: Path, *, embedder_id: str, dim: int, normalized: bool) -> None:
+def check_compatible(manifest: Manifest, index_dir: Path, *, embedder_id: str, dim: int, normalized: bool,
+                     backend: str = "torch") -> None:
     """Raise :class:`IndexMismatch` naming what differs between the saved index and the query-time embedder."""
     problems = []
     if manifest.embedder_id != embedder_id:
         problems.append(f"embedder '{manifest.embedder_id}' at build time vs '{embedder_id}' now")
+    if manifest.embedding_backend != backend:
+        problems.append(f"embedding backend '{manifest.embedding_backend}' at build time vs '{backend}' now "
+                        f"(set embedding.backend / --embedding-backend {manifest.embedding_backend})")
     if manifest.dim != dim:
         problems.append(f"dimension {manifest.dim} vs {dim}")
     if manifest.normalized != normalized:

@@ -31,10 +31,10 @@ class EmbedWorker:
     """A Ray Data actor: builds the embedder once; embeds one shard of texts per row (``texts``: a JSON list) into
     ``vectors`` (float32 bytes) with its ``start`` position kept."""
 
-    def __init__(self, model: str, batch_size: int, device: str):
+    def __init__(self, model: str, batch_size: int, device: str, backend: str = "torch"):
         from rag.embeddings import make_embedder  # noqa: PLC0415 - in the worker: sentence-transformers
 
-        self.embedder = make_embedder(model, batch_size=batch_size, device=device, use_cache=False)
+        self.embedder = make_embedder(model, batch_size=batch_size, device=device, use_cache=False, backend=backend)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         vecs = [np.ascontiguousarray(self.embedder.embed(json.loads(t)), dtype=np.float32) for t in batch["texts"]]
@@ -51,6 +51,7 @@ class RayDense:
     model: str
     batch_size: int = 32
     device: str = "auto"
+    backend: str = "torch"
     address: str | None = None
     num_workers: int = 1
     gpus_per_worker: float = 0.0
@@ -97,8 +98,9 @@ class RayDense:
         ctx.enable_auto_log_stats = False
         ctx.execution_options.preserve_order = True  # shards come back in corpus order: faiss ids are positions
         ds = ray.data.from_items(rows, override_num_blocks=len(rows))
-        ds = ds.map_batches(EmbedWorker, fn_constructor_args=(self.model, self.batch_size, self.device), batch_size=1,
-                            batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=self.num_workers),
+        ds = ds.map_batches(EmbedWorker, fn_constructor_args=(self.model, self.batch_size, self.device, self.backend),
+                            batch_size=1, batch_format="numpy",
+                            compute=ray.data.ActorPoolStrategy(size=self.num_workers),
                             num_gpus=self.gpus_per_worker or None)
         expect = 0
         for row in ds.iter_rows():

@@ -26,7 +26,7 @@ def question_set(cfg: PipelineConfig, errors: list | None = None) -> list[Questi
 
 def embedder_for(cfg: PipelineConfig):
     e = cfg.embedding
-    return make_embedder(e.model, batch_size=e.batch_size, device=e.device)
+    return make_embedder(e.model, batch_size=e.batch_size, device=e.device, backend=e.backend)
 
 
 def open_index(cfg: PipelineConfig, embedder=None, *, rebuild: bool = False, strict_embedder: bool = False,

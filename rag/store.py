@@ -56,6 +56,11 @@ class IndexStore:
         return FaissVectorStore(faiss_index=self.dense)
 
 
+def backend_of(embedder) -> str:
+    """How ``embedder`` runs (rag/embedding_backends.py): 'torch' for one that does not say."""
+    return str(getattr(embedder, "backend", "torch"))
+
+
 def tokenizer_for(embedder):
     return hf_tokenizer(embedder.tokenizer_dir) if getattr(embedder, "tokenizer_dir", None) else whitespace_tokenizer
 
@@ -122,7 +127,8 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
         if bm25 is not None:
             bm25.save(tmp / "bm25")
         manifest = Manifest(
-            embedder_id=embedder.model_id, dim=dim, normalized=bool(embedder.normalize),
+            embedder_id=embedder.model_id, embedding_backend=backend_of(embedder), dim=dim,
+            normalized=bool(embedder.normalize),
             chunking=chunking, index=index_cfg,
             factory=faiss_index.factory_string(index_cfg, len(nodes), dim),
             corpus_checksum=corpus_checksum(docs), n_documents=len(docs), n_chunks=len(nodes),
@@ -141,7 +147,7 @@ def load_index(index_dir: str | Path, embedder, *, index_cfg: IndexConfig | None
     index_dir = Path(index_dir)
     manifest = read_manifest(index_dir)
     check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim,
-                     normalized=embedder.normalize)
+                     normalized=embedder.normalize, backend=backend_of(embedder))
     verify_files(manifest, index_dir)
     on_disk = manifest.index.on_disk  # how the files were written, whatever the caller's settings say
     cfg = (index_cfg or manifest.index).model_copy(update={"on_disk": on_disk})
@@ -176,15 +182,16 @@ def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunk
             return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg,
                                dense_builder=dense_builder), True
         manifest = read_manifest(index_dir)
-        if strict_embedder and manifest.embedder_id != embedder.model_id:
+        same_embedder = (manifest.embedder_id, manifest.embedding_backend) == (embedder.model_id, backend_of(embedder))
+        if strict_embedder and not same_embedder:
             check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim,
-                             normalized=embedder.normalize)
+                             normalized=embedder.normalize, backend=backend_of(embedder))
         search_time = {"nprobe", "ef_search", "use_gpu", "refine_k_factor", "on_disk"}
         same_kind = manifest.index.model_dump(exclude=search_time) == index_cfg.model_dump(exclude=search_time) \
             and manifest.factory == faiss_index.factory_string(index_cfg, manifest.n_chunks, manifest.dim) \
             and (manifest.index.on_disk or not index_cfg.on_disk)  # on-disk lists serve any search; asked for, a
         # memory index is rebuilt on disk; never the reverse (a corpus put on disk may not fit in memory)
-        if (manifest.embedder_id == embedder.model_id and same_kind
+        if (same_embedder and same_kind
                 and not check_build_settings(manifest, chunking=chunking, checksum=corpus_checksum(docs))):
             return load_index(index_dir, embedder, index_cfg=index_cfg), False
     return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg,

@@ -22,7 +22,8 @@ def render_index(store: IndexStore, built: bool) -> str:
     verb = "built" if built else "up to date:"
     timing = ", ".join(f"{k} {v:.1f}s" for k, v in store.build_seconds.items())
     return (f"index {verb} {store.index_dir}: {m.n_documents} documents, {m.n_chunks} chunks, {m.factory} "
-            f"({m.dim}-d, {m.embedder_id}) on {store.device}{'; ' + timing if timing else ''}")
+            f"({m.dim}-d, {m.embedder_id}{', ' + m.embedding_backend if m.embedding_backend != 'torch' else ''}) "
+            f"on {store.device}{'; ' + timing if timing else ''}")
 
 
 def cmd_index(args: argparse.Namespace) -> int:

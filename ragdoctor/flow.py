@@ -121,7 +121,7 @@ def index(cfg: PipelineConfig, *, rebuild: bool = False, engine: str = "local",
         from rag.ray_index import RayDense  # noqa: PLC0415 - lazy: only --engine ray loads Ray
 
         opts, e = ray or RayOptions(), cfg.embedding
-        builder = RayDense(e.model, batch_size=e.batch_size, device=e.device, address=opts.address,
+        builder = RayDense(e.model, batch_size=e.batch_size, device=e.device, backend=e.backend, address=opts.address,
                            num_workers=opts.num_workers, gpus_per_worker=opts.gpus_per_worker,
                            init=dict(opts.init or {}))
     else:
