@@ -172,6 +172,16 @@ def throughput(enc: dict[str, Encode], texts: list[str], rounds: int) -> dict[st
     return out
 
 
+def padding(texts: list[str], batch_size: int, max_len: int = 256) -> dict[str, float]:
+    """Tokens per passage (MiniLM's tokenizer, truncated at ``max_len`` as the model is) and the share of padding in
+    length-sorted batches, as sentence-transformers forms them: what a smarter batching could still save."""
+    tok = hf_tokenizer(str(models.minilm_path()))
+    lens = sorted((min(len(tok(t)) + 2, max_len) for t in texts), reverse=True)  # + [CLS] and [SEP]
+    padded = sum(len(b) * b[0] for b in (lens[i : i + batch_size] for i in range(0, len(lens), batch_size)))
+    return {"mean_tokens": float(np.mean(lens)), "share_truncated": float(np.mean(np.array(lens) >= max_len)),
+            "padding_share": 1.0 - sum(lens) / padded}
+
+
 def scifact_ndcg(names: list[str], enc: dict[str, Encode], data_dir: Path, max_docs: int | None,
                  batch_size: int) -> dict[str, dict]:
     """Dense nDCG@10 on SciFact train queries (chunks -> documents, first occurrence) for each variant."""
@@ -209,9 +219,12 @@ def print_table(results: dict) -> None:
         delta = "" if q is None or base is None else f"{q - base:+.4f}"
         rows.append([name, results["kinds"][name], f"{b['passages_per_s']:.1f}", f"{b['speedup_vs_fp32']:.2f}x",
                      f"{s['passages_per_s']:.1f}", f"{s['speedup_vs_fp32']:.2f}x",
-                     f"{min(b['cosine_min'], s['cosine_min']):.4f}", fmt(q) if q is not None else "unmeasured", delta])
+                     f"{min(b['cosine_min'], s['cosine_min']):.5f}", fmt(q) if q is not None else "unmeasured", delta])
     print(render(["variant", "kind", "bundled p/s", "vs fp32", "scifact p/s", "vs fp32", "cos min",
                   "nDCG@10", "vs fp32"], rows))
+    for corpus, pad in results["padding"].items():
+        print(f"{corpus}: {pad['mean_tokens']:.0f} tokens per passage, {pad['share_truncated']:.0%} truncated at 256, "
+              f"{pad['padding_share']:.1%} of batch positions are padding")
     print(f"load average start {results['machine']['load_start']}, end {results['machine']['load_end']} "
           f"({results['machine']['cpus']} CPUs)")
 
@@ -251,8 +264,9 @@ def main(argv: list[str] | None = None) -> int:
         log("loading the variants (onnx-int8: export + quantise)")
         enc, kinds, unmeasured = variants(args.batch_size, Path(tmp))
         results: dict = {"kinds": kinds, "unmeasured": unmeasured, "throughput": {}}
+        results["padding"] = {corpus: padding(texts, args.batch_size) for corpus, texts in samples.items()}
         for corpus, texts in samples.items():
-            log(f"{corpus}: {len(texts)} passages x {args.rounds} rounds, interleaved")
+            log(f"{corpus}: {len(texts)} passages x {args.rounds} rounds, interleaved; {results['padding'][corpus]}")
             results["throughput"][corpus] = throughput(enc, texts, args.rounds)
         if not args.no_ndcg:
             names = [n for n in enc if kinds[n] == "backend" or args.ndcg_candidates]
