@@ -54,7 +54,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     for c in trace.chunks:
         print(f"  [{c.rank}] {c.chunk_id}  score={c.score:.3f}  {c.title}")
     ms = trace.latency_ms
-    print(f"  ({trace.outcome}; retrieve {ms['retrieve']:.0f} ms, generate {ms['generate']:.0f} ms)")
+    rerank = f", rerank {ms['rerank']:.0f} ms" if "rerank" in ms else ""
+    print(f"  ({trace.outcome}; retrieve {ms['retrieve']:.0f} ms{rerank}, generate {ms['generate']:.0f} ms)")
     return 0
 
 
