@@ -91,3 +91,12 @@ def test_the_cli_flag_and_a_missing_reranker_is_exit_2_in_one_line(tmp_path):
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "nope" in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_the_config_hash_sees_the_rerank_and_fusion_keys_only_when_they_act():
+    base = PipelineConfig().config_hash()
+    assert PipelineConfig.model_validate({"retrieval": {"rerank_depth": 50, "dense_weight": 0.7}}).config_hash() == base
+    on = PipelineConfig.model_validate({"retrieval": {"rerank": True}}).config_hash()
+    deeper = PipelineConfig.model_validate({"retrieval": {"rerank": True, "rerank_depth": 50}}).config_hash()
+    fused = PipelineConfig.model_validate({"retrieval": {"fusion": "zscore"}}).config_hash()
+    assert len({base, on, deeper, fused}) == 4
