@@ -143,3 +143,11 @@ def test_cli_builds_and_queries_a_bf16_index_and_refuses_the_other_backend(tmp_p
         p = _cli("ask", "What is LoRA?", *common, "--base-url", srv.base_url, cwd=tmp_path)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
     assert "embedding backend 'torch-bf16' at build time vs 'torch' now" in p.stderr
+
+
+def test_ray_workers_build_the_configured_backend():
+    from rag.ray_index import EmbedWorker
+
+    worker = EmbedWorker("minilm", 8, "cpu", "torch-bf16")  # the model itself loads on first use
+    assert worker.embedder.backend == "torch-bf16" and worker.embedder.cache is None
+    assert EmbedWorker("minilm", 8, "cpu").embedder.backend == "torch"
