@@ -44,6 +44,7 @@ from rag import embedding_backends, models  # noqa: E402
 from rag.chunking import chunk_documents, embedding_text, hf_tokenizer  # noqa: E402
 from rag.config import ChunkingConfig  # noqa: E402
 from rag.embeddings import make_embedder  # noqa: E402
+from rag.precision import native_bf16  # noqa: E402
 from ragdoctor.table import fmt, render  # noqa: E402
 
 Encode = Callable[[list[str]], np.ndarray]
@@ -276,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
 
     results["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform(), "torch": torch.__version__,
                           "torch_threads": torch.get_num_threads(), "cpu_capability":
-                          torch.backends.cpu.get_cpu_capability(), "fast_bf16": embedding_backends.cpu_has_fast_bf16(),
+                          torch.backends.cpu.get_cpu_capability(), "fast_bf16": native_bf16(),
                           "load_start": LOAD_START, "load_end": list(os.getloadavg()),
                           "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from eval.judges.nli import native_bf16
+from rag.precision import native_bf16
 from judge_train.data import (DataConfig, Example, build_examples, manifest, read_pool, read_relevance_pool,
                                    relevance_examples)
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from rag import models
+from rag.precision import bf16_autocast
 
 BACKENDS = ("torch", "torch-bf16")
 DEFAULT_BACKEND = "torch"
@@ -44,19 +45,7 @@ def check_backend_name(backend: str) -> str:
 
 def autocast(backend: str, device: str) -> AbstractContextManager:
     """The context a batch is encoded under: bf16 autocast for ``torch-bf16``, nothing for fp32."""
-    if backend == "torch-bf16":
-        import torch  # noqa: PLC0415 - lazy: only when a model is already loaded
-
-        return torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu", dtype=torch.bfloat16)
-    return nullcontext()
-
-
-def cpu_has_fast_bf16() -> bool:
-    """True when this CPU has bf16 matrix kernels (AMX or AVX512-BF16); without them bf16 is slower than fp32."""
-    import torch  # noqa: PLC0415 - lazy
-
-    probes = [getattr(torch.cpu, name, None) for name in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")]
-    return any(bool(p()) for p in probes if p is not None)
+    return bf16_autocast(device, on=backend == "torch-bf16")
 
 
 def _record_path() -> Path:

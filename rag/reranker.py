@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ from rag.config import RetrievalConfig
 from rag.embeddings import quiet_model_loading
 from rag.fusion import interpolate
 from rag.models import ModelUnavailable
+from rag.precision import quantize_ffn
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = {"relevance-minilm": ROOT / "eval" / "judges" / "weights" / "groundedness-minilm-v3" / "relevance"}
@@ -33,33 +33,6 @@ def model_dir(name: str) -> Path:
     if not (path / "config.json").is_file():
         raise RerankerUnavailable(f"reranker {name!r}: no cross-encoder folder at {path} (config.json missing)")
     return path
-
-
-def _is_ffn(name: str) -> bool:
-    return name.endswith("intermediate.dense") or (name.endswith("output.dense") and "attention" not in name)
-
-
-def quantize_ffn(model) -> bool:
-    """Dynamic int8 for a CPU BERT's feed-forward linears, in place (2/3 of its matmul work); False: stays fp32."""
-    try:
-        import torch  # noqa: PLC0415 - lazy: torch takes seconds to import, the CLI's parser imports this module
-
-        inner = model[0] if hasattr(model, "__getitem__") else model  # sentence-transformers' Transformer module
-        target = inner.model if hasattr(inner, "model") else inner
-        if next(target.parameters()).device.type != "cpu":
-            return False
-        ffn = [n for n, m in target.named_modules() if isinstance(m, torch.nn.Linear) and _is_ffn(n)]
-        if not ffn:
-            return False
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            qconfig = torch.ao.quantization.per_channel_dynamic_qconfig
-            quantized = torch.ao.quantization.quantize_dynamic(target, {n: qconfig for n in ffn}, dtype=torch.qint8)
-        if hasattr(inner, "model"):
-            inner.model = quantized
-        return True
-    except Exception:  # noqa: BLE001 - a torch without eager int8: fp32, slower
-        return False
 
 
 class CrossEncoderReranker:

@@ -4,21 +4,12 @@ Heads understood: 3 labels (entailment / neutral / contradiction, order read fro
 single supported-score logit (sigmoid). Batched, deterministic (eval mode, no sampling)."""
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import numpy as np
 
 from eval.judges.base import JudgeUnavailable, Support
-
-
-def _bf16(on: bool):
-    """torch's CPU autocast to bfloat16 when ``on``, else a no-op context."""
-    if not on:
-        return contextlib.nullcontext()
-    import torch
-
-    return torch.autocast("cpu", dtype=torch.bfloat16)
+from rag.precision import bf16_autocast
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -79,7 +70,7 @@ class CrossEncoderScorer:
         if not pairs:
             return np.zeros((0,))
         model = self.model
-        with _bf16(self.autocast_bf16):
+        with bf16_autocast("cpu", self.autocast_bf16):
             raw = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True,
                                 activation_fn=None)
         return np.asarray(raw, dtype=np.float64)
