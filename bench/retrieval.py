@@ -165,7 +165,7 @@ def eval_rerank(store, samples, qrels, all_hits: dict[str, list], args) -> dict:
     """The rerank stage on each first stage of ``--rerank-first``: the best ``--rerank-depth`` chunks scored by the
     cross-encoder (rag/reranker.py), ordered by rag.reranker.rerank_order at each weight of the grid (1: pure rerank),
     the chunks below in first-stage order. Model seconds per query are kept where no logit came from the cache."""
-    reranker = CrossEncoderReranker(max_length=args.rerank_max_length)
+    reranker = CrossEncoderReranker(args.reranker, max_length=args.rerank_max_length)
     reranker.score("warm-up", ["the model loads before any query is timed"])
     cache = RerankCache(args.rerank_cache)
     depth = args.rerank_depth
@@ -378,6 +378,8 @@ def parse_args(argv):
     p.add_argument("--no-rerank", action="store_true", help="skip the rerank stage (the slow part on a CPU)")
     p.add_argument("--rerank-depth", type=int, default=RetrievalConfig().rerank_depth, help="chunks reranked per query")
     p.add_argument("--rerank-max-length", type=int, default=RetrievalConfig().rerank_max_length)
+    p.add_argument("--reranker", default=RetrievalConfig().reranker,
+                   help="the rerank stage's cross-encoder: a registered name or a CrossEncoder folder")
     p.add_argument("--rerank-first", default="hybrid", help="comma-separated first-stage rows the reranker reads "
                    "(names as in the quality table, e.g. 'hybrid,hybrid minmax w=0.5')")
     p.add_argument("--rerank-cache", type=Path, default=models.cache_dir() / "rerank-bench.sqlite",
