@@ -1,16 +1,12 @@
 """bench/context_budget.py plumbing with the fake embedder, the fake generator and the lexical judge: every setting
 answers every question, the budgets bound what the prompt holds, and the JSON has the trade-off columns."""
-import importlib.util
 import json
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench import load_bench
 
 
 def test_context_budget_bench_runs_and_writes_json(tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location("bench_context_budget", ROOT / "bench" / "context_budget.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench("context_budget")
     out = tmp_path / "cb.json"
     assert bench.main(["--llm", "fake", "--embedder", "fake", "--judges", "lexical,labels", "--limit", "6",
                        "--budgets", "top-k,64,400", "--out", str(out)]) == 0

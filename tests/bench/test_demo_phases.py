@@ -1,16 +1,12 @@
 """bench/demo_phases.py: the phases read from the demo's time-stamped output, and the per-question latency from the
 run folder's traces."""
-import importlib.util
 import json
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench import load_bench
 
 
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_demo_phases", ROOT / "bench" / "demo_phases.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_bench("demo_phases")
     return mod
 
 

@@ -1,16 +1,12 @@
 """bench/faiss_gpu.py plumbing on the CPU (no GPU here): every kind is built, timed and measured against exact search,
 and the JSON says where each index searched."""
-import importlib.util
 import json
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench import load_bench
 
 
 def test_faiss_bench_runs_on_the_cpu_and_writes_json(tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location("bench_faiss_gpu", ROOT / "bench" / "faiss_gpu.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench("faiss_gpu")
     out = tmp_path / "f.json"
     assert bench.main(["--n", "3000", "--dim", "32", "--queries", "40", "--kinds", "flat,ivf,hnsw",
                        "--nlist", "16", "--nprobe", "16", "--out", str(out)]) == 0

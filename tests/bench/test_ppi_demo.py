@@ -1,7 +1,6 @@
 """bench/ppi_demo.py on a small run of the bundled questions (lexical judge, no model): labels come from the planted
 ground truth by rule, marked as such, in the Label page's order; the summary then has PPI-corrected groundedness and
 correctness with CIs, and a rerun replaces the script's own labels without touching a person's."""
-import importlib.util
 from pathlib import Path
 
 from corpora.bundled import bundled_documents, bundled_questions
@@ -10,14 +9,11 @@ from corpora.records import Chunk, Trace
 from eval.judges.lexical import LexicalScorer
 from eval.judges.scorer import ScorerJudge
 from eval.judging import evaluate
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench import load_bench
 
 
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_ppi_demo", ROOT / "bench" / "ppi_demo.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_bench("ppi_demo")
     return mod
 
 

@@ -1,9 +1,10 @@
 """bench/retrieval.py end to end on a tiny synthetic BEIR folder with the fake embedder (no model, seconds)."""
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from tests.bench import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPICS = ["pipeline bubble", "kv cache memory", "flashattention tiling", "speculative decoding draft",
@@ -13,9 +14,7 @@ WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_retrieval", ROOT / "bench" / "retrieval.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_bench("retrieval")
     return module
 
 
