@@ -40,6 +40,7 @@ from corpora.errors import InputError  # noqa: E402
 from corpora.loaders import load_beir  # noqa: E402
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics  # noqa: E402
 from rag import faiss_index, models  # noqa: E402
+from rag.bm25 import BM25Index  # noqa: E402
 from rag.chunking import embedding_text  # noqa: E402
 from rag.config import ChunkingConfig, IndexConfig, RetrievalConfig  # noqa: E402
 from rag.embeddings import make_embedder  # noqa: E402
@@ -128,6 +129,23 @@ def eval_aggregation(store, samples, qrels, all_hits: dict[str, list]) -> dict[s
                 rankings[s.id] = [d for d, _ in docs[:DOC_K]]
             out[f"{first} doc={how}"] = quality(qrels, rankings)
             log(f"  {first} doc={how}: nDCG@10 {fmt(out[f'{first} doc={how}']['ndcg@10'])}")
+    return out
+
+
+def eval_bm25_settings(store, embedder, samples, qrels, settings: list[tuple[float, float]]) -> dict[str, dict]:
+    """The BM25 and hybrid rows again with BM25 rebuilt at each (k1, b) of ``--bm25`` (dense rows are unchanged and
+    left out); the store's own BM25 (the index defaults) is put back afterwards."""
+    texts = [embedding_text(n) for n in store.nodes]
+    default, out = store.bm25, {}
+    try:
+        for k1, b in settings:
+            store.bm25 = BM25Index.build(texts, k1=k1, b=b)
+            log(f"  BM25 k1={k1} b={b}")
+            rows, _ = eval_retrievers(store, embedder, samples, qrels)
+            out.update({f"{name} [k1={k1} b={b}]": {**row, "bm25_k1": k1, "bm25_b": b}
+                        for name, row in rows.items() if name != "dense"})
+    finally:
+        store.bm25 = default
     return out
 
 
@@ -310,6 +328,7 @@ def run_dataset(name: str, folder: Path, split: str, embedder, args) -> dict:
         log(f"{name}: {len(store.nodes)} chunks; retrievers")
         retrievers, all_hits = eval_retrievers(store, embedder, samples, qrels)
         aggregation = eval_aggregation(store, samples, qrels, all_hits)
+        bm25_rows = eval_bm25_settings(store, embedder, samples, qrels, args.bm25) if args.bm25 else {}
         rerank = None
         if not args.no_rerank:
             log(f"{name}: rerank stage (top {args.rerank_depth} chunks, cache {args.rerank_cache})")
@@ -323,7 +342,7 @@ def run_dataset(name: str, folder: Path, split: str, embedder, args) -> dict:
             "chunks_per_doc": {"mean": float(chunks_per_doc.mean()), "max": int(chunks_per_doc.max()),
                                "share_le_2": float(np.mean(chunks_per_doc <= 2))},
             "dim": int(vectors.shape[1]), "build": build, "retrievers": retrievers, "aggregation": aggregation,
-            "rerank": rerank, "indexes": indexes}
+            "rerank": rerank, "indexes": indexes, "bm25_settings": bm25_rows}
 
 
 def print_tables(name: str, r: dict) -> None:
@@ -341,6 +360,10 @@ def print_tables(name: str, r: dict) -> None:
                      f"\n{name}: rerank stage ({lat['model']}, max_length {lat['max_length']}, int8 FFN "
                      f"{lat['int8_ffn']}); model time per query p50 {fmt(lat['model_ms_p50'])} ms, p95 "
                      f"{fmt(lat['model_ms_p95'])} ms over {lat['queries_timed']} uncached queries"))
+    if r.get("bm25_settings"):
+        rows = [[m, v["ndcg@10"], v[f"recall@{DOC_K}"], v["mrr@10"]] for m, v in r["bm25_settings"].items()]
+        print(render(["retriever [BM25 setting]", "nDCG@10", f"recall@{DOC_K}", "MRR@10"], rows,
+                     f"\n{name}: BM25 and hybrid rows with other BM25 parameters (--bm25)"))
     if not r["indexes"]:
         return
     rows = [[k, v["factory"], v["search_params"], v["device"], v["build_s"], v["p50_ms"], v["p99_ms"], v["batch_qps"],
@@ -384,7 +407,13 @@ def parse_args(argv):
                    "(names as in the quality table, e.g. 'hybrid,hybrid minmax w=0.5')")
     p.add_argument("--rerank-cache", type=Path, default=models.cache_dir() / "rerank-bench.sqlite",
                    help="reranker logits kept between runs")
+    p.add_argument("--bm25", default="", help="extra BM25 settings to measure, K1:B comma-separated (e.g. 0.9:0.4,1.2:0.75); "
+                   "the main rows use the index defaults")
     args = p.parse_args(argv)
+    try:
+        args.bm25 = [(float(k1), float(b)) for k1, b in (x.split(":") for x in args.bm25.split(",") if x.strip())]
+    except ValueError:
+        p.error(f"--bm25: expected K1:B pairs separated by commas, got {args.bm25!r}")
     args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     args.rerank_first = [f.strip() for f in args.rerank_first.split(",") if f.strip()]
     known = {*MODES, *(f"hybrid {f} w={w}" for f in ("minmax", "zscore") for w in FUSION_WEIGHTS)}

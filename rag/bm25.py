@@ -6,6 +6,8 @@ from pathlib import Path
 import bm25s
 import Stemmer
 
+from rag.config import BM25_B, BM25_K1
+
 
 def _stemmer():
     return Stemmer.Stemmer("english")
@@ -20,12 +22,13 @@ class BM25Index:
         self._stem = _stemmer()
 
     @classmethod
-    def build(cls, texts: list[str]) -> BM25Index | None:
-        """None when no text has a word BM25 can index (only stopwords or one-letter words): bm25s cannot build then."""
+    def build(cls, texts: list[str], *, k1: float = BM25_K1, b: float = BM25_B) -> BM25Index | None:
+        """None when no text has a word BM25 can index (only stopwords or one-letter words): bm25s cannot build then.
+        ``k1`` and ``b`` are fixed into the saved scores (bm25s precomputes them at index time)."""
         tokens = bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), show_progress=False)
         if not tokens.vocab:
             return None
-        retriever = bm25s.BM25()
+        retriever = bm25s.BM25(k1=k1, b=b)
         retriever.index(tokens, show_progress=False)
         return cls(retriever, len(texts))
 

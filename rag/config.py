@@ -40,6 +40,10 @@ class EmbeddingConfig(_Strict):
         "built with")
 
 
+BM25_K1, BM25_B = 1.5, 0.75  # bm25s' (and the index's, until these keys existed) Lucene-BM25 defaults
+BM25_LEGACY = {"bm25_k1": 1.5, "bm25_b": 0.75}  # what an index from before these keys was built with
+
+
 class IndexConfig(_Strict):
     kind: IndexKind = "flat"
     nlist: int = Field(64, ge=1, description="IVF lists (capped by corpus size)")
@@ -54,6 +58,8 @@ class IndexConfig(_Strict):
     use_gpu: Literal["auto", "never"] = "auto"
     on_disk: bool = Field(False, description="IVF kinds: inverted lists in one file mmapped at load, not read into "
                           "memory (faiss OnDiskInvertedLists; rag/ondisk_index.py)")
+    bm25_k1: float = Field(BM25_K1, gt=0.0, le=10.0, description="BM25 term-frequency saturation (rag/bm25.py)")
+    bm25_b: float = Field(BM25_B, ge=0.0, le=1.0, description="BM25 document-length normalisation (0: none, 1: full)")
 
     @model_validator(mode="after")
     def _on_disk_fits(self) -> IndexConfig:
@@ -68,8 +74,12 @@ class IndexConfig(_Strict):
     def hash_fields(self) -> dict[str, Any]:
         """The settings as the pipeline's config hash sees them: the refine keys only for IVF-PQ, and an unset nprobe
         as the former default 8 for the kinds it does not apply to, so a flat, HNSW or SQ8 run keeps the hash it had
-        before these keys existed (an IVF run's hash changes: its default search changed); never ``on_disk``."""
+        before these keys existed (an IVF run's hash changes: its default search changed); the BM25 keys only where
+        they differ from the values used before they existed; never ``on_disk``."""
         data = self.model_dump(exclude={"on_disk"})  # where the lists live changes no result
+        for key, legacy in BM25_LEGACY.items():
+            if data[key] == legacy:  # at the values every index had before the keys existed: the hash it had then
+                data.pop(key)
         if self.kind != "ivfpq":
             data.pop("refine"), data.pop("refine_k_factor")
         if self.nprobe is None and self.kind not in ("ivf", "ivfpq"):

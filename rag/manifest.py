@@ -8,12 +8,12 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from corpora.digest import sha256_file
 from corpora.errors import InputError
 from corpora.records import Document
-from rag.config import ChunkingConfig, IndexConfig
+from rag.config import BM25_LEGACY, ChunkingConfig, IndexConfig
 
 MANIFEST_VERSION = 2  # 2: vector count and file checksums
 REBUILD = "rebuild the index with `ragdoctor index --rebuild`"
@@ -50,6 +50,14 @@ class Manifest(BaseModel):
     built_at: str
     n_vectors: int
     files: dict[str, FileEntry]  # path relative to the index folder -> size and sha256
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_bm25(cls, data):
+        """A manifest from before the BM25 keys: its BM25 was built with the values of then, not today's defaults."""
+        if isinstance(data, dict) and isinstance(data.get("index"), dict):
+            data = {**data, "index": {**BM25_LEGACY, **data["index"]}}
+        return data
 
 
 def corpus_checksum(docs: Iterable[Document]) -> str:

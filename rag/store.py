@@ -119,7 +119,7 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
         bm25 = None
         if with_bm25:
             t = time.perf_counter()
-            bm25 = BM25Index.build(texts)
+            bm25 = BM25Index.build(texts, k1=index_cfg.bm25_k1, b=index_cfg.bm25_b)
             timings["bm25"] = time.perf_counter() - t
             if bm25 is None:
                 warn(f"{index_dir}: the corpus has no words BM25 can index: the index is dense only")

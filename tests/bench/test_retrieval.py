@@ -85,3 +85,24 @@ def test_missing_data_folder_exits_2_with_one_line(tmp_path, bench, capsys):
     err = capsys.readouterr().err.strip()
     assert "data folder not found" in err and "\n" not in err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_bm25_settings_rows_and_the_defaults_reproduce_the_main_rows(tmp_path, bench):
+    _beir(tmp_path / "data" / "scifact")
+    out = tmp_path / "res.json"
+    rc = bench.main(["--data-dir", str(tmp_path / "data"), "--datasets", "scifact", "--embedder", "fake", "--out",
+                     str(out), "--no-indexes", "--no-rerank", "--bm25", "1.5:0.75,0.9:0.4"])
+    assert rc == 0
+    ds = json.loads(out.read_text())["datasets"]["scifact"]
+    rows = ds["bm25_settings"]
+    modes = set(ds["retrievers"]) - {"dense"}
+    assert set(rows) == {f"{m} [k1={k1} b={b}]" for m in modes for k1, b in ((1.5, 0.75), (0.9, 0.4))}
+    for mode in modes:  # the index defaults rebuilt through --bm25 give exactly the main rows
+        assert rows[f"{mode} [k1=1.5 b=0.75]"]["ndcg@10"] == pytest.approx(ds["retrievers"][mode]["ndcg@10"])
+    assert rows["bm25 [k1=0.9 b=0.4]"]["bm25_k1"] == 0.9 and rows["bm25 [k1=0.9 b=0.4]"]["bm25_b"] == 0.4
+
+
+def test_bad_bm25_setting_is_a_usage_error(tmp_path, bench, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--data-dir", str(tmp_path), "--embedder", "fake", "--bm25", "0.9-0.4"])
+    assert e.value.code == 2 and "--bm25" in capsys.readouterr().err

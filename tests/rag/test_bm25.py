@@ -22,3 +22,14 @@ def test_save_and_load_give_the_same_results(tmp_path):
     index.save(tmp_path / "bm25")
     again = BM25Index.load(tmp_path / "bm25", len(TEXTS))
     assert again.search("gradient ring", 2) == index.search("gradient ring", 2)
+
+
+def test_k1_and_b_change_the_scores_and_survive_save_and_load(tmp_path):
+    long_doc = "keys " + "filler words about something else entirely " * 10
+    texts = ["keys keys keys cache", long_doc, "keys cache"]
+    default, flat = BM25Index.build(texts), BM25Index.build(texts, k1=0.9, b=0.0)
+    d, f = dict(default.search("keys", 3)), dict(flat.search("keys", 3))
+    assert d != f
+    assert f[1] / f[2] > d[1] / d[2]  # no length normalisation (b=0): the long document is no longer pushed down
+    flat.save(tmp_path / "bm25")
+    assert BM25Index.load(tmp_path / "bm25", 3).search("keys", 3) == flat.search("keys", 3)

@@ -78,6 +78,31 @@ def test_ensure_index_reuses_then_rebuilds_when_stale(tmp_path):
     assert built
 
 
+def test_bm25_parameters_are_recorded_and_a_change_rebuilds(tmp_path):
+    docs = _docs(8)
+    store, _ = ensure_index(docs, tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig(bm25_k1=0.9,
+                                                                                                      bm25_b=0.4))
+    assert (read_manifest(tmp_path / "i").index.bm25_k1, read_manifest(tmp_path / "i").index.bm25_b) == (0.9, 0.4)
+    assert (store.bm25._retriever.k1, store.bm25._retriever.b) == (0.9, 0.4)
+    _, built = ensure_index(docs, tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig(bm25_k1=0.9,
+                                                                                                     bm25_b=0.4))
+    assert not built
+    store, built = ensure_index(docs, tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig(bm25_b=0.5))
+    assert built and store.bm25._retriever.b == 0.5
+
+
+def test_a_manifest_from_before_the_bm25_keys_reads_the_values_it_was_built_with(tmp_path):
+    from rag.config import BM25_LEGACY
+    build_index(_docs(8), tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig())
+    path = tmp_path / "i" / "manifest.json"
+    data = json.loads(path.read_text())
+    for key in BM25_LEGACY:
+        data["index"].pop(key)
+    path.write_text(json.dumps(data))
+    index = read_manifest(tmp_path / "i").index
+    assert {k: getattr(index, k) for k in BM25_LEGACY} == BM25_LEGACY
+
+
 def test_bm25_and_hybrid_modes(tmp_path):
     emb = FakeEmbedder()
     store = build_index(_docs(), tmp_path / "idx", emb, chunking=CH, index_cfg=IndexConfig())
@@ -216,8 +241,10 @@ def test_kinds_without_a_faiss_gpu_version_stay_on_the_cpu(monkeypatch, kind):
 
 
 def test_new_index_keys_keep_the_config_hash_of_flat_runs():
-    from rag.config import PipelineConfig
+    from rag.config import BM25_LEGACY, PipelineConfig
     assert PipelineConfig().config_hash() == "1e14c3c73cf5"  # the hash before nprobe=None and refine existed
     assert PipelineConfig(index=IndexConfig(kind="hnsw")).config_hash() == "00e8654c347c"
+    assert PipelineConfig(index=IndexConfig(**BM25_LEGACY)).config_hash() == "1e14c3c73cf5"
+    assert PipelineConfig(index=IndexConfig(bm25_k1=0.9)).config_hash() != "1e14c3c73cf5"
     assert PipelineConfig(index=IndexConfig(kind="ivfpq")).config_hash() != \
         PipelineConfig(index=IndexConfig(kind="ivfpq", refine="none")).config_hash()
