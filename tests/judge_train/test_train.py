@@ -319,3 +319,19 @@ def test_long_evidence_records_bury_the_evidence_and_keep_the_label(pool_dir):
     for r in longs:
         orig = next(o for (g, t), o in originals.items() if g == r.group and t == r.text)
         assert orig.evidence in r.evidence and len(r.evidence.split()) >= 120 and r.label == orig.label
+
+
+def test_every_committed_recipe_parses_into_a_training_config():
+    """A recipe in judge_train/recipes/ is what `ragdoctor judge train --from-config` reads: a misspelt key there
+    (TrainConfig forbids unknown fields) would only surface when someone repeats the run."""
+    from pathlib import Path
+
+    from judge_train.train import TrainConfig
+
+    recipes = sorted((Path(__file__).parents[2] / "judge_train" / "recipes").glob("*.json"))
+    assert len(recipes) >= 4
+    for path in recipes:
+        saved = json.loads(path.read_text())
+        cfg = TrainConfig(**saved)
+        assert cfg.recipe == saved["recipe"], path.name
+        assert cfg.data.cap_per_label == saved["data"].get("cap_per_label", cfg.data.cap_per_label), path.name
