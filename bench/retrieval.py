@@ -3,7 +3,8 @@
 throughput, size, recall against flat) and embedding / BM25 build cost, on BEIR-layout datasets.
 
     python bench/retrieval.py [--datasets scifact,cranfield] [--max-queries N] [--max-docs N]
-                              [--out bench/results/retrieval.json] [--embedder minilm|fake] [--data-dir DIR]
+                              [--out bench/results/retrieval.json] [--embedder minilm|fake|DIR]
+                              [--embedding-backend torch|torch-bf16] [--data-dir DIR]
 
 Prints a set of tables per dataset and writes every number, plus machine info, to the JSON file.
 Not a timed test: numbers depend on the machine. See bench/README.md for what each column means.
@@ -396,7 +397,10 @@ def parse_args(argv):
     p.add_argument("--max-queries", type=int, default=None, help="first N labelled queries per dataset")
     p.add_argument("--max-docs", type=int, default=None, help="at most N docs (judged docs of kept queries first)")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "retrieval.json")
-    p.add_argument("--embedder", choices=["minilm", "fake"], default="minilm")
+    p.add_argument("--embedder", default="minilm",
+                   help="minilm (bundled), fake, or a sentence-transformers folder (e.g. ragdoctor models mpnet's)")
+    p.add_argument("--embedding-backend", default="torch", choices=["torch", "torch-bf16"],
+                   help="how the embedder runs (embedding.backend)")
     p.add_argument("--no-indexes", action="store_true", help="skip the faiss index kinds (quality tables only)")
     p.add_argument("--no-rerank", action="store_true", help="skip the rerank stage (the slow part on a CPU)")
     p.add_argument("--rerank-depth", type=int, default=RetrievalConfig().rerank_depth, help="chunks reranked per query")
@@ -431,9 +435,9 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"retrieval bench: data folder not found: {', '.join(missing)} (use --data-dir)", file=sys.stderr)
         return 2
-    embedder = make_embedder(args.embedder)
     results = {}
     try:
+        embedder = make_embedder(args.embedder, backend=args.embedding_backend)
         for name in args.datasets:
             results[name] = run_dataset(name, args.data_dir / name, DATASETS[name], embedder, args)
             print_tables(name, results[name])

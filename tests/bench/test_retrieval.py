@@ -106,3 +106,12 @@ def test_bad_bm25_setting_is_a_usage_error(tmp_path, bench, capsys):
     with pytest.raises(SystemExit) as e:
         bench.main(["--data-dir", str(tmp_path), "--embedder", "fake", "--bm25", "0.9-0.4"])
     assert e.value.code == 2 and "--bm25" in capsys.readouterr().err
+
+
+def test_embedder_folder_that_is_not_a_model_exits_2_with_one_line(tmp_path, bench, capsys):
+    """--embedder takes a sentence-transformers folder too; a folder that holds no model is a usage error."""
+    _beir(tmp_path / "data" / "scifact")
+    rc = bench.main(["--data-dir", str(tmp_path / "data"), "--datasets", "scifact", "--embedder", str(tmp_path),
+                     "--out", str(tmp_path / "r.json")])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and "not a sentence-transformers model folder" in err, err
