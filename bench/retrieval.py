@@ -319,7 +319,7 @@ def run_dataset(name: str, folder: Path, split: str, embedder, args) -> dict:
     qrels = {s.id: s.metadata["qrels"] for s in samples}
     log(f"{name}: {len(docs)} docs, {len(samples)} queries; building index (chunk, embed, flat, bm25)")
     with tempfile.TemporaryDirectory(prefix="ragdoctor-bench-") as tmp:
-        store = build_index(docs, Path(tmp) / "idx", embedder, chunking=CHUNKING, index_cfg=IndexConfig(kind="flat"))
+        store = build_index(docs, Path(tmp) / "idx", embedder, chunking=args.chunking, index_cfg=IndexConfig(kind="flat"))
         flat = faiss_index.load(store.index_dir / "dense.faiss")
         vectors = np.ascontiguousarray(flat.reconstruct_n(0, flat.ntotal), dtype=np.float32)  # embedded once
         qv = embedder.embed([s.question for s in samples])
@@ -399,6 +399,8 @@ def parse_args(argv):
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "retrieval.json")
     p.add_argument("--embedder", default="minilm",
                    help="minilm (bundled), fake, or a sentence-transformers folder (e.g. ragdoctor models mpnet's)")
+    p.add_argument("--chunk-size", type=int, default=CHUNKING.chunk_size, help="tokens per chunk (chunking.chunk_size)")
+    p.add_argument("--chunk-overlap", type=int, default=CHUNKING.chunk_overlap)
     p.add_argument("--embedding-backend", default="torch", choices=["torch", "torch-bf16"],
                    help="how the embedder runs (embedding.backend)")
     p.add_argument("--no-indexes", action="store_true", help="skip the faiss index kinds (quality tables only)")
@@ -426,6 +428,11 @@ def parse_args(argv):
     unknown = [d for d in args.datasets if d not in DATASETS]
     if unknown or not args.datasets:
         p.error(f"unknown dataset(s) {unknown}; choose from {', '.join(DATASETS)}")
+    try:
+        args.chunking = ChunkingConfig(chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap)
+    except ValueError as exc:  # pydantic's ValidationError: name the field and the bound it broke
+        err = exc.errors()[0] if hasattr(exc, "errors") else {"loc": ("chunking",), "msg": str(exc)}
+        p.error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
     return args
 
 
@@ -444,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"retrieval bench: {exc}", file=sys.stderr)
         return 2
-    settings = {"chunking": CHUNKING.model_dump(), "chunk_k": CHUNK_K, "doc_k": DOC_K, "latency_queries": LATENCY_QUERIES,
+    settings = {"chunking": args.chunking.model_dump(), "chunk_k": CHUNK_K, "doc_k": DOC_K, "latency_queries": LATENCY_QUERIES,
                 "max_docs": args.max_docs, "max_queries": args.max_queries, "data_dir": str(args.data_dir),
                 "index_defaults": IndexConfig().model_dump(exclude={"kind", "nlist"}), "nlist": "round(sqrt(n_chunks))",
                 "fusion_weights": FUSION_WEIGHTS, "rerank": None if args.no_rerank else {

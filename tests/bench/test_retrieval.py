@@ -115,3 +115,21 @@ def test_embedder_folder_that_is_not_a_model_exits_2_with_one_line(tmp_path, ben
                      "--out", str(tmp_path / "r.json")])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1 and "not a sentence-transformers model folder" in err, err
+
+
+def test_chunk_size_is_the_index_chunking_and_is_recorded(tmp_path, bench, capsys):
+    """--chunk-size N chunks the corpus at N tokens: smaller chunks give more of them, and the report says which."""
+    _beir(tmp_path / "data" / "scifact")
+    counts = {}
+    for size in (16, 256):
+        out = tmp_path / f"res{size}.json"
+        rc = bench.main(["--data-dir", str(tmp_path / "data"), "--datasets", "scifact", "--embedder", "fake", "--out",
+                         str(out), "--no-indexes", "--no-rerank", "--chunk-size", str(size), "--chunk-overlap", "0"])
+        assert rc == 0
+        report = json.loads(out.read_text())
+        assert report["settings"]["chunking"] == {"chunk_size": size, "chunk_overlap": 0}
+        counts[size] = report["datasets"]["scifact"]["n_chunks"]
+    assert counts[16] > counts[256]
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--data-dir", str(tmp_path), "--embedder", "fake", "--chunk-size", "8"])
+    assert e.value.code == 2 and "--chunk-size" in capsys.readouterr().err
