@@ -162,9 +162,6 @@ class PipelineConfig(_Strict):
             raise ValueError(f"retrieval.context_tokens ({budget}) plus generation.max_tokens "
                              f"({self.generation.max_tokens}) must be below generation.n_ctx "
                              f"({self.generation.n_ctx}): the prompt and the answer would not fit")
-        if self.guardrails.enabled:
-            raise ValueError("retrieval.context_tokens does not combine with guardrails yet (the retrieval rail "
-                             "replaces flagged chunks up to top_k)")
         return self
 
     def config_hash(self) -> str:

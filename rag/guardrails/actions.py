@@ -133,17 +133,21 @@ class RailActions:
             return ActionResult(return_value="", context_updates={})
         req, t0 = self._req(context), time.perf_counter()
         req.ranked = self.pipeline.retrieve(req.trace.question)
-        top_k = self.pipeline.cfg.retrieval.top_k
-        self._set_contexts(req, req.ranked[:top_k], req.ranked[top_k:])
+        contexts, rest, budget = self.pipeline.select(req.ranked)  # top_k, or the context budget's packing
+        self._set_contexts(req, contexts, rest, budget)
         req.add_ms("retrieve", t0)
         return ActionResult(return_value="\n".join(req.trace.context_texts),
                             context_updates=self._chunk_vars(req))
 
     @staticmethod
-    def _set_contexts(req: Request, contexts: list[Chunk], rest: list[Chunk]) -> None:
+    def _set_contexts(req: Request, contexts: list[Chunk], rest: list[Chunk], budget: dict | None = None) -> None:
         req.trace.contexts = contexts
         req.trace.candidates = [Candidate(chunk_id=c.chunk_id, doc_id=c.doc_id, rank=c.rank, score=c.score)
                                 for c in rest]
+        if budget is not None:
+            req.trace.metadata["context_budget"] = budget
+        else:
+            req.trace.metadata.pop("context_budget", None)
 
     @staticmethod
     def _chunk_vars(req: Request) -> dict:
@@ -159,27 +163,35 @@ class RailActions:
             return ActionResult(return_value=None, context_updates={})
         req, t0 = self._req(context), time.perf_counter()
         mode, top_k = self.settings.retrieval_action, self.pipeline.cfg.retrieval.top_k
-        kept: list[Chunk] = []
-        flagged: list[dict] = []
-        checked = 0
+        budgeted = self.pipeline.cfg.retrieval.context_tokens is not None
+        kept: list[tuple[int, Chunk]] = []  # (rank position, the chunk as the generator may get it)
+        flagged: list[tuple[int, dict]] = []
+        scanned = 0
         for pos, chunk in enumerate(req.ranked):
-            if len(kept) >= top_k:
+            if not budgeted and len(kept) >= top_k:
                 break
-            checked = pos + 1
+            scanned = pos + 1
             scan = scan_chunk(chunk.text)
             if not scan.flagged:
-                kept.append(chunk)
+                kept.append((pos, chunk))
                 continue
-            flagged.append({"chunk_id": chunk.chunk_id, "doc_id": chunk.doc_id, "rank": chunk.rank, "action": mode,
-                            "patterns": sorted({f.pattern for f in scan.findings}), "sentences": scan.sentences})
+            flagged.append((pos, {"chunk_id": chunk.chunk_id, "doc_id": chunk.doc_id, "rank": chunk.rank,
+                                  "action": mode, "patterns": sorted({f.pattern for f in scan.findings}),
+                                  "sentences": scan.sentences}))
             if mode == "drop":
                 continue
             update: dict[str, Any] = {"flags": [*chunk.flags, "instruction"]}
             if mode == "redact":
                 update = {"flags": [*chunk.flags, "instruction", "redacted"], "text": scan.redacted}
-            kept.append(chunk.model_copy(update=update))
-        self._set_contexts(req, kept, req.ranked[checked:])
-        req.record["retrieval"] = {"action": mode, "checked": checked, "flagged": flagged}
+            kept.append((pos, chunk.model_copy(update=update)))
+        # what the generator gets: the first top_k kept chunks, or (with a context budget) the kept chunks packed into
+        # it, a redacted chunk counted at its redacted length. 'checked': the ranks up to the last chunk given, or all
+        # that were scanned when every kept chunk was given (nothing examined is left among the candidates)
+        contexts, _, budget = self.pipeline.select([c for _, c in kept])
+        checked = scanned if len(contexts) == len(kept) else kept[len(contexts) - 1][0] + 1 if contexts else 0
+        self._set_contexts(req, contexts, req.ranked[checked:], budget)
+        req.record["retrieval"] = {"action": mode, "checked": checked,
+                                   "flagged": [f for pos, f in flagged if pos < checked]}
         req.add_ms("rail_retrieval", t0)
         return ActionResult(return_value={"flagged": len(flagged)}, context_updates=self._chunk_vars(req))
 

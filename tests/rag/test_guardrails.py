@@ -169,6 +169,39 @@ def test_injection_chunk_is_redacted_dropped_or_flagged(guarded, pipe, mode):
 
 
 @pytest.mark.model
+@pytest.mark.parametrize("mode", ["redact", "drop"])
+def test_retrieval_rail_packs_a_context_budget(guarded, pipe, monkeypatch, mode):
+    """With retrieval.context_tokens set the rail's kept chunks (a redacted one at its redacted length) are packed into
+    the budget, as the unguarded pipeline packs its ranking: every given chunk unflagged or acted on, the tokens within
+    the budget, the packing recorded on the trace, and no flagged chunk left among the candidates it examined."""
+    q = next(s for s in bundled_questions() if s.metadata["kind"] == "injection")
+    budget = 700  # about five 128-token chunks: the planted one ranks in the top four
+    retrieval = pipe.cfg.retrieval.model_copy(update={"context_tokens": budget})
+    monkeypatch.setattr(pipe, "cfg", pipe.cfg.model_copy(update={"retrieval": retrieval}))
+    ranked = pipe.retrieve(q.question)
+    planted_chunk = next(c for c in ranked if c.doc_id == INJECTION_DOC and scan_chunk(c.text).flagged)
+    assert planted_chunk.chunk_id in {c.chunk_id for c in pipe.select(ranked)[0]}, "the budget should reach it"
+    t = guarded(retrieval_action=mode).answer(q.question, q)
+    _assert_clean(t)
+    info = t.metadata["context_budget"]
+    assert info["budget"] == budget and 0 < info["tokens"] <= budget and info["packed"] == len(t.contexts)
+    assert [c.rank for c in t.contexts] == sorted(c.rank for c in t.contexts)
+    for c in t.contexts:
+        assert not scan_chunk(c.text).flagged or "instruction" in c.flags
+    assert "ACCESS GRANTED" not in t.prompt[1]["content"]
+    rail = t.guardrails["retrieval"]
+    assert [f["chunk_id"] for f in rail["flagged"]] == [planted_chunk.chunk_id]
+    examined = {c.chunk_id for c in ranked[: rail["checked"]]}
+    assert planted_chunk.chunk_id in examined and planted_chunk.chunk_id not in {c.chunk_id for c in t.candidates}
+    given = {c.chunk_id for c in t.contexts}
+    assert (planted_chunk.chunk_id in given) == (mode == "redact")
+    # dropped: exactly the packing of the same ranking without the planted chunk
+    unguarded, _, _ = pipe.select([c for c in ranked if c.chunk_id != planted_chunk.chunk_id])
+    if mode == "drop":
+        assert [c.chunk_id for c in t.contexts] == [c.chunk_id for c in unguarded]
+
+
+@pytest.mark.model
 @pytest.mark.parametrize("action", ["rewrite", "block"])
 def test_low_groundedness_answer_is_rewritten_or_blocked_with_failing_claims(guarded, action):
     from rag.guardrails.rails import REFUSE_MESSAGE, UNVERIFIED_ANSWER
