@@ -6,6 +6,7 @@ import atexit
 from contextlib import ExitStack
 
 import streamlit as st
+from pydantic import ValidationError
 
 from corpora.records import Question
 from eval.judges.labels import LabelsJudge
@@ -78,7 +79,12 @@ with st.form("ask"):
         top_k = p5.number_input("top-k", 1, 50, defaults.retrieval.top_k, key="pg_topk")
         base_url = p6.text_input("OpenAI-compatible URL(s), comma-separated (empty: bundled model)",
                                  ", ".join(defaults.generation.urls()), key="pg_base_url")
-        model = st.text_input("Model", defaults.generation.model, key="pg_model")
+        p7, p8 = st.columns([2, 1])
+        model = p7.text_input("Model", defaults.generation.model, key="pg_model")
+        budget = p8.number_input("Context budget, tokens (0: the top-k chunks)", 0, 32768,
+                                 defaults.retrieval.context_tokens or 0, step=64, key="pg_budget",
+                                 help="pack the ranked chunks that fit into this many tokens instead of a fixed top-k "
+                                      "(the first that does not fit is cut at a sentence); at least 32")
     submitted = st.form_submit_button("Ask", type="primary")
 
 if submitted:
@@ -92,15 +98,26 @@ if submitted:
         urls = [u.strip() for u in base_url.split(",") if u.strip()]
         cfg.generation.base_url = None if not urls else urls[0] if len(urls) == 1 else urls
         cfg.generation.model = model
+        cfg.retrieval.context_tokens = int(budget) or None
         ids = [x.strip() for x in relevant.split(",") if x.strip()] or None
         try:
+            cfg = PipelineConfig.model_validate(cfg.model_dump())  # the settings' own checks (e.g. the budget's bounds)
             st.session_state["pg_result"] = ask(cfg.model_dump_json(), question.strip(), reference.strip() or None, ids)
+        except ValidationError as exc:  # a setting out of bounds: name it, one line
+            st.session_state.pop("pg_result", None)
+            err = exc.errors()[0]
+            st.error(f"{'.'.join(map(str, err['loc'])) or 'settings'}: {err['msg']}")
         except Exception as exc:  # the pipeline's own errors are one line (index mismatch, model missing, ...)
             st.session_state.pop("pg_result", None)
             st.error(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
 
 result = st.session_state.get("pg_result")
 if result:
+    packing = result["trace"].get("metadata", {}).get("context_budget")
+    if packing:
+        cut = f"; `{packing['cut']}` cut at a sentence" if packing.get("cut") else ""
+        st.caption(f"Context budget: {packing['packed']} chunk(s), {packing['tokens']} of {packing['budget']} tokens "
+                   f"({packing['tokenizer']}){cut}.")
     widgets.drilldown(result["detail"], key="playground")
     with st.expander("The trace (JSON)"):
         st.json(result["trace"], expanded=1)

@@ -195,6 +195,31 @@ def test_playground_answers_judges_and_diagnoses_live(runs, tmp_path):
     assert any(e.label == "The trace (JSON)" for e in at.expander)
 
 
+def test_playground_context_budget(runs, tmp_path):
+    """A budget packs the chunks into that many tokens (the page says how many it used); one under 32 tokens is
+    refused in one line naming the setting, before any model call."""
+    from rag.fake_server import FakeOpenAIServer
+
+    with FakeOpenAIServer() as srv:
+        at = app(str(runs[0]), "playground")
+        at.text_area(key="pg_question").input("What does ZeRO stage 2 partition?")
+        at.text_input(key="pg_index").input(str(tmp_path / "index"))
+        at.text_input(key="pg_embedder").input("fake")
+        at.text_input(key="pg_base_url").input(srv.base_url)
+        at.text_input(key="pg_model").input("fake-llm")
+        at.number_input(key="pg_budget").set_value(16)
+        next(b for b in at.button if b.label == "Ask").click().run(timeout=180)
+        assert not at.exception and len(srv.requests) == 0
+        assert any(e.value.startswith("retrieval.context_tokens:") for e in at.error), [e.value for e in at.error]
+        at.number_input(key="pg_budget").set_value(96)
+        next(b for b in at.button if b.label == "Ask").click().run(timeout=180)
+        assert not at.exception, [e.value for e in at.exception]
+        assert len(srv.requests) == 1
+    caption = next(c.value for c in at.caption if c.value.startswith("Context budget:"))
+    used = int(caption.split(" chunk(s), ")[1].split(" of ")[0])
+    assert 0 < used <= 96 and "of 96 tokens" in caption
+
+
 def test_index_lab_page(tmp_path):
     import json
 
