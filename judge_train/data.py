@@ -21,7 +21,7 @@ import hashlib
 import random
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -82,6 +82,10 @@ class DataConfig(BaseModel):
     negation_pairs: bool = True  # mirrored-negation pairs at all (off: 'not' in a claim becomes a cue for 'unsupported')
     halueval_extractive: bool = True  # add the knowledge sentence stating a HaluEval right answer as a positive
     drop_dev_overlap: bool = True
+    # two-part claims ("A, and b") per source and label: supported when the premise holds both parts' evidence, not
+    # when one part's evidence is swapped for an unrelated passage (partial support, WiCE's commonest failure).
+    # 0 (the default, and every recipe before it) makes none.
+    conjunction_per_label: int = Field(0, ge=0)
 
 
 # ------------------------------------------------------------------------------------------ premise construction
@@ -279,6 +283,86 @@ def swap_records(records: Iterable[PoolRecord], per_label: int, seed: int) -> li
     return out
 
 
+_LOWER_START = frozenset("the a an it he she they this that these those there in on at his her their its we our "
+                         "one some many most each".split())
+CONJUNCTION_MAX_PREMISE_WORDS = 35  # two premises and the joined claim must fit the 160 tokens the model reads
+CONJUNCTION_MAX_CLAIM_WORDS = 20
+
+
+def _conjoinable(claim: str) -> bool:
+    """A statement of 4 to CONJUNCTION_MAX_CLAIM_WORDS words (not a question, not a fragment)."""
+    return 4 <= len(claim.split()) <= CONJUNCTION_MAX_CLAIM_WORDS and not claim.rstrip().endswith("?")
+
+
+def conjoin(first: str, second: str) -> str:
+    """Two claims as one sentence, "A, and b." (the second's first word lower-cased when it is a function word, so
+    names keep their capital). Not a clause boundary eval.claims.decompose splits at: the judge sees one claim."""
+    a = first.strip().rstrip(".!?").rstrip()
+    b = second.strip()
+    head = b.split(" ", 1)[0]
+    if head.lower() in _LOWER_START and head[:1].isupper():
+        b = b[0].lower() + b[1:]
+    return f"{a}, and {b}" if b.endswith((".", "!", "?")) else f"{a}, and {b}."
+
+
+def _conjunction_triples(n: int, items: list, group_of: Callable, rng: random.Random) -> list[tuple]:
+    """Up to ``n`` (first, second, distractor) triples of ``items`` from three different groups (seeded)."""
+    order = list(items)
+    rng.shuffle(order)
+    out = []
+    for k in range(0, len(order) - 2, 3):
+        if len(out) >= n:
+            break
+        t = tuple(order[k : k + 3])
+        if len({group_of(x) for x in t}) == 3:
+            out.append(t)
+    return out
+
+
+def conjunction_examples(pos: list[Example], n_per_label: int, rng: random.Random) -> list[Example]:
+    """Two-part claims from supported (premise, claim) examples of one source: (P1 + P2, "C1, and c2") -> 1 and
+    (P1 + P3, the same claim) -> 0, where P3 is another example's premise (so the negative's premise is as long and as
+    fluent, and what is missing is exactly one part's support); which part loses its evidence and the premises' order
+    are random. Only short premises and claims, so both parts fit the model's window."""
+    short = [e for e in pos if len(e.premise.split()) <= CONJUNCTION_MAX_PREMISE_WORDS and _conjoinable(e.hypothesis)]
+    out: list[Example] = []
+    for e1, e2, e3 in _conjunction_triples(n_per_label, short, lambda e: e.group, rng):
+        if rng.random() < 0.5:
+            e1, e2 = e2, e1
+        claim = conjoin(e1.hypothesis, e2.hypothesis)
+        both, kept = [e1.premise, e2.premise], [rng.choice([e1, e2]).premise, e3.premise]
+        rng.shuffle(both)
+        rng.shuffle(kept)
+        out.append(Example(" ".join(both), claim, 1, e1.source, "conj:both", e1.group))
+        out.append(Example(" ".join(kept), claim, 0, e1.source, "conj:one-missing", e1.group))
+    return out
+
+
+def conjunction_records(records: Iterable[PoolRecord], per_label: int, seed: int) -> list[PoolRecord]:
+    """A synthetic source, 'synthetic_conjunctions', for measuring and calibrating: supported single claims of the
+    claim sources joined in pairs ("C1, and c2") against both records' evidence (1), or against one record's evidence
+    and an unrelated record's (0): one part of the claim has no support anywhere, the partial support of WiCE and of
+    long answers."""
+    rng = random.Random(seed)
+    pos = []
+    for r in records:
+        if r.label != 1 or r.source not in CLAIM_SOURCES:
+            continue
+        claims = [r.text.strip()] if r.source in ATOMIC_SOURCES else (decompose(r.text) or [r.text.strip()])
+        if len(claims) == 1 and _conjoinable(claims[0]):
+            pos.append((r, claims[0]))
+    out: list[PoolRecord] = []
+    for (r1, c1), (r2, c2), (r3, _) in _conjunction_triples(per_label, pos, lambda x: x[0].group, rng):
+        claim = conjoin(c1, c2)
+        both, kept = [r1.evidence, r2.evidence], [rng.choice([r1, r2]).evidence, r3.evidence]
+        rng.shuffle(both)
+        rng.shuffle(kept)
+        group = f"{r1.group}+{r2.group}"
+        out.append(PoolRecord("synthetic_conjunctions", group, "\n\n".join(both), claim, 1, "both parts supported"))
+        out.append(PoolRecord("synthetic_conjunctions", group, "\n\n".join(kept), claim, 0, "one part unsupported"))
+    return out
+
+
 def long_evidence_records(records: Iterable[PoolRecord], per_label: int, seed: int, words: int = 900
                           ) -> list[PoolRecord]:
     """A synthetic source, 'synthetic_long_evidence', for measuring and calibrating (never for training): records of
@@ -424,7 +508,10 @@ def build_examples(records: Iterable[PoolRecord], cfg: DataConfig, seed: int) ->
             neg = neg[: max(0, len(pos) - len(hard))]
             if len(neg) + len(hard) < len(pos):  # too few negatives: keep the sides equal
                 pos = pos[: len(neg) + len(hard)]
-            chosen = pos + neg + hard + paired
+            conj = conjunction_examples(pos, cfg.conjunction_per_label if side == "train" else max(
+                10, cfg.conjunction_per_label * cfg.heldout_percent // (100 - cfg.heldout_percent)), rng
+            ) if cfg.conjunction_per_label > 0 else []
+            chosen = pos + neg + hard + paired + conj
             (held if keep else train).extend(chosen)
             stats["examples"][f"{source}/{side}"] = dict(sorted(Counter(f"{e.kind}={e.label}" for e in chosen).items()))
     if cfg.question_examples_per_label > 0:

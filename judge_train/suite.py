@@ -15,7 +15,7 @@ from pathlib import Path
 
 from judge_train.data import (NLI_CAPS, RELEVANCE_CAPS, SUPPORT_CAPS, DataConfig, heldout, heldout_half,
                               read_pool, long_evidence_records, read_relevance_pool,
-                              swap_records)
+                              swap_records, conjunction_records)
 from eval.meta.datasets import LabelledItem, Task
 
 HELDOUT_PERCENT = 10  # the recipes' held-out share (recipes/*.json): keep them equal
@@ -42,7 +42,8 @@ def pool_tasks(data_dir: str | Path, per_label: int = 150, seed: int = 0,
     for metric, signal, records in (("groundedness", "support", support), ("context_relevance", "relevance", relevance)):
         held = [r for r in records if heldout(r.group, percent) and heldout_half(r.group) == "report"]
         if signal == "support":  # changed numbers, names, polarity against the same evidence: a source of its own
-            held += swap_records(held, per_label, seed) + long_evidence_records(held, per_label, seed)
+            held += (swap_records(held, per_label, seed) + long_evidence_records(held, per_label, seed)
+                     + conjunction_records(held, per_label, seed))
         total += len(held)
         for source in sorted({r.source for r in held}):
             rows = _sample([r for r in held if r.source == source], per_label, rng)

@@ -4,11 +4,13 @@ manifest checksums). Combining, the suite and the smoke training run are in test
 import hashlib
 import json
 import random
+from collections import Counter
 
 import pytest
 
 from judge_train.data import (
     DataConfig,
+    Example,
     PoolRecord,
     best_premise,
     build_examples,
@@ -319,6 +321,51 @@ def test_long_evidence_records_bury_the_evidence_and_keep_the_label(pool_dir):
     for r in longs:
         orig = next(o for (g, t), o in originals.items() if g == r.group and t == r.text)
         assert orig.evidence in r.evidence and len(r.evidence.split()) >= 120 and r.label == orig.label
+
+
+def test_conjoin_keeps_names_and_is_one_claim_to_decompose():
+    from eval.claims import decompose
+    from judge_train.data import conjoin
+
+    assert conjoin("The tower was built in 1889.", "It was designed by Eiffel.") == \
+        "The tower was built in 1889, and it was designed by Eiffel."
+    assert conjoin("Paris is in France", "Berlin is in Germany") == "Paris is in France, and Berlin is in Germany."
+    assert len(decompose(conjoin("The tower was built in 1889.", "It was designed by Eiffel."))) == 1
+
+
+def test_conjunction_examples_miss_exactly_one_part(pool_dir):
+    """Each two-part claim comes twice: with both parts' premises (1) and with one part's premise replaced by another
+    example's (0); the premises are whole premises of the source's supported examples, never cut."""
+    from judge_train.data import conjunction_examples
+
+    pos = [Example(f"Premise number {i} says fact {i} holds.", f"Fact {i} holds for thing {i}.", 1, "snli", "nli",
+                   f"g{i}") for i in range(30)]
+    out = conjunction_examples(pos, 6, random.Random(0))
+    assert len(out) == 12 and [e.label for e in out] == [1, 0] * 6
+    premises = {e.premise for e in pos}
+    for both, one in zip(out[::2], out[1::2]):
+        assert both.hypothesis == one.hypothesis and ", and " in both.hypothesis
+        parts = {f"Premise number {n} says fact {n} holds." for n in
+                 (int(w) for w in both.hypothesis.replace(",", " ").replace(".", " ").split() if w.isdigit())}
+        assert parts == {p for p in premises if p in both.premise} and len(parts) == 2
+        kept = {p for p in premises if p in one.premise}
+        assert len(kept) == 2 and len(kept & parts) == 1  # one part's evidence, one unrelated premise
+    assert conjunction_examples(pos[:2], 6, random.Random(0)) == []  # three groups needed
+
+
+def test_conjunction_records_and_the_training_switch(pool_dir):
+    from judge_train.data import conjunction_records
+
+    records, _ = read_pool(tiny_config(pool_dir))
+    conj = conjunction_records(records, per_label=3, seed=0)
+    assert conj and {r.source for r in conj} == {"synthetic_conjunctions"}
+    for both, one in zip(conj[::2], conj[1::2]):
+        assert (both.label, one.label) == (1, 0) and both.text == one.text and both.group == one.group
+    cfg = tiny_config(pool_dir)
+    assert not any(e.kind.startswith("conj") for e in build_examples(records, cfg, 0)[0])  # off by default
+    train, _, _ = build_examples(records, cfg.model_copy(update={"conjunction_per_label": 2}), 0)
+    kinds = Counter(e.kind for e in train if e.kind.startswith("conj"))
+    assert kinds and kinds["conj:both"] == kinds["conj:one-missing"]
 
 
 def test_every_committed_recipe_parses_into_a_training_config():
