@@ -97,11 +97,13 @@ def quality(qrels, rankings) -> dict[str, float | None]:
     return {"ndcg@10": at10.get("ndcg@10"), f"recall@{DOC_K}": at100.get(f"recall@{DOC_K}"), "mrr@10": at10.get("mrr@10")}
 
 
-def eval_retrievers(store, embedder, samples, qrels) -> tuple[dict[str, dict], dict[str, list]]:
-    """The three modes, then hybrid with the other fusions over a coarse dense-weight grid; also every variant's hits."""
+def eval_retrievers(store, embedder, samples, qrels, skip: frozenset[str] = frozenset()
+                    ) -> tuple[dict[str, dict], dict[str, list]]:
+    """The three modes (minus ``skip``), then hybrid with the other fusions over a coarse dense-weight grid; also every
+    variant's hits."""
     questions = [s.question for s in samples]
     out, all_hits = {}, {}
-    variants: list[tuple[str, dict[str, object]]] = [(m, {"mode": m}) for m in MODES]
+    variants: list[tuple[str, dict[str, object]]] = [(m, {"mode": m}) for m in MODES if m not in skip]
     variants += [(f"hybrid {f} w={w}", {"mode": "hybrid", "fusion": f, "dense_weight": w})
                  for f in ("minmax", "zscore") for w in FUSION_WEIGHTS]
     for name, fields in variants:
@@ -142,9 +144,8 @@ def eval_bm25_settings(store, embedder, samples, qrels, settings: list[tuple[flo
         for k1, b in settings:
             store.bm25 = BM25Index.build(texts, k1=k1, b=b)
             log(f"  BM25 k1={k1} b={b}")
-            rows, _ = eval_retrievers(store, embedder, samples, qrels)
-            out.update({f"{name} [k1={k1} b={b}]": {**row, "bm25_k1": k1, "bm25_b": b}
-                        for name, row in rows.items() if name != "dense"})
+            rows, _ = eval_retrievers(store, embedder, samples, qrels, skip=frozenset({"dense"}))  # BM25 plays no part
+            out.update({f"{name} [k1={k1} b={b}]": {**row, "bm25_k1": k1, "bm25_b": b} for name, row in rows.items()})
     finally:
         store.bm25 = default
     return out
