@@ -30,8 +30,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     from ragdoctor import flow  # noqa: PLC0415 - lazy in every command: the library loads when one runs
     from ragdoctor.cmd_eval import ray_options  # noqa: PLC0415 - the same --engine ray flags as `eval`
 
-    print(render_index(*flow.index(config_from_args(args), rebuild=args.rebuild, engine=args.engine,
-                                   ray=ray_options(args))))
+    cfg = config_from_args(args)
+    if args.refine is not None and cfg.index.kind != "ivfpq":
+        raise UsageError(f"index: --refine applies to --kind ivfpq (the index kind is {cfg.index.kind})")
+    print(render_index(*flow.index(cfg, rebuild=args.rebuild, engine=args.engine, ray=ray_options(args))))
     return 0
 
 
@@ -98,6 +100,9 @@ def register(sub, pipeline_options) -> None:
     p.add_argument("--on-disk", action="store_const", const=True, default=None,
                    help="--kind ivf/ivfpq: keep the inverted lists in a file searches mmap (faiss "
                         "OnDiskInvertedLists), built shard by shard, for corpora larger than memory")
+    p.add_argument("--refine", choices=("none", "sq8", "flat"),
+                   help="--kind ivfpq: re-rank each search's candidates with SQ8 (default) or exact (flat) vectors, or "
+                        "not at all (index.refine; PQ alone loses recall, see the index lab)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="embed in this process (default) or on Ray Data actors (pip install 'ragdoctor[ray]')")
     p.add_argument("--ray-address", metavar="auto|ray://HOST:PORT",

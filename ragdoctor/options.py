@@ -51,6 +51,7 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
                           ("embedding.backend", getattr(args, "embedding_backend", None)),
                           ("index.kind", args.kind), ("retrieval.mode", args.mode), ("retrieval.top_k", args.top_k),
                           ("index.on_disk", getattr(args, "on_disk", None)),
+                          ("index.refine", getattr(args, "refine", None)),
                           ("retrieval.context_tokens", getattr(args, "context_tokens", None)),
                           ("retrieval.rerank", getattr(args, "rerank", None)),
                           ("generation.base_url", base_urls(args.base_url)), ("generation.model", args.model),

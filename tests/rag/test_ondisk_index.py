@@ -146,3 +146,21 @@ def test_index_command_on_disk_prints_only_its_own_line_and_is_reused_without_th
     out = capfd.readouterr().out.strip().splitlines()
     assert len(out) == 1 and out[0].startswith("index built") and (tmp_path / "idx" / "dense.ivfdata").is_file()
     assert main(args) == 0 and capfd.readouterr().out.startswith("index up to date")
+
+
+def test_index_command_refine_flag(tmp_path, capfd):
+    """`index --kind ivfpq --refine flat|sq8|none` sets index.refine (recorded in the manifest); on another kind the
+    flag is a usage error in one line, before anything is built."""
+    import json
+
+    from ragdoctor.cli import main
+
+    for refine in ("flat", "none"):
+        idx = tmp_path / f"idx-{refine}"
+        assert main(["index", "--embedder", "fake", "--index-dir", str(idx), "--kind", "ivfpq", "--refine", refine]) == 0
+        assert json.loads((idx / "manifest.json").read_text())["index"]["refine"] == refine
+    capfd.readouterr()
+    assert main(["index", "--embedder", "fake", "--index-dir", str(tmp_path / "f"), "--kind", "flat",
+                 "--refine", "flat"]) == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--refine applies to --kind ivfpq" in err[0] and not (tmp_path / "f").exists()
