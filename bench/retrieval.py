@@ -27,6 +27,7 @@ from pathlib import Path
 
 import faiss
 import numpy as np
+from pydantic import ValidationError
 from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -431,8 +432,8 @@ def parse_args(argv):
         p.error(f"unknown dataset(s) {unknown}; choose from {', '.join(DATASETS)}")
     try:
         args.chunking = ChunkingConfig(chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap)
-    except ValueError as exc:  # pydantic's ValidationError: name the field and the bound it broke
-        err = exc.errors()[0] if hasattr(exc, "errors") else {"loc": ("chunking",), "msg": str(exc)}
+    except ValidationError as exc:  # name the field and the bound it broke
+        err = exc.errors()[0]
         p.error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
     return args
 

@@ -319,6 +319,15 @@ def _conjunction_triples(n: int, items: list, group_of: Callable, rng: random.Ra
     return out
 
 
+def _two_evidences(first: str, second: str, distractor: str, rng: random.Random, sep: str = " ") -> tuple[str, str]:
+    """Joined evidence for a two-part claim: both parts' (order random), and one part's (which, random) with the
+    distractor's in its other part's place (order random)."""
+    both, kept = [first, second], [rng.choice([first, second]), distractor]
+    rng.shuffle(both)
+    rng.shuffle(kept)
+    return sep.join(both), sep.join(kept)
+
+
 def conjunction_examples(pos: list[Example], n_per_label: int, rng: random.Random) -> list[Example]:
     """Two-part claims from supported (premise, claim) examples of one source: (P1 + P2, "C1, and c2") -> 1 and
     (P1 + P3, the same claim) -> 0, where P3 is another example's premise (so the negative's premise is as long and as
@@ -330,11 +339,9 @@ def conjunction_examples(pos: list[Example], n_per_label: int, rng: random.Rando
         if rng.random() < 0.5:
             e1, e2 = e2, e1
         claim = conjoin(e1.hypothesis, e2.hypothesis)
-        both, kept = [e1.premise, e2.premise], [rng.choice([e1, e2]).premise, e3.premise]
-        rng.shuffle(both)
-        rng.shuffle(kept)
-        out.append(Example(" ".join(both), claim, 1, e1.source, "conj:both", e1.group))
-        out.append(Example(" ".join(kept), claim, 0, e1.source, "conj:one-missing", e1.group))
+        both, kept = _two_evidences(e1.premise, e2.premise, e3.premise, rng)
+        out.append(Example(both, claim, 1, e1.source, "conj:both", e1.group))
+        out.append(Example(kept, claim, 0, e1.source, "conj:one-missing", e1.group))
     return out
 
 
@@ -354,12 +361,10 @@ def conjunction_records(records: Iterable[PoolRecord], per_label: int, seed: int
     out: list[PoolRecord] = []
     for (r1, c1), (r2, c2), (r3, _) in _conjunction_triples(per_label, pos, lambda x: x[0].group, rng):
         claim = conjoin(c1, c2)
-        both, kept = [r1.evidence, r2.evidence], [rng.choice([r1, r2]).evidence, r3.evidence]
-        rng.shuffle(both)
-        rng.shuffle(kept)
+        both, kept = _two_evidences(r1.evidence, r2.evidence, r3.evidence, rng, sep="\n\n")
         group = f"{r1.group}+{r2.group}"
-        out.append(PoolRecord("synthetic_conjunctions", group, "\n\n".join(both), claim, 1, "both parts supported"))
-        out.append(PoolRecord("synthetic_conjunctions", group, "\n\n".join(kept), claim, 0, "one part unsupported"))
+        out.append(PoolRecord("synthetic_conjunctions", group, both, claim, 1, "both parts supported"))
+        out.append(PoolRecord("synthetic_conjunctions", group, kept, claim, 0, "one part unsupported"))
     return out
 
 

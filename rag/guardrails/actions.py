@@ -146,8 +146,6 @@ class RailActions:
                                 for c in rest]
         if budget is not None:
             req.trace.metadata["context_budget"] = budget
-        else:
-            req.trace.metadata.pop("context_budget", None)
 
     @staticmethod
     def _chunk_vars(req: Request) -> dict:
@@ -188,12 +186,17 @@ class RailActions:
         # it, a redacted chunk counted at its redacted length. 'checked': the ranks up to the last chunk given, or all
         # that were scanned when every kept chunk was given (nothing examined is left among the candidates)
         contexts, _, budget = self.pipeline.select([c for _, c in kept])
-        checked = scanned if len(contexts) == len(kept) else kept[len(contexts) - 1][0] + 1 if contexts else 0
+        if len(contexts) == len(kept):
+            checked = scanned
+        elif contexts:
+            checked = kept[len(contexts) - 1][0] + 1
+        else:
+            checked = 0
         self._set_contexts(req, contexts, req.ranked[checked:], budget)
-        req.record["retrieval"] = {"action": mode, "checked": checked,
-                                   "flagged": [f for pos, f in flagged if pos < checked]}
+        examined = [f for pos, f in flagged if pos < checked]
+        req.record["retrieval"] = {"action": mode, "checked": checked, "flagged": examined}
         req.add_ms("rail_retrieval", t0)
-        return ActionResult(return_value={"flagged": len(flagged)}, context_updates=self._chunk_vars(req))
+        return ActionResult(return_value={"flagged": len(examined)}, context_updates=self._chunk_vars(req))
 
     # generation: the pipeline's own prompt and model ---------------------------------------------------------------
     async def generate_bot_message(self, events: list | None = None, context: dict | None = None, config=None):
