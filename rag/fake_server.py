@@ -7,7 +7,9 @@ a model. ``fail_next`` makes the next N chat calls fail: HTTP 500, or, with ``ga
 Faults for the concurrency and fleet tests, deterministic: ``faults`` is a schedule consumed one entry per chat
 request in arrival order ("ok", "500", "503", "429" or "429:<Retry-After value>", "drop": the connection is closed
 without a reply); ``always`` fails every request so (a dead endpoint); ``latency`` seconds are spent on every chat
-request. ``received``, ``served``, ``in_flight`` and ``max_in_flight`` are counted on the server side.
+request. ``received``, ``served``, ``in_flight`` and ``max_in_flight`` are counted on the server side; ``served``
+counts only chat completions actually returned, and every counter is settled before the reply is written, so a
+client that has read its reply sees them up to date.
 """
 
 from __future__ import annotations
@@ -140,6 +142,14 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def setup(self) -> None:
             super().setup()
             self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms Nagle stalls
+            self._open_chat = False  # a chat request counted in by arrive() and not yet settled
+
+        def _settle(self, served: bool) -> None:
+            """Count the open chat request out, once. Called before its reply is written, so a client that has
+            read the reply always sees the server's counters already updated."""
+            if self._open_chat:
+                self._open_chat = False
+                server.leave(served)
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr logging
             return
@@ -160,6 +170,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, _error(f"no route for POST {self.path}", "not_found"))
                 return
             fault = server.arrive()
+            self._open_chat = True
             try:
                 if server.latency:
                     time.sleep(server.latency)
@@ -167,6 +178,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     self._chat(raw)
                     return
                 if fault == "drop":  # no reply at all: the client sees the connection close
+                    self._settle(False)
                     self.close_connection = True
                     return
                 status, _, retry_after = fault.partition(":")
@@ -174,7 +186,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 kind = "rate_limit_exceeded" if status == "429" else "server_error"
                 self._send(int(status), _error(f"injected {status}", kind), headers)
             finally:
-                server.leave(fault == "ok")
+                self._settle(False)  # no-op once a reply settled it
 
         def _chat(self, raw: bytes) -> None:
             if server.take_failure():
@@ -191,15 +203,17 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send(400, _error(f"bad request: {exc}", "invalid_request_error"))
                 return
             try:
-                self._send(200, server.completion(body))
+                self._send(200, server.completion(body), served=True)
             except Exception as exc:  # the wrapped model failed: report it like a real server would
                 self._send(500, _error(f"{type(exc).__name__}: {exc}", "server_error"))
 
-        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            self._send_raw(status, json.dumps(payload).encode(), "application/json", headers)
+        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None,
+                  served: bool = False) -> None:
+            self._send_raw(status, json.dumps(payload).encode(), "application/json", headers, served)
 
         def _send_raw(self, status: int, data: bytes, content_type: str,
-                      headers: dict[str, str] | None = None) -> None:
+                      headers: dict[str, str] | None = None, served: bool = False) -> None:
+            self._settle(served)
             self.send_response(status)
             for name, value in (headers or {}).items():
                 self.send_header(name, value)

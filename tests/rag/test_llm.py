@@ -101,6 +101,21 @@ def test_fake_server_lists_models_and_answers_health():
         assert urllib.request.urlopen(root + "/health", timeout=5).status == 200
 
 
+def test_fake_server_counters_are_settled_before_the_client_reads_its_reply():
+    """A client that has its reply must see it counted (the fleet tests read ``served`` right after a call: it was
+    once counted after the reply was written, and CI lost that race), and an injected failure is not 'served'."""
+    with FakeOpenAIServer() as server:
+        llm = OpenAIChatLLM(server.base_url, max_retries=0)
+        for n in range(1, 41):
+            assert llm.chat(ask("What does data parallelism replicate?")).text
+            assert (server.received, server.served, server.in_flight) == (n, n, 0)
+        server.fail_next, server.faults = 1, ["503"]
+        for _ in range(2):  # a failure inside the completion path, then a scheduled fault
+            with pytest.raises(LLMError):
+                llm.chat(ask("What does data parallelism replicate?"))
+        assert (server.received, server.served, server.in_flight) == (42, 40, 0)
+
+
 def test_http_500_becomes_a_one_line_llm_error():
     with FakeOpenAIServer() as server:
         server.fail_next = 1
