@@ -9,7 +9,9 @@ request in arrival order ("ok", "500", "503", "429" or "429:<Retry-After value>"
 without a reply); ``always`` fails every request so (a dead endpoint); ``latency`` seconds are spent on every chat
 request. ``received``, ``served``, ``in_flight`` and ``max_in_flight`` are counted on the server side; ``served``
 counts only chat completions actually returned, and every counter is settled before the reply is written, so a
-client that has read its reply sees them up to date.
+client that has read its reply sees them up to date. ``rendezvous`` (a ``Rendezvous``, one server's or shared by a
+fleet) holds chat requests until that many are in flight at once: a test of concurrency waits for the overlap it
+asserts instead of hoping a latency is long enough for it on a loaded machine.
 """
 
 from __future__ import annotations
@@ -25,6 +27,29 @@ from typing import Any
 from rag.llm import ChatLLM, FakeLLM
 
 
+class Rendezvous:
+    """Hold each arriving request until ``parties`` of them are held at once, then let them all through, and every
+    later one without waiting. A client that never has that many in flight is waited for ``timeout`` seconds, once;
+    then everything passes (and the overlap the test asserts is missing)."""
+
+    def __init__(self, parties: int, timeout: float = 60.0) -> None:
+        self.parties, self.timeout = parties, timeout
+        self.met: bool | None = None  # None: still gathering; True: that many were held at once; False: timed out
+        self._held = 0
+        self._cond = threading.Condition()
+
+    def wait(self) -> None:
+        with self._cond:
+            if self.met is not None:
+                return
+            self._held += 1
+            if self._held >= self.parties:
+                self.met = True
+            elif not self._cond.wait_for(lambda: self.met is not None, timeout=self.timeout):
+                self.met = False
+            self._cond.notify_all()
+
+
 class FakeOpenAIServer:
     """Context manager serving ``/v1/chat/completions`` and ``/v1/models`` on 127.0.0.1."""
 
@@ -37,6 +62,7 @@ class FakeOpenAIServer:
         self.faults: list[str] = []
         self.always: str | None = None
         self.latency = 0.0
+        self.rendezvous: Rendezvous | None = None
         self.received = 0
         self.served = 0
         self.in_flight = 0
@@ -172,6 +198,8 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             fault = server.arrive()
             self._open_chat = True
             try:
+                if server.rendezvous is not None:  # counted in flight while it waits for the others
+                    server.rendezvous.wait()
                 if server.latency:
                     time.sleep(server.latency)
                 if fault == "ok":

@@ -78,9 +78,15 @@ def assert_same_verdicts(got, want, score_tol: float = 0.002) -> None:
                 assert v == w, (sid, key, v, w)
 
 
+def complete_lines(path: Path) -> list[str]:
+    """The lines of a file another process may be appending to, up to its last newline: a line still being written
+    (or torn by a kill) is left out."""
+    data = path.read_bytes() if path.exists() else b""
+    return [ln for ln in data[: data.rfind(b"\n") + 1].decode("utf-8").splitlines() if ln.strip()]
+
+
 def log_ids(run_dir: Path) -> list[str]:
-    lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line)["sample_id"] for line in lines if line.strip()]
+    return [json.loads(line)["sample_id"] for line in complete_lines(run_dir / "results.jsonl")]
 
 
 class SlowLexical(ScorerJudge):
@@ -183,12 +189,15 @@ def test_two_node_cluster_shards_and_survives_a_killed_worker(two_nodes, traces,
     build = functools.partial(slow_judges, delay=0.1, record=str(record))
     run_dir = tmp_path / "ray"
     killed: list[int] = []
+    finished = threading.Event()
 
     def kill_one_worker() -> None:  # once a few batches are in, SIGKILL a judging actor's process
+        # both files are read while workers and the driver append to them: only their complete lines count (a
+        # half-written results line is no JSON yet, a half-written "pid node" line may hold a truncated pid)
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not killed:
-            done = len(log_ids(run_dir)) if (run_dir / "results.jsonl").exists() else 0
-            pids = {int(line.split()[0]) for line in record.read_text().splitlines()} if record.exists() else set()
+        while time.monotonic() < deadline and not killed and not finished.is_set():
+            done = len(complete_lines(run_dir / "results.jsonl"))
+            pids = {int(line.split()[0]) for line in complete_lines(record)}
             if done >= 4 and pids:
                 pid = max(pids)
                 os.kill(pid, signal.SIGKILL)
@@ -197,8 +206,11 @@ def test_two_node_cluster_shards_and_survives_a_killed_worker(two_nodes, traces,
 
     killer = threading.Thread(target=kill_one_worker, daemon=True)
     killer.start()
-    remote = judged_with(RayEngine(build, num_workers=2), traces, run_dir, batch_size=1)
-    killer.join(timeout=5)
+    try:
+        remote = judged_with(RayEngine(build, num_workers=2), traces, run_dir, batch_size=1)
+    finally:
+        finished.set()  # a kill after the run would prove nothing
+        killer.join(timeout=30)
     assert killed, "no worker was killed mid-run"
     nodes = {line.split()[1] for line in record.read_text().splitlines()}
     assert len(nodes) == 2, f"the batches ran on {len(nodes)} node(s), not both"
@@ -214,8 +226,9 @@ def test_a_killed_driver_resumes_without_loss_or_duplicates(tmp_path):
     run_dir = tmp_path / "run"
     args = [*CLI, "eval", str(src), "--judges", "lexical,labels", "--out", str(run_dir), "--engine", "ray",
             "--batch-size", "1", "--num-workers", "1"]
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    err = tmp_path / "driver.stderr"  # a file, not a pipe nobody drains: Ray's logging could fill one and stall it
+    with open(err, "wb") as err_fh:
+        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err_fh, start_new_session=True)
     results = run_dir / "results.jsonl"
     try:
         deadline = time.monotonic() + 180
@@ -223,7 +236,7 @@ def test_a_killed_driver_resumes_without_loss_or_duplicates(tmp_path):
             if results.exists() and results.read_bytes().count(b"\n") >= 5:
                 break
             time.sleep(0.02)
-        assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()[-1500:]!r}"
+        assert proc.poll() is None, f"the run ended before it could be killed: {err.read_text()[-1500:]!r}"
         os.killpg(proc.pid, signal.SIGKILL)  # the driver and everything it started (its private Ray runtime)
         proc.wait(timeout=30)
     finally:

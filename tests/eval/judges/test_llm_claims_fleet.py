@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from corpora.records import Chunk, Trace
 from eval.judges.llm_claims import LLMJudge
-from rag.fake_server import FakeOpenAIServer
+from rag.fake_server import FakeOpenAIServer, Rendezvous
 from rag.fleet import RetryPolicy
 from rag.llm import FakeLLM, OpenAIChatLLM
 
@@ -36,9 +36,13 @@ def test_concurrent_asks_give_the_same_verdicts_and_overlap_at_the_servers():
         assert max(s.max_in_flight for s in servers) == 1
         for s in servers:
             s.max_in_flight = 0
+        together = Rendezvous(3)  # across the fleet: the first asks are held until three are in flight at once
+        for s in servers:
+            s.rendezvous = together
         parallel, llm = judge_with(servers, 4)
         many = [r.value for r in parallel.judge("groundedness", traces())]
         assert many == one and all(v == 1.0 for v in many)
+        assert together.met, "three asks were never in flight at once"
         assert sum(s.max_in_flight for s in servers) >= 3 and llm.stats.max_in_flight <= 4
         assert all(s.served > 0 for s in servers)  # round-robin over the fleet
     finally:

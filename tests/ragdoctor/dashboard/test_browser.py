@@ -140,6 +140,9 @@ class Browser:
             pages = [t for t in targets if t.get("type") == "page"]
             if pages:
                 break
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                _stop(self.proc)
+                pytest.fail("chromium opened no page within 60 s")
             time.sleep(0.1)
         self._stack = ExitStack()
         self.ws = self._stack.enter_context(connect(pages[0]["webSocketDebuggerUrl"], max_size=None, open_timeout=30))
@@ -212,6 +215,8 @@ def test_page_renders_without_exceptions(dashboard, browser, page):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path, marker = PAGES[page]
     dom = browser.open(f"{dashboard}/{path}", page, marker)
+    if page == "disagreements":  # its charts draw after the script run has finished: wait until they have
+        dom = _wait(browser, lambda d: "vega-embed" in d, "disagreements: the charts did not draw")
     png = ARTIFACTS / f"dashboard-{page}.png"
     browser.screenshot(png)
     assert png.stat().st_size > 10_000
