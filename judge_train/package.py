@@ -92,10 +92,12 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
                 if heldout(s.group, percent) and heldout_half(s.group) == "calibrate"]
         log(f"relevance combiner: {len(pairs)} held-out pairs, {len(sets)} held-out NoMIRACL sets")
         combiner["relevance"], report["relevance"] = fit_relevance(scorer, pairs, log, sets)
+    for spec in combiner.values():  # the fit depends on it: bf16 and int8 scores give different weights (model card)
+        spec["fit_on"] += f"; cross-encoder scores in {scorer.precision}"
     (out / "combiner.json").write_text(json.dumps(combiner, indent=2) + "\n")
     (out / "heldout_metrics.json").write_text(json.dumps(report, indent=1) + "\n")
     summary = {"stages": stages, "seconds": round(time.time() - t0, 1), "per_label": per_label,
-               "heldout_percent": percent, "seed": seed}
+               "heldout_percent": percent, "seed": seed, "precision": scorer.precision}
     (out / "package.json").write_text(json.dumps(summary, indent=1) + "\n")
     write_card(out)
     log(f"judge folder {out} in {summary['seconds'] / 60:.1f} min")
