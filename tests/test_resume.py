@@ -23,6 +23,7 @@ from eval.judges.scorer import ScorerJudge
 from eval.judging import evaluate
 from rag.fake_server import FakeOpenAIServer
 from rag.llm import FakeLLM
+from tests.files import complete_records
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([os.environ["PYTHONPATH"], str(ROOT)])}
@@ -36,11 +37,7 @@ class SlowLLM(FakeLLM):
         return super().chat(messages, **kw)
 
 
-def lines(path: Path) -> list[dict]:
-    """The log's complete records: a last line a SIGKILL tore mid-write (no newline) is left out, as the resume
-    drops and redoes it."""
-    data = path.read_bytes() if path.exists() else b""
-    return [json.loads(ln) for ln in data[: data.rfind(b"\n") + 1].splitlines() if ln.strip()]
+lines = complete_records  # the log's complete records: a line a SIGKILL tore mid-write is redone, not counted
 
 
 def kill_after_growth(cmd: list[str], cwd: Path, log: Path, grow: int, jitter: float) -> bool:

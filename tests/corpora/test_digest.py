@@ -1,20 +1,9 @@
 """Content digests (corpora/digest.py): a file's sha256, and a folder's digest that follows its content, not its path."""
 import hashlib
-import os
 import shutil
 
 from corpora.digest import folder_digest, sha256_file
-
-
-def rewrite(path, text: str) -> None:
-    """Rewrite a file in place as a later edit does: with a newer mtime. Two writes within one tick of a coarse
-    filesystem clock (a jiffy, up to 10 ms, on kernels without fine-grained timestamps) share an mtime, and a
-    same-size rewrite then looks like no change to a cache keyed on (size, mtime): the test would depend on how fast
-    it ran."""
-    before = path.stat().st_mtime_ns
-    path.write_text(text)
-    if path.stat().st_mtime_ns <= before:
-        os.utime(path, ns=(before + 1_000_000, before + 1_000_000))
+from tests.files import rewrite
 
 
 def test_sha256_file_matches_hashlib(tmp_path):
@@ -37,8 +26,8 @@ def test_folder_digest_follows_content_not_location(tmp_path):
     assert folder_digest(b, skip=("MODEL_CARD.md",)) == first  # moved: the same judge
     (a / "MODEL_CARD.md").write_text("a longer card")
     assert folder_digest(a, skip=("MODEL_CARD.md",)) == first  # documentation changes no verdict
-    rewrite(a / "combiner.json", '{"support": 2}')  # the same size
+    rewrite(a / "combiner.json", b'{"support": 2}')  # the same size, a newer mtime
     assert folder_digest(a, skip=("MODEL_CARD.md",)) != first  # re-combined in place: another judge
-    rewrite(a / "combiner.json", '{"support": 1}')
+    rewrite(a / "combiner.json", b'{"support": 1}')
     (a / "support" / "extra.json").write_text("{}")
     assert folder_digest(a, skip=("MODEL_CARD.md",)) != first  # a new file counts

@@ -4,7 +4,6 @@ resumes) lose nothing and duplicate nothing in results.jsonl. The default engine
 from __future__ import annotations
 
 import functools
-import json
 import os
 import signal
 import subprocess
@@ -25,6 +24,7 @@ from eval.judges.scorer import ScorerJudge
 from eval.judging import evaluate
 from ragdoctor import flow
 from tests.eval.test_judging import CTX, write_jsonl
+from tests.files import complete_lines, complete_records
 
 ray = pytest.importorskip("ray")
 
@@ -78,15 +78,8 @@ def assert_same_verdicts(got, want, score_tol: float = 0.002) -> None:
                 assert v == w, (sid, key, v, w)
 
 
-def complete_lines(path: Path) -> list[str]:
-    """The lines of a file another process may be appending to, up to its last newline: a line still being written
-    (or torn by a kill) is left out."""
-    data = path.read_bytes() if path.exists() else b""
-    return [ln for ln in data[: data.rfind(b"\n") + 1].decode("utf-8").splitlines() if ln.strip()]
-
-
 def log_ids(run_dir: Path) -> list[str]:
-    return [json.loads(line)["sample_id"] for line in complete_lines(run_dir / "results.jsonl")]
+    return [r["sample_id"] for r in complete_records(run_dir / "results.jsonl")]
 
 
 class SlowLexical(ScorerJudge):

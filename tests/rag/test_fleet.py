@@ -29,6 +29,7 @@ from rag.fleet import (
     retry_delay,
 )
 from rag.llm import LLMError, OpenAIChatLLM
+from tests.files import complete_records
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(ROOT)])}
@@ -220,10 +221,8 @@ def cfg_for(tmp: Path, urls: list[str], concurrency: int, max_retries: int = 3) 
 
 
 def log_ids(path: Path) -> list[str]:
-    """The sample ids of the log's complete lines: a last line with no newline yet (being written, or torn by a kill)
-    is left out, as the resume leaves it."""
-    data = path.read_bytes()
-    return [json.loads(ln)["sample_id"] for ln in data[: data.rfind(b"\n") + 1].splitlines() if ln.strip()]
+    """The sample ids of the log's complete lines (a line being written, or torn by a kill, is left out)."""
+    return [r["sample_id"] for r in complete_records(path)]
 
 
 @pytest.fixture

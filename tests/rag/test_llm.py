@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 import socket
 import sys
 import time
@@ -20,6 +19,7 @@ from rag.fake_server import FakeOpenAIServer
 from rag.llm import REFUSAL, ChatLLM, FakeLLM, LLMError, OpenAIChatLLM
 from rag.prompt import build_messages
 from rag.server import LocalModelServer, llm_for
+from tests.files import rewrite
 
 CONTEXTS = [
     ("a01-data-parallelism#0", "Data parallelism replicates the whole model on every device. Each device sees a shard of the batch."),
@@ -229,10 +229,7 @@ def test_corrupted_cache_is_detected_and_rebuilt_from_parts(tiny_spec):
     path = models.gguf_path("tiny")
     damaged = bytearray(joined)
     damaged[10] ^= 0xFF
-    joined_at = path.stat().st_mtime_ns
-    path.write_bytes(bytes(damaged))  # same size, new mtime: the marker no longer vouches for it
-    if path.stat().st_mtime_ns == joined_at:  # damaged within one tick of a coarse filesystem clock: make it later,
-        os.utime(path, ns=(joined_at + 1_000_000,) * 2)  # as any damage that is not instantaneous is
+    rewrite(path, bytes(damaged))  # same size, new mtime: the marker no longer vouches for it
     assert models.gguf_path("tiny").read_bytes() == joined
 
 
