@@ -50,10 +50,22 @@ def _finite(text: str) -> float:
     return value
 
 
+def _finite_int(text: str) -> int:
+    """An integer that a float can hold: ``1`` followed by 400 zeros is as out of range as ``1e400`` (a score, a
+    latency or a label is read as a float downstream, where it would overflow)."""
+    value = int(text)
+    try:
+        float(value)
+    except OverflowError:
+        raise ValueError(f"number {text[:20]}{'...' if len(text) > 20 else ''} is out of range") from None
+    return value
+
+
 def loads_strict(text: str) -> Any:
     """``json.loads`` that refuses what JSON does not allow but Python accepts (NaN, Infinity, numbers that overflow to
-    infinity) and duplicate keys."""
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite, object_pairs_hook=_no_duplicate_keys)
+    infinity, integers included) and duplicate keys."""
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite, parse_int=_finite_int,
+                      object_pairs_hook=_no_duplicate_keys)
 
 
 def _parse_line(path: Path, lineno: int, raw: bytes) -> dict[str, Any] | None:
@@ -102,14 +114,43 @@ def iter_json_lines(path: str | Path, on_error: Callable[[InputError], None] | N
         raise InputError(path, exc.strerror or str(exc), line=lineno + 1 if lineno else None) from None
 
 
+BASIC_TAGS = {"str", "int", "float", "bool", "none", "list", "dict", "tuple", "set", "bytes"}
+
+
+def _is_union_tag(part: object) -> bool:
+    """Whether a location part is the name pydantic gives a member of a union (``str``, ``list[str]``,
+    ``function-after[...]``, a model's class name), not a field name, dict key or list index."""
+    return isinstance(part, str) and (part in BASIC_TAGS or "[" in part or part[:1].isupper()
+                                      or part.startswith(("function-", "constrained-", "literal")))
+
+
+def _union_field(errors: list) -> tuple[tuple, list[str]]:
+    """The location of the first error with a union's member tags cut off, and the messages of every member that
+    failed there: ``evidence: 5`` against ``str | list[str]`` is a problem of field 'evidence', not 'evidence.str'."""
+    loc = tuple(errors[0].get("loc", ()))
+    for other in errors[1:]:
+        o = tuple(other.get("loc", ()))
+        k = next((i for i, (a, b) in enumerate(zip(loc, o)) if a != b), None)
+        if k and _is_union_tag(loc[k]) and _is_union_tag(o[k]):
+            msgs = [str(e.get("msg", "")) for e in errors if tuple(e.get("loc", ()))[:k] == loc[:k]]
+            return loc[:k], list(dict.fromkeys(msgs))
+    return loc, [str(errors[0].get("msg", "invalid value"))]
+
+
 def validation_error(path: str | Path | None, lineno: int | None, exc: ValidationError) -> InputError:
     """Turn pydantic's multi-line error into one line naming the first offending field."""
-    err = exc.errors()[0]
-    field = ".".join(str(p) for p in err.get("loc", ())) or None
-    msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-    if err.get("type") == "missing":
+    errors = exc.errors()
+    err = errors[0]
+    loc, msgs = _union_field(errors)
+    field = ".".join(str(p) for p in loc) or None
+    head = "Input should be "
+    if len(msgs) > 1 and all(m.startswith(head) for m in msgs):
+        msg = head + ", or ".join(m.removeprefix(head) for m in msgs)
+    else:
+        msg = "; or ".join(m.removeprefix("Value error, ") for m in msgs)
+    if err.get("type") == "missing" and len(msgs) == 1:
         msg = "missing required field"
-    elif err.get("type") == "extra_forbidden":
+    elif err.get("type") == "extra_forbidden" and len(msgs) == 1:
         msg = "unknown field"
     return InputError(path, msg, line=lineno, field=field)
 
@@ -125,7 +166,7 @@ def record_error(path: str | Path, lineno: int | None, exc: Exception) -> InputE
     return InputError(path, str(exc).splitlines()[0] if str(exc) else type(exc).__name__, line=lineno)
 
 
-RECORD_ERRORS = (InputError, ValidationError, KeyError, ValueError, TypeError)
+RECORD_ERRORS = (InputError, ValidationError, KeyError, ValueError, TypeError, ArithmeticError)
 
 
 def parse_model(model: type[M], obj: dict[str, Any], path: str | Path, lineno: int | None) -> M:

@@ -25,7 +25,7 @@ def _int_id(obj: dict) -> dict:
     return {**obj, "id": str(rec_id)} if isinstance(rec_id, int) and not isinstance(rec_id, bool) else obj
 
 
-def _unique_ids(path: str | Path, kind: str):
+def unique_ids(path: str | Path, kind: str):
     """A parse step that refuses a second record with an id already seen (the first one is kept)."""
     seen: dict[str, int] = {}
 
@@ -43,11 +43,11 @@ def load_documents_jsonl(path: str | Path, *, skip_empty: bool = False, skipped:
     """JSONL with ``id`` (or BEIR's ``_id``), ``text``, optional ``title`` and ``metadata``. A bad line (an empty text
     too, unless ``skip_empty``: then a titled document is kept with its title as text, an untitled one dropped) is
     reported and skipped; see corpora.jsonl.read_records."""
-    unique = _unique_ids(path, "document")
+    unique = unique_ids(path, "document")
 
     def parse(obj: dict, lineno: int) -> Document | None:
-        if "_id" in obj and "id" not in obj:
-            obj = {"id": str(obj.pop("_id")), **obj}
+        if "_id" in obj and "id" not in obj:  # BEIR's name for it; an integer reads as its decimal string (_int_id)
+            obj = {"id": obj.pop("_id"), **obj}
         obj = _int_id(obj)
         extra = {k: v for k, v in obj.items() if k not in DOC_FIELDS}
         obj = {k: v for k, v in obj.items() if k in DOC_FIELDS}
@@ -76,7 +76,7 @@ def load_documents_folder(folder: str | Path, errors: list[InputError] | None = 
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES):
         try:
             data = path.read_bytes()
-            text = data.decode("utf-8")
+            text = data.decode("utf-8").removeprefix("\ufeff")  # a byte-order mark (Windows editors) is no text
         except UnicodeDecodeError as exc:
             line = data[: exc.start].count(b"\n") + 1
             _report(errors, InputError(path, f"not valid UTF-8 (byte {exc.start})", line=line))
@@ -132,9 +132,10 @@ def load_beir(folder: str | Path, split: str = "test", skipped: list[str] | None
     qpath = folder / "queries.jsonl"
 
     def parse(obj: dict, lineno: int) -> Question | None:
-        qid = str(obj.get("_id", obj.get("id", "")))
-        if not qid:
-            raise InputError(qpath, "missing required field", line=lineno, field="_id")
+        qid = _int_id({"id": obj.get("_id", obj.get("id"))})["id"]
+        if not isinstance(qid, str) or not qid.strip():
+            raise InputError(qpath, "missing required field" if qid is None else f"must be a non-blank string or an "
+                             f"integer, got {qid!r}", line=lineno, field="_id")
         if qid not in qrels:
             return None
         relevant = sorted(d for d, g in qrels[qid].items() if g > 0)
@@ -147,7 +148,7 @@ def load_beir(folder: str | Path, split: str = "test", skipped: list[str] | None
 def load_questions(path: str | Path, errors: list[InputError] | None = None) -> list[Question]:
     """A question set as JSONL of :class:`~corpora.records.Question` (id, question, reference, relevant_doc_ids). A bad
     line, or a second question with an id already used, is reported and skipped."""
-    unique = _unique_ids(path, "question")
+    unique = unique_ids(path, "question")
 
     def parse(obj: dict, lineno: int) -> Question:
         s = parse_model(Question, _int_id(obj), path, lineno)

@@ -30,13 +30,15 @@ from pydantic import (
 )
 
 
-def _not_blank(v: str) -> str:
+def not_blank(v: str) -> str:
+    """A pydantic validator: the text has something besides whitespace."""
     if not v.strip():
         raise ValueError("is blank")
     return v
 
 
-QuestionText = Annotated[str, Field(min_length=1), AfterValidator(_not_blank)]  # a question with something in it
+QuestionText = Annotated[str, Field(min_length=1), AfterValidator(not_blank)]  # a question with something in it
+RecordId = Annotated[str, Field(min_length=1), AfterValidator(not_blank)]  # an id a label can refer to: not "  "
 Outcome = Literal["answered", "refused", "blocked", "error"]
 
 
@@ -50,7 +52,7 @@ class Document(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(min_length=1)
+    id: RecordId
     text: str
     title: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -98,7 +100,7 @@ class Question(BaseModel, Labels):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(min_length=1)
+    id: RecordId
     question: QuestionText
     reference: str | None = None
     relevant_doc_ids: list[str] | None = None
@@ -358,7 +360,7 @@ class Label(BaseModel):
     sample_id: str = Field(min_length=1)
     metric: LabelMetric
     value: float = Field(ge=0.0, le=1.0)
-    who: Annotated[str, Field(min_length=1), AfterValidator(_not_blank)]
+    who: Annotated[str, Field(min_length=1), AfterValidator(not_blank)]
     when: Annotated[str, AfterValidator(_utc_iso)] = Field(
         default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     note: str | None = None

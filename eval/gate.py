@@ -19,6 +19,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from corpora.errors import InputError, UsageError
+from corpora.jsonl import loads_strict
 from corpora.paths import output_file
 from corpora.run_folder import SUMMARY, RunFolder
 from eval.judges.registry import JUDGES
@@ -136,24 +137,50 @@ def load_summary(run: str | Path) -> dict:
     if not path.is_file():
         raise InputError(path, "no summary.json: evaluate first with `ragdoctor eval`")
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
+        summary = loads_strict(path.read_bytes().decode("utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
     except UnicodeDecodeError:
         raise InputError(path, "not valid UTF-8") from None
+    except (ValueError, RecursionError) as exc:  # NaN, Infinity, a key twice: no summary this project writes
+        raise InputError(path, f"not a ragdoctor summary (malformed JSON: {exc})") from None
     if not isinstance(summary, dict) or not isinstance(summary.get("metrics"), list):
         raise InputError(path, "not a ragdoctor summary (no 'metrics' list)")
     for i, m in enumerate(summary["metrics"]):
-        ok = isinstance(m, dict) and isinstance(m.get("metric"), str) and isinstance(m.get("judge"), str) \
-            and isinstance(m.get("n"), int) and all(m.get(k) is None or isinstance(m.get(k), (int, float))
-                                                    for k in ("mean", "ci_low", "ci_high"))
-        if not ok or (m["n"] > 0 and m.get("mean") is None):
-            raise InputError(path, f"not a ragdoctor summary (metrics[{i}] is malformed)")
-    share = summary.get("unmeasured_share")
-    if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float))):
-        raise InputError(path, "not a ragdoctor summary (unmeasured_share is not a number)")
+        problem = _row_problem(m)
+        if problem:
+            raise InputError(path, f"not a ragdoctor summary (metrics[{i}] {problem})")
+    if not _unit_or_none(summary.get("unmeasured_share")):
+        raise InputError(path, "not a ragdoctor summary (unmeasured_share is not a number within [0, 1])")
     _check_current(path, summary)
     return summary
+
+
+def _count(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _unit_or_none(v: object) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0)
+
+
+def _row_problem(m: object) -> str:
+    """What is wrong with one summary row ("" when nothing): every reader (gate, summary, the dashboard) takes its
+    names, counts and estimates as eval.summary writes them, so a hand-edited or foreign row is refused here, once."""
+    if not isinstance(m, dict):
+        return "is not an object"
+    for key in ("metric", "judge"):
+        if not isinstance(m.get(key), str) or not m[key]:
+            return f"has no '{key}' name"
+    for key in ("n", "n_unmeasured", "n_not_applicable"):
+        if not _count(m.get(key, 0)) or (key == "n" and key not in m):
+            return f"'{key}' is not a count"
+    for key in ("mean", "ci_low", "ci_high"):
+        if not _unit_or_none(m.get(key)):
+            return f"'{key}' is not a number within [0, 1]"
+        if m["n"] > 0 and m.get(key) is None:
+            return f"has measured values but no '{key}'"
+    return ""
 
 
 def _check_current(path: Path, summary: dict) -> None:

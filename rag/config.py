@@ -7,9 +7,9 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from corpora.errors import InputError
 from corpora.jsonl import validation_error
@@ -21,8 +21,23 @@ RetrievalMode = Literal["dense", "bm25", "hybrid"]
 FusionKind = Literal["rrf", "minmax", "zscore"]
 
 
+def _number_not_bool(annotation: Any) -> bool:
+    """Whether a field holds a number and cannot hold a bool (``int``, ``float``, ``int | None``...)."""
+    kinds = set(get_args(annotation)) or {annotation}
+    return bool(kinds & {int, float}) and bool not in kinds
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        """``top_k = true`` is a mistake, not 1: pydantic would read a bool as a number."""
+        field = cls.model_fields.get(info.field_name or "")
+        if isinstance(value, bool) and field is not None and _number_not_bool(field.annotation):
+            raise ValueError("must be a number, not true or false")
+        return value
 
 
 class ChunkingConfig(_Strict):

@@ -28,7 +28,7 @@ def render_eval_summary(summary: dict) -> str:
     rows = []
     for m in summary["metrics"]:
         ci = ci_text(m["ci_low"], m["ci_high"])
-        rows.append((m["metric"], m["judge"], m["n"], m["mean"], ci, m["n_unmeasured"], m["n_not_applicable"]))
+        rows.append((m["metric"], m["judge"], m["n"], m["mean"], ci, m.get("n_unmeasured"), m.get("n_not_applicable")))
     share = summary.get("unmeasured_share")
     foot = f"\nunmeasured share: {share:.3f}" if share is not None else ""
     return render(["metric", "judge", "n", "mean", "95% CI", "unmeasured", "n/a"], rows) + foot
@@ -45,12 +45,28 @@ def ray_options(args: argparse.Namespace):
                       gpus_per_worker=args.gpus_per_worker or 0.0)
 
 
+JUDGE_OPTIONS = {"nli_model": ("--nli-model", ("nli",)), "nli_threshold": ("--nli-threshold", ("nli",)),
+                 "judge_base_url": ("--judge-base-url", ("llm", "ragas")),
+                 "judge_concurrency": ("--judge-concurrency", ("llm", "ragas"))}
+
+
+def unused_judge_options(args: argparse.Namespace, judges: list[str]) -> None:
+    """An option for a judge that is not run would be silently ignored: a usage error naming it and its judges."""
+    for dest, (flag, readers) in JUDGE_OPTIONS.items():
+        if getattr(args, dest, None) is not None and not set(readers) & set(judges):
+            who = f"the {readers[0]} judge reads" if len(readers) == 1 else f"the {' and '.join(readers)} judges read"
+            raise UsageError(f"{flag}: only {who} it, and the judges run are {', '.join(judges)}")
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from ragdoctor import flow  # noqa: PLC0415 - lazy in every command: the library loads when one runs
 
     source = Path(args.traces)
-    run_dir = Path(args.out) if args.out else default_eval_dir(source, args.name)
+    if args.out and args.name:
+        raise UsageError("--out and --name both name the run folder: give one")
     selection = flow.Selection.of(args.judges, args.metrics, args.nli_model)
+    unused_judge_options(args, selection.judges)
+    run_dir = Path(args.out) if args.out else default_eval_dir(source, args.name)
     sent: list[dict] = []
     result = flow.evaluate_file(source, run_dir, selection, nli_model=args.nli_model, nli_threshold=args.nli_threshold,
                                 judge_base_url=base_urls(args.judge_base_url), judge_model=args.judge_model,
@@ -88,6 +104,8 @@ def gate_config(pyproject: str | Path, minimums: list[str] | None = None, max_un
         cfg.use_ppi = True
     if ppi_fallback:
         cfg.ppi_fallback = True
+    if cfg.ppi_fallback and not cfg.use_ppi:  # a fallback from no PPI estimate would change nothing: say so
+        raise UsageError("--ppi-fallback (ppi_fallback in [tool.ragdoctor.gate]) needs --ppi (or use_ppi = true)")
     return cfg
 
 

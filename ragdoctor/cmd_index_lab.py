@@ -12,6 +12,8 @@ from corpora.errors import UsageError
 from corpora.paths import output_file
 from ragdoctor.options import config_from_args
 
+MIN_VECTORS = 2  # the fewest the trained kinds (IVF, PQ) build on
+
 
 def _queries(cfg, args, embedder, store, vectors):
     from corpora.bundled import bundled_questions  # noqa: PLC0415 - lazy: see cmd_index
@@ -59,6 +61,9 @@ def cmd_index_lab(args: argparse.Namespace) -> int:
         vectors = embedder.embed([embedding_text(n) for n in store.nodes])
         vector_source = "re-embedded chunks (the index is not flat)"
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    if len(vectors) < MIN_VECTORS:  # the IVF and PQ kinds train on the vectors: one cannot make two clusters
+        raise UsageError(f"index-lab: the index holds {len(vectors)} chunk vector{'s' * (len(vectors) != 1)}; "
+                         f"comparing the index kinds needs at least {MIN_VECTORS} (a larger corpus)")
     queries, ids, qrels, query_source = _queries(cfg, args, embedder, store, vectors)
     doc_ids = [n.metadata["doc_id"] for n in store.nodes]
     lab = run_lab(vectors, queries, doc_ids=doc_ids, query_ids=ids, qrels=qrels, nlist=args.nlist,

@@ -12,6 +12,8 @@ from corpora.records import LabelMetric
 from ragdoctor.table import ci_text, render
 
 LABEL_METRICS = get_args(LabelMetric)
+LABEL_SOURCE = "label"  # what corpora.labels.add_label names as the source of a field it refuses
+OPTION_OF = {"sample_id": "sample"}  # Label's field -> the option that gave it
 WORDS = {"yes": 1.0, "y": 1.0, "true": 1.0, "no": 0.0, "n": 0.0, "false": 0.0}
 
 
@@ -53,7 +55,7 @@ def parse_value(text: str) -> float:
         raise UsageError(f"--value: '{text}' is not yes, no or a number within [0, 1]") from None
     if not 0.0 <= v <= 1.0:
         raise UsageError(f"--value: {text} must be within [0, 1] (0 = no, 1 = yes)")
-    return v
+    return v + 0.0  # -0 is 0
 
 
 def run_sample_ids(run: Path) -> set[str]:
@@ -73,7 +75,12 @@ def cmd_label(args: argparse.Namespace) -> int:
     run = Path(args.run)
     if args.sample not in run_sample_ids(run):
         raise InputError(run, f"no sample '{args.sample}' in this run", field="sample")
-    label = add_label(run, args.sample, args.metric, parse_value(args.value), args.who, note=args.note)
+    try:
+        label = add_label(run, args.sample, args.metric, parse_value(args.value), args.who, note=args.note)
+    except InputError as exc:
+        if exc.path != LABEL_SOURCE or not exc.field:
+            raise
+        raise UsageError(f"--{OPTION_OF.get(exc.field, exc.field)}: {exc.message}") from None
     print(f"labelled {label.sample_id} {label.metric}={label.value:g} by {label.who} ({run / 'labels.jsonl'})")
     return 0
 

@@ -8,7 +8,7 @@ import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-from corpora.errors import InputError, report_skipped
+from corpora.errors import InputError, UsageError, report_skipped
 from corpora.paths import output_folder
 from eval.judges.registry import JUDGES, JudgeOptions, default_nli_path
 from eval.meta.datasets import DATASETS, DEFAULT_FILES, TASK_METRICS, default_path, load_records
@@ -110,6 +110,12 @@ def cmd_meta_eval(args) -> int:
     from eval.meta.meta_eval import MetaEvalOptions, default_out_dir, run_meta_eval, save_report  # noqa: PLC0415 - scipy
     from ragdoctor.flow import llm_factory  # noqa: PLC0415 - lazy in every command: the library loads when one runs
 
+    judges = args.judges or default_judges(args.nli_model)
+    if args.judge_base_url and not {"llm", "ragas"} & set(judges):
+        raise UsageError(f"--judge-base-url: only the llm and ragas judges read it, and the judges run are "
+                         f"{', '.join(judges)}")
+    if args.nli_model and "nli" not in judges:
+        raise UsageError(f"--nli-model: only the nli judge reads it, and the judges run are {', '.join(judges)}")
     path = resolve_path(args.dataset, args.path)
     out_dir = output_folder(Path(args.out) if args.out else default_out_dir(args.dataset),
                             markers=("results.json", "scores.jsonl"), what="meta-eval folder")
@@ -121,7 +127,7 @@ def cmd_meta_eval(args) -> int:
     with ExitStack() as stack:
         judge_opts = JudgeOptions(nli_model=args.nli_model,
                                   llm_factory=llm_factory(stack, args.judge_base_url, args.judge_model))
-        opts = MetaEvalOptions(judges=args.judges or default_judges(args.nli_model), limit=args.limit,
+        opts = MetaEvalOptions(judges=judges, limit=args.limit,
                                metrics=args.metrics, seed=args.seed, n_resamples=args.resamples, reduce=args.reduce,
                                chunk_size=args.batch_size, judge_options=judge_opts)
         log = (lambda msg: print(f"ragdoctor: meta-eval: {msg}", file=sys.stderr)) if args.format == "table" else None

@@ -177,6 +177,21 @@ def file_has(rel: str, text: str):
     return lambda ws, out, err: None if text in (ws / rel).read_text() else pytest.fail(f"{rel} lacks {text!r}")
 
 
+def edit_summary(old: str, new: str) -> Callable[[Path], None]:
+    """Hand-edit runs/r1/summary.json: replace the first ``old`` with ``new`` (the text must be there)."""
+    def prep(ws: Path) -> None:
+        path = ws / "runs/r1/summary.json"
+        text = path.read_text()
+        assert old in text, old
+        path.write_text(text.replace(old, new, 1))
+    return prep
+
+
+def no_bom_in(rel: str):
+    return lambda ws, out, err: None if "\ufeff" not in (ws / rel).read_text(encoding="utf-8") else \
+        pytest.fail(f"{rel} keeps the byte-order mark")
+
+
 EV = ["--judges", "lexical,labels", "--out", "ev"]
 
 
@@ -242,6 +257,9 @@ CASES = [
     Case("index-corrupt-manifest", ["index", *PIPE[:6]], 2, r"idx/manifest\.json: unreadable manifest",
          prep=truncate("idx/manifest.json")),
     Case("index-rebuild-replaces-own-index", ["index", *PIPE[:6], "--rebuild"], 0, "", "ok"),
+    Case("index-config-bool-for-a-number", ["index", *PIPE[:6], "--config", "user/c.toml"], 2,
+         r"user/c\.toml: field 'retrieval\.top_k': must be a number, not true or false",
+         prep=raw("user/c.toml", b"[retrieval]\ntop_k = true\n")),
     Case("index-config-a-folder", ["index", *PIPE[:6], "--config", "user"], 2, r"user: is a folder, not a file"),
     Case("index-config-not-utf8", ["index", *PIPE[:6], "--config", "user/c.toml"], 2, r"user/c\.toml: not valid UTF-8",
          prep=raw("user/c.toml", b"[retrieval]\nmode = 'd\xe9nse'\n")),
@@ -450,6 +468,49 @@ CASES = [
          r"user: is not empty and is not a ragdoctor meta-eval folder"),
     Case("meta-eval-judge-typo", [*ME[:3], "--judge", "lexcal", "--path", "inputs/labels.jsonl"], 2,
          r"--judge: invalid choice"),
+    # --- found by the audit of classes of input no case listed (each one failed on the code before it) -------------
+    Case("eval-integer-overflow", ["eval", ROWS, *EV], 0, r"inputs/x\.jsonl:2: malformed JSON: number 1000.* is out of "
+         r"range", "ok", raw(ROWS, (json.dumps(ROW) + '\n{"id": "b", "question": "q?", "contexts": [{"text": "t", '
+                                   '"score": 1' + "0" * 400 + '}]}\n').encode())),
+    Case("eval-out-and-name", ["eval", "inputs/rows.jsonl", *EV, "--name", "other"], 2,
+         r"--out and --name both name the run folder: give one"),
+    Case("eval-nli-threshold-without-nli", ["eval", "inputs/rows.jsonl", *EV, "--nli-threshold", "0.7"], 2,
+         r"--nli-threshold: only the nli judge reads it, and the judges run are lexical, labels"),
+    Case("eval-judge-url-without-llm", ["eval", "inputs/rows.jsonl", *EV, "--judge-base-url", "http://127.0.0.1:9"], 2,
+         r"--judge-base-url: only the llm and ragas judges read it"),
+    Case("index-corpus-blank-id", ["index", "--corpus", ROWS, *PIPE[:4], "--rebuild"], 0,
+         r"inputs/x\.jsonl:2: field 'id': is blank", "ok",
+         write(ROWS, [{"id": "a", "text": "alpha beta gamma"}, {"id": "  ", "text": "delta epsilon"}])),
+    Case("index-corpus-null-beir-id", ["index", "--corpus", ROWS, *PIPE[:4], "--rebuild"], 0,
+         r"inputs/x\.jsonl:2: field 'id': Input should be a valid string", "ok",
+         write(ROWS, [{"_id": "a", "text": "alpha beta gamma"}, {"_id": None, "text": "delta epsilon"}])),
+    Case("index-folder-bom", ["index", "--corpus", "inputs/md", "--embedder", "fake", "--index-dir", "idx2"], 0, "",
+         "ok", raw("inputs/md/a.md", "\ufeff# Title\nThe KV cache stores keys.\n".encode()),
+         no_bom_in("idx2/chunks.jsonl")),
+    Case("index-lab-one-vector", ["index-lab", "--out", "lab.json", "--embedder", "fake", "--index-dir", "idx2",
+                                  "--corpus", ROWS], 2, r"index holds 1 chunk vector; comparing the index kinds needs "
+         r"at least 2", prep=write(ROWS, [{"id": "a", "text": "alpha beta gamma"}])),
+    Case("gate-summary-nan", [*GATE, "--min", "groundedness=0.1"], 2, r"runs/r1/summary\.json: not a ragdoctor summary "
+         r"\(malformed JSON: NaN is not a JSON number\)", prep=edit_summary('"mean": ', '"mean": NaN, "x": ')),
+    Case("gate-summary-mean-out-of-range", [*GATE, "--min", "groundedness=0.1"], 2,
+         r"metrics\[0\] 'mean' is not a number within \[0, 1\]", prep=edit_summary('"mean": ', '"mean": 7, "x": ')),
+    Case("gate-summary-count-a-bool", [*GATE, "--min", "groundedness=0.1"], 2, r"metrics\[0\] 'n' is not a count",
+         prep=edit_summary('"n": ', '"n": true, "x": ')),
+    Case("gate-summary-no-ci-lower", [*GATE, "--min", "groundedness=0.1", "--ci-lower"], 2,
+         r"metrics\[0\] has measured values but no 'ci_low'", prep=edit_summary('"ci_low": ', '"ci_low": null, "x": ')),
+    Case("gate-summary-share-out-of-range", [*GATE, "--max-unmeasured", "0.5"], 2,
+         r"unmeasured_share is not a number within \[0, 1\]", prep=edit_summary('"unmeasured_share": ',
+                                                                                 '"unmeasured_share": -1, "x": ')),
+    Case("summary-row-without-counts", ["summary", "runs/r1"], 0, "", "ok",
+         prep=edit_summary('"n_unmeasured": ', '"x": ')),
+    Case("gate-ppi-fallback-without-ppi", [*GATE, "--min", "groundedness=0.1", "--ppi-fallback"], 2,
+         r"--ppi-fallback .*needs --ppi"),
+    Case("label-blank-who", ["label", "runs/r1", "--sample", "q1", "--metric", "groundedness", "--value", "1",
+                             "--who", " "], 2, r"^ragdoctor: error: --who: is blank$"),
+    Case("meta-eval-union-field", [*ME, "--path", ROWS], 0, r"inputs/x\.jsonl:9: field 'evidence': Input should be a "
+         r"valid string, or a valid list", "ok", write(ROWS, [*LABELS, {**LABELS[0], "evidence": 5}])),
+    Case("meta-eval-judge-url-without-llm", [*ME, "--path", "inputs/labels.jsonl", "--judge-base-url", "http://x"], 2,
+         r"--judge-base-url: only the llm and ragas judges read it"),
     # --- the command line itself -------------------------------------------------------------------------------
     Case("unknown-command", ["evaluate", "x"], 2, r"^ragdoctor: error: argument command: invalid choice"),
     Case("unknown-option", ["eval", "inputs/rows.jsonl", "--judgez", "lexical"], 2, r"unrecognized arguments"),

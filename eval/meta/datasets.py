@@ -20,18 +20,22 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
 
 from corpora.errors import InputError
 from corpora.jsonl import parse_model, read_records
+from corpora.loaders import unique_ids
+from corpora.records import not_blank
 
 DATASETS = ("ares", "wice", "halueval", "jsonl")
 TASK_METRICS = ("groundedness", "context_relevance", "answer_relevance")  # what a Task can calibrate
 DEFAULT_FILES = {"ares": "ares/dev.jsonl", "wice": "wice/dev.jsonl", "halueval": "halueval/qa_dev.jsonl"}
 WICE_GRADES = {"not_supported": 0.0, "partially_supported": 0.5, "supported": 1.0}
 
-Binary = Annotated[int, Field(ge=0, le=1)]
-Grade = Annotated[float, Field(ge=0.0, le=1.0)]
+# strict: a label is a number as written, never a bool or a string that happens to convert ("1", true)
+Binary = Annotated[int, Field(ge=0, le=1, strict=True)]
+Grade = Annotated[float, Field(ge=0.0, le=1.0, strict=True)]
+Text = Annotated[str, Field(strict=True), AfterValidator(not_blank)]  # a text to judge: something in it
 Signal = Literal["support", "relevance"]
 Kind = Literal["binary", "graded", "pairwise"]
 
@@ -41,32 +45,41 @@ class _Record(BaseModel):
     id: str | int | None = None
 
 
+def _some_sentence(v: list[str]) -> list[str]:
+    if not any(s.strip() for s in v):
+        raise ValueError("has no sentence with text in it")
+    return v
+
+
+Sentences = Annotated[list[Annotated[str, Field(strict=True)]], AfterValidator(_some_sentence)]  # blank ones dropped
+
+
 class AresRecord(_Record):
-    question: str
-    context: str = Field(validation_alias=AliasChoices("context", "document"))
-    answer: str
+    question: Text
+    context: Text = Field(validation_alias=AliasChoices("context", "document"))
+    answer: Text
     context_relevant: Binary
     faithful: Binary
     answer_relevant: Binary
 
 
 class WiceRecord(_Record):
-    claim: str
-    evidence: list[str]
+    claim: Text
+    evidence: Sentences
     label: Literal["supported", "partially_supported", "not_supported"]
     meta: dict = Field(default_factory=dict)
 
 
 class HaluEvalRecord(_Record):
-    knowledge: str
-    question: str
-    right_answer: str
-    hallucinated_answer: str
+    knowledge: Text
+    question: Text
+    right_answer: Text
+    hallucinated_answer: Text
 
 
 class JsonlRecord(_Record):
-    evidence: str | list[str]
-    text: str
+    evidence: Text | Sentences
+    text: Text
     label: Grade
     group: str | int | None = None  # rows sharing a source document (e.g. ten summaries of one article)
 
@@ -118,10 +131,13 @@ def load_records(dataset: str, path: str | Path, errors: list[InputError] | None
     if dataset not in RECORD_TYPES:
         raise InputError(path, f"unknown dataset '{dataset}' (choose from {', '.join(DATASETS)})", field="dataset")
     model = RECORD_TYPES[dataset]
+    unique = unique_ids(path, "record")  # an item's scores and group are kept by its id: two rows cannot share one
 
     def parse(obj: dict, lineno: int) -> _Record:
         rec = parse_model(model, obj, path, lineno)
-        return rec if rec.id is not None else rec.model_copy(update={"id": _default_id(dataset, rec, lineno)})
+        rec = rec if rec.id is not None else rec.model_copy(update={"id": _default_id(dataset, rec, lineno)})
+        unique(str(rec.id), lineno)
+        return rec
 
     return read_records(path, parse, what="records", errors=errors)
 

@@ -45,7 +45,7 @@ def test_label_command_appends_and_refuses_bad_input(labelled, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(e.startswith("ragdoctor: error: ") for e in err)
     assert "field 'sample': no sample 'nope' in this run" in err[0] and "within [0, 1]" in err[1]
-    assert "field 'who': is blank" in err[2]
+    assert err[2] == "ragdoctor: error: --who: is blank"  # the option, not a file named 'label'
     assert (labelled / "labels.jsonl").read_bytes() == before
 
 

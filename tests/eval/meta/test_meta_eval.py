@@ -136,6 +136,17 @@ def test_ares_loader_and_tasks(tmp_path):
     ("wice", {"claim": "c", "evidence": ["e"], "label": "maybe"}, 2, "label"),
     ("halueval", {"knowledge": "k", "question": "q", "right_answer": "r"}, 2, "hallucinated_answer"),
     ("jsonl", {"evidence": "e", "text": "t", "label": 1.5}, 2, "label"),
+    # a label is a number as written: a bool or a numeric string is not silently read as 1
+    ("jsonl", {"evidence": "e", "text": "t", "label": True}, 2, "label"),
+    ("jsonl", {"evidence": "e", "text": "t", "label": "1"}, 2, "label"),
+    ("ares", {**ARES, "faithful": True}, 2, "faithful"),
+    # nothing to judge is an input error, not an item every judge scores the same
+    ("jsonl", {"evidence": "e", "text": "   ", "label": 1}, 2, "text"),
+    ("jsonl", {"evidence": [], "text": "t", "label": 1}, 2, "evidence"),
+    ("jsonl", {"evidence": ["", " "], "text": "t", "label": 1}, 2, "evidence"),
+    ("wice", {"claim": "c", "evidence": [" "], "label": "supported"}, 2, "evidence"),
+    ("halueval", {"knowledge": "", "question": "q", "right_answer": "r", "hallucinated_answer": "h"}, 2, "knowledge"),
+    ("ares", {**ARES, "answer": " "}, 2, "answer"),
 ])
 def test_bad_lines_name_file_line_and_field(tmp_path, dataset, bad, line, field):
     good = {"ares": ARES, "wice": {"claim": "c", "evidence": ["e"], "label": "supported"},
@@ -148,6 +159,16 @@ def test_bad_lines_name_file_line_and_field(tmp_path, dataset, bad, line, field)
     assert (err.line, err.field) == (line, field) and str(path) in str(err)
     with pytest.raises(InputError, match="no valid records"):
         load_records(dataset, _write(tmp_path, "only-bad.jsonl", [bad]))
+
+
+def test_a_duplicate_id_is_reported_and_its_second_row_skipped(tmp_path):
+    rows = [{"id": 7, "evidence": "e", "text": "t", "label": 1}, {"id": "7", "evidence": "f", "text": "u", "label": 0},
+            {"evidence": ["e", ""], "text": "t", "label": 0}]  # a blank sentence among others is dropped, not an error
+    errors: list[InputError] = []
+    recs = load_records("jsonl", _write(tmp_path, "d.jsonl", rows), errors)
+    assert [str(r.id) for r in recs] == ["7", "jsonl:3"]
+    (err,) = errors
+    assert (err.line, err.field) == (2, "id") and "duplicate record id '7' (first on line 1" in str(err)
 
 
 def test_malformed_json_and_empty_file(tmp_path):
