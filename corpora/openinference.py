@@ -10,12 +10,14 @@ Trace per root span. Pure JSON: no OpenTelemetry import. Two shapes are read, de
                   ``start_time``, ``end_time``, ``status_code`` and ``attributes.*`` (flat, or nested as Phoenix keeps
                   ``retrieval.documents`` as a list of ``{"document.id", ...}``)
 
-A trace is assembled per root span (a span without a parent) of kind CHAIN or AGENT: the question is its
-``input.value``, the answer its ``output.value``; the contexts are the documents of the outermost RETRIEVER spans below
-it (``retrieval.documents.N.document.id/content/score/metadata``; a RERANKER's ``reranker.output_documents`` replace
-them, the rest become candidates); the prompt is the last LLM span's ``llm.input_messages`` (or ``llm.prompts``); the
-latency per stage is the span times. A trace without a RETRIEVER span has ``contexts`` None (its context metrics are
-unmeasured, saying no retrieval was recorded), distinct from a retriever that found nothing (``[]``).
+A trace is assembled per root span (a span without a parent) of kind CHAIN or AGENT (below a root of no OpenInference
+kind, such as an HTTP server span, per outermost CHAIN or AGENT span reached through spans of no kind): the question is
+its ``input.value``, the answer its ``output.value``; the contexts are the documents of the outermost RETRIEVER spans
+below it (``retrieval.documents.N.document.id/content/score/metadata``; a RERANKER's ``reranker.output_documents``
+replace them, the rest become candidates); the prompt is the last LLM span's ``llm.input_messages`` (or
+``llm.prompts``); the latency per stage is the span times. A trace without a RETRIEVER span has ``contexts`` None (its
+context metrics are unmeasured, saying no retrieval was recorded), distinct from a retriever that found nothing
+(``[]``).
 
 A malformed span is reported (``file:line`` or the span's place in the export, and its id) and skipped, and so is a
 span whose parent is not in the file; the rest are read."""
@@ -41,7 +43,7 @@ from corpora.run_folder import INPUT_ERRORS, MARKERS, RunFolder
 ROOT_KINDS = ("CHAIN", "AGENT")
 NO_RETRIEVAL = "no RETRIEVER span was recorded under the root span"
 _QUESTION_KEYS = ("query_str", "query", "message", "question", "input", "user_input")
-_ANSWER_KEYS = ("response", "answer", "output", "content", "text")
+_ANSWER_KEYS = ("response", "answer", "output", "result", "content", "text")
 _DOC_ID_KEYS = ("doc_id", "document_id", "ref_doc_id")
 
 
@@ -148,16 +150,35 @@ def _any_value(v: Any) -> Any:
     if "boolValue" in v:
         return bool(v["boolValue"])
     if "intValue" in v:
-        return int(v["intValue"])
+        if isinstance(v["intValue"], bool) or not isinstance(v["intValue"], (int, str)):
+            raise ValueError(f"intValue {v['intValue']!r} is not an integer")
+        try:
+            return int(v["intValue"])
+        except ValueError:
+            raise ValueError(f"intValue {v['intValue']!r} is not an integer") from None
     if "doubleValue" in v:
-        return float(v["doubleValue"])
+        try:
+            return float(v["doubleValue"])
+        except (TypeError, ValueError):
+            raise ValueError(f"doubleValue {v['doubleValue']!r} is not a number") from None
     if "arrayValue" in v:
-        return [_any_value(x) for x in (v["arrayValue"] or {}).get("values", [])]
+        return [_any_value(x) for x in _values(v["arrayValue"], "arrayValue")]
     if "kvlistValue" in v:
-        return {kv["key"]: _any_value(kv.get("value", {})) for kv in (v["kvlistValue"] or {}).get("values", [])}
+        kvs = _values(v["kvlistValue"], "kvlistValue")
+        if not all(isinstance(kv, dict) and isinstance(kv.get("key"), str) for kv in kvs):
+            raise ValueError("a kvlistValue entry is not a {key, value} object")
+        return {kv["key"]: _any_value(kv.get("value", {})) for kv in kvs}
     if "bytesValue" in v:
         return v["bytesValue"]
     return None
+
+
+def _values(container: Any, what: str) -> list:
+    """The ``values`` list of an OTLP ArrayValue or KeyValueList."""
+    values = (container or {}).get("values", []) if isinstance(container, dict) or container is None else None
+    if not isinstance(values, list):
+        raise ValueError(f"{what} is not an object with a 'values' list")
+    return values
 
 
 def flatten(obj: Any, prefix: str = "", out: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -188,7 +209,9 @@ def _datetime_ns(when: datetime) -> int:
 def _time_ns(value: Any, what: str) -> int:
     """A time as nanoseconds since the epoch: OTLP's nanosecond strings, Phoenix's ISO strings, epoch numbers in ms (as
     pandas writes them), µs, ns or s, or a pandas Timestamp."""
-    if hasattr(value, "value") and hasattr(value, "tz_localize"):  # a pandas Timestamp
+    if hasattr(value, "value") and hasattr(value, "tz_localize"):  # a pandas Timestamp (NaT: a missing time)
+        if value != value:  # noqa: PLR0124 - NaT is the one Timestamp not equal to itself
+            raise ValueError(f"{what} missing")
         return int(value.value)
     if isinstance(value, datetime):
         return _datetime_ns(value)
@@ -225,15 +248,30 @@ def _otlp_span(s: Any, where: str) -> Span:
     for kv in s.get("attributes") or []:
         if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
             raise ValueError("an attribute is not a {key, value} object")
-        flatten(_any_value(kv.get("value")), kv["key"], attrs)
+        try:
+            flatten(_any_value(kv.get("value")), kv["key"], attrs)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise ValueError(f"attribute {kv['key']!r}: {exc}") from None
     status = s.get("status") or {}
+    if not isinstance(status, dict):
+        raise ValueError("status is not an object")
     parent = s.get("parentSpanId") or None
     return Span(span_id=_hex_id(s.get("spanId"), "spanId"), parent_id=_hex_id(parent, "parentSpanId") if parent else
                 None, trace_id=_hex_id(s.get("traceId"), "traceId"), name=str(s.get("name") or ""),
                 start_ns=_unix_nano(s.get("startTimeUnixNano"), "startTimeUnixNano"),
                 end_ns=_unix_nano(s.get("endTimeUnixNano"), "endTimeUnixNano"), attrs=attrs,
-                status=str(status.get("code") or "").removeprefix("STATUS_CODE_"),
-                status_message=str(status.get("message") or ""), where=where)
+                status=_status_code(status.get("code")), status_message=str(status.get("message") or ""), where=where)
+
+
+_STATUS_CODES = {0: "UNSET", 1: "OK", 2: "ERROR"}  # OTLP's StatusCode enum: the OTLP/JSON mapping writes it as a number
+
+
+def _status_code(code: Any) -> str:
+    if isinstance(code, int) and not isinstance(code, bool):
+        return _STATUS_CODES.get(code, str(code))
+    if isinstance(code, str) and code.isdigit():
+        return _STATUS_CODES.get(int(code), code)
+    return str(code or "").upper().removeprefix("STATUS_CODE_")
 
 
 def _phoenix_span(row: Any, where: str) -> Span:
@@ -251,16 +289,24 @@ def _phoenix_span(row: Any, where: str) -> Span:
                 trace_id=_hex_id(flat.get("context.trace_id"), "context.trace_id"), name=str(flat.get("name") or ""),
                 start_ns=_time_ns(flat.get("start_time"), "start_time"),
                 end_ns=_time_ns(flat.get("end_time"), "end_time"), attrs=attrs,
-                status=str(flat.get("status_code") or "").upper().removeprefix("STATUS_CODE_"),
+                status=_status_code(flat.get("status_code")),
                 status_message=str(flat.get("status_message") or ""), where=where)
+
+
+SKIPPED_SPAN = "skipped_span_id"  # the attribute of a span's InputError that holds the skipped span's id
 
 
 def _span_error(path: Path, line: int | None, where: str, raw: Any, exc: Exception) -> InputError:
     sid = raw.get("spanId", raw.get("context.span_id", (raw.get("context") or {}).get("span_id"))) \
         if isinstance(raw, dict) and isinstance(raw.get("context", {}), dict) else None
     what = f"span {sid}: " if isinstance(sid, str) else ""
-    return InputError(path, f"{what}{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}; span skipped",
-                      line=line, field=where or None)
+    err = InputError(path, f"{what}{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}; span skipped",
+                     line=line, field=where or None)
+    try:  # its id, so that the spans below it can say their parent was skipped, not missing
+        setattr(err, SKIPPED_SPAN, _hex_id(sid, "span id"))
+    except ValueError:
+        pass
+    return err
 
 
 def _rows(path: Path) -> Iterator[tuple[int | None, Any]]:
@@ -293,7 +339,7 @@ def read_spans(path: str | Path, errors: list[InputError]) -> list[Span]:
                 where = "" if line is not None else f"[{len(spans)}]"
                 try:
                     spans.append(_phoenix_span(item, where))
-                except (ValueError, TypeError, KeyError) as exc:
+                except (ValueError, TypeError, KeyError, AttributeError) as exc:
                     errors.append(_span_error(path, line, where, item, exc))
     return spans
 
@@ -306,7 +352,7 @@ def _otlp_spans(path: Path, line: int | None, export: dict, errors: list[InputEr
                 where = f"resourceSpans[{r}].scopeSpans[{s_i}].spans[{k}]"
                 try:
                     yield _otlp_span(raw, where)
-                except (ValueError, TypeError, KeyError) as exc:
+                except (ValueError, TypeError, KeyError, AttributeError) as exc:
                     errors.append(_span_error(path, line, where, raw, exc))
 
 
@@ -361,6 +407,10 @@ def _unwrap(value: Any, keys: tuple[str, ...]) -> Any:
             for k in keys:
                 if isinstance(obj.get(k), str):
                     return obj[k]
+            messages = obj.get("messages")
+            if isinstance(messages, list) and messages and isinstance(messages[-1], dict) and \
+                    isinstance(messages[-1].get("content"), str):  # a chat's input: its last message
+                return messages[-1]["content"]
     return value
 
 
@@ -463,10 +513,49 @@ def trace_of(root: Span, errors: list[InputError], path: Path) -> Trace:
                  embedder=str(next((e for e in embedders if e), "")), metadata=metadata, created_at="")
 
 
+def _query_roots(root: Span) -> list[Span]:
+    """The query spans of a root: the root itself when it is a CHAIN or AGENT span (or of another OpenInference kind,
+    counted as not a query); below a root of no OpenInference kind (another instrumentation's span, such as an HTTP
+    server's, around the query), the outermost CHAIN or AGENT spans reached through spans of no kind; the root itself
+    when there are none (an exporter that wrote no span kind)."""
+    if root.kind:
+        return [root]
+    out: list[Span] = []
+    stack = list(root.children)
+    while stack:
+        s = stack.pop()
+        if s.kind in ROOT_KINDS:
+            out.append(s)
+        elif not s.kind:
+            stack.extend(s.children)
+    return out or [root]
+
+
+def _report_loops(by_id: dict[str, Span], roots: list[Span], errors: list[InputError], path: Path) -> None:
+    """Spans whose parent chain loops (a span its own ancestor) reach no root: report each, never drop it silently."""
+    reached: set[str] = set()
+    stack = list(roots)
+    while stack:
+        s = stack.pop()
+        reached.add(s.span_id)
+        stack.extend(s.children)
+    for s in by_id.values():
+        if s.span_id in reached:
+            continue
+        seen, cur = {s.span_id}, s
+        while cur.parent_id in by_id and cur.parent_id not in seen:
+            cur = by_id[cur.parent_id]
+            seen.add(cur.span_id)
+        if cur.parent_id in seen:  # else it hangs below a span whose parent is missing, reported above
+            errors.append(InputError(path, f"span {s.span_id}: its parent chain loops back to itself (span "
+                                           f"{cur.parent_id}); span skipped", field=s.where or None))
+
+
 def assemble(spans: Iterable[Span], errors: list[InputError], path: Path) -> list[Trace]:
-    """One Trace per root span of a query kind (CHAIN, AGENT), in start order. A span whose parent is not in the file
-    is reported and skipped with everything below it; roots of other kinds (an index build's EMBEDDING spans) are
-    counted in one warning."""
+    """One Trace per root span of a query kind (CHAIN, AGENT), in start order (below a root of no OpenInference kind,
+    such as an HTTP server span, its outermost CHAIN or AGENT spans). A span whose parent is not in the file (or was
+    skipped as malformed), and a span in a parent loop, is reported and skipped with everything below it; roots of
+    other kinds (an index build's EMBEDDING spans) are counted in one warning."""
     by_id: dict[str, Span] = {}
     for s in spans:
         if s.span_id in by_id:
@@ -474,6 +563,7 @@ def assemble(spans: Iterable[Span], errors: list[InputError], path: Path) -> lis
                                      field=s.where or None))
             continue
         by_id[s.span_id] = s
+    skipped = {getattr(e, SKIPPED_SPAN) for e in errors if getattr(e, SKIPPED_SPAN, None)}
     roots: list[Span] = []
     for s in by_id.values():
         if s.parent_id is None:
@@ -481,11 +571,13 @@ def assemble(spans: Iterable[Span], errors: list[InputError], path: Path) -> lis
         elif s.parent_id in by_id:
             by_id[s.parent_id].children.append(s)
         else:
-            errors.append(InputError(path, f"span {s.span_id}: its parent span {s.parent_id} is not in the file; "
+            why = "was skipped (its error is reported)" if s.parent_id in skipped else "is not in the file"
+            errors.append(InputError(path, f"span {s.span_id}: its parent span {s.parent_id} {why}; "
                                            "span skipped with the spans below it", field=s.where or None))
+    _report_loops(by_id, roots, errors, path)
     other: dict[str, int] = {}
     traces = []
-    for root in sorted(roots, key=lambda s: s.start_ns):
+    for root in sorted((q for r in roots for q in _query_roots(r)), key=lambda s: s.start_ns):
         if root.kind not in ROOT_KINDS and root.kind:
             other[root.kind] = other.get(root.kind, 0) + 1
             continue

@@ -20,6 +20,7 @@ from corpora.errors import InputError, warn
 from corpora.jsonl import parse_records, read_records
 from corpora.records import Chunk, Trace
 from corpora.run_folder import latest
+from rag.prompt import EMPTY_RESPONSE
 
 GENERIC_FIELDS = frozenset({"id", "question", "contexts", "answer", "reference", "relevant_ids", "relevant_doc_ids",
                             "outcome", "metadata"})
@@ -210,7 +211,14 @@ def llama_index_row(question: str, response: Any, **fields: Any) -> dict[str, An
         doc = getattr(node, "ref_doc_id", None) or (getattr(node, "metadata", None) or {}).get("doc_id")
         contexts.append({"id": node.node_id, "text": node.get_content(), "rank": rank,
                          "score": getattr(hit, "score", None), **({"doc_id": doc} if doc else {})})
-    return {"question": question, "answer": str(response.response or ""), "contexts": contexts, **fields}
+    answer = str(response.response or "")
+    if answer.strip() == EMPTY_RESPONSE:  # llama-index's placeholder when nothing was retrieved or the LLM said nothing
+        why = "no node was retrieved" if not contexts else "the LLM returned no text"
+        note = f"the engine returned llama-index's placeholder {EMPTY_RESPONSE!r}, not an answer ({why})"
+        metadata = {**(fields.pop("metadata", None) or {}), "error": note}
+        return {"question": question, "answer": "", "contexts": contexts, "outcome": "error", "metadata": metadata,
+                **fields}
+    return {"question": question, "answer": answer, "contexts": contexts, **fields}
 
 
 def _row_of(item: Any) -> Any:

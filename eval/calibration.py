@@ -30,6 +30,10 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(float(x), 6)
 
 
+def _unit(x: float) -> float:
+    return min(1.0, max(0.0, float(x)))
+
+
 def agreement(y: np.ndarray, f: np.ndarray, cut: float, *, n_resamples: int = 1000, seed: int = 0) -> dict:
     """How the judge's scores ``f`` agree with human labels ``y`` on the same samples: AUROC (binary labels, both
     classes) and accuracy of ``f >= cut`` against ``y >= 0.5``, each with a percentile bootstrap 95% CI."""
@@ -79,14 +83,15 @@ def calibrate(results: pd.DataFrame, labels: Iterable[Label], *, min_labels: int
                      "status": "unmeasured", "reason": None, "method": None, "mean": None, "ci_low": None,
                      "ci_high": None, "lam": None, "labels_mean": _r(float(y.mean())) if y.size else None,
                      "agreement": agreement(y, f, m.cut if m else 0.5, n_resamples=n_resamples, seed=seed)}
-        if len(lab) < min_labels:
+        if len(lab) < max(2, min_labels):  # an interval needs two labels whatever min_labels says
             unjudged = f" ({row['n_labels_unjudged']} more on samples this judge did not measure)" \
                 if row["n_labels_unjudged"] else ""
-            row["reason"] = f"{len(lab)} label{'s' * (len(lab) != 1)}, need {min_labels}{unjudged}"
+            row["reason"] = f"{len(lab)} label{'s' * (len(lab) != 1)}, need {max(2, min_labels)}{unjudged}"
         else:
             est = ppi_mean(y, f, fu) if fu.size else labels_mean(y)
-            row.update(status="ok", method=est.method, mean=_r(est.mean), ci_low=_r(max(0.0, est.ci_low)),
-                       ci_high=_r(min(1.0, est.ci_high)), lam=_r(est.lam))
+            # a metric is within [0, 1]: so are its estimate and interval (PPI's rectified mean can overshoot)
+            row.update(status="ok", method=est.method, mean=_r(_unit(est.mean)), ci_low=_r(_unit(est.ci_low)),
+                       ci_high=_r(_unit(est.ci_high)), lam=_r(est.lam))
         rows.append(row)
     return rows
 

@@ -53,6 +53,19 @@ def _var(a: np.ndarray) -> float:
     return float(a.var(ddof=1)) if a.size > 1 else 0.0
 
 
+def _labelled_var(y: np.ndarray, rect: np.ndarray, z: float) -> float:
+    """The variance of the labelled term's mean, var(rect) / n; when the labelled term does not vary at all (every
+    label the same, say 40 "yes"), the normal interval would have zero width and claim certainty that 40 labels cannot
+    give: the Agresti-Coull variance of the labels (z^2/2 pseudo-labels at each end) is used instead, so the interval
+    stays about as wide as the exact binomial one (40 of 40 "yes": lower bound near 0.9, not 1)."""
+    var = _var(rect) / rect.size
+    if rect.size and float(rect.max() - rect.min()) == 0.0:
+        n = rect.size + z**2
+        p = (float(np.clip(y, 0.0, 1.0).sum()) + z**2 / 2) / n
+        var = max(var, p * (1 - p) / n)
+    return var
+
+
 def power_tuning(y: np.ndarray, f: np.ndarray, f_unlabeled: np.ndarray) -> float:
     """The variance-minimising weight of the judge's scores, in [0, 1]."""
     vf = _var(np.concatenate([f, f_unlabeled]))
@@ -73,8 +86,9 @@ def ppi_mean(y_labeled: Values, f_labeled: Values, f_unlabeled: Values, *,
         raise ValueError("PPI needs at least 2 labelled and 1 unlabelled sample")
     lam = power_tuning(y, f, fu) if tuned else 1.0
     theta = lam * float(fu.mean()) + float((y - lam * f).mean())
-    var = lam**2 * _var(fu) / fu.size + _var(y - lam * f) / y.size
-    half = float(norm.ppf(1 - alpha / 2)) * var**0.5
+    z = float(norm.ppf(1 - alpha / 2))
+    var = lam**2 * _var(fu) / fu.size + _labelled_var(y, y - lam * f, z)
+    half = z * var**0.5
     return Estimate("ppi++" if tuned else "ppi", theta, theta - half, theta + half, int(y.size), int(fu.size), lam)
 
 
@@ -83,7 +97,8 @@ def labels_mean(y_labeled: Values, *, alpha: float = 0.05) -> Estimate:
     y = _arr(y_labeled)
     if y.size < 2:
         raise ValueError("need at least 2 labels")
-    half = float(norm.ppf(1 - alpha / 2)) * (_var(y) / y.size) ** 0.5
+    z = float(norm.ppf(1 - alpha / 2))
+    half = z * _labelled_var(y, y, z) ** 0.5
     m = float(y.mean())
     return Estimate("labels only", m, m - half, m + half, int(y.size), 0)
 

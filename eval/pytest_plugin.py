@@ -10,14 +10,20 @@ Marker (the test body runs after the gate passed)::
     @pytest.mark.ragdoctor_gate("runs/nightly", min={"context_precision": 0.6}, ci_lower=True)
     def test_retrieval(): ...
 
-Thresholds not given fall back to ``[tool.ragdoctor.gate]`` in pyproject.toml. Registered through the
-``pytest11`` entry point, so installing ragdoctor is enough."""
+Thresholds not given fall back to ``[tool.ragdoctor.gate]`` in pyproject.toml (the one in the current folder, else
+the pytest rootdir's), and so do ``use_ppi`` and ``ppi_fallback`` (or pass ``ppi=True``: the run's labels.jsonl, read
+now, as ``ragdoctor gate --ppi``). A marker or call that is malformed (no run, ``min`` not a mapping, a value out of
+[0, 1], an unknown metric or keyword) fails the test with a one-line usage error. Registered through the ``pytest11``
+entry point, so installing ragdoctor is enough."""
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
+from corpora.errors import UsageError
 from eval.gate import GateConfig, check, check_metric_name, load_gate_config, load_summary, unit_threshold
 
 
@@ -25,27 +31,58 @@ class GateFailed(AssertionError):
     pass
 
 
-def assert_gate(run: str | Path, *, min: dict[str, float] | None = None, max_unmeasured: float | None = None,
-                ci_lower: bool = False, pyproject: str | Path = "pyproject.toml") -> list:
-    """Raise :class:`GateFailed` listing every failed check; return the checks when all pass."""
+def _flag(value: object, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise UsageError(f"{where}: must be True or False, got {value!r}")
+    return value
+
+
+def assert_gate(run: str | Path, *, min: Mapping[str, float] | None = None, max_unmeasured: float | None = None,
+                ci_lower: bool = False, ppi: bool | None = None, ppi_fallback: bool | None = None,
+                pyproject: str | Path = "pyproject.toml") -> list:
+    """Raise :class:`GateFailed` listing every failed check; return the checks when all pass. ``ppi``/``ppi_fallback``
+    as ``ragdoctor gate --ppi/--ppi-fallback`` (None: as pyproject.toml says)."""
+    if not isinstance(run, (str, Path)) or not str(run).strip():
+        raise UsageError(f"ragdoctor_gate: run must be a run folder (a path), got {run!r}")
+    if min is not None and not isinstance(min, Mapping):
+        raise UsageError(f"ragdoctor_gate: min must be a mapping of metric to minimum, got {min!r}")
     base = load_gate_config(pyproject)
-    given = {check_metric_name(k, "min"): unit_threshold(v, f"min[{k!r}]") for k, v in (min or {}).items()}
+    given = {check_metric_name(str(k), "min"): unit_threshold(v, f"min[{k!r}]") for k, v in (min or {}).items()}
+    use_ppi = base.use_ppi if ppi is None else _flag(ppi, "ppi")
     cfg = GateConfig({**base.minimums, **given},
                      base.max_unmeasured if max_unmeasured is None
                      else unit_threshold(max_unmeasured, "max_unmeasured"),
-                     ci_lower or base.use_ci_lower)
+                     _flag(ci_lower, "ci_lower") or base.use_ci_lower, use_ppi,
+                     base.ppi_fallback if ppi_fallback is None else _flag(ppi_fallback, "ppi_fallback"))
     if not cfg.minimums and cfg.max_unmeasured is None:
         raise GateFailed("no thresholds given and none in [tool.ragdoctor.gate]")
-    checks = check(load_summary(run), cfg)
+    summary = load_summary(run)
+    calibrated = None
+    if cfg.use_ppi:  # the labels in force now, as `ragdoctor gate --ppi` reads them
+        from eval.calibration import for_run  # noqa: PLC0415 - only needed with labels
+
+        calibrated = for_run(Path(run) if Path(run).is_dir() else Path(run).parent)
+    checks = check(summary, cfg, calibrated)
     failed = [c.message for c in checks if not c.passed]
     if failed:
         raise GateFailed(f"ragdoctor gate failed for {run}: " + "; ".join(failed))
     return checks
 
 
+def _pyproject(config: pytest.Config) -> Path:
+    """pyproject.toml in the current folder, else the rootdir's (pytest run from a subfolder)."""
+    here = Path("pyproject.toml")
+    return here if here.exists() else Path(config.rootpath) / "pyproject.toml"
+
+
 @pytest.fixture
-def ragdoctor_gate():
-    return assert_gate
+def ragdoctor_gate(request):
+    def gate(run: str | Path, **kwargs):
+        kwargs.setdefault("pyproject", _pyproject(request.config))
+        return assert_gate(run, **kwargs)
+
+    gate.__doc__ = assert_gate.__doc__
+    return gate
 
 
 def pytest_configure(config):
@@ -56,4 +93,10 @@ def pytest_configure(config):
 def pytest_runtest_call(item):
     marker = item.get_closest_marker("ragdoctor_gate")
     if marker is not None:
-        assert_gate(*marker.args, **marker.kwargs)
+        try:
+            bound = inspect.signature(assert_gate).bind(*marker.args, **marker.kwargs)
+        except TypeError as exc:
+            raise UsageError(f"@pytest.mark.ragdoctor_gate(run, min=..., max_unmeasured=..., ci_lower=..., ppi=...): "
+                             f"{exc}") from None
+        bound.arguments.setdefault("pyproject", _pyproject(item.config))
+        assert_gate(*bound.args, **bound.kwargs)

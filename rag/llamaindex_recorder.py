@@ -40,11 +40,18 @@ from pydantic import PrivateAttr
 from corpora.errors import warn
 from corpora.records import Candidate, Chunk, Question, Trace
 from corpora.run_folder import RunFolder
-from rag.prompt import is_refusal
+from rag.prompt import EMPTY_RESPONSE, is_refusal
 
 ROOT_METHODS = {"query", "aquery", "chat", "achat", "stream_chat", "astream_chat"}
 _SPAN_ID = re.compile(r"^(?P<cls>[\w.]+)\.(?P<method>\w+)-(?P<uuid>[0-9a-f-]{36})$")
 NO_RETRIEVAL = "no retrieval was recorded during the query"
+
+
+def placeholder_of(engine: Any) -> str:
+    """The text ``engine``'s response synthesizer answers with when it has nothing to synthesize."""
+    synth = getattr(engine, "_response_synthesizer", None)
+    text = getattr(synth, "_empty_response", None)
+    return text if isinstance(text, str) and text.strip() else EMPTY_RESPONSE
 
 
 def _is_engine(instance: Any) -> bool:
@@ -68,6 +75,7 @@ class _Query:
     span_id: str
     question: str
     engine: str
+    placeholder: str = EMPTY_RESPONSE  # the engine's empty-response text (placeholder_of)
     started: float = field(default_factory=time.perf_counter)
     retrieved: list[Any] = field(default_factory=list)  # NodeWithScore, in retrieval order
     retrievals: int = 0
@@ -165,7 +173,8 @@ class Recorder:
             args = getattr(bound_args, "arguments", {}) or {}
             q = args.get("str_or_query_bundle", args.get("message", ""))
             self._root_of[id_] = id_
-            self._queries[id_] = _Query(id_, str(getattr(q, "query_str", q)), type(instance).__name__)
+            self._queries[id_] = _Query(id_, str(getattr(q, "query_str", q)), type(instance).__name__,
+                                        placeholder_of(instance))
 
     def _exit(self, id_: str, result: Any = None, error: BaseException | None = None) -> None:
         with self._lock:
@@ -254,6 +263,10 @@ class Recorder:
             answer = str(getattr(result, "response", result) or "")
             if not answer.strip():
                 outcome, err = "error", "the engine returned an empty answer"
+            elif answer.strip() == q.placeholder.strip():
+                why = "no node was retrieved" if contexts == [] else "the LLM returned no text"
+                outcome, answer = "error", ""
+                err = f"the engine returned llama-index's placeholder {q.placeholder!r}, not an answer ({why})"
             elif is_refusal(answer):
                 outcome = "refused"
         labels = self.questions.get(q.question.strip())

@@ -54,6 +54,11 @@ def strip_citations(answer: str) -> str:
     return re.sub(r"\s*" + _CITE.pattern, "", answer).strip()
 
 
+# what llama-index answers (BaseSynthesizer's default empty_response) when the retriever found no node or the LLM said
+# nothing: a placeholder, not the engine's answer, so it is recorded as an error (metrics unmeasured), never judged
+EMPTY_RESPONSE = "Empty Response"
+
+
 def is_refusal(answer: str) -> bool:
     """True when the answer declines to answer (the exact refusal or a short paraphrase of it)."""
     text = strip_citations(answer)

@@ -79,6 +79,9 @@ def sidebar(argv_runs: list[str]) -> list[Path]:
         missing = [ln for ln in st.session_state[RUNS_KEY].splitlines() if ln.strip() and not Path(ln.strip()).exists()]
         for m in missing:
             st.warning(f"not found: {m}")
+        for ln in st.session_state[RUNS_KEY].splitlines():  # there, but neither a run nor a folder of runs
+            if ln.strip() and Path(ln.strip()).exists() and not rd.find_runs([ln]):
+                st.warning(f"not a run folder (no results.jsonl, results.parquet or traces.jsonl): {ln.strip()}")
         if not runs:
             st.info("No run folder yet. Make one with `ragdoctor demo` or `ragdoctor run` + `ragdoctor eval`, "
                     "then name it above.")

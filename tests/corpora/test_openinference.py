@@ -261,3 +261,90 @@ def test_a_phoenix_row_nested_as_its_rest_api_writes_it(tmp_path):
     assert errors == [] and t.question == "What is LoRA?" and t.answer == "Adapters."
     assert [(c.chunk_id, c.doc_id, c.score) for c in t.chunks] == [("lora#0", "lora", 0.5)]
     assert t.latency_ms["total"] == 250.0
+
+
+# --- shapes real exports take that the reader once got wrong -----------------------------------------------------
+
+def _load_one(tmp_path, spans, name="spans.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(_export(spans)), encoding="utf-8")
+    return oi.load(path)
+
+
+def test_queries_below_a_span_of_another_instrumentation_are_imported(tmp_path):
+    """An HTTP server span (no OpenInference kind) around the query: the CHAIN below it is the trace."""
+    http = {"traceId": "ab" * 16, "spanId": "99" * 8, "name": "POST /ask", "startTimeUnixNano": "0",
+            "endTimeUnixNano": "100", "attributes": [{"key": "http.method", "value": {"stringValue": "POST"}}]}
+    mid = {**http, "spanId": "98" * 8, "parentSpanId": "99" * 8, "name": "handler", "attributes": []}
+    spans = [http, mid, _span("a1", "98", "CHAIN", 1, 9, input__value="What is KV?", output__value="Keys."),
+             _span("b2", "a1", "RETRIEVER", 2, 3, retrieval__documents__0__document__id="kv#0",
+                   retrieval__documents__0__document__content="KV text."),
+             _span("c3", "99", "CHAIN", 20, 29, input__value="Second?", output__value="Yes.")]
+    traces, errors = _load_one(tmp_path, spans)
+    assert errors == [] and [t.sample_id for t in traces] == ["a1" * 8, "c3" * 8]
+    assert [c.chunk_id for c in traces[0].contexts] == ["kv#0"] and traces[1].contexts is None
+
+
+def test_otlp_json_status_codes_as_numbers(tmp_path):
+    """The OTLP/JSON mapping writes enums as integers: status code 2 is ERROR, never an answered query."""
+    failed = {**_span("a1", None, "CHAIN", 1, 9, input__value="Q?", output__value="partial"),
+              "status": {"code": 2, "message": "boom"}}
+    ok = {**_span("c3", None, "CHAIN", 10, 19, input__value="Q2?", output__value="A."), "status": {"code": 1}}
+    (t1, t2), errors = _load_one(tmp_path, [failed, ok])
+    assert errors == [] and (t1.outcome, t1.error) == ("error", "the root span failed: boom")
+    assert t2.outcome == "answered"
+
+
+@pytest.mark.parametrize("bad, why", [
+    ({"status": "OK"}, "status is not an object"),
+    ({"attributes": [{"key": "x", "value": {"arrayValue": ["a"]}}]}, "attribute 'x': arrayValue is not an object"),
+    ({"attributes": [{"key": "x", "value": {"kvlistValue": {"values": [{"value": {}}]}}}]},
+     "attribute 'x': a kvlistValue entry is not a {key, value} object"),
+    ({"attributes": [{"key": "x", "value": {"intValue": "abc"}}]}, "attribute 'x': intValue 'abc' is not an integer"),
+    ({"attributes": [{"key": "x", "value": {"doubleValue": [1]}}]}, "attribute 'x': doubleValue [1] is not a number"),
+])
+def test_malformed_nested_shapes_are_span_errors_not_crashes(tmp_path, bad, why):
+    spans = [_span("c3", None, "CHAIN", 10, 19, input__value="Q2?", output__value="A."),
+             {**_span("a1", None, "CHAIN", 1, 9, input__value="Q?", output__value="A."), **bad}]
+    (trace,), errors = _load_one(tmp_path, spans)
+    assert trace.sample_id == "c3" * 8
+    assert len(errors) == 1 and why in errors[0].one_line() and "a1a1a1a1a1a1a1a1" in errors[0].one_line()
+
+
+def test_children_of_a_skipped_span_and_parent_loops_are_reported(tmp_path):
+    spans = [{**_span("a1", None, "CHAIN", 1, 9, input__value="Q?", output__value="A."), "endTimeUnixNano": None},
+             _span("b2", "a1", "RETRIEVER", 2, 3),
+             _span("c3", "d4", "CHAIN", 1, 9, input__value="Q?", output__value="A."), _span("d4", "c3", "LLM", 2, 3),
+             _span("e5", "e5", "CHAIN", 1, 9, input__value="Q?", output__value="A."),
+             _span("f6", None, "CHAIN", 1, 9, input__value="Q?", output__value="A.")]
+    (trace,), errors = _load_one(tmp_path, spans)
+    msgs = [e.one_line() for e in errors]
+    assert trace.sample_id == "f6" * 8 and len(msgs) == 5, msgs
+    assert any("span b2b2b2b2b2b2b2b2: its parent span a1a1a1a1a1a1a1a1 was skipped" in m for m in msgs)
+    assert sum("its parent chain loops" in m for m in msgs) == 3
+
+
+def test_json_wrapped_inputs_and_outputs(tmp_path):
+    """LangChain's RetrievalQA output ({"query", "result"}) and a chat input ({"messages": [...]}) are unwrapped."""
+    spans = [_span("a1", None, "CHAIN", 1, 9, input__value=json.dumps({"query": "What is KV?"}),
+                   output__value=json.dumps({"query": "What is KV?", "result": "Keys and values."})),
+             _span("c3", None, "CHAIN", 10, 19, output__value="Hi.", input__value=json.dumps(
+                 {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello?"}]}))]
+    (t1, t2), _ = _load_one(tmp_path, spans)
+    assert (t1.question, t1.answer) == ("What is KV?", "Keys and values.") and t2.question == "Hello?"
+
+
+def test_a_phoenix_parquet_export_with_a_missing_time(tmp_path):
+    """pandas writes a missing time as NaT: it is a missing time (the span reported), never a 292-year latency."""
+    import pandas as pd
+
+    ts = pd.Timestamp("2026-01-01T10:00:00Z")
+    rows = [{"name": "query", "span_kind": "CHAIN", "parent_id": None, "context.span_id": sid * 8,
+             "context.trace_id": "cd" * 16, "start_time": start, "end_time": ts + pd.Timedelta(seconds=1),
+             "status_code": "OK", "attributes.input.value": "Q?", "attributes.output.value": "A."}
+            for sid, start in (("a1", ts), ("b2", pd.NaT))]
+    path = tmp_path / "spans.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    (trace,), errors = oi.load(path)
+    assert trace.sample_id == "a1" * 8 and trace.latency_ms["total"] == 1000.0
+    assert len(errors) == 1 and "start_time missing" in errors[0].one_line()

@@ -133,3 +133,38 @@ def test_labels_picked_in_queue_order_keep_the_coverage():
         est = ppi.ppi_mean(y[pick], f[pick], f[rest])
         hits += est.ci_low <= 0.7 <= est.ci_high
     assert 0.93 <= hits / draws <= 0.97, hits / draws
+
+
+def _label(sample_id: str, value: float) -> Label:
+    return Label(sample_id=sample_id, metric="groundedness", value=value, who="ann")
+
+
+def _one_metric(values, status="ok"):
+    ids = [f"s{i}" for i in range(len(values))]
+    return pd.DataFrame({"sample_id": ids, "metric": "groundedness", "judge": "lexical", "value": values,
+                         "status": status}), ids
+
+
+def test_identical_labels_give_an_honest_interval_and_too_few_labels_never_raise():
+    results, ids = _one_metric([1.0] * 100)
+    (row,) = calibrate(results, [_label(s, 1.0) for s in ids[:40]], n_resamples=50)
+    assert row["status"] == "ok" and row["mean"] == 1.0 and 0.85 < row["ci_low"] < 0.97 and row["ci_high"] == 1.0
+    (row,) = calibrate(results, [_label(ids[0], 1.0)], min_labels=1, n_resamples=50)  # one label: no interval
+    assert row["status"] == "unmeasured" and row["reason"] == "1 label, need 2"
+
+
+def test_labels_only_on_unmeasured_rows_say_so():
+    results, ids = _one_metric([None] * 50, status="unmeasured")
+    (row,) = calibrate(results, [_label(s, 1.0) for s in ids[:40]], n_resamples=50)
+    assert row["status"] == "unmeasured" and row["n_labels"] == 0 and row["judge_mean"] is None
+    assert row["reason"] == "0 labels, need 30 (40 more on samples this judge did not measure)"
+
+
+def test_the_corrected_mean_stays_within_the_metric_range():
+    """PPI's rectified mean (and both ends of its interval) can leave [0, 1]: a [0, 1] metric's never do."""
+    results, ids = _one_metric([0.0, 0.0] + [0.5] * 38 + [0.95] * 60)
+    y = np.array([0.0, 0.0] + [1.0] * 38)
+    est = ppi.ppi_mean(y, results["value"][:40], results["value"][40:])
+    assert est.mean > 1.0 and est.ci_low > 1.0  # the case under test
+    (row,) = calibrate(results, [_label(s, v) for s, v in zip(ids, y)], n_resamples=50)
+    assert row["status"] == "ok" and 0.0 <= row["ci_low"] <= row["mean"] <= row["ci_high"] <= 1.0

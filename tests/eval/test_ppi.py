@@ -81,3 +81,15 @@ def test_coverage_over_2000_seeded_draws_is_within_93_to_97_percent(tuned):
         judge_hits += judge.ci_low <= 0.7 <= judge.ci_high
     assert 0.93 <= hits / draws <= 0.97, hits / draws
     assert judge_hits / draws < 0.05  # the judge's plain mean, on the same draws, is confidently wrong
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0])
+def test_labels_that_all_agree_never_give_a_zero_width_interval(value):
+    """40 labels, every one the same: the normal interval would be [1, 1] (a certainty 40 labels cannot give); the
+    interval stays about as wide as the exact binomial one (40 of 40: Clopper-Pearson lower bound 0.912)."""
+    y = np.full(40, value)
+    for est in (ppi.labels_mean(y), ppi.ppi_mean(y, np.full(40, 0.9), np.full(60, 0.9)),
+                ppi.ppi_mean(y, np.linspace(0.2, 1, 40), np.linspace(0.2, 1, 60), tuned=False)):
+        width = est.ci_high - est.ci_low
+        assert 0.05 < width / 2 < 0.15, est
+        assert est.ci_low < value < est.ci_high or abs(est.mean - value) > 0

@@ -35,3 +35,54 @@ def test_fixture_and_marker(tmp_path):
     assert "2 failed, 2 passed" in out, out + proc.stderr
     assert "groundedness: 0.820" in out and "FAIL by 0.080" in out
     assert "CI lower bound" in out
+
+
+MISUSE = '''
+import pytest
+
+def test_min_not_a_mapping(ragdoctor_gate):
+    ragdoctor_gate("run", min="groundedness")
+
+@pytest.mark.ragdoctor_gate(min={"groundedness": 0.1})
+def test_marker_without_run(): pass
+
+@pytest.mark.ragdoctor_gate("run", minimum={"groundedness": 0.1})
+def test_marker_unknown_keyword(): pass
+
+@pytest.mark.ragdoctor_gate("run", min={"groundedness": 0.1})
+def test_use_ppi_from_pyproject_without_labels(): pass
+
+def test_ppi_off_by_argument(ragdoctor_gate):
+    ragdoctor_gate("run", min={"groundedness": 0.1}, ppi=False)
+'''
+
+
+def test_misuse_is_a_usage_error_and_use_ppi_in_pyproject_is_honoured(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "summary.json").write_text(json.dumps(SUMMARY))
+    (tmp_path / "pyproject.toml").write_text("[tool.ragdoctor.gate]\nuse_ppi = true\n")
+    (tmp_path / "test_user.py").write_text(MISUSE)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    out = proc.stdout
+    assert "4 failed, 1 passed" in out, out + proc.stderr
+    assert "UsageError: ragdoctor_gate: min must be a mapping" in out
+    assert out.count("UsageError: @pytest.mark.ragdoctor_gate(") == 2 and "AttributeError" not in out
+    assert "no PPI-corrected estimate for judge nli: 0 labels, need 30" in out
+
+
+def test_the_readme_example_runs_as_written(tmp_path):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "ragdoctor_gate" in b]
+    (tmp_path / "runs" / "nightly").mkdir(parents=True)
+    summary = {"metrics": [{**SUMMARY["metrics"][0]},
+                           {"metric": "context_precision", "judge": "nli", "n": 20, "mean": 0.9, "ci_low": 0.8,
+                            "ci_high": 0.95}], "unmeasured_share": 0.0}
+    (tmp_path / "runs" / "nightly" / "summary.json").write_text(json.dumps(summary))
+    (tmp_path / "test_readme.py").write_text(block)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_readme.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "2 passed" in proc.stdout, proc.stdout + proc.stderr

@@ -94,6 +94,19 @@ def test_evaluate_takes_llama_index_responses_and_reports_bad_rows(tmp_path):
         ragdoctor.evaluate([{"question": ""}], judges="lexical", out=tmp_path / "bad")
 
 
+def test_evaluate_never_scores_llama_index_placeholder_answer(tmp_path):
+    hit = Hit(Node("kv#0", "The KV cache stores keys and values for every token.", "kv"), 0.9)
+    rows = [("What does the KV cache store?", Response("Empty Response", [])),
+            ("What does the KV cache hold?", Response("Empty Response", [hit])),
+            ("What is in the KV cache?", Response("Keys and values for every token.", [hit]))]
+    result = ragdoctor.evaluate(rows, judges="lexical", metrics="groundedness,answer_relevance", out=tmp_path / "run")
+    nothing, mute, fine = result.judgements
+    for j, why in ((nothing, "no node was retrieved"), (mute, "the LLM returned no text")):
+        assert j.trace.outcome == "error" and j.trace.answer == "" and why in j.trace.metadata["error"]
+        assert {r.status for r in j.results} == {"unmeasured"}  # never a 0 for an answer the engine did not give
+    assert fine.get("groundedness").status == "ok"
+
+
 def test_gate_refuses_a_minimum_on_a_lower_is_better_metric(tmp_path):
     result = ragdoctor.evaluate([ROW], judges="lexical", metrics="groundedness", out=tmp_path / "run")
     assert result.gate({"groundedness": 0.5}).passed and result.gate({"groundedness:lexical": 1.0}, ci_lower=True)

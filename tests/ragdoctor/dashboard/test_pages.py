@@ -235,3 +235,17 @@ def test_index_lab_page(tmp_path):
     at.text_input(key="il_path").set_value(str(out)).run()
     assert not at.exception and "400 vectors" in texts(at) and "nDCG@10 unmeasured" in texts(at)
     assert "ivfpq+refine sq8" in at.dataframe[0].value["name"].tolist() and "HNSW" in texts(at)
+
+
+def test_a_folder_that_is_not_a_run_is_named_not_ignored(runs, tmp_path):
+    """A folder that exists but holds no results or traces (summary.json alone) is said to be no run folder."""
+    import shutil
+
+    odd = tmp_path / "summary-only"
+    odd.mkdir()
+    shutil.copy(runs[0] / "summary.json", odd / "summary.json")
+    at = app(str(odd))
+    assert any(f"not a run folder (no results.jsonl, results.parquet or traces.jsonl): {odd}" in w.value
+               for w in at.sidebar.warning)
+    at = app(f"{runs[0]}\n{odd}")  # next to a real run: still named, and the real run opens
+    assert at.title[0].value == "Overview" and any(str(odd) in w.value for w in at.sidebar.warning)
