@@ -299,7 +299,13 @@ def diagnose_run(run_dir: str | Path) -> tuple[list[Judgement], list[Diagnosis],
     judgements = run.judgements()
     if not judgements:
         raise InputError(run.path, "no judged samples (results.jsonl): evaluate first with `ragdoctor eval`")
+    keys = run.current_keys()
+    expected = len(keys[1]) if keys else len(judgements)
+    if len(judgements) < expected:  # the evaluation stopped early: say the diagnosis covers part of the run
+        warn(f"{run.path}: {expected - len(judgements)} of the run's {expected} samples are not judged yet (its "
+             f"evaluation stopped early): diagnosed the {len(judgements)} judged; rerun `ragdoctor eval` to finish")
     diagnoses, report = diagnose(judgements)
+    report["samples"] = {"judged": len(judgements), "in_run": expected}
     run.write_diagnoses(diagnoses, report)
     return judgements, diagnoses, report
 

@@ -46,6 +46,21 @@ def test_evaluate_diagnose_and_gate_a_file(tmp_path):
         "nothing was measured (judge failed)"
 
 
+def test_diagnosing_a_run_whose_evaluation_stopped_early_says_so(tmp_path, caplog):
+    rows = [{**ROWS[0], "id": f"s{i}"} for i in range(3)]
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    flow.evaluate_file(src, tmp_path / "run", flow.Selection.of("lexical"), progress=False)
+    _, _, report = flow.diagnose_run(tmp_path / "run")
+    assert report["samples"] == {"judged": 3, "in_run": 3}
+    results = tmp_path / "run" / "results.jsonl"  # as a killed evaluation leaves it: the last sample not judged yet
+    results.write_text("".join(ln + "\n" for ln in results.read_text().splitlines() if '"s2"' not in ln))
+    with caplog.at_level("WARNING"):
+        judgements, _, report = flow.diagnose_run(tmp_path / "run")
+    assert [j.sample_id for j in judgements] == ["s0", "s1"] and report["samples"] == {"judged": 2, "in_run": 3}
+    assert "1 of the run's 3 samples are not judged yet" in caplog.text
+
+
 def test_judge_one_is_in_memory(tmp_path):
     t = Trace(sample_id="s", question="Q?", answer="I don't know based on the provided documents.",
               contexts=[Chunk(chunk_id="c", text="x", rank=1)], metadata={"kind": "unanswerable"})
