@@ -1,7 +1,16 @@
 """The pytest plugin, exercised in a child pytest run against real run summaries."""
 import json
+import os
 import subprocess
 import sys
+
+
+def child_pytest(folder, test_file):
+    """Run pytest on one file in `folder`; its report must not depend on the terminal's width or the caller's
+    pytest options (CI's wider terminal once printed each failure's message twice, in the short summary too)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "COLUMNS")} | {"COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rN", "-p", "no:cacheprovider", test_file],
+                          cwd=folder, capture_output=True, text=True, timeout=120, env=env)
 
 SUMMARY = {"metrics": [{"metric": "groundedness", "judge": "nli", "n": 20, "mean": 0.82, "ci_low": 0.75, "ci_high": 0.9}],
            "unmeasured_share": 0.0}
@@ -29,8 +38,7 @@ def test_fixture_and_marker(tmp_path):
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "summary.json").write_text(json.dumps(SUMMARY))
     (tmp_path / "test_user.py").write_text(USER_TESTS)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "test_user.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    proc = child_pytest(tmp_path, "test_user.py")
     out = proc.stdout
     assert "2 failed, 2 passed" in out, out + proc.stderr
     assert "groundedness: 0.820" in out and "FAIL by 0.080" in out
@@ -62,8 +70,7 @@ def test_misuse_is_a_usage_error_and_use_ppi_in_pyproject_is_honoured(tmp_path):
     (tmp_path / "run" / "summary.json").write_text(json.dumps(SUMMARY))
     (tmp_path / "pyproject.toml").write_text("[tool.ragdoctor.gate]\nuse_ppi = true\n")
     (tmp_path / "test_user.py").write_text(MISUSE)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user.py"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    proc = child_pytest(tmp_path, "test_user.py")
     out = proc.stdout
     assert "4 failed, 1 passed" in out, out + proc.stderr
     assert "UsageError: ragdoctor_gate: min must be a mapping" in out
@@ -83,6 +90,5 @@ def test_the_readme_example_runs_as_written(tmp_path):
                             "ci_high": 0.95}], "unmeasured_share": 0.0}
     (tmp_path / "runs" / "nightly" / "summary.json").write_text(json.dumps(summary))
     (tmp_path / "test_readme.py").write_text(block)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_readme.py"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    proc = child_pytest(tmp_path, "test_readme.py")
     assert "2 passed" in proc.stdout, proc.stdout + proc.stderr
