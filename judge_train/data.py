@@ -27,9 +27,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from corpora.digest import sha256_file
+from corpora.digest import folder_digest, sha256_file
 from eval.claims import decompose, sentence_windows, split_sentences
-from judge_train.sources import (CLAIM_SOURCES, NLI_SOURCES, RELEVANCE_SOURCES, SOURCES, PoolRecord,
+from judge_train.sources import (CLAIM_SOURCES, NLI_SOURCES, RELEVANCE_SOURCES, SOURCES, PoolRecord, read_nomiracl_sets,
                                       _jsonl, norm_text, read_source, source_files)
 from eval.tokens import content_tokens
 
@@ -86,6 +86,14 @@ class DataConfig(BaseModel):
     # when one part's evidence is swapped for an unrelated passage (partial support, WiCE's commonest failure).
     # 0 (the default, and every recipe before it) makes none.
     conjunction_per_label: int = Field(0, ge=0)
+    # NoMIRACL gives its positives only per set (some of the 10 retrieved passages answers the question, which one is
+    # not said), so without this every NoMIRACL passage the judge trains on is a negative and "a Wikipedia passage
+    # of this style" becomes a cue for "irrelevant". A CrossEncoder folder here (an earlier relevance stage) scores
+    # each passage of the training side's answer-bearing sets; its best ``nomiracl_mil_per_set`` become positives
+    # (multiple-instance learning: the set's label, the teacher's choice of passage). None (the default, and every
+    # recipe before it) adds none. The held-out side's sets are never relabelled: they measure.
+    nomiracl_mil_teacher: str | None = None
+    nomiracl_mil_per_set: int = Field(1, ge=1, le=3)
 
 
 # ------------------------------------------------------------------------------------------ premise construction
@@ -617,6 +625,10 @@ def manifest(cfg: DataConfig, pool_stats: dict, example_stats: dict, n_train: in
                     if cfg.cap_per_label.get(n, 0) > 0},
         "files": files,
         "not_trained_on": list(DEV_FILES),
+        # the teacher that chose NoMIRACL positives is an input too: its folder's digest pins which one
+        **({"nomiracl_mil_teacher": {"path": cfg.nomiracl_mil_teacher,
+                                     "digest": folder_digest(cfg.nomiracl_mil_teacher)}}
+           if cfg.nomiracl_mil_teacher else {}),
         **pool_stats,
         **example_stats,
         "n_train": n_train,
@@ -669,6 +681,26 @@ def _factcheck_relevance(data_dir: Path) -> list[PoolRecord]:
     return out
 
 
+def mil_positives(data_dir: Path, teacher: str, per_set: int, heldout_percent: int) -> list[PoolRecord]:
+    """The ``per_set`` passages a teacher cross-encoder ranks highest in each training-side NoMIRACL set that a
+    person judged to hold an answer, as (passage, question) positives; the teacher reads each passage's best window
+    (``relevance_windows``), as the judge does."""
+    from eval.judges.cross_encoder import CrossEncoderScorer
+    from eval.judges.nli import relevance_windows
+
+    sets = [s for s in read_nomiracl_sets(data_dir / SOURCES["nomiracl"].paths[0])
+            if s.label == 1 and not heldout(s.group, heldout_percent)]
+    scorer = CrossEncoderScorer(teacher, name="teacher", max_length=160)
+    out = []
+    for s in sets:
+        wins = [(relevance_windows(p, s.question, keep=1) or [p])[0] for p in s.passages]
+        scores = scorer.relevance([(s.question, w) for w in wins])  # (question, passage) pairs
+        best = sorted(range(len(wins)), key=lambda i: -scores[i])[:per_set]
+        out += [PoolRecord("nomiracl", s.group, s.passages[i], s.question, 1, "teacher's pick in an answer-bearing set",
+                           s.question) for i in best]
+    return out
+
+
 def read_relevance_pool(cfg: DataConfig, seed: int) -> tuple[list[PoolRecord], dict]:
     """(passage, question) records of the relevance sources in ``cfg.cap_per_label``: QNLI, NoMIRACL's judged
     non-relevant passages, HaluEval questions vs knowledge, Factcheck-GPT claims vs retrieved passages."""
@@ -680,6 +712,9 @@ def read_relevance_pool(cfg: DataConfig, seed: int) -> tuple[list[PoolRecord], d
             continue
         if name in RELEVANCE_SOURCES:
             records += read_source(name, data_dir)
+            if name == "nomiracl" and cfg.nomiracl_mil_teacher:
+                records += mil_positives(data_dir, cfg.nomiracl_mil_teacher, cfg.nomiracl_mil_per_set,
+                                         cfg.heldout_percent)
         elif name == "halueval_qa":
             records += _question_pairs(read_source(name, data_dir), rng, cap * 2)
         elif name == "factcheck_gpt":

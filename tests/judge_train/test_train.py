@@ -382,3 +382,42 @@ def test_every_committed_recipe_parses_into_a_training_config():
         cfg = TrainConfig(**saved)
         assert cfg.recipe == saved["recipe"], path.name
         assert cfg.data.cap_per_label == saved["data"].get("cap_per_label", cfg.data.cap_per_label), path.name
+
+
+def test_mil_positives_take_the_teachers_best_passage_of_training_side_sets_only(tmp_path):
+    """Multiple-instance positives: in each answer-bearing NoMIRACL set on the training side, the real relevance
+    stage picks the passage that answers the question (not the on-topic distractors); sets without an answer and
+    held-out sets give none; the manifest pins the teacher by digest."""
+    from eval.judges.weights import default_model_dir
+    from judge_train.data import mil_positives
+
+    teacher = str(default_model_dir() / "relevance")
+    root = write_pool(tmp_path / "train")
+    rows = []
+    for i, (k, q, _r, _b) in enumerate(FACTS):
+        others = [FACTS[(i + j) % len(FACTS)][0] for j in (1, 2, 3)]
+        passages = others[:2] + [k] + others[2:]  # the answer is never first
+        rows.append({"id": f"s{i}", "source": "x", "query_id": str(i), "question": q,
+                     "passages": [{"docid": f"d{j}", "text": t} for j, t in enumerate(passages)],
+                     "label": "answer_present" if i < 6 else "no_relevant_passage"})
+    _jsonl(root / "nomiracl_en" / "nomiracl_en_sets.jsonl", rows)
+    sets = read_nomiracl_sets(root / "nomiracl_en")
+    answer = {s.question: FACTS[i][0] for i, s in enumerate(sets)}
+
+    picks = mil_positives(root, teacher, per_set=1, heldout_percent=0)
+    assert len(picks) == 6 and {r.label for r in picks} == {1}  # one per answer-bearing set, none from the others
+    assert all(r.evidence == answer[r.question] for r in picks)  # the answering passage, not a distractor
+    assert len({r.group for r in picks}) == 6 and all(r.group.startswith("nomiracl:") for r in picks)
+    two = mil_positives(root, teacher, per_set=2, heldout_percent=0)
+    assert len(two) == 12 and {r.evidence for r in picks} <= {r.evidence for r in two}
+
+    held = {s.group for s in sets if heldout(s.group, 50)}
+    assert held and len(held) < len(sets)  # the split is not degenerate here
+    assert not {r.group for r in mil_positives(root, teacher, 1, heldout_percent=50)} & held
+
+    cfg = DataConfig(data_dir=str(root), cap_per_label={"nomiracl": 50}, drop_dev_overlap=False, heldout_percent=0,
+                     nomiracl_mil_teacher=teacher)
+    records, stats = read_relevance_pool(cfg, seed=0)
+    assert sum(r.label for r in records if r.source == "nomiracl") == 6  # off by default (see the test above)
+    man = manifest(cfg, stats, {}, 0, 0)
+    assert man["nomiracl_mil_teacher"]["path"] == teacher and len(man["nomiracl_mil_teacher"]["digest"]) == 12
