@@ -40,7 +40,7 @@ def doc_id_of(chunk: str) -> str:
 
 
 def chunk_documents(docs: Iterable[Document], cfg: ChunkingConfig, tokenizer: Tokenize):
-    """Split documents into llama-index ``TextNode``s, title prepended to the first chunk's embedding text."""
+    """Split documents into llama-index ``TextNode``s; each keeps its document's title (``embedding_text`` puts it first)."""
     splitter = SentenceSplitter(chunk_size=cfg.chunk_size, chunk_overlap=cfg.chunk_overlap, tokenizer=tokenizer)
     nodes = []
     for doc in docs:
