@@ -40,7 +40,10 @@ def doc_id_of(chunk: str) -> str:
 
 
 def chunk_documents(docs: Iterable[Document], cfg: ChunkingConfig, tokenizer: Tokenize):
-    """Split documents into llama-index ``TextNode``s; each keeps its document's title (``embedding_text`` puts it first)."""
+    """Split documents into llama-index ``TextNode``s.
+
+    Each node keeps its document's title; ``embedding_text`` puts it first.
+    """
     splitter = SentenceSplitter(chunk_size=cfg.chunk_size, chunk_overlap=cfg.chunk_overlap, tokenizer=tokenizer)
     nodes = []
     for doc in docs:
