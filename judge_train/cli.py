@@ -41,7 +41,10 @@ def cmd_judge_train(args) -> int:
         print(f"ragdoctor: error: exported weights differ from the trained model by {summary['export']['max_abs_diff']}",
               file=sys.stderr)
         return 1
-    print(f"judge folder: {out} (use it with: ragdoctor eval ... --nli-model {out})")
+    if cfg.task == "rerank":
+        print(f"reranker folder: {out} (use it with: retrieval.reranker = \"{out}\" and --rerank)")
+    else:
+        print(f"judge folder: {out} (use it with: ragdoctor eval ... --nli-model {out})")
     return 0
 
 
@@ -63,7 +66,7 @@ def cmd_judge_combine(args) -> int:
 def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as the other command modules
     p = sub.add_parser("judge", help="train the project's own judges")
     judge_sub = p.add_subparsers(dest="judge_command", required=True)
-    t = judge_sub.add_parser("train", help="fine-tune the compact groundedness (NLI) judge on the training pool")
+    t = judge_sub.add_parser("train", help="fine-tune the compact groundedness (NLI) judge, or the retrieval reranker (recipes/reranker-stage.json), on the training pool")
     t.add_argument("--out", help="output folder (default runs/judge/<recipe>); replaced if it exists")
     t.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
     t.add_argument("--epochs", type=float, help="passes over the training examples (default 2)")

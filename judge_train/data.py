@@ -94,6 +94,10 @@ class DataConfig(BaseModel):
     # recipe before it) adds none. The held-out side's sets are never relabelled: they measure.
     nomiracl_mil_teacher: str | None = None
     nomiracl_mil_per_set: int = Field(1, ge=1, le=3)
+    # task 'rerank' only (judge_train/rerank_data.py): cap_per_label then counts groups per source, each the query's
+    # relevant passage and this many negatives, every passage cut to a window of this many words
+    rerank_negatives: int = Field(4, ge=1, le=15)
+    rerank_window_words: int = Field(100, ge=20, le=400)
 
 
 # ------------------------------------------------------------------------------------------ premise construction

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rag.precision import native_bf16
 from judge_train.data import (DataConfig, Example, build_examples, manifest, read_pool, read_relevance_pool,
                                    relevance_examples)
+from judge_train.rerank_data import RerankGroup, rerank_groups
 
 RECIPE = "cross-encoder-stage"
 
@@ -42,8 +43,9 @@ class TrainConfig(BaseModel):
 
     recipe: str = RECIPE
     # what the cross-encoder learns: 'support' (premise, claim) -> supported, 'relevance' (passage, question) -> the
-    # passage bears on the question
-    task: Literal["support", "relevance"] = "support"
+    # passage bears on the question, 'rerank' the same pairs ranked: a query's relevant passage above its hard
+    # negatives (listwise softmax cross-entropy over groups, judge_train/rerank_data.py; batch_size counts groups)
+    task: Literal["support", "relevance", "rerank"] = "support"
     # 'minilm' = the bundled all-MiniLM-L6-v2 (rag.models.minilm_path()), or a folder: a CrossEncoder trained by an
     # earlier stage (e.g. general NLI first, then the claim-level pool)
     base_model: str = "minilm"
@@ -94,6 +96,74 @@ def _batches(examples: list[Example], batch_size: int, rng: random.Random) -> li
     return batches
 
 
+def _optimiser(model, cfg: TrainConfig, total: int):
+    """AdamW (no decay on biases and LayerNorms), linear warm-up over ``warmup_ratio`` of the steps, then decay."""
+    import torch
+
+    decay = [p for n, p in model.named_parameters() if not any(k in n for k in ("bias", "LayerNorm", "layer_norm"))]
+    no_decay = [p for n, p in model.named_parameters() if any(k in n for k in ("bias", "LayerNorm", "layer_norm"))]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
+    warm = max(1, int(total * cfg.warmup_ratio))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm)))
+    return opt, sched
+
+
+def _amp(device: str) -> tuple[str, bool]:
+    """bfloat16 matmuls (fp32 weights, fp32 loss): on a GPU, and on a CPU that multiplies bf16 natively (AMX or
+    AVX512-BF16: 1.8x fp32 for MiniLM); elsewhere fp32."""
+    amp_device = "cuda" if device.startswith("cuda") else "cpu"
+    return amp_device, amp_device == "cuda" or native_bf16()
+
+
+def _step(model, opt, sched, loss) -> None:
+    import torch
+
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+
+
+def fine_tune_listwise(ce, groups: list[RerankGroup], cfg: TrainConfig, device: str, log: Log) -> dict:
+    """Softmax cross-entropy over each group's logits, the relevant passage (first) the target; ``batch_size``
+    groups per step; otherwise as ``fine_tune``."""
+    import torch
+
+    model, tok = ce.model, ce.tokenizer
+    model.to(device)
+    model.train()
+    rng = random.Random(cfg.seed)
+    order = [i for _ in range(math.ceil(cfg.epochs)) for i in rng.sample(range(len(groups)), len(groups))]
+    total = max(1, int(round(len(groups) * cfg.epochs / cfg.batch_size)))
+    opt, sched = _optimiser(model, cfg, total)
+    amp_device, use_amp = _amp(device)
+    t0, seen, running = time.time(), 0, []
+    for step in range(1, total + 1):
+        batch = [groups[i] for i in order[(step - 1) * cfg.batch_size : step * cfg.batch_size]]
+        if not batch:
+            break
+        width = min(len(g.passages) for g in batch)
+        feats = tok([p for g in batch for p in g.passages[:width]], [g.query for g in batch for _ in range(width)],
+                    padding=True, truncation=True, max_length=cfg.max_length, return_tensors="pt").to(device)
+        with torch.autocast(amp_device, dtype=torch.bfloat16, enabled=use_amp):
+            logits = model(**feats).logits.view(len(batch), width)
+        loss = torch.nn.functional.cross_entropy(logits.float(), torch.zeros(len(batch), dtype=torch.long,
+                                                                             device=device))
+        _step(model, opt, sched, loss)
+        seen += len(batch)
+        running.append(loss.item())
+        if step % 50 == 0 or step == total:
+            rate = seen / (time.time() - t0)
+            log(f"step {step}/{total}  loss {np.mean(running[-50:]):.4f}  {rate:.1f} groups/s  "
+                f"eta {(total - step) * cfg.batch_size / max(rate, 1e-9) / 60:.1f} min")
+    model.eval()
+    return {"steps": total, "groups_seen": seen, "bf16_autocast": use_amp, "seconds": round(time.time() - t0, 1),
+            "final_loss": round(float(np.mean(running[-50:])), 4) if running else None}
+
+
 def fine_tune(ce, examples: list[Example], cfg: TrainConfig, device: str, log: Log) -> dict:
     """Binary cross-entropy on the single logit, AdamW, linear warm-up then decay, gradient clipping at 1."""
     import torch
@@ -106,18 +176,9 @@ def fine_tune(ce, examples: list[Example], cfg: TrainConfig, device: str, log: L
     plan = [_batches(examples, cfg.batch_size, rng) for _ in range(n_epochs)]
     total = int(round(len(plan[0]) * cfg.epochs))
     steps = [b for epoch in plan for b in epoch][:total]
-    decay = [p for n, p in model.named_parameters() if not any(k in n for k in ("bias", "LayerNorm", "layer_norm"))]
-    no_decay = [p for n, p in model.named_parameters() if any(k in n for k in ("bias", "LayerNorm", "layer_norm"))]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
-    warm = max(1, int(total * cfg.warmup_ratio))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm)))
+    opt, sched = _optimiser(model, cfg, total)
     loss_fn = torch.nn.BCEWithLogitsLoss()
-    # bfloat16 matmuls (fp32 weights, fp32 loss): on a GPU, and on a CPU that multiplies bf16 natively (AMX or
-    # AVX512-BF16: 1.8x fp32 for MiniLM); elsewhere fp32
-    amp_device = "cuda" if device.startswith("cuda") else "cpu"
-    use_amp = amp_device == "cuda" or native_bf16()
+    amp_device, use_amp = _amp(device)
     t0, seen, running = time.time(), 0, []
     for step, batch in enumerate(steps, 1):
         exs = [examples[i] for i in batch]
@@ -127,11 +188,7 @@ def fine_tune(ce, examples: list[Example], cfg: TrainConfig, device: str, log: L
         with torch.autocast(amp_device, dtype=torch.bfloat16, enabled=use_amp):
             logits = model(**feats).logits.squeeze(-1)
         loss = loss_fn(logits.float(), labels)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
+        _step(model, opt, sched, loss)
         seen += len(exs)
         running.append(loss.item())
         if step % 50 == 0 or step == total:
@@ -204,17 +261,52 @@ def heldout_auroc(out: Path, held: list[Example], cfg: TrainConfig) -> dict[str,
     return {k: (round(v, 4) if v is not None else None) for k, v in per.items()}
 
 
+def _pairs(items: list) -> list[tuple[str, str]]:
+    """The (first, second) pairs the cross-encoder reads: an Example's (premise, hypothesis), a group's
+    (passage, query) for each of its passages."""
+    out: list[tuple[str, str]] = []
+    for it in items:
+        if isinstance(it, RerankGroup):
+            out += [(p, it.query) for p in it.passages]
+        else:
+            out.append((it.premise, it.hypothesis))
+    return out
+
+
+def reciprocal_rank(scores: list[float] | np.ndarray) -> float:
+    """1 / the rank of the first score among all (ties count against it: a constant scorer gets 1 / n)."""
+    s = np.asarray(scores, dtype=float)
+    return 1.0 / (1 + int((s[1:] >= s[0]).sum()))
+
+
+def heldout_mrr(out: Path, held: list[RerankGroup], cfg: TrainConfig) -> dict[str, float | None]:
+    """Mean reciprocal rank of each held-out group's relevant passage among its candidates, per source and the
+    minimum over sources (the exported model, as the rerank stage loads it)."""
+    from rag.reranker import CrossEncoderReranker
+
+    reranker = CrossEncoderReranker(str(out), max_length=cfg.max_length)
+    per: dict[str, list[float]] = {}
+    for g in held:
+        logits = reranker.score(g.query, list(g.passages))
+        per.setdefault(g.source, []).append(reciprocal_rank(logits))
+    res: dict[str, float | None] = {k: round(float(np.mean(v)), 4) for k, v in sorted(per.items())}
+    res["min"] = min(res.values()) if per else None  # type: ignore[type-var]
+    return res
+
+
 def _code_hashes() -> dict:
     """sha256 of the code the examples depend on (claim splitting and example construction change the data)."""
     import hashlib
 
     import eval.claims
     import judge_train.data
+    import judge_train.rerank_data
     import judge_train.sources
     import eval.metrics.verify
 
     return {m.__name__: hashlib.sha256(Path(m.__file__).read_bytes()).hexdigest()[:16]
-            for m in (eval.claims, eval.metrics.verify, judge_train.data, judge_train.sources)}
+            for m in (eval.claims, eval.metrics.verify, judge_train.data, judge_train.rerank_data,
+                      judge_train.sources)}
 
 
 def _versions() -> dict:
@@ -241,33 +333,46 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     _seed_everything(cfg.seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     log(f"device: {device} ({torch.get_num_threads()} CPU threads)")
-    if cfg.task == "relevance":
+    train_ex: list = []
+    held_ex: list = []
+    if cfg.task == "rerank":
+        train_ex, held_ex, ex_stats = rerank_groups(cfg.data.data_dir, cfg.data.cap_per_label,
+                                                    cfg.data.rerank_negatives, cfg.data.heldout_percent,
+                                                    cfg.data.rerank_window_words, cfg.seed, cfg.data.drop_dev_overlap)
+        pool_stats: dict = {}
+        unit = "groups"
+    elif cfg.task == "relevance":
         records, pool_stats = read_relevance_pool(cfg.data, cfg.seed)
         train_ex, held_ex, ex_stats = relevance_examples(records, cfg.data, cfg.seed)
+        unit = f"examples from {len(records)} records"
     else:
         records, pool_stats = read_pool(cfg.data)
         train_ex, held_ex, ex_stats = build_examples(records, cfg.data, cfg.seed)
+        unit = f"examples from {len(records)} records"
     if cfg.max_examples:
         train_ex = train_ex[: cfg.max_examples]
-    log(f"pool: {len(records)} records -> {len(train_ex)} training / {len(held_ex)} held-out examples")
+    log(f"pool: {len(train_ex)} training / {len(held_ex)} held-out {unit}")
     quiet_model_loading()
     _seed_everything(cfg.seed)  # the head's initialisation must not depend on how much data was read
     ce = CrossEncoder(_base_path(cfg.base_model), num_labels=1, max_length=cfg.max_length, device=device,
                       local_files_only=True)
-    fit = fine_tune(ce, train_ex, cfg, device, log)
+    fit = (fine_tune_listwise if cfg.task == "rerank" else fine_tune)(ce, train_ex, cfg, device, log)
     log(f"fine-tuned: {fit['steps']} steps in {fit['seconds'] / 60:.1f} min")
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    check_pairs = [(e.premise, e.hypothesis) for e in held_ex[: cfg.export_check_pairs]]
+    check_pairs = _pairs(held_ex)[: cfg.export_check_pairs]
     ref = reference_scores(ce, check_pairs)
     export_fp16(ce, out)
     export = check_export(ref, out, check_pairs, cfg.max_length)
     log(f"export check: max |dP| = {export['max_abs_diff']} over {export['pairs']} pairs ({'ok' if export['ok'] else 'FAILED'})")
     del ce
     (out / "heldout_examples.jsonl").write_text("".join(json.dumps(asdict(e)) + "\n" for e in held_ex))
-    metrics = {"heldout_auroc": heldout_auroc(out, held_ex, cfg)}
-    log(f"held-out AUROC of the bare cross-encoder: {metrics['heldout_auroc']}")
+    if cfg.task == "rerank":
+        metrics = {"heldout_mrr": heldout_mrr(out, held_ex, cfg)}
+    else:
+        metrics = {"heldout_auroc": heldout_auroc(out, held_ex, cfg)}
+    log(f"held-out metrics of the bare cross-encoder: {metrics}")
     man = manifest(cfg.data, pool_stats, ex_stats, len(train_ex), len(held_ex))
     (out / "data_manifest.json").write_text(json.dumps(man, indent=1) + "\n")
     (out / "heldout_metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")

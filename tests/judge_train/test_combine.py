@@ -7,7 +7,9 @@ import pytest
 
 from judge_train import combine
 from judge_train.suite import pool_tasks
-from tests.judge_train.test_train import write_pool
+from tests.judge_train.test_train import FACTS, write_pool
+
+FACTS_PYTHON = FACTS[5][0]
 
 
 def _rows(n_records=120, seed=0, sources=("a", "b", "c")):
@@ -102,6 +104,18 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     rel = sup.model_copy(update={"task": "relevance", "data": sup.data.model_copy(update={
         "cap_per_label": {"qnli": 8, "nomiracl": 8, "halueval_qa": 8}})})
     train(rel, r_out, log=lambda _m: None)
+    # the retrieval reranker: listwise groups from the relevance stage, loaded the way the rerank stage loads it
+    from rag.reranker import CrossEncoderReranker
+
+    rr = sup.model_copy(update={"task": "rerank", "base_model": str(r_out), "batch_size": 2, "data": sup.data.model_copy(
+        update={"cap_per_label": {"factcheck_gpt": 4, "qnli": 4}, "rerank_negatives": 3})})
+    rr_summary = train(rr, tmp_path / "reranker", log=lambda _m: None)
+    assert rr_summary["fit"]["groups_seen"] == rr_summary["n_train"] > 0 and rr_summary["export"]["ok"]
+    mrr = json.loads((tmp_path / "reranker" / "heldout_metrics.json").read_text())["heldout_mrr"]
+    assert set(mrr) >= {"min"} and all(0 < v <= 1 for v in mrr.values())
+    logits = CrossEncoderReranker(str(tmp_path / "reranker"), max_length=64).score("Who created Python?",
+                                                                                   [FACTS_PYTHON, "Jupiter."])
+    assert logits.shape == (2,)
     judge = tmp_path / "judge"
     build(s_out, r_out, judge, str(pool), per_label=6, percent=40, log=lambda _m: None)
     assert {p.name for p in judge.iterdir()} >= {"support", "relevance", "combiner.json", "idf.json", "stages",
