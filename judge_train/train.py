@@ -127,77 +127,77 @@ def _step(model, opt, sched, loss) -> None:
     sched.step()
 
 
-def fine_tune_listwise(ce, groups: list[RerankGroup], cfg: TrainConfig, device: str, log: Log) -> dict:
-    """Softmax cross-entropy over each group's logits, the relevant passage (first) the target; ``batch_size``
-    groups per step; otherwise as ``fine_tune``."""
+def _fit(ce, batches: list, loss_of: Callable, cfg: TrainConfig, device: str, log: Log, unit: str,
+         seen_key: str) -> dict:
+    """The loop both tasks share: one optimiser step per batch of ``batches``, the loss from ``loss_of(batch,
+    forward)`` where ``forward(first_texts, second_texts)`` returns fp32 logits (the model under bf16 autocast where
+    ``_amp`` allows it), AdamW, linear warm-up then decay, gradient clipping at 1."""
     import torch
 
     model, tok = ce.model, ce.tokenizer
     model.to(device)
     model.train()
-    rng = random.Random(cfg.seed)
-    order = [i for _ in range(math.ceil(cfg.epochs)) for i in rng.sample(range(len(groups)), len(groups))]
-    total = max(1, int(round(len(groups) * cfg.epochs / cfg.batch_size)))
+    total = len(batches)
     opt, sched = _optimiser(model, cfg, total)
     amp_device, use_amp = _amp(device)
-    t0, seen, running = time.time(), 0, []
-    for step in range(1, total + 1):
-        batch = [groups[i] for i in order[(step - 1) * cfg.batch_size : step * cfg.batch_size]]
-        if not batch:
-            break
-        width = min(len(g.passages) for g in batch)
-        feats = tok([p for g in batch for p in g.passages[:width]], [g.query for g in batch for _ in range(width)],
-                    padding=True, truncation=True, max_length=cfg.max_length, return_tensors="pt").to(device)
+
+    def forward(first: list[str], second: list[str]):
+        feats = tok(first, second, padding=True, truncation=True, max_length=cfg.max_length,
+                    return_tensors="pt").to(device)
         with torch.autocast(amp_device, dtype=torch.bfloat16, enabled=use_amp):
-            logits = model(**feats).logits.view(len(batch), width)
-        loss = torch.nn.functional.cross_entropy(logits.float(), torch.zeros(len(batch), dtype=torch.long,
-                                                                             device=device))
+            logits = model(**feats).logits
+        return logits.float()
+
+    t0, seen, running = time.time(), 0, []
+    for step, batch in enumerate(batches, 1):
+        loss = loss_of(batch, forward)
         _step(model, opt, sched, loss)
         seen += len(batch)
         running.append(loss.item())
         if step % 50 == 0 or step == total:
             rate = seen / (time.time() - t0)
-            log(f"step {step}/{total}  loss {np.mean(running[-50:]):.4f}  {rate:.1f} groups/s  "
+            log(f"step {step}/{total}  loss {np.mean(running[-50:]):.4f}  {rate:.1f} {unit}/s  "
                 f"eta {(total - step) * cfg.batch_size / max(rate, 1e-9) / 60:.1f} min")
     model.eval()
-    return {"steps": total, "groups_seen": seen, "bf16_autocast": use_amp, "seconds": round(time.time() - t0, 1),
+    return {"steps": total, seen_key: seen, "bf16_autocast": use_amp, "seconds": round(time.time() - t0, 1),
             "final_loss": round(float(np.mean(running[-50:])), 4) if running else None}
+
+
+def fine_tune_listwise(ce, groups: list[RerankGroup], cfg: TrainConfig, device: str, log: Log) -> dict:
+    """Softmax cross-entropy over each group's logits, the relevant passage (first) the target; ``batch_size``
+    groups per step; otherwise as ``fine_tune``."""
+    import torch
+
+    rng = random.Random(cfg.seed)
+    order = [groups[i] for _ in range(math.ceil(cfg.epochs)) for i in rng.sample(range(len(groups)), len(groups))]
+    total = max(1, int(round(len(groups) * cfg.epochs / cfg.batch_size)))  # never past the end of ``order``
+    batches = [order[s * cfg.batch_size : (s + 1) * cfg.batch_size] for s in range(total)]
+
+    def loss_of(batch: list[RerankGroup], forward):
+        width = min(len(g.passages) for g in batch)
+        logits = forward([p for g in batch for p in g.passages[:width]],
+                         [g.query for g in batch for _ in range(width)]).view(len(batch), width)
+        return torch.nn.functional.cross_entropy(logits, torch.zeros(len(batch), dtype=torch.long,
+                                                                     device=logits.device))
+
+    return _fit(ce, batches, loss_of, cfg, device, log, "groups", "groups_seen")
 
 
 def fine_tune(ce, examples: list[Example], cfg: TrainConfig, device: str, log: Log) -> dict:
-    """Binary cross-entropy on the single logit, AdamW, linear warm-up then decay, gradient clipping at 1."""
+    """Binary cross-entropy on the single logit, over length-bucketed batches of ``batch_size`` examples."""
     import torch
 
-    model, tok = ce.model, ce.tokenizer
-    model.to(device)
-    model.train()
     rng = random.Random(cfg.seed)
-    n_epochs = math.ceil(cfg.epochs)
-    plan = [_batches(examples, cfg.batch_size, rng) for _ in range(n_epochs)]
+    plan = [_batches(examples, cfg.batch_size, rng) for _ in range(math.ceil(cfg.epochs))]
     total = int(round(len(plan[0]) * cfg.epochs))
-    steps = [b for epoch in plan for b in epoch][:total]
-    opt, sched = _optimiser(model, cfg, total)
+    batches = [[examples[i] for i in b] for epoch in plan for b in epoch][:total]
     loss_fn = torch.nn.BCEWithLogitsLoss()
-    amp_device, use_amp = _amp(device)
-    t0, seen, running = time.time(), 0, []
-    for step, batch in enumerate(steps, 1):
-        exs = [examples[i] for i in batch]
-        feats = tok([e.premise for e in exs], [e.hypothesis for e in exs], padding=True, truncation=True,
-                    max_length=cfg.max_length, return_tensors="pt").to(device)
-        labels = torch.tensor([float(e.label) for e in exs], device=device)
-        with torch.autocast(amp_device, dtype=torch.bfloat16, enabled=use_amp):
-            logits = model(**feats).logits.squeeze(-1)
-        loss = loss_fn(logits.float(), labels)
-        _step(model, opt, sched, loss)
-        seen += len(exs)
-        running.append(loss.item())
-        if step % 50 == 0 or step == total:
-            rate = seen / (time.time() - t0)
-            log(f"step {step}/{total}  loss {np.mean(running[-50:]):.4f}  {rate:.1f} ex/s  "
-                f"eta {(total - step) * cfg.batch_size / max(rate, 1e-9) / 60:.1f} min")
-    model.eval()
-    return {"steps": total, "examples_seen": seen, "bf16_autocast": use_amp, "seconds": round(time.time() - t0, 1),
-            "final_loss": round(float(np.mean(running[-50:])), 4) if running else None}
+
+    def loss_of(exs: list[Example], forward):
+        logits = forward([e.premise for e in exs], [e.hypothesis for e in exs]).squeeze(-1)
+        return loss_fn(logits, torch.tensor([float(e.label) for e in exs], device=logits.device))
+
+    return _fit(ce, batches, loss_of, cfg, device, log, "ex", "examples_seen")
 
 
 def export_fp16(ce, out: Path) -> None:
