@@ -270,3 +270,20 @@ def test_the_gate_refuses_a_summary_left_by_an_earlier_evaluation(tmp_path, caps
     run = load_run(tmp_path / "run")  # the dashboard shows the current (partial) evaluation, not the stale summary
     assert run.summary["n_samples"] == 1 and set(run.results["sample_id"]) == {"a"}
     assert run.results.loc[run.results["metric"] == "groundedness", "value"].tolist() == [0.0]
+
+
+@pytest.mark.parametrize("damage", [b'{"eval_hash": "e1", "samp', b"\xff\xfe{}", b"[1, 2]"])
+def test_a_damaged_config_json_makes_the_gate_refuse_in_one_line_and_eval_repairs_it(tmp_path, capsys, damage):
+    src = write(tmp_path / "in.jsonl", [ROW, {**ROW, "id": "b"}])
+    run = tmp_path / "run"
+    assert main(["eval", str(src), "--judges", "lexical", "--out", str(run)]) == 0
+    results = (run / "results.jsonl").read_bytes()
+    (run / "config.json").write_bytes(damage)
+    capsys.readouterr()
+    assert main(["gate", str(run), "--min", "groundedness=0.5", "--pyproject", "none"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "config.json" in err and "Traceback" not in err
+    assert "cannot tell whether summary.json is current" in err
+    assert main(["eval", str(src), "--judges", "lexical", "--out", str(run)]) == 0  # rewrites it, reusing the lines
+    assert (run / "results.jsonl").read_bytes() == results
+    assert main(["gate", str(run), "--min", "groundedness=0.5", "--pyproject", "none"]) == 0
