@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import unicodedata
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -34,6 +35,15 @@ def not_blank(v: str) -> str:
     """A pydantic validator: the text has something besides whitespace."""
     if not v.strip():
         raise ValueError("is blank")
+    return v
+
+
+def one_line(v: str) -> str:
+    """A pydantic validator: a name shown in one table cell and used as a key holds no line break or other control
+    character (a newline in it would split the line it is printed on)."""
+    bad = next((c for c in v if unicodedata.category(c) == "Cc"), None)
+    if bad is not None:
+        raise ValueError(f"holds a control character ({bad!r}): give it on one line")
     return v
 
 
@@ -360,7 +370,7 @@ class Label(BaseModel):
     sample_id: str = Field(min_length=1)
     metric: LabelMetric
     value: float = Field(ge=0.0, le=1.0)
-    who: Annotated[str, Field(min_length=1), AfterValidator(not_blank)]
+    who: Annotated[str, Field(min_length=1), AfterValidator(not_blank), AfterValidator(one_line)]
     when: Annotated[str, AfterValidator(_utc_iso)] = Field(
         default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     note: str | None = None

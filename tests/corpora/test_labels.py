@@ -33,6 +33,8 @@ def test_round_trip_and_latest_wins(tmp_path):
     ({"value": True}, "value", "must be a number"),
     ({"value": "yes"}, "value", "must be a number"),
     ({"who": "  "}, "who", "is blank"),
+    ({"who": "ann\nbob"}, "who", "control character"),
+    ({"who": "ann\t"}, "who", "control character"),
     ({"when": "2026-01-02T03:04:05"}, "when", "has no time zone"),
     ({"when": "yesterday"}, "when", "not an ISO 8601 time"),
     ({"sample_id": ""}, "sample_id", "at least 1 character"),

@@ -14,6 +14,7 @@ from ragdoctor.dashboard import label_data as ld
 from ragdoctor.dashboard import state, widgets
 
 WHO, WHO_INPUT, CURRENT, SKIPPED = "labeller", "label_who", "label_current", "label_skipped"
+SAVE_ERROR = "label_save_error"
 
 run = state.require_run()
 widgets.run_header(run, "Label samples")
@@ -52,7 +53,11 @@ if current not in prog.order:  # labelled on every metric (here or elsewhere), s
 
 
 def save(sample_id: str, metric: str, value: float) -> None:
-    add_label(run.folder, sample_id, metric, value, st.session_state[WHO])
+    try:
+        add_label(run.folder, sample_id, metric, value, st.session_state[WHO])
+        st.session_state[SAVE_ERROR] = None
+    except InputError as exc:  # e.g. a name pasted with a tab in it: say so, keep the page
+        st.session_state[SAVE_ERROR] = f"label not saved: {exc.one_line()}"
 
 
 def skip(sample_id: str) -> None:
@@ -66,6 +71,8 @@ else:
     st.markdown(f"#### Sample `{current}` · {len(prog.done)} done, {len(prog.order)} to go")
     if not who:
         st.warning("Type your name above first: every label records who made it.")
+    if st.session_state.get(SAVE_ERROR):
+        st.error(st.session_state[SAVE_ERROR])
     left, right = st.columns([3, 2])
     with left, st.container(border=True):
         st.markdown("**Question**")

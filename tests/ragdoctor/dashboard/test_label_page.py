@@ -59,6 +59,17 @@ def test_label_clicks_append_labels_and_move_to_the_next_sample(run):
     assert at.text_input(key="label_who").value == "ann" and not at.exception
 
 
+def test_a_name_the_label_store_refuses_is_said_on_the_page_and_nothing_is_written(run):
+    at = app(str(run), "label")
+    at.text_input(key="label_who").input("ann\tbob").run()
+    at.button(key="lab_groundedness_yes").click().run()
+    assert not at.exception and not (run / "labels.jsonl").exists()
+    assert any("label not saved" in e.value and "who" in e.value and "control character" in e.value for e in at.error)
+    at.text_input(key="label_who").input("ann").run()
+    at.button(key="lab_groundedness_yes").click().run()
+    assert len(read_labels(run)) == 1 and not at.error
+
+
 def test_label_page_progress_and_calibrated_table(run):
     r = rd.load_run(run)
     order = queue(ld.scores_for(r, "groundedness"))
