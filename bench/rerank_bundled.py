@@ -37,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--depth", type=int, default=RetrievalConfig().rerank_depth, help="chunks reranked per question")
     ap.add_argument("--weight", type=float, default=RetrievalConfig().rerank_weight, help="reranker share (1: pure)")
+    ap.add_argument("--reranker", default=RetrievalConfig().reranker,
+                    help="the rerank stage's cross-encoder: a registered name or a CrossEncoder folder")
     ap.add_argument("--index-dir", default=str(ROOT / ".ragdoctor" / "bench-rerank-index"))
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "rerank_bundled.json")
     args = ap.parse_args(argv)
@@ -44,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     questions = [q for q in bundled_questions() if q.relevant_doc_ids]
     base = {"index_dir": args.index_dir}
     on = PipelineConfig.model_validate({**base, "retrieval": {"rerank": True, "rerank_depth": args.depth,
-                                                              "rerank_weight": args.weight}})
+                                                              "rerank_weight": args.weight,
+                                                              "reranker": args.reranker}})
     off = PipelineConfig.model_validate(base)
     rankings: dict[str, dict[str, list[str]]] = {"off": {}, "on": {}}
     ms: dict[str, list[float]] = {"off": [], "on": [], "rerank": []}
@@ -69,10 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = [[name, quality[name]["ndcg@10"], quality[name]["recall@4"], quality[name]["mrr@10"],
              latency[f"retrieve_{name}"]["p50_ms"], latency[f"retrieve_{name}"]["p95_ms"]] for name in ("off", "on")]
     print(render(["rerank", "nDCG@10", "recall@4", "MRR@10", "retrieve p50 ms", "p95 ms"], rows,
-                 f"bundled corpus, {len(questions)} labelled questions, rerank depth {args.depth}, weight "
+                 f"bundled corpus, {len(questions)} labelled questions, reranker {args.reranker}, depth {args.depth}, weight "
                  f"{args.weight}: rerank stage p50 {fmt(latency['rerank_stage']['p50_ms'])} ms, p95 "
                  f"{fmt(latency['rerank_stage']['p95_ms'])} ms"))
-    report = {"questions": len(questions), "depth": args.depth, "weight": args.weight, "quality": quality,
+    report = {"questions": len(questions), "reranker": args.reranker, "depth": args.depth, "weight": args.weight, "quality": quality,
               "latency": latency, "cpu_count": os.cpu_count(), "loadavg_start": load_start,
               "loadavg_end": list(os.getloadavg())}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,10 +1,12 @@
 """The rerank stage: a cross-encoder reads each (passage, question) pair of the first stage's best candidates and
 reorders them, alone (weight 1) or interpolated with the first stage's normalised score.
 
-The default model is the project's relevance cross-encoder (MiniLM-L6, one logit, trained on QNLI, NoMIRACL,
-HaluEval-QA and Factcheck-GPT pairs, never on SciFact or Cranfield: its MODEL_CARD.md). It ships with the judges;
-this module finds its folder by path (rag/ does not import eval/) and loads it offline, with the feed-forward
-layers in int8 on CPU."""
+The default model, ``rerank-minilm`` (eval/judges/weights/rerank-minilm-v1, its MODEL_CARD.md), is a MiniLM-L6
+cross-encoder (one logit) trained listwise to put the passage that bears on a query above BM25-mined and
+judged-irrelevant near misses (Factcheck-GPT, AttributionBench, SciTail, HaluEval-QA, QNLI; never SciFact or
+Cranfield), from the judge's relevance model, which stays available as ``relevance-minilm``. Both ship with the
+judges; this module finds their folders by path (rag/ does not import eval/) and loads them offline, with the
+feed-forward layers in int8 on CPU."""
 from __future__ import annotations
 
 import threading
@@ -20,7 +22,10 @@ from rag.models import ModelUnavailable
 from rag.precision import quantize_ffn
 
 ROOT = Path(__file__).resolve().parents[1]
-MODELS = {"relevance-minilm": ROOT / "eval" / "judges" / "weights" / "groundedness-minilm-v3" / "relevance"}
+WEIGHTS = ROOT / "eval" / "judges" / "weights"
+MODELS = {"rerank-minilm": WEIGHTS / "rerank-minilm-v1",  # trained to rank (listwise), the default
+          "relevance-minilm": WEIGHTS / "groundedness-minilm-v3" / "relevance"}  # the judge's pairwise relevance model
+DEFAULT_RERANKER = "rerank-minilm"
 
 
 class RerankerUnavailable(ModelUnavailable):
@@ -38,7 +43,7 @@ def model_dir(name: str) -> Path:
 class CrossEncoderReranker:
     """Scores (passage, question) pairs with a 1-logit CrossEncoder; loaded on first use, shared across threads."""
 
-    def __init__(self, name: str = "relevance-minilm", *, max_length: int = 160, batch_size: int = 32,
+    def __init__(self, name: str = DEFAULT_RERANKER, *, max_length: int = 160, batch_size: int = 32,
                  device: str | None = None, int8: bool = True):
         self.name = name
         self.path = model_dir(name)

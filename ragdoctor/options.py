@@ -30,8 +30,8 @@ def pipeline_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--context-tokens", type=int, help="pack the ranked chunks that fit whole into this many tokens "
                    "(>= 32, the embedder's tokenizer) instead of taking the top-k")
     g.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
-                   help="rerank the first stage's best chunks with the bundled relevance cross-encoder "
-                   "(retrieval.rerank; depth and weight in the config)")
+                   help="rerank the first stage's best chunks with the bundled reranker (rerank-minilm) "
+                   "(retrieval.rerank; model, depth and weight in the config)")
     g.add_argument("--base-url", action="append", help="OpenAI-compatible server (NIM, vLLM, Ollama, OpenAI); repeat "
                    "it for a fleet (requests go round-robin, a retry to the next one); default: bundled model")
     g.add_argument("--concurrency", type=int, help="requests in flight at once (default 1; the bundled model gets "

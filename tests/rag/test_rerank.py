@@ -34,7 +34,7 @@ def test_the_rerank_stage_reorders_the_first_stage_and_the_trace_says_so(index_d
     questions = [q for q in bundled_questions() if q.relevant_doc_ids][:8]
     with open_pipeline(_cfg(index_dir), llm=FakeLLM()) as plain:
         first = {q.id: plain.retrieve(q.question) for q in questions}
-    cfg = _cfg(index_dir, rerank=True, rerank_depth=DEPTH)
+    cfg = _cfg(index_dir, rerank=True, rerank_depth=DEPTH, rerank_weight=1.0)
     assert cfg.config_hash() != _cfg(index_dir).config_hash()
     with open_pipeline(cfg, llm=FakeLLM()) as pipe:
         reranked = {q.id: pipe.retrieve(q.question) for q in questions}
@@ -100,3 +100,17 @@ def test_the_config_hash_sees_the_rerank_and_fusion_keys_only_when_they_act():
     deeper = PipelineConfig.model_validate({"retrieval": {"rerank": True, "rerank_depth": 50}}).config_hash()
     fused = PipelineConfig.model_validate({"retrieval": {"fusion": "zscore"}}).config_hash()
     assert len({base, on, deeper, fused}) == 4
+
+
+def test_both_bundled_rerankers_load_offline_and_put_the_answering_passage_first():
+    from rag.config import RetrievalConfig
+    from rag.reranker import DEFAULT_RERANKER, MODELS, CrossEncoderReranker
+
+    assert RetrievalConfig().reranker == DEFAULT_RERANKER == "rerank-minilm" and RetrievalConfig().rerank_weight == 0.25
+    question = "How many bits per weight does a Q4_K_M quantised model use on average?"
+    passages = ["Q4_K_M stores weights in about 4.8 bits per weight on average, mixing 4- and 6-bit blocks.",
+                "Quantised models are served with llama.cpp; the server keeps the prompt prefix in its KV cache.",
+                "Tensor parallelism splits each weight matrix across the GPUs of one node."]
+    for name in MODELS:
+        logits = CrossEncoderReranker(name).score(question, passages)
+        assert logits.shape == (3,) and int(logits.argmax()) == 0, (name, logits)
