@@ -321,7 +321,9 @@ def run_dataset(name: str, folder: Path, split: str, embedder, args) -> dict:
     qrels = {s.id: s.metadata["qrels"] for s in samples}
     log(f"{name}: {len(docs)} docs, {len(samples)} queries; building index (chunk, embed, flat, bm25)")
     with tempfile.TemporaryDirectory(prefix="ragdoctor-bench-") as tmp:
-        store = build_index(docs, Path(tmp) / "idx", embedder, chunking=args.chunking, index_cfg=IndexConfig(kind="flat"))
+        main_bm25 = {"bm25_k1": args.bm25_main[0], "bm25_b": args.bm25_main[1]} if args.bm25_main else {}
+        store = build_index(docs, Path(tmp) / "idx", embedder, chunking=args.chunking,
+                            index_cfg=IndexConfig(kind="flat", **main_bm25))
         flat = faiss_index.load(store.index_dir / "dense.faiss")
         vectors = np.ascontiguousarray(flat.reconstruct_n(0, flat.ntotal), dtype=np.float32)  # embedded once
         qv = embedder.embed([s.question for s in samples])
@@ -417,7 +419,14 @@ def parse_args(argv):
                    help="reranker logits kept between runs")
     p.add_argument("--bm25", default="", help="extra BM25 settings to measure, K1:B comma-separated (e.g. 0.9:0.4,1.2:0.75); "
                    "the main rows use the index defaults")
+    p.add_argument("--bm25-main", default="", help="K1:B for the main rows (and the rerank stage's first stages) "
+                   "instead of the index defaults")
     args = p.parse_args(argv)
+    try:
+        args.bm25_main = tuple(float(v) for v in args.bm25_main.split(":")) if args.bm25_main.strip() else None
+        assert args.bm25_main is None or len(args.bm25_main) == 2
+    except (ValueError, AssertionError):
+        p.error(f"--bm25-main: expected K1:B, got {args.bm25_main!r}")
     try:
         args.bm25 = [(float(k1), float(b)) for k1, b in (x.split(":") for x in args.bm25.split(",") if x.strip())]
     except ValueError:
@@ -455,7 +464,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     settings = {"chunking": args.chunking.model_dump(), "chunk_k": CHUNK_K, "doc_k": DOC_K, "latency_queries": LATENCY_QUERIES,
                 "max_docs": args.max_docs, "max_queries": args.max_queries, "data_dir": str(args.data_dir),
-                "index_defaults": IndexConfig().model_dump(exclude={"kind", "nlist"}), "nlist": "round(sqrt(n_chunks))",
+                "index_defaults": IndexConfig().model_dump(exclude={"kind", "nlist"}),
+                "bm25_main": args.bm25_main, "nlist": "round(sqrt(n_chunks))",
                 "fusion_weights": FUSION_WEIGHTS, "rerank": None if args.no_rerank else {
                     "first_stages": args.rerank_first, "depth": args.rerank_depth, "weights": RERANK_WEIGHTS,
                     "max_length": args.rerank_max_length, "passage": "chunk text (no title)"}}

@@ -102,10 +102,27 @@ def test_bm25_settings_rows_and_the_defaults_reproduce_the_main_rows(tmp_path, b
     assert rows["bm25 [k1=0.9 b=0.4]"]["bm25_k1"] == 0.9 and rows["bm25 [k1=0.9 b=0.4]"]["bm25_b"] == 0.4
 
 
+def test_bm25_main_builds_the_main_rows_at_that_setting(tmp_path, bench):
+    _beir(tmp_path / "data" / "scifact")
+    out, ref = tmp_path / "main.json", tmp_path / "ref.json"
+    common = ["--data-dir", str(tmp_path / "data"), "--datasets", "scifact", "--embedder", "fake", "--no-indexes",
+              "--no-rerank"]
+    assert bench.main([*common, "--out", str(ref), "--bm25", "0.9:0.4"]) == 0
+    assert bench.main([*common, "--out", str(out), "--bm25-main", "0.9:0.4"]) == 0
+    main, other = (json.loads(p.read_text()) for p in (out, ref))
+    assert main["settings"]["bm25_main"] == [0.9, 0.4]
+    for mode in set(main["datasets"]["scifact"]["retrievers"]) - {"dense"}:
+        assert main["datasets"]["scifact"]["retrievers"][mode]["ndcg@10"] == pytest.approx(
+            other["datasets"]["scifact"]["bm25_settings"][f"{mode} [k1=0.9 b=0.4]"]["ndcg@10"])
+
+
 def test_bad_bm25_setting_is_a_usage_error(tmp_path, bench, capsys):
     with pytest.raises(SystemExit) as e:
         bench.main(["--data-dir", str(tmp_path), "--embedder", "fake", "--bm25", "0.9-0.4"])
     assert e.value.code == 2 and "--bm25" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--data-dir", str(tmp_path), "--embedder", "fake", "--bm25-main", "0.9"])
+    assert e.value.code == 2 and "--bm25-main" in capsys.readouterr().err
 
 
 def test_embedder_folder_that_is_not_a_model_exits_2_with_one_line(tmp_path, bench, capsys):
