@@ -422,15 +422,17 @@ def parse_args(argv):
     p.add_argument("--bm25-main", default="", help="K1:B for the main rows (and the rerank stage's first stages) "
                    "instead of the index defaults")
     args = p.parse_args(argv)
-    try:
-        args.bm25_main = tuple(float(v) for v in args.bm25_main.split(":")) if args.bm25_main.strip() else None
-        assert args.bm25_main is None or len(args.bm25_main) == 2
-    except (ValueError, AssertionError):
-        p.error(f"--bm25-main: expected K1:B, got {args.bm25_main!r}")
-    try:
-        args.bm25 = [(float(k1), float(b)) for k1, b in (x.split(":") for x in args.bm25.split(",") if x.strip())]
-    except ValueError:
-        p.error(f"--bm25: expected K1:B pairs separated by commas, got {args.bm25!r}")
+    def bm25_settings(flag: str, text: str, most: int | None = None) -> list[tuple[float, float]]:
+        try:
+            out = [(float(k1), float(b)) for k1, b in (x.split(":") for x in text.split(",") if x.strip())]
+        except ValueError:
+            out = None
+        if out is None or (most is not None and len(out) > most):
+            p.error(f"{flag}: expected {'K1:B' if most == 1 else 'K1:B pairs separated by commas'}, got {text!r}")
+        return out
+
+    args.bm25_main = (bm25_settings("--bm25-main", args.bm25_main, most=1) or [None])[0]
+    args.bm25 = bm25_settings("--bm25", args.bm25)
     args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     args.rerank_first = [f.strip() for f in args.rerank_first.split(",") if f.strip()]
     known = {*MODES, *(f"hybrid {f} w={w}" for f in ("minmax", "zscore") for w in FUSION_WEIGHTS)}

@@ -327,26 +327,30 @@ class RunFolder:
 
     # --- the evaluation's configuration and its current results -------------------------------------------------------
     def config(self) -> dict | None:
-        cfg = self.read_json(CONFIG)
-        return cfg if isinstance(cfg, dict) else None
+        return self.read_config()[0]
 
     def config_problem(self) -> str | None:
         """Why the config.json that is there cannot be read as an evaluation's configuration (None when it is fine
         or absent). Without it nobody can tell which summary and which judgements are current."""
+        return self.read_config()[1]
+
+    def read_config(self) -> tuple[dict | None, str | None]:
+        """(config.json's object, None), (None, None) when there is none, or (None, why it cannot be read): one read
+        for callers that need both."""
         path = self.file(CONFIG)
         if not path.exists():
-            return None
+            return None, None
         try:
             cfg = json.loads(path.read_text(encoding="utf-8"))
         except UnicodeDecodeError:
-            return "not valid UTF-8"
+            return None, "not valid UTF-8"
         except json.JSONDecodeError as exc:
-            return f"malformed JSON at line {exc.lineno}: {exc.msg}"
+            return None, f"malformed JSON at line {exc.lineno}: {exc.msg}"
         except (OSError, ValueError) as exc:
-            return f"unreadable ({exc})"
+            return None, f"unreadable ({exc})"
         if not isinstance(cfg, dict):
-            return "not an evaluation's config.json (not a JSON object)"
-        return None
+            return None, "not an evaluation's config.json (not a JSON object)"
+        return cfg, None
 
     def current_keys(self) -> tuple[str, dict[str, str]] | None:
         """(eval hash, {sample id: sample hash}) of the run's current samples, from config.json; None when unknown."""
@@ -389,9 +393,10 @@ class RunFolder:
 
     def stale_summary(self, summary: dict) -> bool:
         """A summary left by an earlier evaluation (the latest one was killed before it wrote its own)."""
-        if self.config_problem():  # nothing says which evaluation is current: the summary cannot be shown as it
+        cfg, problem = self.read_config()
+        if problem:  # nothing says which evaluation is current: the summary cannot be shown as it
             return True
-        key = (self.config() or {}).get("run_key")
+        key = (cfg or {}).get("run_key")
         return bool(key and summary.get("run_key") and key != summary["run_key"])
 
     # --- diagnoses ----------------------------------------------------------------------------------------------------

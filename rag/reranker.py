@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WEIGHTS = ROOT / "eval" / "judges" / "weights"
 MODELS = {"rerank-minilm": WEIGHTS / "rerank-minilm-v1",  # trained to rank (listwise), the default
           "relevance-minilm": WEIGHTS / "groundedness-minilm-v3" / "relevance"}  # the judge's pairwise relevance model
-DEFAULT_RERANKER = "rerank-minilm"
+DEFAULT_RERANKER: str = RetrievalConfig.model_fields["reranker"].default  # one default, rag/config.py's
 
 
 class RerankerUnavailable(ModelUnavailable):
