@@ -52,13 +52,14 @@ def cmd_judge_combine(args) -> int:
     from judge_train.package import build
 
     data_dir = args.data_dir or "../shared/data/train"
-    missing = [p for p in (args.support, args.relevance) if p and not Path(p, "config.json").is_file()]
+    missing = [p for p in (args.support, args.relevance, args.nli) if p and not Path(p, "config.json").is_file()]
     if missing or not Path(data_dir).is_dir():
         what = f"not a trained stage folder: {missing[0]}" if missing else f"training pool not found: {data_dir}"
         print(f"ragdoctor: error: {what}", file=sys.stderr)
         return 2
     build(Path(args.support), Path(args.relevance) if args.relevance else None, Path(args.out), data_dir,
-          per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True))
+          per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True),
+          nli=Path(args.nli) if args.nli else None)
     print(f"judge folder: {args.out} (use it with: ragdoctor eval ... --nli-model {args.out})")
     return 0
 
@@ -81,6 +82,8 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
                                              "held-out slices of the pool, choosing features by the worst source")
     c.add_argument("--support", required=True, help="the support stage's folder (ragdoctor judge train --task support)")
     c.add_argument("--relevance", help="the relevance stage's folder (optional)")
+    c.add_argument("--nli", help="a general-NLI stage's folder (optional): its score is offered to the support "
+                                 "combiner as one more feature, nli_max")
     c.add_argument("--out", required=True, help="the judge folder to write (replaced if it exists)")
     c.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
     c.add_argument("--per-label", type=int, default=120, help="held-out records per label per source (default 120)")

@@ -4,7 +4,8 @@ worst source, never by the pooled average.
 Support: every held-out record of every support source (claim-level pool, attribution, general NLI) is scored the
 way the judge scores at inference: its text split into claims (``decompose``; NLI hypotheses and single claims are
 one claim), each claim against its candidate windows and the whole evidence (eval.metrics.claim_candidates), giving
-one feature row per claim (eval.judges.nli.SUPPORT_FEATURES). A record's score is the minimum over its claims
+one feature row per claim (eval.judges.nli.SUPPORT_FEATURES; nli_max too with a general-NLI model). A record's score
+is the minimum over its claims
 (one unsupported claim sinks it), so the logistic regression is fit multiple-instance style: every claim of a
 supported record is a positive; the one claim of an unsupported record that the current model finds least supported
 is its negative (two rounds). Sources weigh the same, however many rows they have.
@@ -30,7 +31,7 @@ import numpy as np
 from eval.claims import decompose
 from judge_train.data import ATOMIC_SOURCES, NLI_SOURCES, PoolRecord, heldout, heldout_half
 from eval.judges.base import ClaimItem
-from eval.judges.nli import FEATURE_SIGNS, RELEVANCE_FEATURES, SUPPORT_FEATURES, CompactJudgeScorer
+from eval.judges.nli import FEATURE_SIGNS, RELEVANCE_FEATURES, CompactJudgeScorer
 from eval.meta.stats import auroc
 from eval.metrics.verify import claim_candidates
 
@@ -87,9 +88,10 @@ def claim_rows(scorer: CompactJudgeScorer, records: Sequence[PoolRecord], log: L
         rows.append(scorer.claim_features(items[s : s + batch])[0])
         if (s // batch) % 10 == 0:
             log(f"  claim features {min(s + batch, len(items))}/{len(items)}")
-    x = np.concatenate(rows) if rows else np.zeros((0, len(SUPPORT_FEATURES)))
+    names = scorer.support_features
+    x = np.concatenate(rows) if rows else np.zeros((0, len(names)))
     return ClaimRows(x, np.asarray(owner), np.asarray([r.label for r in records]), [r.source for r in records],
-                     [r.group for r in records], tuple(FEATURE_SIGNS[f] for f in SUPPORT_FEATURES))
+                     [r.group for r in records], tuple(FEATURE_SIGNS[f] for f in names))
 
 
 # ----------------------------------------------------------------------------------------------- the regression
@@ -275,7 +277,7 @@ def choose_features(rows: ClaimRows, names: Sequence[str], log: Log, baseline: s
 def fit_support(scorer: CompactJudgeScorer, records: Sequence[PoolRecord], log: Log) -> tuple[dict, dict]:
     """The support combiner spec and its report."""
     rows = claim_rows(scorer, records, log)
-    names = list(SUPPORT_FEATURES)
+    names = list(scorer.support_features)
     chosen, table = choose_features(rows, names, log, baseline="lexical_win")
     cols = [names.index(n) for n in chosen]
     spec = {"features": chosen, **fit_mil(rows.x[:, cols], rows, np.arange(len(rows.label)),

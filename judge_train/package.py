@@ -3,6 +3,7 @@ combiners fit on held-out slices of the pool (combine.py), the stages' recipes a
 
   <out>/support/        the support stage's CrossEncoder (fp16 weights, tokenizer)
   <out>/relevance/      the relevance stage's CrossEncoder
+  <out>/nli/            (optional) the general-NLI stage's CrossEncoder, a second opinion on support (nli_max)
   <out>/combiner.json   {"support": spec, "relevance": spec} (eval.judges.nli.Combiner)
   <out>/idf.json        word -> IDF over the training pool's evidence texts
   <out>/heldout_metrics.json   the combiners' reports: per source AUROC (leave-one-source-out and cross-validated),
@@ -59,7 +60,7 @@ def copy_stage_records(stage: Path, stages_dir: Path) -> list[str]:
 
 
 def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, per_label: int = 120,
-          percent: int = 10, seed: int = 13, log: Log = print) -> dict:
+          percent: int = 10, seed: int = 13, log: Log = print, nli: Path | None = None) -> dict:
     t0 = time.time()
     if out.exists():
         shutil.rmtree(out)
@@ -69,6 +70,9 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     if relevance is not None:
         copy_model(relevance, out / "relevance")
         stages += [s for s in copy_stage_records(relevance, out / "stages") if s not in stages]
+    if nli is not None:
+        copy_model(nli, out / "nli")
+        stages += [s for s in copy_stage_records(nli, out / "stages") if s not in stages]
     support_records, _ = read_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(SUPPORT_CAPS),
                                               heldout_percent=percent))
     idf = idf_weights(r.evidence for r in support_records if not heldout(r.group, percent))

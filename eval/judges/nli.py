@@ -3,6 +3,7 @@
 A judge folder (eval/judges/weights/<name>/, or one written by ``ragdoctor judge train``) holds:
   support/      a 1-logit CrossEncoder, (premise, claim) -> supported (general NLI first, then the claim-level pool)
   relevance/    a 1-logit CrossEncoder, (passage, question) -> the passage bears on the question (optional)
+  nli/          a 1-logit CrossEncoder trained on general NLI only (optional): a second opinion on support
   combiner.json logistic regressions over named features (below), fit on held-out slices of the training pool
   idf.json      word -> inverse document frequency over the training pool's evidence texts
 A folder with a CrossEncoder at its top level and no combiner.json is any sentence-transformers CrossEncoder and is
@@ -14,6 +15,8 @@ support(claim | windows, evidence) = sigmoid(w . features), the features of one 
     lexical_doc, idf_doc, bigram_doc, number_missing, entity_missing   the claim against the whole evidence
                     (features.py)
     negation_flip   the claim and its best window disagree in polarity
+    nli_max         (only with nli/) the general-NLI cross-encoder's best logit over the same windows: a model that
+                    never saw the claim-level pool, computed only when the combiner uses it
 relevance(question, passage) = sigmoid(v . features) over the passage's best windows (a cheap ranker keeps the few
     sharing most words with the question, so a 2,000-word document costs a handful of model calls):
     rel_max         the relevance cross-encoder's best logit over those windows
@@ -49,7 +52,7 @@ SUPPORT_FEATURES = ("ce_max", "lexical_win", "lexical_doc", "idf_doc", "bigram_d
 RELEVANCE_FEATURES = ("rel_max", "q_coverage")
 # the direction each feature's meaning gives it (+1: more of it, more likely supported / relevant): combiners keep
 # these signs (judge_train/combine.py), so every weight reads plainly and none flips on unfamiliar text
-FEATURE_SIGNS = {"ce_max": 1, "lexical_win": 1, "lexical_doc": 1, "idf_doc": 1, "bigram_doc": 1, "number_missing": -1,
+FEATURE_SIGNS = {"nli_max": 1, "ce_max": 1, "lexical_win": 1, "lexical_doc": 1, "idf_doc": 1, "bigram_doc": 1, "number_missing": -1,
                  "entity_missing": -1, "negation_flip": -1, "rel_max": 1, "q_coverage": 1}
 
 
@@ -130,6 +133,11 @@ class CompactJudgeScorer:
         rel_dir = self.model_dir / "relevance"
         self.rel_ce = (CrossEncoderScorer(rel_dir, name=name, batch_size=batch_size, max_length=max_length,
                                           device=device) if rel_dir.is_dir() else None)
+        nli_dir = self.model_dir / "nli"
+        self.nli_ce = (CrossEncoderScorer(nli_dir, name=name, batch_size=batch_size, max_length=max_length,
+                                          device=device) if nli_dir.is_dir() else None)
+        # the feature columns of this folder: SUPPORT_FEATURES, and nli_max when it holds a general-NLI model
+        self.support_features: tuple[str, ...] = SUPPORT_FEATURES + (("nli_max",) if self.nli_ce else ())
         if combiner == "auto":
             path = self.model_dir / "combiner.json"
             combiner = json.loads(path.read_text()) if path.exists() else None
@@ -172,14 +180,24 @@ class CompactJudgeScorer:
         return self.ce.count_truncated(pairs)
 
     # ------------------------------------------------------------------------------------------ claim level
+    def _needs_nli(self) -> bool:
+        """The general-NLI model runs only where its feature is read: always while combiners are being fit (no
+        combiner yet), else only when the support combiner uses nli_max."""
+        if self.nli_ce is None:
+            return False
+        return self.support_combiner is None or "nli_max" in self.support_combiner.features
+
     def claim_features(self, items: Sequence[ClaimItem]) -> tuple[np.ndarray, list[int | None]]:
-        """(n, len(SUPPORT_FEATURES)) feature rows and each claim's best window (by the cross-encoder)."""
+        """(n, len(self.support_features)) feature rows and each claim's best window (by the support model).
+        nli_max, when the combiner does not read it, is left at the support model's value (never used)."""
         flat = [(w, it.claim) for it in items for w in it.windows]
         logits = self.support_logits(flat)
+        nli_logits = self._logits(self.nli_ce, flat) if self._needs_nli() and self.nli_ce else logits
         rows, best, k = [], [], 0
         for it in items:
             n = len(it.windows)
             ce = logits[k : k + n]
+            nli = nli_logits[k : k + n]
             k += n
             b = int(np.argmax(ce)) if n else None
             premise = it.windows[b] if b is not None else ""
@@ -193,15 +211,17 @@ class CompactJudgeScorer:
                 F.entity_missing(it.claim, it.evidence),
                 F.negation_flip(it.claim, premise) if premise else 0.0,
             ])
+            if self.nli_ce is not None:
+                rows[-1].append(float(nli.max()) if n else -10.0)
             best.append(b)
-        return np.asarray(rows, dtype=np.float64).reshape(len(items), len(SUPPORT_FEATURES)), best
+        return np.asarray(rows, dtype=np.float64).reshape(len(items), len(self.support_features)), best
 
     def claim_support(self, items: Sequence[ClaimItem]) -> list[ClaimScore]:
         if not items:
             return []
         x, best = self.claim_features(items)
-        p = self._combine(self.support_combiner, x, SUPPORT_FEATURES, "ce_max")
-        return [ClaimScore(float(v), b, dict(zip(SUPPORT_FEATURES, map(float, row))))
+        p = self._combine(self.support_combiner, x, self.support_features, "ce_max")
+        return [ClaimScore(float(v), b, dict(zip(self.support_features, map(float, row))))
                 for v, b, row in zip(p, best, x)]
 
     def _combine(self, combiner: Combiner | None, x: np.ndarray, names: Sequence[str], bare: str) -> np.ndarray:

