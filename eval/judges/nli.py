@@ -144,6 +144,12 @@ class CompactJudgeScorer:
         self.spec: dict = combiner or {}  # type: ignore[assignment]
         self.support_combiner = Combiner(self.spec["support"]) if self.spec.get("support") else None
         self.relevance_combiner = Combiner(self.spec["relevance"]) if self.spec.get("relevance") else None
+        for what, comb, known in (("support", self.support_combiner, self.support_features),
+                                  ("relevance", self.relevance_combiner, RELEVANCE_FEATURES)):
+            unknown = [f for f in (comb.features if comb else []) if f not in known]
+            if unknown:  # e.g. nli_max in a folder without nli/: say so now, not as a crash mid-evaluation
+                raise UsageError(f"{self.model_dir / 'combiner.json'}: field '{what}.features': '{unknown[0]}' is not "
+                                 f"a feature this folder computes (it computes {', '.join(known)})")
         idf_path = self.model_dir / "idf.json"
         self.idf: dict[str, float] = json.loads(idf_path.read_text()) if idf_path.exists() else {}
         self.idf_unseen = max(self.idf.values()) if self.idf else 1.0

@@ -160,6 +160,13 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
 
     shutil.rmtree(judge / "nli")
     assert load_scorer(judge, max_length=64).support_features == SUPPORT_FEATURES
+    # ... and a combiner that reads nli_max there is refused in one line naming the file and the field
+    spec["support"] = {"features": ["ce_max", "nli_max"], "coef": [1.0, 1.0], "intercept": 0.0}
+    (judge / "combiner.json").write_text(json.dumps(spec))
+    from corpora.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"combiner\.json: field 'support\.features': 'nli_max' is not a feature"):
+        load_scorer(judge, max_length=64)
 
 
 def test_logistic_fit_keeps_each_feature_on_its_side():
