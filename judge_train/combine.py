@@ -5,8 +5,7 @@ Support: every held-out record of every support source (claim-level pool, attrib
 way the judge scores at inference: its text split into claims (``decompose``; NLI hypotheses and single claims are
 one claim), each claim against its candidate windows and the whole evidence (eval.metrics.claim_candidates), giving
 one feature row per claim (eval.judges.nli.SUPPORT_FEATURES; nli_max too with a general-NLI model). A record's score
-is the minimum over its claims
-(one unsupported claim sinks it), so the logistic regression is fit multiple-instance style: every claim of a
+is the minimum over its claims (one unsupported claim sinks it), so the logistic regression is fit multiple-instance style: every claim of a
 supported record is a positive; the one claim of an unsupported record that the current model finds least supported
 is its negative (two rounds). Sources weigh the same, however many rows they have.
 

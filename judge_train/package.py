@@ -67,12 +67,10 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     out.mkdir(parents=True)
     copy_model(support, out / "support")
     stages = copy_stage_records(support, out / "stages")
-    if relevance is not None:
-        copy_model(relevance, out / "relevance")
-        stages += [s for s in copy_stage_records(relevance, out / "stages") if s not in stages]
-    if nli is not None:
-        copy_model(nli, out / "nli")
-        stages += [s for s in copy_stage_records(nli, out / "stages") if s not in stages]
+    for name, stage in (("relevance", relevance), ("nli", nli)):
+        if stage is not None:
+            copy_model(stage, out / name)
+            stages += [s for s in copy_stage_records(stage, out / "stages") if s not in stages]
     support_records, _ = read_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(SUPPORT_CAPS),
                                               heldout_percent=percent))
     idf = idf_weights(r.evidence for r in support_records if not heldout(r.group, percent))

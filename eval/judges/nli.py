@@ -52,8 +52,8 @@ SUPPORT_FEATURES = ("ce_max", "lexical_win", "lexical_doc", "idf_doc", "bigram_d
 RELEVANCE_FEATURES = ("rel_max", "q_coverage")
 # the direction each feature's meaning gives it (+1: more of it, more likely supported / relevant): combiners keep
 # these signs (judge_train/combine.py), so every weight reads plainly and none flips on unfamiliar text
-FEATURE_SIGNS = {"nli_max": 1, "ce_max": 1, "lexical_win": 1, "lexical_doc": 1, "idf_doc": 1, "bigram_doc": 1, "number_missing": -1,
-                 "entity_missing": -1, "negation_flip": -1, "rel_max": 1, "q_coverage": 1}
+FEATURE_SIGNS = {"ce_max": 1, "lexical_win": 1, "lexical_doc": 1, "idf_doc": 1, "bigram_doc": 1, "number_missing": -1,
+                 "entity_missing": -1, "negation_flip": -1, "nli_max": 1, "rel_max": 1, "q_coverage": 1}
 
 
 # tokens of a (window, claim) pair the cross-encoders read: the length they were trained at. Premise windows are
@@ -195,15 +195,16 @@ class CompactJudgeScorer:
 
     def claim_features(self, items: Sequence[ClaimItem]) -> tuple[np.ndarray, list[int | None]]:
         """(n, len(self.support_features)) feature rows and each claim's best window (by the support model).
-        nli_max, when the combiner does not read it, is left at the support model's value (never used)."""
+        nli_max, when the combiner does not read it, is not computed: NaN, never a stand-in value."""
         flat = [(w, it.claim) for it in items for w in it.windows]
         logits = self.support_logits(flat)
-        nli_logits = self._logits(self.nli_ce, flat) if self._needs_nli() and self.nli_ce else logits
+        nli_ce = self.nli_ce if self._needs_nli() else None
+        nli_logits = self._logits(nli_ce, flat) if nli_ce is not None else None
         rows, best, k = [], [], 0
         for it in items:
             n = len(it.windows)
             ce = logits[k : k + n]
-            nli = nli_logits[k : k + n]
+            nli = nli_logits[k : k + n] if nli_logits is not None else None
             k += n
             b = int(np.argmax(ce)) if n else None
             premise = it.windows[b] if b is not None else ""
@@ -218,7 +219,7 @@ class CompactJudgeScorer:
                 F.negation_flip(it.claim, premise) if premise else 0.0,
             ])
             if self.nli_ce is not None:
-                rows[-1].append(float(nli.max()) if n else -10.0)
+                rows[-1].append(float("nan") if nli is None else float(nli.max()) if n else -10.0)
             best.append(b)
         return np.asarray(rows, dtype=np.float64).reshape(len(items), len(self.support_features)), best
 

@@ -141,19 +141,17 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     # a combiner that reads nli_max runs the NLI model; one that does not never calls it
     spec["support"] = {"features": ["ce_max", "nli_max"], "coef": [1.0, 1.0], "intercept": 0.0}
     (judge / "combiner.json").write_text(json.dumps(spec))
-    with_nli = load_scorer(judge, max_length=64)
-    calls = []
-    real = with_nli._logits
-    with_nli._logits = lambda ce, pairs: calls.append(ce is with_nli.nli_ce) or real(ce, pairs)
-    (scores,) = [with_nli.claim_support([ClaimItem("She was born in Warsaw.", [text], text)])]
+    def spied_support():  # the claim's score, and for each model call whether it was the NLI model's
+        loaded, calls = load_scorer(judge, max_length=64), []
+        real = loaded._logits
+        loaded._logits = lambda ce, pairs: calls.append(ce is loaded.nli_ce) or real(ce, pairs)
+        return loaded.claim_support([ClaimItem("She was born in Warsaw.", [text], text)]), calls
+
+    scores, calls = spied_support()
     assert True in calls and 0 <= scores[0].support <= 1 and "nli_max" in scores[0].features
     spec["support"] = {"features": ["ce_max"], "coef": [1.0], "intercept": 0.0}
     (judge / "combiner.json").write_text(json.dumps(spec))
-    without = load_scorer(judge, max_length=64)
-    calls.clear()
-    real = without._logits
-    without._logits = lambda ce, pairs: calls.append(ce is without.nli_ce) or real(ce, pairs)
-    without.claim_support([ClaimItem("She was born in Warsaw.", [text], text)])
+    scores, calls = spied_support()
     assert calls == [False]
     # a folder without nli/ has the eight features it always had
     import shutil
