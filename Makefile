@@ -28,6 +28,8 @@ demo: $(STAMP)
 
 # static checks: ruff (lint, import order) and mypy on the source packages
 check: $(STAMP)
+	@# weights moved aside for a device call (judge_train/device.py) must be back before anything is committed
+	@test ! -e .device-stash/STASHED.json || { echo "tracked weights are stashed: python -m judge_train.device restore"; exit 1; }
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
