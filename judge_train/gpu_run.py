@@ -13,7 +13,8 @@ how the tests run it. Steps:
 3. ``--combine SUPPORT[:RELEVANCE]``: judge_train.package.build on those outputs, so the pool's worst-source
    numbers (the choice rule) come back for each candidate;
 4. ``--embed-passages N``: embedding throughput of the MiniLM on this device in fp32, fp16 and bf16, and each
-   variant's smallest cosine against fp32 (issue 16);
+   variant's smallest cosine against fp32 (issue 16); ``--judge-pairs N``: claim-sentence pairs/s of a trained stage
+   through the judge's scorer, fp32 and bf16 (the GPU row of the Ray scale-out table);
 5. ``summary.json`` (every stage's timings and held-out metrics, every combine report, the embedding table),
    ``log.txt``, and with ``--bring-back STAGE`` that stage's folder as tar parts of 15 MiB plus ``split.json``
    (rebuild it here with ``python -m judge_train.device unpack DIR --out runs/judge/STAGE``).
@@ -121,6 +122,41 @@ def embed_bench(base: Path, texts: list[str], log: Log, batch_size: int = 128) -
     return rows
 
 
+def judge_bench(stage: Path, pairs: list[tuple[str, str]], log: Log, max_length: int = 160) -> list[dict]:
+    """Claim-sentence pairs/s of a trained stage through the judge's own scorer (eval/judges/cross_encoder.py) on this
+    machine's device, fp32 and bf16 autocast at two batch sizes (best of three timed passes after a warm-up), and
+    bf16's largest |P(supported) - fp32| over the pairs. The Ray scale-out table needs this GPU number."""
+    import numpy as np
+    import torch
+
+    from eval.judges.cross_encoder import CrossEncoderScorer
+    from rag.precision import bf16_autocast
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    rows, ref = [], None
+    for batch_size in (32, 256):
+        scorer = CrossEncoderScorer(stage, max_length=max_length, batch_size=batch_size, device=device)
+        for precision in ("fp32", "bf16"):
+            with bf16_autocast(device, precision == "bf16"):
+                scorer.support(pairs[:batch_size])
+                best = float("inf")
+                for _ in range(3):
+                    if device == "cuda":
+                        torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    probs = np.array([s.supported for s in scorer.support(pairs)])
+                    if device == "cuda":
+                        torch.cuda.synchronize()
+                    best = min(best, time.perf_counter() - t0)
+            ref = probs if ref is None else ref
+            row = {"precision": precision, "batch_size": batch_size, "device": device, "pairs": len(pairs),
+                   "max_length": max_length, "pairs_per_s": round(len(pairs) / best, 1),
+                   "max_abs_dp_vs_fp32": round(float(np.abs(probs - ref).max()), 4)}
+            log(f"judge {row}")
+            rows.append(row)
+    return rows
+
+
 def pool_texts(pool: Path, n: int) -> list[str]:
     """``n`` evidence passages of the pool (its claim sources first), for the embedding benchmark."""
     from judge_train.data import DataConfig, read_pool
@@ -171,6 +207,12 @@ def run(args) -> dict:
         _write(out, summary)
     if args.embed_passages:
         summary["embedding"] = embed_bench(base, pool_texts(pool, args.embed_passages), log)
+    if args.judge_pairs:
+        stage = runs / (args.bring_back or recipe_path(args.recipes.split(",")[-1]).stem)
+        held = [json.loads(line) for line in (stage / "heldout_examples.jsonl").read_text().splitlines()]
+        pairs = [(e["premise"], e["hypothesis"]) for e in held][: args.judge_pairs]
+        summary["judge"] = judge_bench(stage, pairs, log)
+        _write(out, summary)
     if args.bring_back:
         from judge_train.device import split
 
@@ -201,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-label", type=int, default=120, help="held-out records per label per source for combine")
     p.add_argument("--heldout-percent", type=int, default=10, help="the pool's held-out share (the recipes' 10)")
     p.add_argument("--embed-passages", type=int, default=0, help="embedding benchmark on this many pool passages")
+    p.add_argument("--judge-pairs", type=int, default=0,
+                   help="judge throughput on this many held-out pairs of the --bring-back (else the last) stage")
     p.add_argument("--bring-back", metavar="STAGE", help="return this stage's folder as tar parts")
     run(p.parse_args(argv))
     return 0

@@ -184,7 +184,8 @@ def test_device_side_run_trains_combines_benchmarks_and_brings_a_stage_back(tmp_
     done = subprocess.run(["bash", str(ROOT / "judge_train" / "gpu_run.sh"), "--payload", str(repo / ".device"),
                            "--out", str(out), "--work", str(tmp_path / "work"), "--recipes", ",".join(paths),
                            "--max-examples", "16", "--combine", "tiny-support:tiny-relevance", "--per-label", "6",
-                           "--heldout-percent", "40", "--embed-passages", "12", "--bring-back", "tiny-support"],
+                           "--heldout-percent", "40", "--embed-passages", "12", "--judge-pairs", "8",
+                           "--bring-back", "tiny-support"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
@@ -197,6 +198,10 @@ def test_device_side_run_trains_combines_benchmarks_and_brings_a_stage_back(tmp_
     assert [r["dtype"] for r in summary["embedding"]] == ["fp32", "fp16", "bf16"]
     assert summary["embedding"][0]["min_cosine_vs_fp32"] == pytest.approx(1.0)
     assert all(r["passages_per_s"] > 0 and r["min_cosine_vs_fp32"] > 0.95 for r in summary["embedding"])
+    judge = summary["judge"]
+    assert [(r["precision"], r["batch_size"]) for r in judge] == [("fp32", 32), ("bf16", 32), ("fp32", 256),
+                                                                   ("bf16", 256)]
+    assert all(r["pairs"] == 8 and r["pairs_per_s"] > 0 and r["max_abs_dp_vs_fp32"] < 0.05 for r in judge)
     assert (out / "log.txt").read_text().strip().endswith("done")
     back = device.unpack(out / "stage", tmp_path / "back" / "tiny-support")
     assert json.loads((back / "training_config.json").read_text())["recipe"]["recipe"] == "tiny-support"
