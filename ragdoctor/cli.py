@@ -29,6 +29,7 @@ from ragdoctor import (
     cmd_labels,
     cmd_meta_eval,
     cmd_pipeline,
+    cmd_retrieval_lab,
 )
 from ragdoctor.options import all_parsers, checked_numbers, pipeline_options
 
@@ -53,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for register in (cmd_pipeline.register, cmd_eval.register, cmd_diagnose.register, cmd_meta_eval.register,
                      cmd_demo.register, cmd_dashboard.register, cmd_labels.register, cmd_import.register,
-                     cmd_judge.register, cmd_index_lab.register):
+                     cmd_judge.register, cmd_index_lab.register, cmd_retrieval_lab.register):
         register(sub, pipeline_options)
     for p in list(all_parsers(parser))[1:]:  # --debug after the command works too
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)

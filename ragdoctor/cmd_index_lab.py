@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from corpora.errors import UsageError
 from corpora.paths import output_file
@@ -15,26 +14,15 @@ from ragdoctor.options import config_from_args
 MIN_VECTORS = 2  # the fewest the trained kinds (IVF, PQ) build on
 
 
-def _queries(cfg, args, embedder, store, vectors):
-    from corpora.bundled import bundled_questions  # noqa: PLC0415 - lazy: see cmd_index
-    from corpora.loaders import load_beir, load_questions  # noqa: PLC0415
-    from eval.index_lab import sample_queries  # noqa: PLC0415
+def _queries(cfg, args, embedder, vectors):
+    from eval.index_lab import sample_queries  # noqa: PLC0415 - lazy: see cmd_index
+    from ragdoctor.labelled_queries import labelled_queries  # noqa: PLC0415
 
-    corpus = Path(cfg.corpus)
-    if args.questions:
-        qs = load_questions(args.questions)
-        source = args.questions
-    elif args.index is None and cfg.corpus == "bundled":
-        qs, source = bundled_questions(), "bundled questions"
-    elif corpus.is_dir() and (corpus / "qrels" / f"{args.split}.tsv").exists():
-        qs, source = load_beir(corpus, args.split)[1], f"{corpus} {args.split} queries"
-    else:
+    found = labelled_queries(cfg.corpus, args.questions, args.split, own_index=args.index is None)
+    if found is None:
         q, ids = sample_queries(vectors)
         return q, ids, None, "a seeded sample of 200 chunk vectors"
-    if not qs:
-        raise UsageError(f"index-lab: {source} holds no questions")
-    qrels = {q.id: (q.metadata.get("qrels") or {d: 1 for d in (q.relevant_doc_ids or [])}) for q in qs}
-    return embedder.embed([q.question for q in qs]), [q.id for q in qs], qrels, source
+    return embedder.embed(found.questions), found.ids, found.qrels, found.source
 
 
 def cmd_index_lab(args: argparse.Namespace) -> int:
@@ -64,7 +52,7 @@ def cmd_index_lab(args: argparse.Namespace) -> int:
     if len(vectors) < MIN_VECTORS:  # the IVF and PQ kinds train on the vectors: one cannot make two clusters
         raise UsageError(f"index-lab: the index holds {len(vectors)} chunk vector{'s' * (len(vectors) != 1)}; "
                          f"comparing the index kinds needs at least {MIN_VECTORS} (a larger corpus)")
-    queries, ids, qrels, query_source = _queries(cfg, args, embedder, store, vectors)
+    queries, ids, qrels, query_source = _queries(cfg, args, embedder, vectors)
     doc_ids = [n.metadata["doc_id"] for n in store.nodes]
     lab = run_lab(vectors, queries, doc_ids=doc_ids, query_ids=ids, qrels=qrels, nlist=args.nlist,
                   log=lambda m: print(f"  {m}", file=sys.stderr))

@@ -1,0 +1,106 @@
+"""`ragdoctor retrieval-lab --out FILE.json`: every retrieval setting the pipeline offers, measured on the corpus's
+labelled queries; the best on one half of them, confirmed against the current configuration on the other half
+(eval/retrieval_lab.py). Prints the table, the verdict and the configuration lines to use."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from corpora.errors import UsageError
+from corpora.paths import output_file
+from ragdoctor.options import config_from_args
+
+
+def _bm25_grid(text: str | None) -> list[tuple[float, float]]:
+    from eval.retrieval_lab import BM25_SETTINGS  # noqa: PLC0415 - lazy: see cmd_index
+
+    if text is None:
+        return list(BM25_SETTINGS)
+    grid = []
+    for item in filter(None, text.split(",")):
+        k1, sep, b = item.partition(":")
+        try:
+            grid.append((float(k1), float(b)))
+        except ValueError:
+            raise UsageError(f"--bm25: '{item}' is not K1:B (e.g. 0.9:0.4)") from None
+        if not sep or not 0 < grid[-1][0] <= 10 or not 0 <= grid[-1][1] <= 1:
+            raise UsageError(f"--bm25: '{item}' is not K1:B with 0 < K1 <= 10 and 0 <= B <= 1")
+    return grid
+
+
+def cmd_retrieval_lab(args: argparse.Namespace) -> int:
+    out = output_file(args.out, what="retrieval lab JSON")
+    grid = _bm25_grid(args.bm25)
+    from eval.retrieval_lab import current_setting, run_lab, settings, toml_snippet  # noqa: PLC0415 - lazy: see cmd_index
+    from rag.bm25 import BM25Index  # noqa: PLC0415
+    from rag.reranker import CrossEncoderReranker  # noqa: PLC0415
+    from rag.retrievers import make_retriever  # noqa: PLC0415
+    from rag.session import embedder_for, open_index  # noqa: PLC0415
+    from ragdoctor.labelled_queries import labelled_queries  # noqa: PLC0415
+
+    cfg = config_from_args(args)
+    found = labelled_queries(cfg.corpus, args.questions, args.split, own_index=True)
+    if found is None:
+        raise UsageError(f"retrieval-lab: {cfg.corpus} has no labelled queries: pass --questions FILE (questions "
+                         "with relevant_doc_ids) or a BEIR folder with qrels/{split}.tsv")
+    if args.max_queries:
+        found.questions, found.ids = found.questions[: args.max_queries], found.ids[: args.max_queries]
+    embedder = embedder_for(cfg)
+    store, _ = open_index(cfg, embedder, strict_embedder=True)
+    current = current_setting(cfg.retrieval)
+    own = (store.manifest.index.bm25_k1, store.manifest.index.bm25_b)
+    grid = [g for g in grid if g != own]  # the index's own setting is measured anyway
+    rerank = args.rerank is not False  # --no-rerank (a pipeline option) leaves the rerank stage out of the lab
+    reranker = (CrossEncoderReranker(cfg.retrieval.reranker, max_length=cfg.retrieval.rerank_max_length)
+                if rerank else None)
+    candidates = settings(grid, rerank, current)
+    print(f"retrieval-lab: {len(candidates)} settings on {len(found.ids)} queries from {found.source}",
+          file=sys.stderr)
+    lab = run_lab(store, embedder, found.questions, found.ids, found.qrels, candidates, current,
+                  make_retriever=make_retriever, bm25_build=BM25Index.build, reranker=reranker,
+                  rerank_depth=cfg.retrieval.rerank_depth, log=lambda m: print(f"  {m}", file=sys.stderr))
+    lab.update(index_dir=str(store.index_dir), embedder=store.manifest.embedder_id, queries_from=found.source,
+               index_bm25={"k1": store.manifest.index.bm25_k1, "b": store.manifest.index.bm25_b},
+               reranker=cfg.retrieval.reranker if rerank else None)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(lab, indent=2), encoding="utf-8")
+    _print(lab, toml_snippet)
+    print(f"\nwrote {out}")
+    return 0
+
+
+def _print(lab: dict, toml_snippet) -> None:
+    rows = sorted(lab["rows"], key=lambda r: -(r["ndcg@10_choose"] or 0))
+    print(f"{'setting':<58} {'nDCG@10':>8} {'choose':>7} {'confirm':>8} {'R@100':>6}")
+    for r in rows:
+        mark = " (current)" if r["name"] == lab["current"] else ""
+        f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+        print(f"{(r['name'] + mark)[:58]:<58} {f(r['ndcg@10']):>8} {f(r['ndcg@10_choose']):>7} "
+              f"{f(r['ndcg@10_confirm']):>8} {f(r['recall@100']):>6}")
+    if lab["chosen"] is None:
+        print(f"\nno choice: unmeasured ({lab['unmeasured']})")
+        return
+    c = lab["confirm"]
+    lo, hi = c["ci"]
+    ci = "CI unmeasured" if lo is None else f"95% CI {lo:+.3f}..{hi:+.3f}"
+    print(f"\nchosen on {lab['n_choose']} queries: {lab['chosen']}")
+    print(f"confirmed on the other {lab['n_confirm']}: nDCG@10 {c['chosen']:.3f} vs current {c['current']:.3f} "
+          f"({c['difference']:+.3f}, {ci}: {c['verdict'] or 'unmeasured'})")
+    if lab["chosen"] == lab["current"] or c["verdict"] != "beats":
+        print("keep the current configuration: the best setting does not beat it on the confirming half")
+        return
+    chosen = next(r for r in lab["rows"] if r["name"] == lab["chosen"])
+    print("to use it (ragdoctor.toml; a changed [pipeline.index] rebuilds the index):\n" + toml_snippet(chosen))
+
+
+def register(sub, pipeline_options) -> None:
+    p = sub.add_parser("retrieval-lab", help="measure every retrieval setting on the corpus's labelled queries and "
+                                             "choose one on half of them, confirmed on the other half")
+    p.add_argument("--out", required=True, help="the JSON file to write")
+    p.add_argument("--questions", help="question-set JSONL with relevant_doc_ids (default: the corpus's own)")
+    p.add_argument("--split", default="train", help="BEIR corpus: the qrels split whose queries are used")
+    p.add_argument("--bm25", help="BM25 K1:B settings to try beside the index's (default 1.2:0.75,0.9:0.4; '' none)")
+    p.add_argument("--max-queries", type=int, help="use the first N labelled queries")
+    pipeline_options(p)
+    p.set_defaults(func=cmd_retrieval_lab)

@@ -1,0 +1,42 @@
+import json
+
+import pytest
+
+from ragdoctor.cli import main
+
+
+def test_retrieval_lab_on_the_bundled_corpus(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["retrieval-lab", "--out", "lab.json", "--embedder", "fake", "--index-dir", "idx", "--no-rerank",
+                 "--bm25", "0.9:0.4"]) == 0
+    lab = json.loads((tmp_path / "lab.json").read_text())
+    names = {r["name"] for r in lab["rows"]}
+    assert lab["current"] == "hybrid rrf" and "hybrid rrf" in names and "bm25, bm25 k1=0.9 b=0.4" in names
+    assert not any("+rerank" in n or "k1=1.2" in n for n in names)
+    assert lab["queries_from"] == "bundled questions" and lab["n_choose"] + lab["n_confirm"] == lab["n_queries"] > 50
+    assert lab["chosen"] in names and lab["confirm"]["verdict"] in ("beats", "ties", "loses")
+    assert all(0 <= r["ndcg@10"] <= 1 for r in lab["rows"])
+    out = capsys.readouterr().out
+    assert "chosen on" in out and "confirmed on the other" in out and "wrote lab.json" in out
+
+
+@pytest.mark.model
+def test_retrieval_lab_with_the_rerank_stage(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["retrieval-lab", "--out", "lab.json", "--embedder", "fake", "--index-dir", "idx", "--bm25", "",
+                 "--max-queries", "12"]) == 0
+    lab = json.loads((tmp_path / "lab.json").read_text())
+    reranked = [r for r in lab["rows"] if r["rerank_weight"] is not None]
+    assert {r["rerank_weight"] for r in reranked} == {0.25, 0.5} and len(reranked) == 14  # 7 hybrids x 2 shares
+    assert lab["rerank_ms_p50"] > 0 and lab["reranker"] == "rerank-minilm" and lab["n_queries"] == 12
+
+
+def test_retrieval_lab_refuses_bad_input_in_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["retrieval-lab", "--out", "lab.json", "--embedder", "fake", "--bm25", "0.9"]) == 2
+    assert "--bm25: '0.9' is not K1:B" in capsys.readouterr().err
+    (tmp_path / "docs.jsonl").write_text(json.dumps({"id": "d1", "text": "Paris is the capital of France."}) + "\n")
+    assert main(["retrieval-lab", "--out", "lab.json", "--embedder", "fake", "--corpus", "docs.jsonl",
+                 "--index-dir", "idx"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "has no labelled queries" in err and not (tmp_path / "lab.json").exists()
