@@ -42,6 +42,7 @@ nav = st.navigation([
     st.Page(PAGES / "label.py", title="Label", icon=":material/how_to_reg:", url_path="label"),
     st.Page(PAGES / "playground.py", title="Playground", icon=":material/science:", url_path="playground"),
     st.Page(PAGES / "index_lab.py", title="Index lab", icon=":material/speed:", url_path="index-lab"),
+    st.Page(PAGES / "retrieval_lab.py", title="Retrieval lab", icon=":material/tune:", url_path="retrieval-lab"),
 ])
 with st.sidebar:
     st.caption("ragdoctor · every number here is read from the run folder; nothing is recomputed in the app.")

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import html
+import json
+from pathlib import Path
 
 import altair as alt
 import pandas as pd
@@ -9,6 +11,7 @@ import streamlit as st
 
 from diagnostics.taxonomy import DEFINITIONS
 from ragdoctor.dashboard import data as rd
+from ragdoctor.dashboard import state
 
 VERDICT_STYLE = {
     "supported": ("#c9f2d0", "#0b5d1e", "supported"),
@@ -223,3 +226,25 @@ def run_header(run: rd.Run, title: str) -> None:
     st.title(title)
     n = len(run.samples)
     st.caption(f"run **{run.name}** · `{run.path}` · {n:,} samples")
+
+
+def lab_file(file_name: str, command: str, key: str, explain: str) -> dict:
+    """The lab JSON a lab page shows: the path typed in, by default the open run folder's ``file_name`` when there is
+    one. Stops the page with how to make it when there is none, or with what is wrong when it cannot be read."""
+    run_path = st.session_state.get(state.RUN_KEY)
+    beside = Path(run_path) / file_name if run_path else None
+    default = str(beside) if beside and beside.is_file() else file_name
+    typed = st.text_input(f"Lab JSON (written by `{command} --out FILE.json`)", value=default, key=key)
+    path = Path(typed).expanduser()
+    if not path.is_file():
+        st.info(f"No lab file at {path}. Make one with `{command} --out {path}`.")
+        st.markdown(explain)
+        st.stop()
+    try:
+        lab = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(lab, dict) or not isinstance(lab.get("rows"), list):
+            raise ValueError("no 'rows' list")
+    except (ValueError, OSError) as exc:
+        st.error(f"{path}: not a lab file ({type(exc).__name__}: {exc})")
+        st.stop()
+    return lab

@@ -3,14 +3,11 @@ search vs index memory (point size: p50 latency), a table, and what each index k
 path typed in, by default the open run folder's index-lab.json when there is one."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ragdoctor.dashboard import state
+from ragdoctor.dashboard import widgets
 
 EXPLAIN = """
 - **flat**: exact search over every float32 vector (4 bytes x dimensions each); the reference the others are scored
@@ -27,25 +24,16 @@ EXPLAIN = """
 """
 
 st.title("Index lab")
-LAB_FILE = "index-lab.json"
-run_path = st.session_state.get(state.RUN_KEY)
-beside = Path(run_path) / LAB_FILE if run_path else None
-default = st.session_state.get("index_lab_path") or (str(beside) if beside and beside.is_file() else LAB_FILE)
-path = st.text_input("Index lab JSON (written by `ragdoctor index-lab --out FILE.json`)", value=default, key="il_path")
-p = Path(path).expanduser()
-if not p.is_file():
-    st.info(f"No index lab file at {p}. Make one with `ragdoctor index-lab --out {p}`.")
-    st.markdown(EXPLAIN)
-    st.stop()
+lab = widgets.lab_file("index-lab.json", "ragdoctor index-lab", "il_path", EXPLAIN)
 try:
-    lab = json.loads(p.read_text(encoding="utf-8"))
     df = pd.DataFrame(lab["rows"])
-except (ValueError, KeyError, TypeError) as exc:
-    st.error(f"{p}: not an index lab file ({type(exc).__name__}: {exc})")
+    df["MiB"] = df["index_bytes"] / 2**20
+    caption = (f"{lab['n_vectors']:,} vectors ({lab['dim']}-d), {lab['n_queries']:,} queries from "
+               f"{lab.get('queries_from', '?')}; IVF with {lab['nlist']} lists; faiss {lab['faiss_version']}")
+except (KeyError, TypeError, ValueError) as exc:
+    st.error(f"not an index lab file ({type(exc).__name__}: {exc})")
     st.stop()
-st.caption(f"{lab['n_vectors']:,} vectors ({lab['dim']}-d), {lab['n_queries']:,} queries from "
-           f"{lab.get('queries_from', '?')}; IVF with {lab['nlist']} lists; faiss {lab['faiss_version']}")
-df["MiB"] = df["index_bytes"] / 2**20
+st.caption(caption)
 chart = alt.Chart(df).mark_circle(opacity=0.8).encode(
     x=alt.X("MiB:Q", title="index memory (MiB, faiss.serialize_index)"),
     y=alt.Y("recall@10_vs_flat:Q", title="recall@10 against flat", scale=alt.Scale(zero=False)),

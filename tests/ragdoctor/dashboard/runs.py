@@ -131,3 +131,19 @@ def synthetic_run(run_dir: Path, n: int, seed: int = 0) -> Path:
     write_outputs(RunFolder(run_dir), judgements, [])
     RunFolder(run_dir).write_diagnoses(*diagnose(judgements))
     return run_dir
+
+
+def retrieval_lab_json(chosen_gain: float) -> dict:
+    """A retrieval lab result over 120 made-up queries: the current hybrid RRF, a z-score setting ``chosen_gain``
+    better on every query, and dense 0.1 worse (eval/retrieval_lab.py's own verdict)."""
+    import numpy as np
+
+    from eval import retrieval_lab as lab
+
+    halves = np.array(["choose", "confirm"] * 60)
+    base = np.random.default_rng(1).uniform(0.3, 0.7, 120)
+    per_query = {"hybrid rrf": base, "hybrid zscore w=0.5": base + chosen_gain, "dense": base - 0.1}
+    rows = [{"name": n, **lab.Setting("hybrid").__dict__, "config": {"retrieval": {"mode": "hybrid"}},
+             "ndcg@10": float(v.mean()), "recall@100": 1.0, "ndcg@10_choose": float(v[halves == "choose"].mean()),
+             "ndcg@10_confirm": float(v[halves == "confirm"].mean())} for n, v in per_query.items()]
+    return lab._verdict(rows, per_query, halves, lab.Setting("hybrid"), 120, None, seed=0)

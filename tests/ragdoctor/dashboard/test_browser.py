@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ragdoctor.dashboard.runs import CHANGES_B, make_run
+from tests.ragdoctor.dashboard.runs import CHANGES_B, make_run, retrieval_lab_json
 
 pytestmark = pytest.mark.slow
 
@@ -49,6 +49,7 @@ PAGES = {
     "label": ("label", "Calibrated by these labels (PPI)"),
     "playground": ("playground", "Relevant document ids"),
     "index-lab": ("index-lab", "What each index trades"),
+    "retrieval-lab": ("retrieval-lab", "What the settings mean"),
 }
 BROKEN = ('data-testid="stException"', "Traceback (most recent call last)", "Page not found")
 FINISHED = 'data-test-script-state="notRunning"'
@@ -90,6 +91,7 @@ def dashboard(tmp_path_factory):
     base = tmp_path_factory.mktemp("browser")
     run_a, run_b = make_run(base / "run-a"), make_run(base / "run-b", CHANGES_B)
     write_index_lab(run_b / "index-lab.json")  # the Index lab page reads the open run's by default
+    (run_b / "retrieval-lab.json").write_text(json.dumps(retrieval_lab_json(0.05)))  # and the Retrieval lab page
     RUNS.update(a=run_a, b=run_b)
     port = _free_port()
     log_path = base / "dashboard.log"

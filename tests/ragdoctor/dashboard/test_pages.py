@@ -231,10 +231,34 @@ def test_index_lab_page(tmp_path):
     out = tmp_path / "lab.json"
     out.write_text(json.dumps(run_lab(x, q, doc_ids=[str(i) for i in range(400)], query_ids=ids, qrels=None)))
     at = app(str(tmp_path), "index_lab")
-    assert any("No index lab file" in i.value for i in at.info)
+    assert any("No lab file" in i.value and "ragdoctor index-lab --out" in i.value for i in at.info)
     at.text_input(key="il_path").set_value(str(out)).run()
     assert not at.exception and "400 vectors" in texts(at) and "nDCG@10 unmeasured" in texts(at)
     assert "ivfpq+refine sq8" in at.dataframe[0].value["name"].tolist() and "HNSW" in texts(at)
+    (tmp_path / "other.json").write_text(json.dumps({"rows": [{"name": "x"}]}))  # another lab's file: named, no crash
+    at.text_input(key="il_path").set_value(str(tmp_path / "other.json")).run()
+    assert not at.exception and any("not an index lab file" in e.value for e in at.error)
+
+
+def test_retrieval_lab_page(tmp_path):
+    import json
+
+    from tests.ragdoctor.dashboard.runs import retrieval_lab_json
+
+    at = app(str(tmp_path), "retrieval_lab")
+    assert any("No lab file" in i.value and "ragdoctor retrieval-lab --out" in i.value for i in at.info)
+    out = tmp_path / "lab.json"
+    out.write_text(json.dumps(retrieval_lab_json(0.05)))
+    at.text_input(key="rl_path").set_value(str(out)).run()
+    assert not at.exception and "120 labelled queries" in texts(at)
+    assert any("A confirmed gain" in s.value and "hybrid zscore w=0.5" in s.value for s in at.success)
+    assert at.dataframe[0].value["name"].tolist()[0] == "hybrid zscore w=0.5"
+    out.write_text(json.dumps(retrieval_lab_json(0.0)))  # the same as the current: a tie, keep it
+    at.run()
+    assert not at.exception and any("keep the current configuration" in i.value for i in at.info)
+    out.write_text("[1, 2]")
+    at.run()
+    assert not at.exception and any("not a lab file" in e.value for e in at.error)
 
 
 def test_a_folder_that_is_not_a_run_is_named_not_ignored(runs, tmp_path):
