@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 from corpora.errors import UsageError
 from corpora.paths import output_file
@@ -31,6 +32,7 @@ def _bm25_grid(text: str | None) -> list[tuple[float, float]]:
 
 def cmd_retrieval_lab(args: argparse.Namespace) -> int:
     out = output_file(args.out, what="retrieval lab JSON")
+    t0 = time.perf_counter()
     grid = _bm25_grid(args.bm25)
     from eval.retrieval_lab import current_setting, run_lab, settings, toml_snippet  # noqa: PLC0415 - lazy: see cmd_index
     from rag.bm25 import BM25Index  # noqa: PLC0415
@@ -62,7 +64,7 @@ def cmd_retrieval_lab(args: argparse.Namespace) -> int:
                   rerank_depth=cfg.retrieval.rerank_depth, log=lambda m: print(f"  {m}", file=sys.stderr))
     lab.update(index_dir=str(store.index_dir), embedder=store.manifest.embedder_id, queries_from=found.source,
                index_bm25={"k1": store.manifest.index.bm25_k1, "b": store.manifest.index.bm25_b},
-               reranker=cfg.retrieval.reranker if rerank else None)
+               reranker=cfg.retrieval.reranker if rerank else None, seconds=round(time.perf_counter() - t0, 1))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(lab, indent=2), encoding="utf-8")
     _print(lab, toml_snippet)
