@@ -45,7 +45,7 @@ def cmd_retrieval_lab(args: argparse.Namespace) -> int:
     found = labelled_queries(cfg.corpus, args.questions, args.split, own_index=True)
     if found is None:
         raise UsageError(f"retrieval-lab: {cfg.corpus} has no labelled queries: pass --questions FILE (questions "
-                         "with relevant_doc_ids) or a BEIR folder with qrels/{split}.tsv")
+                         f"with relevant_doc_ids) or a BEIR folder with qrels/{args.split}.tsv")
     if args.max_queries:
         found.questions, found.ids = found.questions[: args.max_queries], found.ids[: args.max_queries]
     embedder = embedder_for(cfg)

@@ -39,4 +39,8 @@ def test_retrieval_lab_refuses_bad_input_in_one_line(tmp_path, capsys, monkeypat
     assert main(["retrieval-lab", "--out", "lab.json", "--embedder", "fake", "--corpus", "docs.jsonl",
                  "--index-dir", "idx"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "has no labelled queries" in err and not (tmp_path / "lab.json").exists()
+    assert err.count("\n") == 0 and "has no labelled queries" in err and "qrels/train.tsv" in err
+    assert not (tmp_path / "lab.json").exists()
+    with pytest.raises(SystemExit) as stop:  # argparse's own usage error: exit 2 with the option named
+        main(["retrieval-lab", "--out", "lab.json", "--embedder", "fake", "--max-queries", "-3"])
+    assert stop.value.code == 2 and "--max-queries: must be an integer >= 1" in capsys.readouterr().err
