@@ -54,7 +54,7 @@ def lab_nlist(n: int) -> int:
     return max(1, min(round(math.sqrt(n)), n // 39 or 1))
 
 
-def doc_ranking(doc_ids: Sequence[str], positions: np.ndarray, k: int = CANDIDATES) -> list[str]:
+def doc_ranking(doc_ids: Sequence[str], positions: Sequence[int] | np.ndarray, k: int = CANDIDATES) -> list[str]:
     """Chunk positions (best first) -> document ids, first occurrence wins, at most k."""
     out: dict[str, None] = {}
     for p in positions:

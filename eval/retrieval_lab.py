@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from eval.index_lab import doc_ranking
 from eval.meta.stats import paired_difference
 from eval.retrieval_metrics import retrieval_metrics
 from rag.chunking import embedding_text
@@ -98,15 +99,6 @@ def half(query_id: str) -> str:
     return "choose" if hashlib.sha256(query_id.encode("utf-8")).digest()[0] % 2 == 0 else "confirm"
 
 
-def _doc_ranking(doc_ids: Sequence[str], positions: Sequence[int]) -> list[str]:
-    out: dict[str, None] = {}
-    for p in positions:
-        out.setdefault(doc_ids[p])
-        if len(out) == DOCS:
-            break
-    return list(out)
-
-
 class _Rerank:
     """Reranker logits per (query, chunk position), computed once whichever first stage brought the chunk."""
 
@@ -170,7 +162,7 @@ def run_lab(store, embedder, questions: Sequence[str], query_ids: Sequence[str],
                     else:
                         positions = [rerank.order(qi, q, row, texts, s.rerank_weight)  # type: ignore[union-attr]
                                      for qi, (q, row) in enumerate(zip(questions, hits))]
-                    rankings = {q: _doc_ranking(doc_ids, pos) for q, pos in zip(ids, positions)}
+                    rankings = {q: doc_ranking(doc_ids, pos, DOCS) for q, pos in zip(ids, positions)}
                     m = retrieval_metrics(qrels, rankings, ks=(10, DOCS))
                     per_query[s.name] = np.array([m[q]["ndcg@10"] for q in ids])
                     row = {"name": s.name, **asdict(s), "config": s.config(), "search_s": round(search_s, 3)}
