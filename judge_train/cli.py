@@ -3,20 +3,14 @@
 Wire it with ``register(sub, pipeline_options)`` next to the other command modules in ragdoctor/cli.py."""
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 
 def _config_from_args(args):
-    from judge_train.train import TrainConfig
+    from judge_train.train import TrainConfig, load_recipe
 
-    if args.from_config:
-        saved = json.loads(Path(args.from_config).read_text())
-        recipe = saved.get("recipe")  # a training_config.json holds the TrainConfig under 'recipe'; a bare one is flat
-        cfg = TrainConfig(**(recipe if isinstance(recipe, dict) else saved))
-    else:
-        cfg = TrainConfig()
+    cfg = load_recipe(args.from_config) if args.from_config else TrainConfig()
     over: dict = {}
     for key in ("epochs", "max_examples", "seed", "batch_size", "lr", "max_length"):
         value = getattr(args, key)

@@ -112,16 +112,19 @@ def restore(repo: Path) -> list[str]:
     return list(listed)
 
 
+def cast_weights(src: Path, dst: Path, from_dtype: str, to_dtype: str) -> None:
+    """A safetensors file with its ``from_dtype`` tensors cast to ``to_dtype`` (others, e.g. int64 ids, unchanged)."""
+    from safetensors.numpy import load_file, save_file
+
+    tensors = load_file(str(src))
+    save_file({k: v.astype(to_dtype) if v.dtype == from_dtype else v for k, v in tensors.items()}, str(dst),
+              metadata={"format": "pt"})
+
+
 def _fp16_copy(base: Path, out: Path) -> dict:
     """The sentence-transformers folder ``base`` with model.safetensors in fp16 (half the bytes); gpu_run.py casts it
     back to fp32 before training, so the run starts from the fp16-rounded weights (max |error| ~1e-3 of a weight)."""
-    from safetensors.numpy import load_file, save_file
-
-    import numpy as np
-
-    tensors = load_file(str(base / "model.safetensors"))
-    save_file({k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in tensors.items()},
-              str(out / "model.safetensors"), metadata={"format": "pt"})
+    cast_weights(base / "model.safetensors", out / "model.safetensors", "float32", "float16")
     for name in BASE_FILES:
         if (base / name).exists():
             (out / name).parent.mkdir(parents=True, exist_ok=True)

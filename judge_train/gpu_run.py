@@ -26,6 +26,8 @@ import json
 import shutil
 import tarfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 RECIPES = Path(__file__).parent / "recipes"
@@ -51,9 +53,7 @@ def recipe_path(name: str) -> Path:
 
 def prepare(payload: Path, work: Path, log: Log) -> tuple[Path, Path]:
     """Unpack the pool and the fp32 base into ``work``; returns (pool folder, base folder)."""
-    from safetensors.numpy import load_file, save_file
-
-    import numpy as np
+    from judge_train.device import cast_weights
 
     pool = work / "pool"
     if not (pool / "train").is_dir():
@@ -63,20 +63,16 @@ def prepare(payload: Path, work: Path, log: Log) -> tuple[Path, Path]:
     if base.exists():
         shutil.rmtree(base)
     shutil.copytree(payload / "minilm", base)
-    tensors = load_file(str(base / "model.safetensors"))
-    save_file({k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in tensors.items()},
-              str(base / "model.safetensors"), metadata={"format": "pt"})
+    cast_weights(base / "model.safetensors", base / "model.safetensors", "float16", "float32")
     log(f"payload ready: pool {pool / 'train'}, base {base}")
     return pool / "train", base
 
 
 def stage_config(name: str, pool: Path, base: Path, runs: Path, max_examples: int | None):
     """The recipe's TrainConfig with the paths of this machine (and the smoke cap)."""
-    from judge_train.train import TrainConfig
+    from judge_train.train import load_recipe
 
-    saved = json.loads(recipe_path(name).read_text())
-    recipe = saved.get("recipe")
-    cfg = TrainConfig(**(recipe if isinstance(recipe, dict) else saved))
+    cfg = load_recipe(recipe_path(name))
     start = cfg.base_model
     if start == "minilm":
         start = str(base)
@@ -86,6 +82,22 @@ def stage_config(name: str, pool: Path, base: Path, runs: Path, max_examples: in
     if max_examples:
         update["max_examples"] = max_examples
     return cfg.model_copy(update=update)
+
+
+def _best_of(run: Callable[[], object], device: str, rounds: int = 3) -> tuple[float, object]:
+    """The fastest of ``rounds`` timed calls (CUDA synchronised around each) and the last call's result."""
+    import torch
+
+    best, result = float("inf"), None
+    for _ in range(rounds):
+        if device == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        result = run()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - t0)
+    return best, result
 
 
 def embed_bench(base: Path, texts: list[str], log: Log, batch_size: int = 128) -> list[dict]:
@@ -102,15 +114,8 @@ def embed_bench(base: Path, texts: list[str], log: Log, batch_size: int = 128) -
         if dtype != "fp32":
             model = model.to(torch.float16 if dtype == "fp16" else torch.bfloat16)
         model.encode(texts[: batch_size], batch_size=batch_size)
-        best = float("inf")
-        for _ in range(3):
-            if device == "cuda":
-                torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            vecs = model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
-            if device == "cuda":
-                torch.cuda.synchronize()
-            best = min(best, time.perf_counter() - t0)
+        best, vecs = _best_of(partial(model.encode, texts, batch_size=batch_size, normalize_embeddings=True,
+                                      convert_to_numpy=True), device)
         vecs = np.asarray(vecs, dtype=np.float64)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         ref = vecs if ref is None else ref
@@ -139,15 +144,8 @@ def judge_bench(stage: Path, pairs: list[tuple[str, str]], log: Log, max_length:
         for precision in ("fp32", "bf16"):
             with bf16_autocast(device, precision == "bf16"):
                 scorer.support(pairs[:batch_size])
-                best = float("inf")
-                for _ in range(3):
-                    if device == "cuda":
-                        torch.cuda.synchronize()
-                    t0 = time.perf_counter()
-                    probs = np.array([s.supported for s in scorer.support(pairs)])
-                    if device == "cuda":
-                        torch.cuda.synchronize()
-                    best = min(best, time.perf_counter() - t0)
+                best, verdicts = _best_of(partial(scorer.support, pairs), device)
+            probs = np.array([s.supported for s in verdicts])
             ref = probs if ref is None else ref
             row = {"precision": precision, "batch_size": batch_size, "device": device, "pairs": len(pairs),
                    "max_length": max_length, "pairs_per_s": round(len(pairs) / best, 1),

@@ -64,6 +64,13 @@ class TrainConfig(BaseModel):
 Log = Callable[[str], None]
 
 
+def load_recipe(path: str | Path) -> TrainConfig:
+    """A recipe file (flat) or a stage's training_config.json (the TrainConfig under 'recipe'), as a TrainConfig."""
+    saved = json.loads(Path(path).read_text())
+    recipe = saved.get("recipe")
+    return TrainConfig(**(recipe if isinstance(recipe, dict) else saved))
+
+
 def _seed_everything(seed: int) -> None:
     import torch
 
