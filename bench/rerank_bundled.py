@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     on = PipelineConfig.model_validate({**base, "retrieval": {"rerank": True, "rerank_depth": args.depth,
                                                               "rerank_weight": args.weight,
                                                               "reranker": args.reranker}})
-    off = PipelineConfig.model_validate(base)
+    off = PipelineConfig.model_validate({**base, "retrieval": {"rerank": False}})  # the default's first stage alone
     rankings: dict[str, dict[str, list[str]]] = {"off": {}, "on": {}}
     ms: dict[str, list[float]] = {"off": [], "on": [], "rerank": []}
     with open_pipeline(off, llm=FakeLLM()) as p_off, open_pipeline(on, llm=FakeLLM()) as p_on:

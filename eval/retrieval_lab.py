@@ -123,12 +123,13 @@ class _Rerank:
 def run_lab(store, embedder, questions: Sequence[str], query_ids: Sequence[str],
             qrels: Mapping[str, Mapping[str, int]], candidates: Sequence[Setting], current: Setting, *,
             make_retriever: Callable, bm25_build: Callable | None = None, reranker=None, rerank_depth: int = 20,
-            seed: int = 0, log: Callable[[str], None] = lambda _m: None) -> dict:
+            seed: int = 0, keep_per_query: bool = False, log: Callable[[str], None] = lambda _m: None) -> dict:
     """Measure every setting of ``candidates`` on the labelled queries, choose on one half, confirm on the other.
 
     ``make_retriever(store, embedder, RetrievalConfig, mode)`` is rag.retrievers.make_retriever; ``bm25_build(texts,
     k1=, b=)`` rebuilds BM25 for the settings that change it (the store's own is put back afterwards); ``reranker``
-    (rag.reranker.CrossEncoderReranker) is needed by the settings with a rerank share."""
+    (rag.reranker.CrossEncoderReranker) is needed by the settings with a rerank share. ``keep_per_query`` adds
+    ``query_ids`` and ``per_query`` (setting name -> nDCG@10 per query, in that order) for paired comparisons."""
     keep = [i for i, q in enumerate(query_ids) if any(g > 0 for g in qrels.get(q, {}).values())]
     ids, questions = [query_ids[i] for i in keep], [questions[i] for i in keep]
     halves = np.array([half(q) for q in ids])
@@ -178,6 +179,8 @@ def run_lab(store, embedder, questions: Sequence[str], query_ids: Sequence[str],
     out = _verdict(rows, per_query, halves, current, len(ids), rerank, seed)
     if own_bm25 is None:
         out["note"] = "the index has no BM25 part: only dense retrieval was measured"
+    if keep_per_query:
+        out["query_ids"], out["per_query"] = ids, {k: v.tolist() for k, v in per_query.items()}
     return out
 
 

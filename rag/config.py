@@ -55,8 +55,8 @@ class EmbeddingConfig(_Strict):
         "built with")
 
 
-BM25_K1, BM25_B = 1.5, 0.75  # bm25s' (and the index's, until these keys existed) Lucene-BM25 defaults
-BM25_LEGACY = {"bm25_k1": 1.5, "bm25_b": 0.75}  # what an index from before these keys was built with
+BM25_K1, BM25_B = 0.9, 0.4  # Anserini's BM25 setting (its BEIR baselines), not fitted here: bench/retrieval_default.py
+BM25_LEGACY = {"bm25_k1": 1.5, "bm25_b": 0.75}  # bm25s' Lucene defaults: what an index before session 21 was built with
 
 
 class IndexConfig(_Strict):
@@ -107,11 +107,11 @@ class RetrievalConfig(_Strict):
     top_k: int = Field(4, ge=1, description="chunks given to the generator")
     candidate_k: int = Field(20, ge=1, description="candidates per retriever before fusion")
     rrf_k: int = Field(60, ge=1)
-    fusion: FusionKind = Field("rrf", description="hybrid: 'rrf' (reciprocal rank fusion), or a convex combination "
+    fusion: FusionKind = Field("zscore", description="hybrid: 'rrf' (reciprocal rank fusion), or a convex combination "
                                "of min-max ('minmax') or z-score ('zscore') normalised dense and BM25 scores")
     dense_weight: float = Field(0.5, ge=0.0, le=1.0, description="minmax/zscore fusion: the dense share (BM25 gets "
                                 "the rest)")
-    rerank: bool = Field(False, description="rerank the first stage's best rerank_depth chunks with a cross-encoder")
+    rerank: bool = Field(True, description="rerank the first stage's best rerank_depth chunks with a cross-encoder")
     reranker: str = Field("rerank-minilm", description="'rerank-minilm' (bundled, trained to rank), "
                           "'relevance-minilm' (the judge's relevance model) or a CrossEncoder folder")
     rerank_depth: int = Field(20, ge=1, le=1000, description="first-stage chunks the reranker reads")

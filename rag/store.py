@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -141,6 +143,51 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
     return store
 
 
+BM25_KEYS = {"bm25_k1", "bm25_b"}
+
+
+def _bm25_settings(cfg: IndexConfig) -> tuple[float, float]:
+    return cfg.bm25_k1, cfg.bm25_b
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)  # the same bytes under a second name: the old folder's removal leaves them to the new one
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def rebuild_bm25(index_dir: str | Path, embedder, *, index_cfg: IndexConfig) -> IndexStore:
+    """The index with only its BM25 part rebuilt at ``index_cfg``'s (k1, b): chunks and vectors are kept (hard links,
+    or copies across filesystems), so a change of BM25 settings costs seconds instead of a re-embedding. Written and
+    swapped in like a build (rag/index_dir.py): a killed rebuild leaves the old index intact."""
+    index_dir = Path(index_dir)
+    t = time.perf_counter()
+    old = read_manifest(index_dir)
+    check_compatible(old, index_dir, embedder_id=embedder.model_id, dim=embedder.dim, normalized=embedder.normalize,
+                     backend=backend_of(embedder))
+    verify_files(old, index_dir)  # every file is checked before any is reused
+    nodes = _read_nodes(index_dir / "chunks.jsonl")
+    with building(index_dir) as tmp:
+        for name in ("chunks.jsonl", "dense.faiss", ondisk_index.IVFDATA):
+            if (index_dir / name).is_file():
+                _link_or_copy(index_dir / name, tmp / name)
+        bm25 = BM25Index.build([embedding_text(n) for n in nodes], k1=index_cfg.bm25_k1, b=index_cfg.bm25_b)
+        if bm25 is not None:
+            bm25.save(tmp / "bm25")
+        index = old.index.model_copy(update={k: getattr(index_cfg, k) for k in BM25_KEYS})
+        files = {k: v for k, v in old.files.items() if not k.startswith("bm25/")}  # the same bytes: not hashed again
+        if bm25 is not None:
+            files.update({f"bm25/{k}": v for k, v in file_entries(tmp / "bm25").items()})
+        manifest = old.model_copy(update={"index": index, "bm25": bm25 is not None,
+                                          "files": dict(sorted(files.items())),
+                                          "built_at": datetime.now(UTC).isoformat(timespec="seconds")})
+        (tmp / "manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
+    store = load_index(index_dir, embedder, index_cfg=index_cfg)
+    store.build_seconds = {"bm25": time.perf_counter() - t}
+    return store
+
+
 def load_index(index_dir: str | Path, embedder, *, index_cfg: IndexConfig | None = None) -> IndexStore:
     """Load and check the manifest against ``embedder`` and the files on disk; move the dense index to the GPU when
     there is one."""
@@ -187,12 +234,15 @@ def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunk
             check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim,
                              normalized=embedder.normalize, backend=backend_of(embedder))
         search_time = {"nprobe", "ef_search", "use_gpu", "refine_k_factor", "on_disk"}
-        same_kind = manifest.index.model_dump(exclude=search_time) == index_cfg.model_dump(exclude=search_time) \
+        same_dense = manifest.index.model_dump(exclude=search_time | BM25_KEYS) == \
+            index_cfg.model_dump(exclude=search_time | BM25_KEYS) \
             and manifest.factory == faiss_index.factory_string(index_cfg, manifest.n_chunks, manifest.dim) \
             and (manifest.index.on_disk or not index_cfg.on_disk)  # on-disk lists serve any search; asked for, a
         # memory index is rebuilt on disk; never the reverse (a corpus put on disk may not fit in memory)
-        if (same_embedder and same_kind
+        if (same_embedder and same_dense
                 and not check_build_settings(manifest, chunking=chunking, checksum=corpus_checksum(docs))):
+            if _bm25_settings(manifest.index) != _bm25_settings(index_cfg):
+                return rebuild_bm25(index_dir, embedder, index_cfg=index_cfg), True
             return load_index(index_dir, embedder, index_cfg=index_cfg), False
     return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg,
                                dense_builder=dense_builder), True

@@ -4,12 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench import load_bench
+from tests.bench import beir_folder, load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
-TOPICS = ["pipeline bubble", "kv cache memory", "flashattention tiling", "speculative decoding draft",
-          "lora adapter rank", "cuda graphs capture", "int4 quantization awq", "tensor parallel allreduce"]
-WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"]
 
 
 @pytest.fixture(scope="module")
@@ -18,24 +15,8 @@ def bench():
     return module
 
 
-def _beir(folder: Path, n_docs: int = 48, n_queries: int = 12) -> Path:
-    """A BEIR folder: each doc has a topic and two rare code words; each query names one doc's code words."""
-    (folder / "qrels").mkdir(parents=True)
-    docs = [{"_id": f"d{i}", "title": TOPICS[i % len(TOPICS)],
-             "text": f"Note about {TOPICS[i % len(TOPICS)]} with {WORDS[i % 12]}{i} and {WORDS[(i * 5) % 12]}x{i}. " * 3}
-            for i in range(n_docs)]
-    docs.append({"_id": "empty", "title": "", "text": ""})  # dropped by the bench, as Cranfield's two empty docs
-    queries = [{"_id": f"q{j}", "text": f"{WORDS[j % 12]}{j} {WORDS[(j * 5) % 12]}x{j} {TOPICS[j % len(TOPICS)]}"}
-               for j in range(n_queries)]
-    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
-    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
-    qrels = ["query-id\tcorpus-id\tscore"] + [f"q{j}\td{j}\t1" for j in range(n_queries)]
-    (folder / "qrels" / "train.tsv").write_text("\n".join(qrels) + "\n", encoding="utf-8")
-    return folder
-
-
 def test_bench_writes_every_retriever_and_index_kind(tmp_path, bench, capsys):
-    _beir(tmp_path / "data" / "scifact")
+    beir_folder(tmp_path / "data" / "scifact")
     out = tmp_path / "res.json"
     rc = bench.main(["--data-dir", str(tmp_path / "data"), "--datasets", "scifact", "--embedder", "fake",
                      "--out", str(out), "--rerank-depth", "4", "--rerank-cache", str(tmp_path / "rerank.sqlite")])
@@ -88,7 +69,7 @@ def test_missing_data_folder_exits_2_with_one_line(tmp_path, bench, capsys):
 
 
 def test_bm25_settings_rows_and_the_defaults_reproduce_the_main_rows(tmp_path, bench):
-    _beir(tmp_path / "data" / "scifact")
+    beir_folder(tmp_path / "data" / "scifact")
     out = tmp_path / "res.json"
     rc = bench.main(["--data-dir", str(tmp_path / "data"), "--datasets", "scifact", "--embedder", "fake", "--out",
                      str(out), "--no-indexes", "--no-rerank", "--bm25", "1.5:0.75,0.9:0.4"])
@@ -103,7 +84,7 @@ def test_bm25_settings_rows_and_the_defaults_reproduce_the_main_rows(tmp_path, b
 
 
 def test_bm25_main_builds_the_main_rows_at_that_setting(tmp_path, bench):
-    _beir(tmp_path / "data" / "scifact")
+    beir_folder(tmp_path / "data" / "scifact")
     out, ref = tmp_path / "main.json", tmp_path / "ref.json"
     common = ["--data-dir", str(tmp_path / "data"), "--datasets", "scifact", "--embedder", "fake", "--no-indexes",
               "--no-rerank"]
@@ -127,7 +108,7 @@ def test_bad_bm25_setting_is_a_usage_error(tmp_path, bench, capsys):
 
 def test_embedder_folder_that_is_not_a_model_exits_2_with_one_line(tmp_path, bench, capsys):
     """--embedder takes a sentence-transformers folder too; a folder that holds no model is a usage error."""
-    _beir(tmp_path / "data" / "scifact")
+    beir_folder(tmp_path / "data" / "scifact")
     rc = bench.main(["--data-dir", str(tmp_path / "data"), "--datasets", "scifact", "--embedder", str(tmp_path),
                      "--out", str(tmp_path / "r.json")])
     err = capsys.readouterr().err.strip()
@@ -136,7 +117,7 @@ def test_embedder_folder_that_is_not_a_model_exits_2_with_one_line(tmp_path, ben
 
 def test_chunk_size_is_the_index_chunking_and_is_recorded(tmp_path, bench, capsys):
     """--chunk-size N chunks the corpus at N tokens: smaller chunks give more of them, and the report says which."""
-    _beir(tmp_path / "data" / "scifact")
+    beir_folder(tmp_path / "data" / "scifact")
     counts = {}
     for size in (16, 256):
         out = tmp_path / f"res{size}.json"

@@ -27,8 +27,11 @@ def test_a_settings_configuration_lines():
     assert snippet.splitlines() == ["[pipeline.retrieval]", 'mode = "hybrid"', 'fusion = "zscore"', "dense_weight = 0.5",
                                     "rerank = true", "rerank_weight = 0.25", "[pipeline.index]", "bm25_k1 = 0.9",
                                     "bm25_b = 0.4"]
-    assert lab.current_setting(RetrievalConfig()).config() == {"retrieval": {"mode": "hybrid", "fusion": "rrf",
-                                                                              "rerank": False}}
+    assert lab.current_setting(RetrievalConfig()).config() == {"retrieval": {"mode": "hybrid", "fusion": "zscore",
+                                                                              "dense_weight": 0.5, "rerank": True,
+                                                                              "rerank_weight": 0.25}}
+    assert lab.current_setting(RetrievalConfig(fusion="rrf", rerank=False)).config() == \
+        {"retrieval": {"mode": "hybrid", "fusion": "rrf", "rerank": False}}
 
 
 def test_the_split_is_stable_and_about_even():

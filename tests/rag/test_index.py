@@ -87,8 +87,25 @@ def test_bm25_parameters_are_recorded_and_a_change_rebuilds(tmp_path):
     _, built = ensure_index(docs, tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig(bm25_k1=0.9,
                                                                                                      bm25_b=0.4))
     assert not built
-    store, built = ensure_index(docs, tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig(bm25_b=0.5))
-    assert built and store.bm25._retriever.b == 0.5
+    before = read_manifest(tmp_path / "i")
+    dense_inode = (tmp_path / "i" / "dense.faiss").stat().st_ino
+    store, built = ensure_index(docs, tmp_path / "i", _NoEmbedding(), chunking=CH, index_cfg=IndexConfig(bm25_b=0.5))
+    assert built and store.bm25._retriever.b == 0.5 and set(store.build_seconds) == {"bm25"}  # nothing re-embedded
+    after = read_manifest(tmp_path / "i")
+    assert (after.index.bm25_k1, after.index.bm25_b) == (IndexConfig().bm25_k1, 0.5) and after.n_vectors == 8
+    assert after.files["dense.faiss"] == before.files["dense.faiss"]  # the same vectors...
+    assert (tmp_path / "i" / "dense.faiss").stat().st_ino == dense_inode  # ...linked, not copied
+    assert after.files["bm25/params.index.json"] != before.files["bm25/params.index.json"]  # (k1, b) live there
+    assert not [p.name for p in tmp_path.iterdir() if p.name != "i"]  # no temporary folder left
+    _, built = ensure_index(docs, tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig(bm25_b=0.5))
+    assert not built  # and it loads as any index does
+
+
+class _NoEmbedding(FakeEmbedder):
+    """An embedder that may be asked what it is, never to embed."""
+
+    def embed(self, texts):
+        raise AssertionError("a BM25 change must not re-embed the corpus")
 
 
 def test_a_manifest_from_before_the_bm25_keys_reads_the_values_it_was_built_with(tmp_path):
@@ -108,9 +125,12 @@ def test_bm25_and_hybrid_modes(tmp_path):
     store = build_index(_docs(), tmp_path / "idx", emb, chunking=CH, index_cfg=IndexConfig())
     bm25 = make_retriever(store, emb, RetrievalConfig(mode="bm25", top_k=3)).search("marker42")
     assert store.nodes[bm25[0].position].metadata["doc_id"] == "d42"
-    hybrid = make_retriever(store, emb, RetrievalConfig(mode="hybrid", top_k=4, candidate_k=10)).search("marker42 flashattention tiling")
+    rrf = RetrievalConfig(mode="hybrid", fusion="rrf", top_k=4, candidate_k=10)
+    hybrid = make_retriever(store, emb, rrf).search("marker42 flashattention tiling")
     assert store.nodes[hybrid[0].position].metadata["doc_id"] == "d42"
     assert {"rrf_score", "bm25_rank"} <= set(hybrid[0].signals)
+    fused = make_retriever(store, emb, RetrievalConfig(mode="hybrid", top_k=4, candidate_k=10)).search("marker42")
+    assert store.nodes[fused[0].position].metadata["doc_id"] == "d42" and "fused_score" in fused[0].signals
     scores = [h.score for h in hybrid]
     assert scores == sorted(scores, reverse=True)
     # llama-index retriever interface
@@ -241,10 +261,15 @@ def test_kinds_without_a_faiss_gpu_version_stay_on_the_cpu(monkeypatch, kind):
 
 
 def test_new_index_keys_keep_the_config_hash_of_flat_runs():
-    from rag.config import BM25_LEGACY, PipelineConfig
-    assert PipelineConfig().config_hash() == "1e14c3c73cf5"  # the hash before nprobe=None and refine existed
-    assert PipelineConfig(index=IndexConfig(kind="hnsw")).config_hash() == "00e8654c347c"
-    assert PipelineConfig(index=IndexConfig(**BM25_LEGACY)).config_hash() == "1e14c3c73cf5"
-    assert PipelineConfig(index=IndexConfig(bm25_k1=0.9)).config_hash() != "1e14c3c73cf5"
+    from rag.config import BM25_LEGACY, PipelineConfig, RetrievalConfig
+    before = RetrievalConfig(fusion="rrf", rerank=False)  # the retrieval default until session 21
+
+    def cfg(**index):
+        return PipelineConfig(index=IndexConfig(**{**BM25_LEGACY, **index}), retrieval=before)
+
+    assert cfg().config_hash() == "1e14c3c73cf5"  # the hash before nprobe=None and refine existed
+    assert cfg(kind="hnsw").config_hash() == "00e8654c347c"
+    assert cfg(bm25_k1=0.9).config_hash() != "1e14c3c73cf5"
+    assert PipelineConfig().config_hash() != "1e14c3c73cf5"  # session 21's defaults answer differently
     assert PipelineConfig(index=IndexConfig(kind="ivfpq")).config_hash() != \
         PipelineConfig(index=IndexConfig(kind="ivfpq", refine="none")).config_hash()

@@ -17,7 +17,8 @@ DOCS = [Document(id=f"d{i}", text=text, title=f"T{i}") for i, text in enumerate(
 
 @pytest.fixture(scope="module")
 def pipe(tmp_path_factory):
-    cfg = PipelineConfig.model_validate({"retrieval": {"top_k": 2, "candidate_k": 4, "mode": "hybrid"},
+    cfg = PipelineConfig.model_validate({"retrieval": {"top_k": 2, "candidate_k": 4, "mode": "hybrid", "fusion": "rrf",
+                                                       "rerank": False},
                                          "embedding": {"model": "fake"}})
     store = build_index(DOCS, tmp_path_factory.mktemp("idx") / "i", FakeEmbedder(), chunking=cfg.chunking,
                         index_cfg=cfg.index)

@@ -32,10 +32,10 @@ def _cfg(index_dir, **retrieval):
 
 def test_the_rerank_stage_reorders_the_first_stage_and_the_trace_says_so(index_dir):
     questions = [q for q in bundled_questions() if q.relevant_doc_ids][:8]
-    with open_pipeline(_cfg(index_dir), llm=FakeLLM()) as plain:
+    with open_pipeline(_cfg(index_dir, rerank=False), llm=FakeLLM()) as plain:
         first = {q.id: plain.retrieve(q.question) for q in questions}
     cfg = _cfg(index_dir, rerank=True, rerank_depth=DEPTH, rerank_weight=1.0)
-    assert cfg.config_hash() != _cfg(index_dir).config_hash()
+    assert cfg.config_hash() != _cfg(index_dir, rerank=False).config_hash()
     with open_pipeline(cfg, llm=FakeLLM()) as pipe:
         reranked = {q.id: pipe.retrieve(q.question) for q in questions}
         trace = pipe.answer(questions[0].question, questions[0])
@@ -62,7 +62,7 @@ def test_the_rerank_stage_reorders_the_first_stage_and_the_trace_says_so(index_d
 
 def test_interpolation_keeps_the_first_stage_at_weight_zero(index_dir):
     q = next(q for q in bundled_questions() if q.relevant_doc_ids)
-    with open_pipeline(_cfg(index_dir), llm=FakeLLM()) as plain:
+    with open_pipeline(_cfg(index_dir, rerank=False), llm=FakeLLM()) as plain:
         before = [c.chunk_id for c in plain.retrieve(q.question)]
     with open_pipeline(_cfg(index_dir, rerank=True, rerank_depth=DEPTH, rerank_weight=0.0), llm=FakeLLM()) as pipe:
         after = pipe.retrieve(q.question)
@@ -94,12 +94,15 @@ def test_the_cli_flag_and_a_missing_reranker_is_exit_2_in_one_line(tmp_path):
 
 
 def test_the_config_hash_sees_the_rerank_and_fusion_keys_only_when_they_act():
-    base = PipelineConfig().config_hash()
-    assert PipelineConfig.model_validate({"retrieval": {"rerank_depth": 50, "dense_weight": 0.7}}).config_hash() == base
-    on = PipelineConfig.model_validate({"retrieval": {"rerank": True}}).config_hash()
-    deeper = PipelineConfig.model_validate({"retrieval": {"rerank": True, "rerank_depth": 50}}).config_hash()
-    fused = PipelineConfig.model_validate({"retrieval": {"fusion": "zscore"}}).config_hash()
-    assert len({base, on, deeper, fused}) == 4
+    def cfg(**retrieval):
+        return PipelineConfig.model_validate({"retrieval": {"fusion": "rrf", "rerank": False, **retrieval}})
+
+    base = cfg().config_hash()
+    assert cfg(rerank_depth=50, dense_weight=0.7).config_hash() == base  # keys of stages that do not run
+    on, deeper = cfg(rerank=True).config_hash(), cfg(rerank=True, rerank_depth=50).config_hash()
+    fused = cfg(fusion="zscore").config_hash()
+    assert len({base, on, deeper, fused, PipelineConfig().config_hash()}) == 5
+    assert PipelineConfig().config_hash() == cfg(fusion="zscore", rerank=True).config_hash()  # today's defaults
 
 
 def test_both_bundled_rerankers_load_offline_and_put_the_answering_passage_first():

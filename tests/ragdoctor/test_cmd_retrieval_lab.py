@@ -8,10 +8,11 @@ from ragdoctor.cli import main
 def test_retrieval_lab_on_the_bundled_corpus(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["retrieval-lab", "--out", "lab.json", "--embedder", "fake", "--index-dir", "idx", "--no-rerank",
-                 "--bm25", "0.9:0.4"]) == 0
+                 "--bm25", "1.5:0.75"]) == 0
     lab = json.loads((tmp_path / "lab.json").read_text())
     names = {r["name"] for r in lab["rows"]}
-    assert lab["current"] == "hybrid rrf" and "hybrid rrf" in names and "bm25, bm25 k1=0.9 b=0.4" in names
+    assert lab["current"] == "hybrid zscore w=0.5" and "hybrid rrf" in names and "bm25, bm25 k1=1.5 b=0.75" in names
+    assert lab["index_bm25"] == {"k1": 0.9, "b": 0.4}  # the index's own setting: the rows without "k1"
     assert not any("+rerank" in n or "k1=1.2" in n for n in names)
     assert lab["queries_from"] == "bundled questions" and lab["n_choose"] + lab["n_confirm"] == lab["n_queries"] > 50
     assert lab["chosen"] in names and lab["confirm"]["verdict"] in ("beats", "ties", "loses")
