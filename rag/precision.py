@@ -5,8 +5,14 @@ cross-encoders (eval/judges/nli.py) and judge training (judge_train/train.py). t
 parser imports the modules that import this one."""
 from __future__ import annotations
 
+import os
 import warnings
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+
+from corpora.errors import UsageError
+
+PRECISIONS = ("auto", "bf16", "int8", "fp32")
 
 
 def native_bf16() -> bool:
@@ -17,6 +23,17 @@ def native_bf16() -> bool:
         return False
     probes = [getattr(torch.cpu, name, None) for name in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")]
     return any(bool(p()) for p in probes if p is not None)
+
+
+def resolve_precision(precision: str | None, env: str, native: Callable[[], bool] | None = None) -> str:
+    """The precision a CPU model runs in: ``precision``, else ``$env``, else auto (bf16 where the CPU multiplies bf16
+    natively, ``native()``, int8 elsewhere). An unknown name is a usage error (one line)."""
+    name = (precision or os.environ.get(env) or "auto").strip().lower()
+    if name not in PRECISIONS:
+        raise UsageError(f"{env}={name!r}: expected one of {', '.join(PRECISIONS)}")
+    if name == "auto":
+        return "bf16" if (native or native_bf16)() else "int8"
+    return name
 
 
 def bf16_autocast(device: str = "cpu", on: bool = True) -> AbstractContextManager:

@@ -5,8 +5,9 @@ The default model, ``rerank-minilm`` (eval/judges/weights/rerank-minilm-v1, its 
 cross-encoder (one logit) trained listwise to put the passage that bears on a query above BM25-mined and
 judged-irrelevant near misses (Factcheck-GPT, AttributionBench, SciTail, HaluEval-QA, QNLI; never SciFact or
 Cranfield), from the judge's relevance model, which stays available as ``relevance-minilm``. Both ship with the
-judges; this module finds their folders by path (rag/ does not import eval/) and loads them offline, with the
-feed-forward layers in int8 on CPU."""
+judges; this module finds their folders by path (rag/ does not import eval/) and loads them offline. On a CPU the
+model runs in bf16 autocast where the CPU multiplies bf16 natively (AMX, AVX512-BF16), else with its feed-forward
+layers in int8 (rag/precision.py); ``$RAGDOCTOR_RERANK_PRECISION`` (auto, bf16, int8, fp32) overrides the choice."""
 from __future__ import annotations
 
 import threading
@@ -19,13 +20,14 @@ from rag.config import RetrievalConfig
 from rag.embeddings import quiet_model_loading
 from rag.fusion import interpolate
 from rag.models import ModelUnavailable
-from rag.precision import quantize_ffn
+from rag.precision import bf16_autocast, quantize_ffn, resolve_precision
 
 ROOT = Path(__file__).resolve().parents[1]
 WEIGHTS = ROOT / "eval" / "judges" / "weights"
 MODELS = {"rerank-minilm": WEIGHTS / "rerank-minilm-v1",  # trained to rank (listwise), the default
           "relevance-minilm": WEIGHTS / "groundedness-minilm-v3" / "relevance"}  # the judge's pairwise relevance model
 DEFAULT_RERANKER: str = RetrievalConfig.model_fields["reranker"].default  # one default, rag/config.py's
+PRECISION_ENV = "RAGDOCTOR_RERANK_PRECISION"
 
 
 class RerankerUnavailable(ModelUnavailable):
@@ -44,14 +46,15 @@ class CrossEncoderReranker:
     """Scores (passage, question) pairs with a 1-logit CrossEncoder; loaded on first use, shared across threads."""
 
     def __init__(self, name: str = DEFAULT_RERANKER, *, max_length: int = 160, batch_size: int = 32,
-                 device: str | None = None, int8: bool = True):
+                 device: str | None = None, precision: str | None = None):
         self.name = name
         self.path = model_dir(name)
         self.max_length = max_length
         self.batch_size = batch_size
         self.device = device
-        self.int8 = int8
-        self.quantized = False
+        self.precision = resolve_precision(precision, PRECISION_ENV)  # what it runs in on a CPU (a bad name: now)
+        self.quantized = False  # int8 feed-forward in place
+        self.autocast = False  # bf16 autocast around each batch
         self._model = None
         self._lock = threading.Lock()
 
@@ -68,7 +71,9 @@ class CrossEncoderReranker:
                 except Exception as exc:  # noqa: BLE001 - any load failure is one line
                     raise RerankerUnavailable(f"reranker {self.name!r} at {self.path}: {type(exc).__name__}: "
                                               f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
-                self.quantized = self.int8 and quantize_ffn(self._model)
+                on_cpu = next(self._model.parameters()).device.type == "cpu"  # on a GPU: as loaded
+                self.quantized = on_cpu and self.precision == "int8" and quantize_ffn(self._model)
+                self.autocast = on_cpu and self.precision == "bf16"
             return self._model
 
     def score(self, question: str, passages: list[str]) -> np.ndarray:
@@ -79,8 +84,9 @@ class CrossEncoderReranker:
 
         model = self.model
         pairs = [(p, question) for p in passages]  # the order it was trained in: passage first, question second
-        out = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True,
-                            activation_fn=torch.nn.Identity())
+        with bf16_autocast("cpu", on=self.autocast):
+            out = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True,
+                                activation_fn=torch.nn.Identity())
         return np.asarray(out, dtype=np.float32).reshape(-1)
 
 

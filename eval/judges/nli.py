@@ -33,7 +33,6 @@ On a GPU they run as loaded.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,7 +44,7 @@ from eval.judges.base import ClaimItem, ClaimScore, Support
 from eval.judges.lexical import unigram_precision
 from eval.judges.cross_encoder import CrossEncoderScorer
 from eval.tokens import content_tokens
-from rag.precision import native_bf16, quantize_ffn
+from rag.precision import native_bf16, quantize_ffn, resolve_precision
 
 SUPPORT_FEATURES = ("ce_max", "lexical_win", "lexical_doc", "idf_doc", "bigram_doc", "number_missing",
                     "entity_missing", "negation_flip")
@@ -83,19 +82,13 @@ def relevance_windows(passage: str, question: str, words: int = 100, stride: int
     return [wins[i] for i in sorted(ranked)]
 
 
-PRECISIONS = ("auto", "bf16", "int8", "fp32")
 PRECISION_ENV = "RAGDOCTOR_JUDGE_PRECISION"
 
 
 def cpu_precision(precision: str | None = None) -> str:
     """The precision the CPU cross-encoders run in: ``precision``, else $RAGDOCTOR_JUDGE_PRECISION, else auto (bf16
     where the CPU has native bf16, int8 elsewhere). An unknown name is a usage error (one line)."""
-    name = (precision or os.environ.get(PRECISION_ENV) or "auto").strip().lower()
-    if name not in PRECISIONS:
-        raise UsageError(f"{PRECISION_ENV}={name!r}: expected one of {', '.join(PRECISIONS)}")
-    if name == "auto":
-        return "bf16" if native_bf16() else "int8"
-    return name
+    return resolve_precision(precision, PRECISION_ENV, lambda: native_bf16())  # late-bound: tests replace it
 
 
 class Combiner:

@@ -117,3 +117,34 @@ def test_both_bundled_rerankers_load_offline_and_put_the_answering_passage_first
     for name in MODELS:
         logits = CrossEncoderReranker(name).score(question, passages)
         assert logits.shape == (3,) and int(logits.argmax()) == 0, (name, logits)
+
+
+def test_the_precision_follows_the_cpu_and_the_environment_and_stays_close_to_fp32(monkeypatch):
+    import numpy as np
+
+    from corpora.errors import UsageError
+    from rag import precision, reranker
+    from rag.reranker import CrossEncoderReranker
+
+    monkeypatch.delenv(reranker.PRECISION_ENV, raising=False)
+    monkeypatch.setattr(precision, "native_bf16", lambda: True)
+    assert CrossEncoderReranker().precision == "bf16"
+    monkeypatch.setattr(precision, "native_bf16", lambda: False)
+    assert CrossEncoderReranker().precision == "int8"
+    monkeypatch.setenv(reranker.PRECISION_ENV, " FP32 ")
+    assert CrossEncoderReranker().precision == "fp32" and CrossEncoderReranker(precision="bf16").precision == "bf16"
+    monkeypatch.setenv(reranker.PRECISION_ENV, "fp8")
+    with pytest.raises(UsageError, match=r"RAGDOCTOR_RERANK_PRECISION='fp8': expected one of auto, bf16, int8, fp32"):
+        CrossEncoderReranker()
+    monkeypatch.delenv(reranker.PRECISION_ENV)
+    question = "What does the KV cache store?"
+    passages = [q.reference or q.question for q in bundled_questions()[:12]] + [
+        "The KV cache stores the keys and values of every earlier token so they are not recomputed."]
+    models = {p: CrossEncoderReranker(precision=p) for p in ("fp32", "bf16", "int8")}
+    logits = {p: m.score(question, passages) for p, m in models.items()}
+    assert (models["bf16"].autocast, models["bf16"].quantized) == (True, False)
+    assert (models["int8"].autocast, models["int8"].quantized) == (False, True)
+    assert (models["fp32"].autocast, models["fp32"].quantized) == (False, False)
+    assert np.abs(logits["bf16"] - logits["fp32"]).max() < 0.1  # bf16 matmuls, fp32 accumulation
+    assert np.abs(logits["int8"] - logits["fp32"]).max() < 2.5  # int8 activations scaled per batch: further off
+    assert all(int(v.argmax()) == len(passages) - 1 for v in logits.values())  # the same passage first in each
