@@ -121,6 +121,8 @@ class Pipeline:
         trace.latency_ms["retrieve"] = (t1 - t0) * 1000 - (rerank_ms or 0.0)  # the first stage (and the cut)
         if rerank_ms is not None:
             trace.latency_ms["rerank"] = rerank_ms
+            model = self.rerank.reranker  # type: ignore[union-attr]
+            trace.metadata["rerank"] = {"model": model.name, "precision": model.precision}  # bf16 and int8 differ
         pairs = [(c.chunk_id, c.text) for c in contexts]
         trace.prompt = build_messages(question, pairs)
         try:

@@ -55,6 +55,8 @@ def test_the_rerank_stage_reorders_the_first_stage_and_the_trace_says_so(index_d
     hit_at_1 = sum(reranked[q.id][0].doc_id in q.relevant_doc_ids for q in questions)
     assert hit_at_1 >= len(questions) - 2
     assert {"retrieve", "rerank", "generate", "total"} <= set(trace.latency_ms) and trace.latency_ms["rerank"] > 0
+    assert trace.metadata["rerank"] == {"model": "rerank-minilm", "precision": pipe.rerank.reranker.precision}
+    assert trace.metadata["rerank"]["precision"] in ("bf16", "int8", "fp32")
     assert [c.rank for c in trace.ranked()] == list(range(1, len(trace.ranked()) + 1))
     assert all("rerank_score" in c.signals for c in trace.contexts)
     assert [c.chunk_id for c in trace.ranked()] == [c.chunk_id for c in reranked[questions[0].id]]
