@@ -51,7 +51,7 @@ def default_setting() -> Setting:
 
 
 def measure(corpus: str, split: str, index_dir: Path, backend: str, embedder_name: str = "minilm",
-            seed: int = 0) -> dict:
+            reranker_name: str | None = None, seed: int = 0) -> dict:
     """Both settings on one corpus's labelled queries."""
     cfg = PipelineConfig.model_validate({"corpus": corpus, "index_dir": str(index_dir),  # the index's own BM25
                                          "embedding": {"backend": backend, "model": embedder_name},  # is not used:
@@ -63,7 +63,7 @@ def measure(corpus: str, split: str, index_dir: Path, backend: str, embedder_nam
     embedder = embedder_for(cfg)
     store, _ = open_index(cfg, embedder)
     new = default_setting()
-    reranker = CrossEncoderReranker(cfg.retrieval.reranker, max_length=cfg.retrieval.rerank_max_length)
+    reranker = CrossEncoderReranker(reranker_name or cfg.retrieval.reranker, max_length=cfg.retrieval.rerank_max_length)
     t = time.perf_counter()
     lab = run_lab(store, embedder, found.questions, found.ids, found.qrels, [PREVIOUS, new], PREVIOUS,
                   make_retriever=make_retriever, bm25_build=BM25Index.build, reranker=reranker,
@@ -72,7 +72,9 @@ def measure(corpus: str, split: str, index_dir: Path, backend: str, embedder_nam
     halves = np.array([half(q) for q in lab["query_ids"]])
     parts = {"all": np.ones(len(a), bool), "choose": halves == "choose", "confirm": halves == "confirm"}
     out: dict = {"corpus": corpus, "split": split, "queries": len(a), "default": new.name, "previous": PREVIOUS.name,
-                 "rerank_ms_p50": lab["rerank_ms_p50"], "seconds": round(time.perf_counter() - t, 1)}
+                 "reranker": reranker.name, "reranker_precision": reranker.precision,
+                 "rerank_ms_p50": lab["rerank_ms_p50"], "seconds": round(time.perf_counter() - t, 1),
+                 "per_query": {"query_ids": lab["query_ids"], "default": a.tolist(), "previous": b.tolist()}}
     for name, sel in parts.items():
         x, y = a[sel], b[sel]
         if not x.size:
@@ -95,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedder", default="minilm", help="minilm (bundled), fake (tests) or a sentence-transformers "
                                                          "folder")
     ap.add_argument("--embedding-backend", default="torch", choices=["torch", "torch-bf16"])
+    ap.add_argument("--reranker", help="the default setting's rerank model: a registered name or a CrossEncoder folder "
+                                       "(default: the configuration's, rerank-minilm)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "retrieval_default.json")
     args = ap.parse_args(argv)
     load_start = list(os.getloadavg())
@@ -103,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         name, _, split = item.partition(":")
         corpus = "bundled" if name == "bundled" else str(args.data_dir / name)
         results.append(measure(corpus, split or "test", args.index_root / name, args.embedding_backend,
-                               args.embedder))
+                               args.embedder, args.reranker))
         r = results[-1]
         print(f"{name}: {r['queries']} queries, {r['seconds']} s", file=sys.stderr)
     rows = []

@@ -39,6 +39,10 @@ def test_both_settings_paired_over_every_query_and_each_half(tmp_path, bench, ca
             lo, hi = m["ci"]
             assert lo <= m["difference"] <= hi and m["verdict"] in ("beats", "ties", "loses")
     assert r["rerank_ms_p50"] is not None and r["rerank_ms_p50"] > 0  # the rerank stage really ran
+    assert r["reranker"] == "rerank-minilm" and r["reranker_precision"] in ("bf16", "int8", "fp32")
+    per = r["per_query"]
+    assert len(per["query_ids"]) == len(per["default"]) == len(per["previous"]) == 16
+    assert float(np.mean(per["default"])) == pytest.approx(r["all"]["default"])
     # the halves' means weight back to the whole
     ns = np.array([r["choose"]["n"], r["confirm"]["n"]])
     means = np.array([r["choose"]["default"] or 0, r["confirm"]["default"] or 0])
