@@ -122,7 +122,7 @@ class Pipeline:
         if rerank_ms is not None:
             trace.latency_ms["rerank"] = rerank_ms
             model = self.rerank.reranker  # type: ignore[union-attr]
-            trace.metadata["rerank"] = {"model": model.name, "precision": model.precision}  # bf16 and int8 differ
+            trace.metadata["rerank"] = {"model": model.name, "precision": model.runs_in}  # bf16 and int8 differ
         pairs = [(c.chunk_id, c.text) for c in contexts]
         trace.prompt = build_messages(question, pairs)
         try:
