@@ -5,6 +5,7 @@ the rerank stage's latency.
 
     python bench/retrieval_default.py [--datasets scifact:train,cranfield:test,bundled] [--data-dir DIR]
                                       [--index-root DIR] [--embedding-backend torch|torch-bf16]
+                                      [--embedder minilm|fake|DIR] [--reranker NAME|DIR]
                                       [--out bench/results/retrieval_default.json]
 
 "previous" is hybrid RRF over dense and BM25 (k1 1.5, b 0.75), no rerank stage (the default until session 21);
