@@ -54,7 +54,6 @@ class CrossEncoderReranker:
         self.device = device
         self.precision = resolve_precision(precision, PRECISION_ENV)  # what it runs in on a CPU (a bad name: now)
         self.quantized = False  # int8 feed-forward in place
-        self.autocast = False  # bf16 autocast around each batch
         self.device_type = "cpu"  # where the loaded model lives
         self._model = None
         self._lock = threading.Lock()
@@ -73,15 +72,18 @@ class CrossEncoderReranker:
                     raise RerankerUnavailable(f"reranker {self.name!r} at {self.path}: {type(exc).__name__}: "
                                               f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
                 self.device_type = next(self._model.parameters()).device.type
-                on_cpu = self.device_type == "cpu"  # on a GPU: as loaded
-                self.quantized = on_cpu and self.precision == "int8" and quantize_ffn(self._model)
-                self.autocast = on_cpu and self.precision == "bf16"
+                self.quantized = self.runs_in == "int8" and quantize_ffn(self._model)
             return self._model
 
     @property
     def runs_in(self) -> str:
         """What the model runs in: its CPU precision, or the device it was loaded on ('cuda': as loaded)."""
         return self.precision if self.device_type == "cpu" else self.device_type
+
+    @property
+    def autocast(self) -> bool:
+        """Whether each batch runs under bf16 autocast (on a CPU, in bf16)."""
+        return self.runs_in == "bf16"
 
     def score(self, question: str, passages: list[str]) -> np.ndarray:
         """One logit per passage (higher: more relevant to ``question``)."""

@@ -143,11 +143,7 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
     return store
 
 
-BM25_KEYS = {"bm25_k1", "bm25_b"}
-
-
-def _bm25_settings(cfg: IndexConfig) -> tuple[float, float]:
-    return cfg.bm25_k1, cfg.bm25_b
+BM25_KEYS = {"bm25_k1", "bm25_b"}  # baked into the saved BM25 scores (rag/bm25.py): rebuilt alone when they change
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
@@ -163,10 +159,7 @@ def rebuild_bm25(index_dir: str | Path, embedder, *, index_cfg: IndexConfig) -> 
     swapped in like a build (rag/index_dir.py): a killed rebuild leaves the old index intact."""
     index_dir = Path(index_dir)
     t = time.perf_counter()
-    old = read_manifest(index_dir)
-    check_compatible(old, index_dir, embedder_id=embedder.model_id, dim=embedder.dim, normalized=embedder.normalize,
-                     backend=backend_of(embedder))
-    verify_files(old, index_dir)  # every file is checked before any is reused
+    old = _verified_manifest(index_dir, embedder)  # every file is checked before any is reused
     nodes = _read_nodes(index_dir / "chunks.jsonl")
     with building(index_dir) as tmp:
         for name in ("chunks.jsonl", "dense.faiss", ondisk_index.IVFDATA):
@@ -175,7 +168,7 @@ def rebuild_bm25(index_dir: str | Path, embedder, *, index_cfg: IndexConfig) -> 
         bm25 = BM25Index.build([embedding_text(n) for n in nodes], k1=index_cfg.bm25_k1, b=index_cfg.bm25_b)
         if bm25 is not None:
             bm25.save(tmp / "bm25")
-        index = old.index.model_copy(update={k: getattr(index_cfg, k) for k in BM25_KEYS})
+        index = old.index.model_copy(update=index_cfg.model_dump(include=BM25_KEYS))
         files = {k: v for k, v in old.files.items() if not k.startswith("bm25/")}  # the same bytes: not hashed again
         if bm25 is not None:
             files.update({f"bm25/{k}": v for k, v in file_entries(tmp / "bm25").items()})
@@ -188,14 +181,20 @@ def rebuild_bm25(index_dir: str | Path, embedder, *, index_cfg: IndexConfig) -> 
     return store
 
 
-def load_index(index_dir: str | Path, embedder, *, index_cfg: IndexConfig | None = None) -> IndexStore:
-    """Load and check the manifest against ``embedder`` and the files on disk; move the dense index to the GPU when
-    there is one."""
-    index_dir = Path(index_dir)
+def _verified_manifest(index_dir: Path, embedder) -> Manifest:
+    """The index's manifest, checked against ``embedder`` and against the files on disk (sizes and sha256)."""
     manifest = read_manifest(index_dir)
     check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim,
                      normalized=embedder.normalize, backend=backend_of(embedder))
     verify_files(manifest, index_dir)
+    return manifest
+
+
+def load_index(index_dir: str | Path, embedder, *, index_cfg: IndexConfig | None = None) -> IndexStore:
+    """Load and check the manifest against ``embedder`` and the files on disk; move the dense index to the GPU when
+    there is one."""
+    index_dir = Path(index_dir)
+    manifest = _verified_manifest(index_dir, embedder)
     on_disk = manifest.index.on_disk  # how the files were written, whatever the caller's settings say
     cfg = (index_cfg or manifest.index).model_copy(update={"on_disk": on_disk})
     try:
@@ -241,7 +240,7 @@ def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunk
         # memory index is rebuilt on disk; never the reverse (a corpus put on disk may not fit in memory)
         if (same_embedder and same_dense
                 and not check_build_settings(manifest, chunking=chunking, checksum=corpus_checksum(docs))):
-            if _bm25_settings(manifest.index) != _bm25_settings(index_cfg):
+            if manifest.index.model_dump(include=BM25_KEYS) != index_cfg.model_dump(include=BM25_KEYS):
                 return rebuild_bm25(index_dir, embedder, index_cfg=index_cfg), True
             return load_index(index_dir, embedder, index_cfg=index_cfg), False
     return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg,
