@@ -46,14 +46,34 @@ def cmd_judge_combine(args) -> int:
     from judge_train.package import build
 
     data_dir = args.data_dir or "../shared/data/train"
-    missing = [p for p in (args.support, args.relevance, args.nli) if p and not Path(p, "config.json").is_file()]
+    missing = [p for p in (args.support, args.relevance, args.nli, *args.cross_fit)
+               if p and not Path(p, "config.json").is_file()]
     if missing or not Path(data_dir).is_dir():
         what = f"not a trained stage folder: {missing[0]}" if missing else f"training pool not found: {data_dir}"
         print(f"ragdoctor: error: {what}", file=sys.stderr)
         return 2
     build(Path(args.support), Path(args.relevance) if args.relevance else None, Path(args.out), data_dir,
           per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True),
-          nli=Path(args.nli) if args.nli else None)
+          nli=Path(args.nli) if args.nli else None, cross_fit=[Path(p) for p in args.cross_fit])
+    print(f"judge folder: {args.out} (use it with: ragdoctor eval ... --nli-model {args.out})")
+    return 0
+
+
+def cmd_judge_refit(args) -> int:
+    from judge_train.package import refit_support
+
+    data_dir = args.data_dir or "../shared/data/train"
+    judge = Path(args.judge)
+    missing = [p for p in args.cross_fit if not Path(p, "config.json").is_file()]
+    problem = (f"not a judge folder (no combiner.json): {judge}" if not (judge / "combiner.json").is_file()
+               else f"not a trained stage folder: {missing[0]}" if missing
+               else f"training pool not found: {data_dir}" if not Path(data_dir).is_dir()
+               else "--out must differ from the judge folder" if Path(args.out).resolve() == judge.resolve() else None)
+    if problem:
+        print(f"ragdoctor: error: {problem}", file=sys.stderr)
+        return 2
+    refit_support(judge, Path(args.out), data_dir, cross_fit=[Path(p) for p in args.cross_fit],
+                  per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True))
     print(f"judge folder: {args.out} (use it with: ragdoctor eval ... --nli-model {args.out})")
     return 0
 
@@ -78,8 +98,21 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     c.add_argument("--relevance", help="the relevance stage's folder (optional)")
     c.add_argument("--nli", help="a general-NLI stage's folder (optional): its score is offered to the support "
                                  "combiner as one more feature, nli_max")
+    c.add_argument("--cross-fit", nargs="+", default=[], metavar="DIR",
+                   help="support stages each trained without some sources (recipes/support-fold-*.json): the support "
+                        "combiner is fit on features from a model that never saw each record's source")
     c.add_argument("--out", required=True, help="the judge folder to write (replaced if it exists)")
     c.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
     c.add_argument("--per-label", type=int, default=120, help="held-out records per label per source (default 120)")
     c.add_argument("--seed", type=int, default=13)
     c.set_defaults(func=cmd_judge_combine)
+    r = judge_sub.add_parser("refit", help="copy a judge folder and fit its support combiner again (--cross-fit: on "
+                                           "scores from models that never saw each held-out record's source)")
+    r.add_argument("judge", help="the judge folder (support/, relevance/, combiner.json)")
+    r.add_argument("--cross-fit", nargs="+", default=[], metavar="DIR",
+                   help="support stages each trained without some sources (recipes/support-fold-*.json)")
+    r.add_argument("--out", required=True, help="the judge folder to write (replaced if it exists)")
+    r.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
+    r.add_argument("--per-label", type=int, default=120, help="held-out records per label per source (default 120)")
+    r.add_argument("--seed", type=int, default=13)
+    r.set_defaults(func=cmd_judge_refit)

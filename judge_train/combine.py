@@ -273,9 +273,11 @@ def choose_features(rows: ClaimRows, names: Sequence[str], log: Log, baseline: s
     return chosen, table
 
 
-def fit_support(scorer: CompactJudgeScorer, records: Sequence[PoolRecord], log: Log) -> tuple[dict, dict]:
-    """The support combiner spec and its report."""
-    rows = claim_rows(scorer, records, log)
+def fit_support(scorer: CompactJudgeScorer, records: Sequence[PoolRecord], log: Log,
+                rows: ClaimRows | None = None) -> tuple[dict, dict]:
+    """The support combiner spec and its report; ``rows``: the records' feature rows when they were computed
+    otherwise (cross-fitted: judge_train/crossfit.py), else scored here by ``scorer``."""
+    rows = claim_rows(scorer, records, log) if rows is None else rows
     names = list(scorer.support_features)
     chosen, table = choose_features(rows, names, log, baseline="lexical_win")
     cols = [names.index(n) for n in chosen]

@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from judge_train.combine import fit_relevance, fit_support, heldout_records
+from judge_train.crossfit import cross_fitted_rows, trained_sources
 from judge_train.data import (RELEVANCE_CAPS, SUPPORT_CAPS, DataConfig, heldout, heldout_half, read_pool,
                               long_evidence_records, read_relevance_pool,
                               swap_records)
@@ -59,8 +60,39 @@ def copy_stage_records(stage: Path, stages_dir: Path) -> list[str]:
     return names
 
 
+def support_combiner(scorer, support_records, out: Path, *, percent: int, per_label: int, seed: int, log: Log,
+                     cross_fit: Sequence[Path] = ()) -> tuple[dict, dict]:
+    """The support combiner's spec and report, fit on the calibration half of the held-out slice (with the swapped
+    and buried-evidence sources made from it); with ``cross_fit``, on features from fold models that never trained on
+    each record's source (judge_train/crossfit.py), whose recipes are kept under ``out``/stages/."""
+    from eval.judges.nli import CompactJudgeScorer
+
+    held = heldout_records(support_records, percent, per_label, seed)
+    held += swap_records(held, per_label, seed)  # changed numbers, names, polarity: a source of its own
+    held += long_evidence_records(held, per_label, seed)  # the same claims, evidence buried in a long page
+    log(f"support combiner: {len(held)} held-out records")
+    rows, folds = None, {}
+    if cross_fit:
+        fold_scorers = [(CompactJudgeScorer(out, combiner={}, support=f), trained_sources(f)) for f in cross_fit]
+        rows, counts = cross_fitted_rows(scorer, fold_scorers, held, log)
+        for f in cross_fit:
+            copy_stage_records(f, out / "stages")
+        folds = {"folds": {json.loads((f / "training_config.json").read_text())["recipe"]["recipe"]: sorted(seen)
+                           for f, (_, seen) in zip(cross_fit, fold_scorers)}, "records_scored_by": counts}
+    spec, report = fit_support(scorer, held, log, rows)
+    if folds:
+        report["cross_fit"] = folds
+        spec["fit_on"] += (f"; features cross-fitted: each record scored by a support model that never trained on "
+                           f"its source ({len(cross_fit)} fold models)")
+    return spec, report
+
+
 def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, per_label: int = 120,
-          percent: int = 10, seed: int = 13, log: Log = print, nli: Path | None = None) -> dict:
+          percent: int = 10, seed: int = 13, log: Log = print, nli: Path | None = None,
+          cross_fit: Sequence[Path] = ()) -> dict:
+    """``cross_fit``: support stages each trained without some of the pool's sources; the support combiner is then
+    fit on features where every held-out record comes from a model that never trained on its source
+    (judge_train/crossfit.py), and the folds' recipes are kept under stages/."""
     t0 = time.time()
     if out.exists():
         shutil.rmtree(out)
@@ -79,12 +111,10 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     from eval.judges.nli import CompactJudgeScorer
 
     scorer = CompactJudgeScorer(out, combiner={})
-    held = heldout_records(support_records, percent, per_label, seed)
-    held += swap_records(held, per_label, seed)  # changed numbers, names, polarity: a source of its own
-    held += long_evidence_records(held, per_label, seed)  # the same claims, evidence buried in a long page
-    log(f"support combiner: {len(held)} held-out records")
     combiner, report = {}, {}
-    combiner["support"], report["support"] = fit_support(scorer, held, log)
+    combiner["support"], report["support"] = support_combiner(scorer, support_records, out, percent=percent,
+                                                              per_label=per_label, seed=seed, log=log,
+                                                              cross_fit=cross_fit)
     if relevance is not None:
         rel_records, _ = read_relevance_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(RELEVANCE_CAPS),
                                                         heldout_percent=percent), seed)
@@ -104,6 +134,36 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     write_card(out)
     log(f"judge folder {out} in {summary['seconds'] / 60:.1f} min")
     return summary
+
+
+def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[Path] = (), per_label: int = 120,
+                  percent: int = 10, seed: int = 13, log: Log = print) -> dict:
+    """A copy of the judge folder ``judge`` at ``out`` whose support combiner is fit again (on cross-fitted features
+    with ``cross_fit``); its models, IDF table, relevance combiner and stage records are kept as they are."""
+    t0 = time.time()
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(judge, out)
+    support_records, _ = read_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(SUPPORT_CAPS),
+                                              heldout_percent=percent))
+    from eval.judges.nli import CompactJudgeScorer
+
+    scorer = CompactJudgeScorer(out, combiner={})
+    spec, report = support_combiner(scorer, support_records, out, percent=percent, per_label=per_label, seed=seed,
+                                    log=log, cross_fit=cross_fit)
+    spec["fit_on"] += f"; cross-encoder scores in {scorer.precision}"
+    for name, part in (("combiner.json", spec), ("heldout_metrics.json", report)):
+        doc = json.loads((out / name).read_text()) if (out / name).exists() else {}
+        doc["support"] = part
+        (out / name).write_text(json.dumps(doc, indent=2 if name == "combiner.json" else 1) + "\n")
+    pkg = json.loads((out / "package.json").read_text())
+    pkg["support_refit"] = {"from": judge.name, "cross_fit": [f.name for f in cross_fit], "per_label": per_label,
+                            "heldout_percent": percent, "seed": seed, "precision": scorer.precision,
+                            "seconds": round(time.time() - t0, 1)}
+    (out / "package.json").write_text(json.dumps(pkg, indent=1) + "\n")
+    write_card(out)
+    log(f"judge folder {out}: support combiner refit in {pkg['support_refit']['seconds'] / 60:.1f} min")
+    return pkg
 
 
 def licence_lines(stages_dir: Path) -> list[str]:
@@ -183,6 +243,15 @@ def write_card(out: Path, *, dev_table: str | None = None, extra: str | None = N
                   f"contribution of each, per standard deviation): {coef}. {comb[what]['fit_on']}.", "",
                   f"AUROC per source on the calibration half of the held-out slice ({'min over claims' if what == 'support' else 'per pair'}):", "",
                   *_source_table(rep, baseline, alone), ""]
+        if rep.get("cross_fit"):
+            names = list(rep["cross_fit"]["folds"])
+            folds = "; ".join(f"{name} (trained on {', '.join(seen)})" for name, seen in rep["cross_fit"]["folds"].items())
+            scored = ", ".join(f"{'the full model' if k == 'full' else names[int(k.removeprefix('fold'))]} {n}"
+                               for k, n in rep["cross_fit"]["records_scored_by"].items())
+            lines += ["Cross-fitted: every held-out record of a source some fold model never trained on was scored by "
+                      "that model, so the weights above say how far to trust the cross-encoder on a source it has not "
+                      f"seen (judge_train/crossfit.py). Fold models: {folds}. Held-out records scored by each: "
+                      f"{scored}.", ""]
         if rep.get("nomiracl_sets_auroc") is not None:
             lines += [f"NoMIRACL passage sets (does any of the 10 retrieved passages answer the question; set score = "
                       f"best passage): AUROC {rep['nomiracl_sets_auroc']:.3f} over {rep['nomiracl_sets_n']} held-out "

@@ -114,13 +114,16 @@ class CompactJudgeScorer:
 
     def __init__(self, model_dir: str | Path, *, combiner: dict | None | str = "auto", precision: str | None = None,
                  name: str = "nli", batch_size: int = 32, max_length: int = READ_TOKENS, device: str | None = None,
-                 support_threshold: float = 0.5, relevance_threshold: float = 0.5, embedder=None):  # noqa: ARG002
+                 support_threshold: float = 0.5, relevance_threshold: float = 0.5, embedder=None,  # noqa: ARG002
+                 support: str | Path | None = None):
+        """``support``: a support cross-encoder to use instead of the folder's ``support/`` (e.g. a model trained
+        without some sources, to score them as unseen: judge_train/crossfit.py)."""
         self.model_dir = Path(model_dir)
         self.name = name
         self.support_threshold = support_threshold
         self.relevance_threshold = relevance_threshold
         self.precision = cpu_precision(precision)
-        support_dir = self.model_dir / "support"
+        support_dir = Path(support) if support is not None else self.model_dir / "support"
         self.ce = CrossEncoderScorer(support_dir if support_dir.is_dir() else self.model_dir, name=name,
                                      batch_size=batch_size, max_length=max_length, device=device)
         rel_dir = self.model_dir / "relevance"

@@ -129,6 +129,27 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     precision = cpu_precision()  # the combiners' weights depend on the precision their scores came in: recorded
     assert json.loads((judge / "package.json").read_text())["precision"] == precision
     assert all(spec[k]["fit_on"].endswith(f"scores in {precision}") for k in ("support", "relevance"))
+    # cross-fitted: a support stage trained without begin scores begin's held-out records for the combiner's fit
+    fold = tmp_path / "fold"
+    train(sup.model_copy(update={"recipe": "tiny-fold", "data": sup.data.model_copy(
+        update={"cap_per_label": {"halueval_qa": 8, "mnli": 8}})}), fold, log=lambda _m: None)
+    build(s_out, None, tmp_path / "judge-xfit", str(pool), per_label=6, percent=40, log=lambda _m: None,
+          cross_fit=[fold])
+    xfit = json.loads((tmp_path / "judge-xfit" / "heldout_metrics.json").read_text())["support"]["cross_fit"]
+    assert xfit["folds"] == {"tiny-fold": ["halueval_qa", "mnli"]} and xfit["records_scored_by"]["fold0"] > 0
+    assert "cross-fitted" in json.loads((tmp_path / "judge-xfit" / "combiner.json").read_text())["support"]["fit_on"]
+    assert (tmp_path / "judge-xfit" / "stages" / "tiny-fold" / "training_config.json").is_file()
+    card = (tmp_path / "judge-xfit" / "MODEL_CARD.md").read_text()
+    assert "Fold models: tiny-fold (trained on halueval_qa, mnli)" in card and "scored by each: the full model" in card
+    # refit: a copy of a judge folder whose support combiner alone is fit again, here cross-fitted
+    from judge_train.package import refit_support
+
+    refit_support(judge, tmp_path / "refit", str(pool), cross_fit=[fold], per_label=6, percent=40, log=lambda _m: None)
+    old, new = (json.loads((d / "combiner.json").read_text()) for d in (judge, tmp_path / "refit"))
+    assert new["relevance"] == old["relevance"] and "cross-fitted" in new["support"]["fit_on"]
+    assert json.loads((tmp_path / "refit" / "package.json").read_text())["support_refit"]["cross_fit"] == ["fold"]
+    assert (tmp_path / "refit" / "support" / "model.safetensors").is_file()
+    assert load_scorer(tmp_path / "refit", max_length=64).support_combiner is not None
     scorer = load_scorer(judge, max_length=64)
     assert isinstance(scorer, CompactJudgeScorer) and scorer.rel_ce is not None
     text = "Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903."
