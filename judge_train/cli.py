@@ -65,7 +65,8 @@ def cmd_judge_refit(args) -> int:
     data_dir = args.data_dir or "../shared/data/train"
     judge = Path(args.judge)
     missing = [p for p in args.cross_fit if not Path(p, "config.json").is_file()]
-    problem = (f"not a judge folder (no combiner.json): {judge}" if not (judge / "combiner.json").is_file()
+    problem = (f"not a judge folder made by 'ragdoctor judge combine' (no combiner.json and package.json): {judge}"
+               if not ((judge / "combiner.json").is_file() and (judge / "package.json").is_file())
                else f"not a trained stage folder: {missing[0]}" if missing
                else f"training pool not found: {data_dir}" if not Path(data_dir).is_dir()
                else "--out must differ from the judge folder" if Path(args.out).resolve() == judge.resolve() else None)

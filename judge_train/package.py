@@ -41,17 +41,20 @@ def copy_model(stage: Path, dest: Path) -> None:
             shutil.copy2(f, dest / f.name)
 
 
-def copy_stage_records(stage: Path, stages_dir: Path) -> list[str]:
-    """The stage's recipe, manifest and held-out metrics, and those of the stage it started from (recursively)."""
+def copy_stage_records(stage: Path, stages_dir: Path, keep_existing: bool = False) -> list[str]:
+    """The stage's recipe, manifest and held-out metrics, and those of the stage it started from (recursively).
+    ``keep_existing``: a stage already recorded under that name keeps its records (a fold model's base chain must not
+    replace the records of the stage the judge's own models came from)."""
     names = []
     while stage.is_dir() and (stage / "training_config.json").exists():
         cfg = json.loads((stage / "training_config.json").read_text())
         name = cfg["recipe"]["recipe"]
         dest = stages_dir / name
-        dest.mkdir(parents=True, exist_ok=True)
-        for f in STAGE_RECORDS:
-            if (stage / f).exists():
-                shutil.copy2(stage / f, dest / f)
+        if not (keep_existing and dest.is_dir()):
+            dest.mkdir(parents=True, exist_ok=True)
+            for f in STAGE_RECORDS:
+                if (stage / f).exists():
+                    shutil.copy2(stage / f, dest / f)
         names.append(name)
         base = Path(cfg["recipe"]["base_model"])
         if base == stage or not base.is_dir():
@@ -76,7 +79,7 @@ def support_combiner(scorer, support_records, out: Path, *, percent: int, per_la
         fold_scorers = [(CompactJudgeScorer(out, combiner={}, support=f), trained_sources(f)) for f in cross_fit]
         rows, counts = cross_fitted_rows(scorer, fold_scorers, held, log)
         for f in cross_fit:
-            copy_stage_records(f, out / "stages")
+            copy_stage_records(f, out / "stages", keep_existing=True)
         folds = {"folds": {json.loads((f / "training_config.json").read_text())["recipe"]["recipe"]: sorted(seen)
                            for f, (_, seen) in zip(cross_fit, fold_scorers)}, "records_scored_by": counts}
     spec, report = fit_support(scorer, held, log, rows)

@@ -144,7 +144,12 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     # refit: a copy of a judge folder whose support combiner alone is fit again, here cross-fitted
     from judge_train.package import refit_support
 
+    # the fold started from the bundled base, as the judge's support stage did: its chain must not replace the
+    # records of the judge's own stages
+    (judge / "stages" / "tiny-fold").mkdir()
+    (judge / "stages" / "tiny-fold" / "training_config.json").write_text('{"kept": true}')
     refit_support(judge, tmp_path / "refit", str(pool), cross_fit=[fold], per_label=6, percent=40, log=lambda _m: None)
+    assert json.loads((tmp_path / "refit" / "stages" / "tiny-fold" / "training_config.json").read_text()) == {"kept": True}
     old, new = (json.loads((d / "combiner.json").read_text()) for d in (judge, tmp_path / "refit"))
     assert new["relevance"] == old["relevance"] and "cross-fitted" in new["support"]["fit_on"]
     assert json.loads((tmp_path / "refit" / "package.json").read_text())["support_refit"]["cross_fit"] == ["fold"]

@@ -76,8 +76,11 @@ def test_refit_refuses_what_it_cannot_use_in_one_line(tmp_path, capsys):
     pool.mkdir()
     judge = tmp_path / "judge"
     judge.mkdir()
-    cases = [([str(tmp_path / "nowhere")], "not a judge folder (no combiner.json)")]
+    cases = [([str(tmp_path / "nowhere")], "not a judge folder made by 'ragdoctor judge combine'")]
     (judge / "combiner.json").write_text("{}")
+    assert main(["judge", "refit", str(judge), "--out", str(tmp_path / "new"), "--data-dir", str(pool)]) == 2
+    assert "no combiner.json and package.json" in capsys.readouterr().err  # a combiner alone is not enough
+    (judge / "package.json").write_text("{}")
     cases += [([str(judge), "--cross-fit", str(tmp_path / "nofold")], "not a trained stage folder"),
               ([str(judge), "--data-dir", str(tmp_path / "nopool")], "training pool not found"),
               ([str(judge), "--out", str(judge)], "--out must differ from the judge folder")]
