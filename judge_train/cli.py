@@ -42,15 +42,21 @@ def cmd_judge_train(args) -> int:
     return 0
 
 
+def _inputs_problem(stages: list[str | None], data_dir: str) -> str | None:
+    """What is wrong with the stage folders given (None entries: options not given) and the training pool, if any."""
+    missing = [p for p in stages if p and not Path(p, "config.json").is_file()]
+    if missing:
+        return f"not a trained stage folder: {missing[0]}"
+    return None if Path(data_dir).is_dir() else f"training pool not found: {data_dir}"
+
+
 def cmd_judge_combine(args) -> int:
     from judge_train.package import build
 
     data_dir = args.data_dir or "../shared/data/train"
-    missing = [p for p in (args.support, args.relevance, args.nli, *args.cross_fit)
-               if p and not Path(p, "config.json").is_file()]
-    if missing or not Path(data_dir).is_dir():
-        what = f"not a trained stage folder: {missing[0]}" if missing else f"training pool not found: {data_dir}"
-        print(f"ragdoctor: error: {what}", file=sys.stderr)
+    problem = _inputs_problem([args.support, args.relevance, args.nli, *args.cross_fit], data_dir)
+    if problem:
+        print(f"ragdoctor: error: {problem}", file=sys.stderr)
         return 2
     build(Path(args.support), Path(args.relevance) if args.relevance else None, Path(args.out), data_dir,
           per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True),
@@ -64,12 +70,10 @@ def cmd_judge_refit(args) -> int:
 
     data_dir = args.data_dir or "../shared/data/train"
     judge = Path(args.judge)
-    missing = [p for p in args.cross_fit if not Path(p, "config.json").is_file()]
     problem = (f"not a judge folder made by 'ragdoctor judge combine' (no combiner.json and package.json): {judge}"
                if not ((judge / "combiner.json").is_file() and (judge / "package.json").is_file())
-               else f"not a trained stage folder: {missing[0]}" if missing
-               else f"training pool not found: {data_dir}" if not Path(data_dir).is_dir()
-               else "--out must differ from the judge folder" if Path(args.out).resolve() == judge.resolve() else None)
+               else _inputs_problem(args.cross_fit, data_dir)
+               or ("--out must differ from the judge folder" if Path(args.out).resolve() == judge.resolve() else None))
     if problem:
         print(f"ragdoctor: error: {problem}", file=sys.stderr)
         return 2

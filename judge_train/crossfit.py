@@ -15,7 +15,7 @@ scored by the full model, as before.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -26,16 +26,21 @@ from judge_train.data import PoolRecord
 Log = Callable[[str], None]
 
 
-def trained_sources(stage: Path) -> set[str]:
-    """The pool sources a stage (and every stage it started from) trained on: those with a cap above 0."""
-    seen: set[str] = set()
+def stage_chain(stage: Path) -> Iterator[tuple[Path, dict]]:
+    """(folder, recipe) of a trained stage, then of the stage it started from, and so on while the base is a stage
+    folder here (each folder once)."""
     visited: set[Path] = set()
     while stage.is_dir() and (stage / "training_config.json").is_file() and stage.resolve() not in visited:
         visited.add(stage.resolve())
         recipe = json.loads((stage / "training_config.json").read_text())["recipe"]
-        seen |= {s for s, cap in recipe["data"].get("cap_per_label", {}).items() if cap and cap > 0}
+        yield stage, recipe
         stage = Path(recipe["base_model"])
-    return seen
+
+
+def trained_sources(stage: Path) -> set[str]:
+    """The pool sources a stage (and every stage it started from) trained on: those with a cap above 0."""
+    return {s for _, recipe in stage_chain(stage)
+            for s, cap in recipe["data"].get("cap_per_label", {}).items() if cap and cap > 0}
 
 
 def origin_sources(records: Sequence[PoolRecord]) -> list[frozenset[str]]:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from judge_train.combine import fit_relevance, fit_support, heldout_records
-from judge_train.crossfit import cross_fitted_rows, trained_sources
+from judge_train.crossfit import cross_fitted_rows, stage_chain, trained_sources
 from judge_train.data import (RELEVANCE_CAPS, SUPPORT_CAPS, DataConfig, heldout, heldout_half, read_pool,
                               long_evidence_records, read_relevance_pool,
                               swap_records)
@@ -46,20 +46,14 @@ def copy_stage_records(stage: Path, stages_dir: Path, keep_existing: bool = Fals
     ``keep_existing``: a stage already recorded under that name keeps its records (a fold model's base chain must not
     replace the records of the stage the judge's own models came from)."""
     names = []
-    while stage.is_dir() and (stage / "training_config.json").exists():
-        cfg = json.loads((stage / "training_config.json").read_text())
-        name = cfg["recipe"]["recipe"]
-        dest = stages_dir / name
+    for folder, recipe in stage_chain(stage):
+        dest = stages_dir / recipe["recipe"]
         if not (keep_existing and dest.is_dir()):
             dest.mkdir(parents=True, exist_ok=True)
             for f in STAGE_RECORDS:
-                if (stage / f).exists():
-                    shutil.copy2(stage / f, dest / f)
-        names.append(name)
-        base = Path(cfg["recipe"]["base_model"])
-        if base == stage or not base.is_dir():
-            break
-        stage = base
+                if (folder / f).exists():
+                    shutil.copy2(folder / f, dest / f)
+        names.append(recipe["recipe"])
     return names
 
 
@@ -78,10 +72,9 @@ def support_combiner(scorer, support_records, out: Path, *, percent: int, per_la
     if cross_fit:
         fold_scorers = [(CompactJudgeScorer(out, combiner={}, support=f), trained_sources(f)) for f in cross_fit]
         rows, counts = cross_fitted_rows(scorer, fold_scorers, held, log)
-        for f in cross_fit:
-            copy_stage_records(f, out / "stages", keep_existing=True)
-        folds = {"folds": {json.loads((f / "training_config.json").read_text())["recipe"]["recipe"]: sorted(seen)
-                           for f, (_, seen) in zip(cross_fit, fold_scorers)}, "records_scored_by": counts}
+        names = [copy_stage_records(f, out / "stages", keep_existing=True)[0] for f in cross_fit]
+        folds = {"folds": {name: sorted(seen) for name, (_, seen) in zip(names, fold_scorers)},
+                 "records_scored_by": counts}
     spec, report = fit_support(scorer, held, log, rows)
     if folds:
         report["cross_fit"] = folds
