@@ -3,6 +3,7 @@
 Wire it with ``register(sub, pipeline_options)`` next to the other command modules in ragdoctor/cli.py."""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -70,16 +71,54 @@ def cmd_judge_refit(args) -> int:
 
     data_dir = args.data_dir or "../shared/data/train"
     judge = Path(args.judge)
-    problem = (f"not a judge folder made by 'ragdoctor judge combine' (no combiner.json and package.json): {judge}"
-               if not ((judge / "combiner.json").is_file() and (judge / "package.json").is_file())
-               else _inputs_problem(args.cross_fit, data_dir)
+    problem = (_judge_problem(judge) or _inputs_problem([*args.cross_fit, args.support], data_dir)
                or ("--out must differ from the judge folder" if Path(args.out).resolve() == judge.resolve() else None))
     if problem:
         print(f"ragdoctor: error: {problem}", file=sys.stderr)
         return 2
     refit_support(judge, Path(args.out), data_dir, cross_fit=[Path(p) for p in args.cross_fit],
-                  per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True))
+                  per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True),
+                  support=Path(args.support) if args.support else None)
     print(f"judge folder: {args.out} (use it with: ragdoctor eval ... --nli-model {args.out})")
+    return 0
+
+
+def _judge_problem(judge: Path) -> str | None:
+    if (judge / "combiner.json").is_file() and (judge / "package.json").is_file():
+        return None
+    return f"not a judge folder made by 'ragdoctor judge combine' (no combiner.json and package.json): {judge}"
+
+
+def cmd_judge_interpolate(args) -> int:
+    from corpora.errors import UsageError
+    from judge_train.interpolate import interpolate
+
+    try:
+        record = interpolate(Path(args.base), Path(args.tuned), args.weight, Path(args.out))
+    except UsageError as exc:
+        print(f"ragdoctor: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"stage folder: {args.out} ({1 - record['weight']:g} x {args.base} + {record['weight']:g} x {args.tuned}; "
+          f"use it with: ragdoctor judge refit JUDGE --support {args.out} ...)")
+    return 0
+
+
+def cmd_judge_crossfit_report(args) -> int:
+    from judge_train.crossfit import cross_fitted_report, report_table
+
+    data_dir = args.data_dir or "../shared/data/train"
+    judge = Path(args.judge)
+    problem = _judge_problem(judge) or _inputs_problem(args.cross_fit, data_dir)
+    if problem:
+        print(f"ragdoctor: error: {problem}", file=sys.stderr)
+        return 2
+    report = cross_fitted_report(judge, [Path(p) for p in args.cross_fit], data_dir, per_label=args.per_label,
+                                 seed=args.seed, log=lambda msg: print(msg, file=sys.stderr, flush=True))
+    print("\n".join(report_table(report)))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+        print(f"wrote {args.json}")
     return 0
 
 
@@ -120,4 +159,25 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     r.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
     r.add_argument("--per-label", type=int, default=120, help="held-out records per label per source (default 120)")
     r.add_argument("--seed", type=int, default=13)
+    r.add_argument("--support", metavar="DIR", help="a stage folder whose cross-encoder replaces the judge's support "
+                                                    "model (e.g. from 'judge interpolate')")
     r.set_defaults(func=cmd_judge_refit)
+    w = judge_sub.add_parser("interpolate", help="mix the weights of a tuned stage and the stage it started from: "
+                                                 "(1 - a) base + a tuned (WiSE-FT), a new stage folder")
+    w.add_argument("base", help="the stage the tuned one started from (e.g. the general-NLI stage)")
+    w.add_argument("tuned", help="the fine-tuned stage (or a judge folder's support/)")
+    w.add_argument("--weight", type=float, required=True, help="a: the tuned model's share, 0..1")
+    w.add_argument("--out", required=True, help="the stage folder to write (replaced if it exists)")
+    w.set_defaults(func=cmd_judge_interpolate)
+    x = judge_sub.add_parser("crossfit-report", help="a judge's support combiner on sources its cross-encoder never "
+                                                     "saw: the pool's report half, each record scored by a fold model "
+                                                     "that never trained on its source, next to lexical")
+    x.add_argument("judge", help="the judge folder")
+    x.add_argument("--cross-fit", nargs="+", required=True, metavar="DIR",
+                   help="support stages each trained without some sources (recipes/support-fold-*.json)")
+    x.add_argument("--json", help="also write the report here")
+    x.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
+    x.add_argument("--per-label", type=int, default=150, help="records per label per source (default 150, as "
+                                                             "meta-eval --dataset pool)")
+    x.add_argument("--seed", type=int, default=0)
+    x.set_defaults(func=cmd_judge_crossfit_report)

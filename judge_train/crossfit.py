@@ -98,3 +98,66 @@ def cross_fitted_rows(full, fold_scorers: Sequence[tuple[object, set[str]]], rec
             log(f"  cross-fit: {idx.size} records scored by {'the full model' if k < 0 else f'fold model {k}'}")
             parts.append((idx, claim_rows(scorer, [records[i] for i in idx], log)))
     return merge_rows(parts, len(records)), counts
+
+
+def fold_name(stage: Path) -> str:
+    """A fold model's recipe name (its folder's name when it has no records)."""
+    return next((recipe["recipe"] for _, recipe in stage_chain(stage)), stage.name)
+
+
+def cross_fitted_report(judge: Path, cross_fit: Sequence[Path], data_dir: str, *, per_label: int = 150,
+                        seed: int = 0, percent: int | None = None, log: Log = print) -> dict:
+    """How a judge folder's support combiner does on sources its cross-encoder never saw: the report half of the
+    held-out slice (the sample ``meta-eval --dataset pool`` scores, judge_train/suite.py), each record scored by a
+    fold model that never trained on its source, AUROC per source (min over claims) of the lexical feature
+    (``lexical_win``), the cross-encoder alone and the combiner, and the smallest lead of each over lexical among the
+    sources with enough records. The comparison recipes are chosen by (issue 11): the in-distribution slice rewards a
+    model for what it memorised."""
+    from eval.judges.nli import CompactJudgeScorer
+    from judge_train.combine import _predict, eligible_sources, per_source_auroc, record_min, worst_margin
+    from judge_train.suite import HELDOUT_PERCENT, support_report_records
+
+    records = support_report_records(data_dir, per_label, seed, HELDOUT_PERCENT if percent is None else percent)
+    full = CompactJudgeScorer(judge, combiner={})
+    folds = [(CompactJudgeScorer(judge, combiner={}, support=f), trained_sources(f)) for f in cross_fit]
+    names = [fold_name(f) for f in cross_fit]
+    log(f"cross-fitted report: {len(records)} records of the report half, {len(folds)} fold models")
+    rows, counts = cross_fitted_rows(full, folds, records, log)
+    spec = json.loads((judge / "combiner.json").read_text())["support"]
+    features = list(full.support_features)
+    n = len(rows.label)
+    scores = {"lexical_win": record_min(rows.x[:, features.index("lexical_win")], rows.record, n),
+              "ce_max": record_min(rows.x[:, features.index("ce_max")], rows.record, n),
+              "combiner": record_min(_predict(spec, rows.x[:, [features.index(f) for f in spec["features"]]]),
+                                     rows.record, n)}
+    per = {k: per_source_auroc(v, rows) for k, v in scores.items()}
+    ok = eligible_sources(rows)
+    scorer_of = ["full model" if k < 0 else names[k] for k in assign_folds(records, [seen for _, seen in folds])]
+    per_source = {s: {"n": rows.source.count(s), "enough_records": s in ok,
+                      "scored_by": sorted({scorer_of[i] for i, src in enumerate(rows.source) if src == s}),
+                      **{k: per[k][s] for k in scores}} for s in sorted(set(rows.source))}
+    lexical = {s: v for s, v in per["lexical_win"].items() if s in ok}
+    return {"judge": str(judge), "combiner_features": spec["features"], "per_label": per_label, "seed": seed,
+            "folds": {name: sorted(seen) for name, (_, seen) in zip(names, folds)},
+            "records_scored_by": counts, "per_source": per_source,
+            "worst_source": {k: per[k]["min"] for k in scores},
+            "smallest_lead_over_lexical": {k: worst_margin({s: v for s, v in per[k].items() if s in ok}, lexical)
+                                           for k in ("ce_max", "combiner")}}
+
+
+def fmt(v: float | None, sign: bool = False) -> str:
+    return "-" if v is None else f"{v:+.3f}" if sign else f"{v:.3f}"
+
+
+def report_table(report: dict) -> list[str]:
+    """The cross-fitted report as a markdown table."""
+    rows = ["| source (report half) | n | scored by | lexical (unigram, best window) | cross-encoder alone | combiner |",
+            "|---|---|---|---|---|---|"]
+    for s, r in report["per_source"].items():
+        name = s if r["enough_records"] else f"{s} (too few records to decide)"
+        rows.append(f"| {name} | {r['n']} | {', '.join(r['scored_by'])} | {fmt(r['lexical_win'])} | "
+                    f"{fmt(r['ce_max'])} | {fmt(r['combiner'])} |")
+    w, lead = report["worst_source"], report["smallest_lead_over_lexical"]
+    rows.append(f"| **worst source** | | | {fmt(w['lexical_win'])} | {fmt(w['ce_max'])} | {fmt(w['combiner'])} |")
+    rows.append(f"| **smallest lead over lexical** | | | | {fmt(lead['ce_max'], True)} | {fmt(lead['combiner'], True)} |")
+    return rows

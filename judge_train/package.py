@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from judge_train.combine import fit_relevance, fit_support, heldout_records
-from judge_train.crossfit import cross_fitted_rows, stage_chain, trained_sources
+from judge_train.crossfit import cross_fitted_rows, fmt, stage_chain, trained_sources
 from judge_train.data import (RELEVANCE_CAPS, SUPPORT_CAPS, DataConfig, heldout, heldout_half, read_pool,
                               long_evidence_records, read_relevance_pool,
                               swap_records)
@@ -133,13 +133,22 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
 
 
 def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[Path] = (), per_label: int = 120,
-                  percent: int = 10, seed: int = 13, log: Log = print) -> dict:
+                  percent: int = 10, seed: int = 13, log: Log = print, support: Path | None = None) -> dict:
     """A copy of the judge folder ``judge`` at ``out`` whose support combiner is fit again (on cross-fitted features
-    with ``cross_fit``); its models, IDF table, relevance combiner and stage records are kept as they are."""
+    with ``cross_fit``); its models, IDF table, relevance combiner and stage records are kept as they are, except
+    that ``support`` (a stage folder) replaces the support cross-encoder, its records listed first under stages/."""
     t0 = time.time()
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(judge, out)
+    pkg = json.loads((out / "package.json").read_text())
+    if support is not None:
+        shutil.rmtree(out / "support")
+        copy_model(support, out / "support")
+        names = copy_stage_records(support, out / "stages", keep_existing=True)
+        pkg["stages"] = [names[0], *[s for s in pkg["stages"] if s != names[0]],
+                         *[s for s in names[1:] if s not in pkg["stages"]]]
+        (out / "package.json").write_text(json.dumps(pkg, indent=1) + "\n")
     support_records, _ = read_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(SUPPORT_CAPS),
                                               heldout_percent=percent))
     from eval.judges.nli import CompactJudgeScorer
@@ -152,8 +161,8 @@ def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[
         doc = json.loads((out / name).read_text()) if (out / name).exists() else {}
         doc["support"] = part
         (out / name).write_text(json.dumps(doc, indent=2 if name == "combiner.json" else 1) + "\n")
-    pkg = json.loads((out / "package.json").read_text())
-    pkg["support_refit"] = {"from": judge.name, "cross_fit": [f.name for f in cross_fit], "per_label": per_label,
+    pkg["support_refit"] = {"from": judge.name, "support": support.name if support is not None else None,
+                            "cross_fit": [f.name for f in cross_fit], "per_label": per_label,
                             "heldout_percent": percent, "seed": seed, "precision": scorer.precision,
                             "seconds": round(time.time() - t0, 1)}
     (out / "package.json").write_text(json.dumps(pkg, indent=1) + "\n")
@@ -177,10 +186,6 @@ def licence_lines(stages_dir: Path) -> list[str]:
     return rows
 
 
-def _fmt(v) -> str:
-    return "-" if v is None else f"{v:.3f}"
-
-
 def _source_table(report: dict, baseline: str, alone: str) -> list[str]:
     """Per source: the combiner (leave-one-source-out and cross-validated), the cross-encoder alone and the lexical
     baseline (both min over claims), AUROC on the calibration half of the held-out slice; then the worst source and
@@ -191,8 +196,8 @@ def _source_table(report: dict, baseline: str, alone: str) -> list[str]:
             "|---|---|---|---|---|"]
     for src in [s for s in loso if s not in ("min", "margin")] + ["min"]:
         name = "**worst source (enough records)**" if src == "min" else src
-        rows.append(f"| {name} | {_fmt(loso.get(src))} | {_fmt(cv.get(src))} | "
-                    f"{_fmt(singles[alone].get(src))} | {_fmt(singles.get(baseline, {}).get(src))} |")
+        rows.append(f"| {name} | {fmt(loso.get(src))} | {fmt(cv.get(src))} | "
+                    f"{fmt(singles[alone].get(src))} | {fmt(singles.get(baseline, {}).get(src))} |")
     if loso.get("margin") is not None:
         rows.append(f"| **smallest lead over the baseline** | {loso['margin']:+.3f} | | | |")
     return rows
@@ -217,6 +222,10 @@ def write_card(out: Path, *, dev_table: str | None = None, extra: str | None = N
         tc = json.loads((out / "stages" / name / "training_config.json").read_text())
         r = tc["recipe"]
         base = Path(r["base_model"]).name if r["base_model"] != "minilm" else "all-MiniLM-L6-v2 (bundled)"
+        if tc.get("interpolated"):  # judge_train/interpolate.py: a mix of two trained models, not a training run
+            mix = tc["interpolated"]
+            base = (f"{1 - mix['weight']:g} x {Path(mix['base']).name} + {mix['weight']:g} x {mix['tuned_recipe']} "
+                    "(weight interpolation; the rest of the row is the tuned stage's)")
         lines.append(f"| {name} | {base} | {r['task']} | {tc.get('n_train', '-')} | {r['epochs']} | {r['lr']} | "
                      f"{r['max_length']} | {tc['device']} ({tc['threads']} threads) | "
                      f"{tc['fit']['seconds'] / 60:.1f} |")

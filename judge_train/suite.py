@@ -30,6 +30,32 @@ def _sample(rows: list, per_label: int, rng: random.Random) -> list:
     return sorted(out, key=lambda r: (r.group, r.text))
 
 
+def report_records(records: list, signal: str, per_label: int, rng: random.Random, seed: int,
+                   percent: int = HELDOUT_PERCENT) -> tuple[dict[str, list], int]:
+    """Per source, the sampled records of the report half of the held-out slice (at most ``per_label`` of each
+    label; support: with the made-up sources built from it; a source with one label only is left out), and the number
+    of held-out records they were drawn from."""
+    held = [r for r in records if heldout(r.group, percent) and heldout_half(r.group) == "report"]
+    if signal == "support":  # changed numbers, names, polarity against the same evidence: a source of its own
+        held += (swap_records(held, per_label, seed) + long_evidence_records(held, per_label, seed)
+                 + conjunction_records(held, per_label, seed))
+    out = {}
+    for source in sorted({r.source for r in held}):
+        rows = _sample([r for r in held if r.source == source], per_label, rng)
+        if len({r.label for r in rows}) == 2:  # one label only (NoMIRACL's judged negatives): no AUROC to compute
+            out[source] = rows
+    return out, len(held)
+
+
+def support_report_records(data_dir: str | Path, per_label: int = 150, seed: int = 0,
+                           percent: int = HELDOUT_PERCENT) -> list:
+    """The support records ``pool_tasks`` scores, the same sample in the same order (judge_train/crossfit.py scores
+    them cross-fitted)."""
+    support, _ = read_pool(DataConfig(data_dir=str(data_dir), cap_per_label=dict(SUPPORT_CAPS)))
+    by_source, _ = report_records(support, "support", per_label, random.Random(seed), seed, percent)
+    return [r for rows in by_source.values() for r in rows]
+
+
 def pool_tasks(data_dir: str | Path, per_label: int = 150, seed: int = 0,
                percent: int = HELDOUT_PERCENT) -> tuple[list[Task], int]:
     """One Task per source of the held-out slice (at most ``per_label`` records of each label), and the number of
@@ -40,15 +66,9 @@ def pool_tasks(data_dir: str | Path, per_label: int = 150, seed: int = 0,
     tasks: list[Task] = []
     total = 0
     for metric, signal, records in (("groundedness", "support", support), ("context_relevance", "relevance", relevance)):
-        held = [r for r in records if heldout(r.group, percent) and heldout_half(r.group) == "report"]
-        if signal == "support":  # changed numbers, names, polarity against the same evidence: a source of its own
-            held += (swap_records(held, per_label, seed) + long_evidence_records(held, per_label, seed)
-                     + conjunction_records(held, per_label, seed))
-        total += len(held)
-        for source in sorted({r.source for r in held}):
-            rows = _sample([r for r in held if r.source == source], per_label, rng)
-            if len({r.label for r in rows}) < 2:
-                continue  # one label only (NoMIRACL's judged negatives): no AUROC to compute
+        by_source, n_held = report_records(records, signal, per_label, rng, seed, percent)
+        total += n_held
+        for source, rows in by_source.items():
             if signal == "support":
                 items = [LabelledItem(f"{source}:{k}", r.evidence, r.text, float(r.label), group=r.group)
                          for k, r in enumerate(rows)]

@@ -155,6 +155,27 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     assert json.loads((tmp_path / "refit" / "package.json").read_text())["support_refit"]["cross_fit"] == ["fold"]
     assert (tmp_path / "refit" / "support" / "model.safetensors").is_file()
     assert load_scorer(tmp_path / "refit", max_length=64).support_combiner is not None
+    # a weight mix of two stages replaces the support model; its records come first, the tuned stage's stay
+    from judge_train.crossfit import cross_fitted_report, report_table
+    from judge_train.interpolate import interpolate
+
+    interpolate(fold, judge / "support", 0.5, tmp_path / "mix")
+    refit_support(judge, tmp_path / "refit-mix", str(pool), cross_fit=[fold], per_label=6, percent=40,
+                  log=lambda _m: None, support=tmp_path / "mix")
+    pkg = json.loads((tmp_path / "refit-mix" / "package.json").read_text())
+    assert pkg["stages"][0] == f"{sup.recipe}-wise0.5" and sup.recipe in pkg["stages"]
+    assert pkg["support_refit"]["support"] == "mix"
+    assert "weight interpolation" in (tmp_path / "refit-mix" / "MODEL_CARD.md").read_text()
+    assert load_scorer(tmp_path / "refit-mix", max_length=64).support_combiner is not None
+    # the cross-fitted report: the judge's combiner on the report half, begin's records scored by the fold model
+    report = cross_fitted_report(tmp_path / "refit-mix", [fold], str(pool), per_label=6, percent=100,
+                                 log=lambda _m: None)
+    assert report["per_source"]["begin"]["scored_by"] == ["tiny-fold"]
+    assert report["per_source"]["mnli"]["scored_by"] == ["full model"]
+    assert report["records_scored_by"]["fold0"] > 0 and report["combiner_features"][0] == "ce_max"
+    assert all(0 <= r[k] <= 1 for r in report["per_source"].values() for k in ("lexical_win", "ce_max", "combiner")
+               if r[k] is not None)
+    assert report_table(report)[-1].startswith("| **smallest lead over lexical** |")
     scorer = load_scorer(judge, max_length=64)
     assert isinstance(scorer, CompactJudgeScorer) and scorer.rel_ce is not None
     text = "Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903."

@@ -1,0 +1,99 @@
+"""Weight interpolation between a fine-tuned cross-encoder and the stage it was tuned from (WiSE-FT, Wortsman et al.
+2022): theta = (1 - a) * base + a * tuned, tensor by tensor.
+
+Fine-tuning on the claim-level pool makes the support model better on the pool's sources and can make it worse on a
+kind of text it never saw; the general-NLI stage it started from transferred better to long-document QA (issue 11).
+A mix keeps part of both without training anything. Both models must have the same architecture (the same tensors
+and shapes): in practice a stage and the stage its recipe started from, or another run of the same recipe.
+
+The mixed folder is a stage folder like any other: the tuned stage's records (training_config.json,
+data_manifest.json) with the recipe renamed ``<recipe>-wise<a>`` and an ``interpolated`` entry (both folders, their
+weights' sha256, ``a``), so cross-fitting (crossfit.trained_sources) reads what the mix was trained on from the same
+chain, and the model card lists it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+from corpora.errors import UsageError
+
+WEIGHTS = "model.safetensors"
+RECORDS = ("training_config.json", "data_manifest.json")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def records_dir(model: Path) -> Path | None:
+    """Where a model folder's training records are: the folder itself (a stage trained by ``judge train``), or, for
+    the ``support/`` slot of a judge folder, ``stages/<its support stage>`` (package.json lists that stage first)."""
+    if (model / "training_config.json").is_file():
+        return model
+    pkg = model.parent / "package.json"
+    if model.name == "support" and pkg.is_file():
+        stages = json.loads(pkg.read_text()).get("stages") or []
+        found = model.parent / "stages" / stages[0] if stages else None
+        if found is not None and (found / "training_config.json").is_file():
+            return found
+    return None
+
+
+def mix_name(recipe: str, weight: float) -> str:
+    return f"{recipe}-wise{weight:g}"
+
+
+def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
+    """Write the mix (1 - weight) * base + weight * tuned to ``out`` (fp16 weights like every shipped stage) and
+    return its ``interpolated`` record. UsageError (one line) when a folder is not a model, lacks records, or the two
+    do not have the same tensors."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    if not 0.0 <= weight <= 1.0:
+        raise UsageError(f"--weight must lie in [0, 1], got {weight:g}")
+    for folder in (base, tuned):
+        if not (folder / WEIGHTS).is_file():
+            raise UsageError(f"not a cross-encoder folder (no {WEIGHTS}): {folder}")
+    records = records_dir(tuned)
+    if records is None:
+        raise UsageError(f"no training records for {tuned} (training_config.json, or a judge folder's stages/)")
+    a, b = load_file(str(base / WEIGHTS)), load_file(str(tuned / WEIGHTS))
+    if a.keys() != b.keys():
+        odd = sorted(a.keys() ^ b.keys())[0]
+        raise UsageError(f"{base} and {tuned} are different architectures: tensor {odd!r} is in one only")
+    for key in a:
+        if a[key].shape != b[key].shape:
+            raise UsageError(f"{base} and {tuned} are different architectures: tensor {key!r} has shape "
+                             f"{tuple(a[key].shape)} against {tuple(b[key].shape)}")
+    mixed = {}
+    for key in a:
+        if a[key].is_floating_point():
+            t = (1.0 - weight) * a[key].to(torch.float32) + weight * b[key].to(torch.float32)
+            mixed[key] = t.to(b[key].dtype).contiguous()
+        else:  # integer buffers (position ids): the tuned model's
+            mixed[key] = b[key].contiguous()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for f in tuned.iterdir():  # config, tokenizer, sentence-transformers files: the tuned model's
+        if f.is_file() and f.name != WEIGHTS and f.name not in RECORDS + ("heldout_metrics.json",
+                                                                           "heldout_examples.jsonl"):
+            shutil.copy2(f, out / f.name)
+    save_file(mixed, str(out / WEIGHTS), metadata={"format": "pt"})
+    tc = json.loads((records / "training_config.json").read_text())
+    record = {"base": str(base), "base_sha256": _sha256(base / WEIGHTS), "tuned": str(tuned),
+              "tuned_recipe": tc["recipe"]["recipe"], "tuned_sha256": _sha256(tuned / WEIGHTS), "weight": weight}
+    tc["recipe"]["recipe"] = mix_name(tc["recipe"]["recipe"], weight)
+    tc["interpolated"] = record
+    (out / "training_config.json").write_text(json.dumps(tc, indent=1) + "\n")
+    if (records / "data_manifest.json").is_file():
+        shutil.copy2(records / "data_manifest.json", out / "data_manifest.json")
+    return record

@@ -1,0 +1,92 @@
+"""Weight interpolation of two stage folders (judge_train/interpolate.py): the mix, its records, one-line refusals."""
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from corpora.errors import UsageError
+from judge_train.crossfit import trained_sources
+from judge_train.interpolate import interpolate, records_dir
+
+
+def _model(path, w, recipe=None, base="runs/judge/nli-stage", extra=None):
+    path.mkdir(parents=True)
+    tensors = {"layer.weight": torch.full((2, 3), float(w), dtype=torch.float16),
+               "position_ids": torch.arange(4, dtype=torch.int64)}
+    tensors.update(extra or {})
+    save_file(tensors, str(path / "model.safetensors"))
+    (path / "config.json").write_text(json.dumps({"name": path.name}))
+    if recipe:
+        (path / "training_config.json").write_text(json.dumps({"recipe": {
+            "recipe": recipe, "base_model": str(base), "data": {"cap_per_label": {"faithdial": 5}}}, "n_train": 7}))
+        (path / "data_manifest.json").write_text('{"sources": {}}')
+    return path
+
+
+def test_the_mix_is_the_weighted_sum_and_keeps_the_tuned_records(tmp_path):
+    base = _model(tmp_path / "nli", 0.0, "nli", base="minilm")
+    tuned = _model(tmp_path / "support", 4.0, "support-stage", base=base)
+    for a, want in ((0.0, 0.0), (0.25, 1.0), (1.0, 4.0)):
+        out = tmp_path / f"mix{a}"
+        record = interpolate(base, tuned, a, out)
+        mixed = load_file(str(out / "model.safetensors"))
+        assert torch.equal(mixed["layer.weight"], torch.full((2, 3), want, dtype=torch.float16))
+        assert mixed["layer.weight"].dtype == torch.float16 and torch.equal(mixed["position_ids"], torch.arange(4))
+        tc = json.loads((out / "training_config.json").read_text())
+        assert tc["recipe"]["recipe"] == f"support-stage-wise{a:g}" and tc["n_train"] == 7
+        assert tc["interpolated"] == record and record["weight"] == a and record["tuned_recipe"] == "support-stage"
+        assert len(record["base_sha256"]) == 64 and record["base_sha256"] != record["tuned_sha256"]
+        assert json.loads((out / "config.json").read_text()) == {"name": "support"}
+        assert (out / "data_manifest.json").is_file()
+    # cross-fitting reads what the mix trained on from the same chain: the tuned stage's and its base's sources
+    assert trained_sources(tmp_path / "mix0.25") == {"faithdial"}
+
+
+def test_a_judge_folders_support_slot_finds_its_records_under_stages(tmp_path):
+    judge = tmp_path / "judge"
+    sup = _model(judge / "support", 2.0)
+    stage = judge / "stages" / "minilm-support-stage"
+    stage.mkdir(parents=True)
+    (stage / "training_config.json").write_text(json.dumps({"recipe": {"recipe": "minilm-support-stage",
+                                                                       "base_model": "minilm", "data": {}}}))
+    (judge / "package.json").write_text(json.dumps({"stages": ["minilm-support-stage", "minilm-nli-stage"]}))
+    assert records_dir(sup) == stage
+    assert records_dir(_model(tmp_path / "loose", 1.0)) is None
+    record = interpolate(_model(tmp_path / "nli", 0.0, "nli"), sup, 0.5, tmp_path / "mix")
+    assert record["tuned_recipe"] == "minilm-support-stage"
+    assert load_file(str(tmp_path / "mix" / "model.safetensors"))["layer.weight"][0, 0].item() == 1.0
+
+
+def test_what_cannot_be_mixed_is_refused_in_one_line(tmp_path):
+    base = _model(tmp_path / "nli", 0.0, "nli")
+    tuned = _model(tmp_path / "support", 1.0, "support")
+    other = _model(tmp_path / "other", 1.0, "other", extra={"classifier.bias": torch.zeros(3)})
+    wide = tmp_path / "wide"
+    wide.mkdir()
+    save_file({"layer.weight": torch.zeros(2, 4), "position_ids": torch.arange(4)}, str(wide / "model.safetensors"))
+    cases = [((base, tuned, 1.5), "--weight must lie in"), ((tmp_path / "nowhere", tuned, 0.5), "no model.safetensors"),
+             ((base, _model(tmp_path / "bare", 1.0), 0.5), "no training records"),
+             ((base, other, 0.5), "tensor 'classifier.bias' is in one only"),
+             ((wide, tuned, 0.5), "tensor 'layer.weight' has shape (2, 4) against (2, 3)")]
+    for (b, t, a), msg in cases:
+        with pytest.raises(UsageError, match=r"\A[^\n]*" + __import__("re").escape(msg)):
+            interpolate(b, t, a, tmp_path / "out")
+
+
+def test_cli_interpolate_and_crossfit_report_exit_2_in_one_line(tmp_path, capsys):
+    from ragdoctor.cli import main
+
+    base = _model(tmp_path / "nli", 0.0, "nli")
+    tuned = _model(tmp_path / "support", 1.0, "support")
+    assert main(["judge", "interpolate", str(base), str(tuned), "--weight", "0.7", "--out", str(tmp_path / "m")]) == 0
+    assert "0.3 x" in capsys.readouterr().out
+    assert main(["judge", "interpolate", str(base), str(tmp_path / "x"), "--weight", "0.7", "--out",
+                 str(tmp_path / "m2")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ragdoctor: error:") and "\n" not in err and "Traceback" not in err
+    pool = tmp_path / "train"
+    pool.mkdir()
+    assert main(["judge", "crossfit-report", str(tmp_path), "--cross-fit", str(tuned), "--data-dir", str(pool)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "not a judge folder" in err and "\n" not in err
