@@ -1,6 +1,6 @@
 """The shipped default judge weights (the package carries them; nothing is downloaded).
 
-groundedness-minilm-v4/   support/ and relevance/: fp16 MiniLM-L6 cross-encoders; combiner.json and idf.json: the
+groundedness-minilm-v5/   support/ and relevance/: fp16 MiniLM-L6 cross-encoders; combiner.json and idf.json: the
                           calibrated combiners over named features (eval/judges/nli.py); MODEL_CARD.md says what
                           it was trained on, how it measures and where it fails; stages/ holds each training stage's
                           recipe and data manifest. Rebuild: judge_train/recipes/*.json, then ``ragdoctor judge
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-DEFAULT_MODEL = "groundedness-minilm-v4"
+DEFAULT_MODEL = "groundedness-minilm-v5"
 _REQUIRED = ("support/config.json", "support/model.safetensors", "support/tokenizer.json", "combiner.json")
 
 
