@@ -43,11 +43,16 @@ def cmd_judge_train(args) -> int:
     return 0
 
 
-def _inputs_problem(stages: list[str | None], data_dir: str) -> str | None:
-    """What is wrong with the stage folders given (None entries: options not given) and the training pool, if any."""
-    missing = [p for p in stages if p and not Path(p, "config.json").is_file()]
+def _inputs_problem(stages: list[str | None], data_dir: str, recorded: list[str | None] = ()) -> str | None:
+    """What is wrong with the stage folders given (None entries: options not given) and the training pool, if any.
+    ``recorded``: stages that must carry their recipe (what a fold or a replacement support model trained on is read
+    from it: without it a fold would be taken to have seen no source and score every record)."""
+    missing = [p for p in [*stages, *recorded] if p and not Path(p, "config.json").is_file()]
     if missing:
         return f"not a trained stage folder: {missing[0]}"
+    unrecorded = [p for p in recorded if p and not Path(p, "training_config.json").is_file()]
+    if unrecorded:
+        return f"no training_config.json in {unrecorded[0]}: which sources it trained on cannot be told"
     return None if Path(data_dir).is_dir() else f"training pool not found: {data_dir}"
 
 
@@ -55,7 +60,7 @@ def cmd_judge_combine(args) -> int:
     from judge_train.package import build
 
     data_dir = args.data_dir or "../shared/data/train"
-    problem = _inputs_problem([args.support, args.relevance, args.nli, *args.cross_fit], data_dir)
+    problem = _inputs_problem([args.support, args.relevance, args.nli], data_dir, args.cross_fit)
     if problem:
         print(f"ragdoctor: error: {problem}", file=sys.stderr)
         return 2
@@ -71,7 +76,7 @@ def cmd_judge_refit(args) -> int:
 
     data_dir = args.data_dir or "../shared/data/train"
     judge = Path(args.judge)
-    problem = (_judge_problem(judge) or _inputs_problem([*args.cross_fit, args.support], data_dir)
+    problem = (_judge_problem(judge) or _inputs_problem([], data_dir, [*args.cross_fit, args.support])
                or ("--out must differ from the judge folder" if Path(args.out).resolve() == judge.resolve() else None))
     if problem:
         print(f"ragdoctor: error: {problem}", file=sys.stderr)
@@ -84,9 +89,15 @@ def cmd_judge_refit(args) -> int:
 
 
 def _judge_problem(judge: Path) -> str | None:
-    if (judge / "combiner.json").is_file() and (judge / "package.json").is_file():
-        return None
-    return f"not a judge folder made by 'ragdoctor judge combine' (no combiner.json and package.json): {judge}"
+    if not ((judge / "combiner.json").is_file() and (judge / "package.json").is_file()):
+        return f"not a judge folder made by 'ragdoctor judge combine' (no combiner.json and package.json): {judge}"
+    try:
+        spec = json.loads((judge / "combiner.json").read_text()).get("support")
+    except (ValueError, AttributeError) as exc:
+        return f"{judge / 'combiner.json'}: not a JSON object ({str(exc).splitlines()[0]})"
+    if not isinstance(spec, dict) or not spec.get("features"):
+        return f"{judge / 'combiner.json'}: field 'support': no support combiner to refit or report"
+    return None
 
 
 def cmd_judge_interpolate(args) -> int:
@@ -108,7 +119,7 @@ def cmd_judge_crossfit_report(args) -> int:
 
     data_dir = args.data_dir or "../shared/data/train"
     judge = Path(args.judge)
-    problem = _judge_problem(judge) or _inputs_problem(args.cross_fit, data_dir)
+    problem = _judge_problem(judge) or _inputs_problem([], data_dir, args.cross_fit)
     if problem:
         print(f"ragdoctor: error: {problem}", file=sys.stderr)
         return 2

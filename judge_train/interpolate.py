@@ -62,6 +62,8 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
     for folder in (base, tuned):
         if not (folder / WEIGHTS).is_file():
             raise UsageError(f"not a cross-encoder folder (no {WEIGHTS}): {folder}")
+    if out.resolve() in (base.resolve(), tuned.resolve()):
+        raise UsageError(f"--out must differ from both models: {out}")
     records = records_dir(tuned)
     if records is None:
         raise UsageError(f"no training records for {tuned} (training_config.json, or a judge folder's stages/)")

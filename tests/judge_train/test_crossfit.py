@@ -81,7 +81,18 @@ def test_refit_refuses_what_it_cannot_use_in_one_line(tmp_path, capsys):
     assert main(["judge", "refit", str(judge), "--out", str(tmp_path / "new"), "--data-dir", str(pool)]) == 2
     assert "no combiner.json and package.json" in capsys.readouterr().err  # a combiner alone is not enough
     (judge / "package.json").write_text("{}")
+    assert main(["judge", "refit", str(judge), "--out", str(tmp_path / "new"), "--data-dir", str(pool)]) == 2
+    assert "field 'support': no support combiner" in capsys.readouterr().err
+    (judge / "combiner.json").write_text("[1, 2")
+    assert main(["judge", "refit", str(judge), "--out", str(tmp_path / "new"), "--data-dir", str(pool)]) == 2
+    assert "combiner.json: not a JSON object" in capsys.readouterr().err
+    (judge / "combiner.json").write_text('{"support": {"features": ["ce_max"]}}')
+    bare = tmp_path / "bare"  # a CrossEncoder folder without its recipe: which sources it saw cannot be told
+    bare.mkdir()
+    (bare / "config.json").write_text("{}")
     cases += [([str(judge), "--cross-fit", str(tmp_path / "nofold")], "not a trained stage folder"),
+              ([str(judge), "--cross-fit", str(bare)], "no training_config.json in"),
+              ([str(judge), "--support", str(bare)], "no training_config.json in"),
               ([str(judge), "--data-dir", str(tmp_path / "nopool")], "training pool not found"),
               ([str(judge), "--out", str(judge)], "--out must differ from the judge folder")]
     for argv, message in cases:
