@@ -25,7 +25,7 @@ from rag.precision import bf16_autocast, quantize_ffn, resolve_precision
 ROOT = Path(__file__).resolve().parents[1]
 WEIGHTS = ROOT / "eval" / "judges" / "weights"
 MODELS = {"rerank-minilm": WEIGHTS / "rerank-minilm-v1",  # trained to rank (listwise), the default
-          "relevance-minilm": WEIGHTS / "groundedness-minilm-v4" / "relevance"}  # the judge's pairwise relevance model
+          "relevance-minilm": WEIGHTS / "groundedness-minilm-v5" / "relevance"}  # the judge's pairwise relevance model
 DEFAULT_RERANKER: str = RetrievalConfig.model_fields["reranker"].default  # one default, rag/config.py's
 PRECISION_ENV = "RAGDOCTOR_RERANK_PRECISION"
 
