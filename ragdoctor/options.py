@@ -115,6 +115,7 @@ RULES: dict[str, Callable[[str], float | int]] = {
     "num_workers": positive_int, "nlist": positive_int, "gpus_per_worker": _number(float, 0.0, None),
     "concurrency": _number(int, 1, 1024), "judge_concurrency": _number(int, 1, 1024),
     "max_retries": _number(int, 0, 100), "context_tokens": _number(int, 32, None), "max_queries": positive_int,
+    "weight": unit_closed,
 }
 
 
