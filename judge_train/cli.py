@@ -7,6 +7,10 @@ import json
 import sys
 from pathlib import Path
 
+from corpora.errors import UsageError
+
+POOL = "../shared/data/train"  # the training pool, beside the checkout (shared/data/README.md)
+
 
 def _config_from_args(args):
     from judge_train.train import TrainConfig, load_recipe
@@ -56,14 +60,17 @@ def _inputs_problem(stages: list[str | None], data_dir: str, recorded: list[str 
     return None if Path(data_dir).is_dir() else f"training pool not found: {data_dir}"
 
 
+def _refuse(problem: str | None) -> None:
+    """A problem found before any work: a UsageError, which ragdoctor's main prints in one line with exit 2."""
+    if problem:
+        raise UsageError(problem)
+
+
 def cmd_judge_combine(args) -> int:
     from judge_train.package import build
 
-    data_dir = args.data_dir or "../shared/data/train"
-    problem = _inputs_problem([args.support, args.relevance, args.nli], data_dir, args.cross_fit)
-    if problem:
-        print(f"ragdoctor: error: {problem}", file=sys.stderr)
-        return 2
+    data_dir = args.data_dir or POOL
+    _refuse(_inputs_problem([args.support, args.relevance, args.nli], data_dir, args.cross_fit))
     build(Path(args.support), Path(args.relevance) if args.relevance else None, Path(args.out), data_dir,
           per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True),
           nli=Path(args.nli) if args.nli else None, cross_fit=[Path(p) for p in args.cross_fit])
@@ -74,13 +81,10 @@ def cmd_judge_combine(args) -> int:
 def cmd_judge_refit(args) -> int:
     from judge_train.package import refit_support
 
-    data_dir = args.data_dir or "../shared/data/train"
+    data_dir = args.data_dir or POOL
     judge = Path(args.judge)
-    problem = (_judge_problem(judge) or _inputs_problem([], data_dir, [*args.cross_fit, args.support])
-               or ("--out must differ from the judge folder" if Path(args.out).resolve() == judge.resolve() else None))
-    if problem:
-        print(f"ragdoctor: error: {problem}", file=sys.stderr)
-        return 2
+    _refuse(_judge_problem(judge) or _inputs_problem([], data_dir, [*args.cross_fit, args.support])
+            or ("--out must differ from the judge folder" if Path(args.out).resolve() == judge.resolve() else None))
     refit_support(judge, Path(args.out), data_dir, cross_fit=[Path(p) for p in args.cross_fit],
                   per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True),
                   support=Path(args.support) if args.support else None)
@@ -101,14 +105,9 @@ def _judge_problem(judge: Path) -> str | None:
 
 
 def cmd_judge_interpolate(args) -> int:
-    from corpora.errors import UsageError
     from judge_train.interpolate import interpolate
 
-    try:
-        record = interpolate(Path(args.base), Path(args.tuned), args.weight, Path(args.out))
-    except UsageError as exc:
-        print(f"ragdoctor: error: {exc}", file=sys.stderr)
-        return 2
+    record = interpolate(Path(args.base), Path(args.tuned), args.weight, Path(args.out))  # UsageError: main's exit 2
     print(f"stage folder: {args.out} ({1 - record['weight']:g} x {args.base} + {record['weight']:g} x {args.tuned}; "
           f"use it with: ragdoctor judge refit JUDGE --support {args.out} ...)")
     return 0
@@ -117,12 +116,9 @@ def cmd_judge_interpolate(args) -> int:
 def cmd_judge_crossfit_report(args) -> int:
     from judge_train.crossfit import cross_fitted_report, report_table
 
-    data_dir = args.data_dir or "../shared/data/train"
+    data_dir = args.data_dir or POOL
     judge = Path(args.judge)
-    problem = _judge_problem(judge) or _inputs_problem([], data_dir, args.cross_fit)
-    if problem:
-        print(f"ragdoctor: error: {problem}", file=sys.stderr)
-        return 2
+    _refuse(_judge_problem(judge) or _inputs_problem([], data_dir, args.cross_fit))
     report = cross_fitted_report(judge, [Path(p) for p in args.cross_fit], data_dir, per_label=args.per_label,
                                  seed=args.seed, log=lambda msg: print(msg, file=sys.stderr, flush=True))
     print("\n".join(report_table(report)))

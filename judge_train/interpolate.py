@@ -13,23 +13,15 @@ chain, and the model card lists it.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
 
+from corpora.digest import sha256_file
 from corpora.errors import UsageError
 
 WEIGHTS = "model.safetensors"
 RECORDS = ("training_config.json", "data_manifest.json")
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def records_dir(model: Path) -> Path | None:
@@ -91,8 +83,8 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
             shutil.copy2(f, out / f.name)
     save_file(mixed, str(out / WEIGHTS), metadata={"format": "pt"})
     tc = json.loads((records / "training_config.json").read_text())
-    record = {"base": str(base), "base_sha256": _sha256(base / WEIGHTS), "tuned": str(tuned),
-              "tuned_recipe": tc["recipe"]["recipe"], "tuned_sha256": _sha256(tuned / WEIGHTS), "weight": weight}
+    record = {"base": str(base), "base_sha256": sha256_file(base / WEIGHTS), "tuned": str(tuned),
+              "tuned_recipe": tc["recipe"]["recipe"], "tuned_sha256": sha256_file(tuned / WEIGHTS), "weight": weight}
     tc["recipe"]["recipe"] = mix_name(tc["recipe"]["recipe"], weight)
     tc["interpolated"] = record
     (out / "training_config.json").write_text(json.dumps(tc, indent=1) + "\n")
