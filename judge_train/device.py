@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 
 from corpora.digest import sha256_file
+from corpora.errors import InputError
+from judge_train.out_folder import replaceable_out
 
 LIMIT_BYTES = 64 * 1024 * 1024
 STASH_MIN_BYTES = 1024 * 1024
@@ -192,6 +194,7 @@ def split(folder: Path, out: Path, part_bytes: int = PART_BYTES) -> dict:
 def unpack(parts_dir: Path, out: Path) -> Path:
     """Join the parts ``split`` wrote (read from parts_dir/split.json), check the sha256, extract the folder to
     ``out`` (replaced if it exists)."""
+    replaceable_out(out, [parts_dir], what="stage folder")
     spec_path = parts_dir / "split.json"
     if not spec_path.is_file():
         raise DeviceError(f"{spec_path}: not found (the device run's --bring-back writes it beside the parts)")
@@ -262,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise DeviceError("too large for a device call: python -m judge_train.device stash")
         else:
             print(f"stage folder: {unpack(Path(args.parts_dir), Path(args.out))}")
-    except (DeviceError, OSError, subprocess.CalledProcessError) as exc:
+    except (DeviceError, InputError, OSError, subprocess.CalledProcessError) as exc:
         print(f"ragdoctor: error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from corpora.digest import sha256_file
 from corpora.errors import UsageError
+from judge_train.out_folder import replaceable_out
 
 WEIGHTS = "model.safetensors"
 RECORDS = ("training_config.json", "data_manifest.json")
@@ -54,8 +55,7 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
     for folder in (base, tuned):
         if not (folder / WEIGHTS).is_file():
             raise UsageError(f"not a cross-encoder folder (no {WEIGHTS}): {folder}")
-    if out.resolve() in (base.resolve(), tuned.resolve()):
-        raise UsageError(f"--out must differ from both models: {out}")
+    replaceable_out(out, [base, tuned], what="stage folder")
     records = records_dir(tuned)
     if records is None:
         raise UsageError(f"no training records for {tuned} (training_config.json, or a judge folder's stages/)")

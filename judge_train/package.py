@@ -22,6 +22,7 @@ from pathlib import Path
 
 from judge_train.combine import fit_relevance, fit_support, heldout_records
 from judge_train.crossfit import cross_fitted_rows, fmt, stage_chain, trained_sources
+from judge_train.out_folder import replaceable_out
 from judge_train.data import (RELEVANCE_CAPS, SUPPORT_CAPS, DataConfig, heldout, heldout_half, read_pool,
                               long_evidence_records, read_relevance_pool,
                               swap_records)
@@ -89,6 +90,7 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     """``cross_fit``: support stages each trained without some of the pool's sources; the support combiner is then
     fit on features where every held-out record comes from a model that never trained on its source
     (judge_train/crossfit.py), and the folds' recipes are kept under stages/."""
+    replaceable_out(out, [support, relevance, nli, *cross_fit, data_dir])
     t0 = time.time()
     if out.exists():
         shutil.rmtree(out)
@@ -137,6 +139,7 @@ def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[
     """A copy of the judge folder ``judge`` at ``out`` whose support combiner is fit again (on cross-fitted features
     with ``cross_fit``); its models, IDF table, relevance combiner and stage records are kept as they are, except
     that ``support`` (a stage folder) replaces the support cross-encoder, its records listed first under stages/."""
+    replaceable_out(out, [judge, *cross_fit, support, data_dir])
     t0 = time.time()
     if out.exists():
         shutil.rmtree(out)

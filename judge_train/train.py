@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rag.precision import native_bf16
 from judge_train.data import (DataConfig, Example, build_examples, manifest, read_pool, read_relevance_pool,
                                    relevance_examples)
+from judge_train.out_folder import replaceable_out
 from judge_train.rerank_data import RerankGroup, rerank_groups
 
 RECIPE = "cross-encoder-stage"
@@ -334,7 +335,7 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     import eval.judges.cross_encoder  # noqa: F401 - imported now: an hour-long run must not pick up code edited meanwhile
     from rag.embeddings import quiet_model_loading
 
-    out = Path(out)
+    out = replaceable_out(out, [_base_path(cfg.base_model), cfg.data.data_dir], what="stage folder")  # before an hour
     t_start = time.time()
     code = _code_hashes()  # now, not after an hour: the files may have moved or changed by then
     _seed_everything(cfg.seed)

@@ -11,7 +11,6 @@ import sys
 import traceback
 
 from corpora.errors import NOTICES, InputError
-from corpora.paths import output_folder
 from eval.judges.base import JudgeUnavailable
 from judge_train import cli as cmd_judge
 from rag.llm import LLMError
@@ -58,25 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         register(sub, pipeline_options)
     for p in list(all_parsers(parser))[1:]:  # --debug after the command works too
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    cmd_judge_guard(sub)
     return checked_numbers(parser)
-
-
-def cmd_judge_guard(sub) -> None:
-    """`judge train --out DIR` replaces DIR: refuse a folder that is not a judge folder this project wrote."""
-    judge = sub.choices.get("judge")
-    train = next((a.choices["train"] for a in getattr(judge, "_actions", [])
-                  if isinstance(a, argparse._SubParsersAction) and "train" in a.choices), None)
-    if train is None:
-        return
-    run = train.get_default("func")
-
-    def guarded(args):
-        if args.out:
-            output_folder(args.out, markers=("training_config.json", "model.safetensors"), what="judge folder")
-        return run(args)
-
-    train.set_defaults(func=guarded)
 
 
 class _Notices(logging.Handler):

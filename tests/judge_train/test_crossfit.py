@@ -94,7 +94,7 @@ def test_refit_refuses_what_it_cannot_use_in_one_line(tmp_path, capsys):
               ([str(judge), "--cross-fit", str(bare)], "no training_config.json in"),
               ([str(judge), "--support", str(bare)], "no training_config.json in"),
               ([str(judge), "--data-dir", str(tmp_path / "nopool")], "training pool not found"),
-              ([str(judge), "--out", str(judge)], "--out must differ from the judge folder")]
+              ([str(judge), "--out", str(judge)], "would be replaced before its input")]
     for argv, message in cases:
         out = ["--out", str(tmp_path / "new")] if "--out" not in argv else []
         data = ["--data-dir", str(pool)] if "--data-dir" not in argv else []

@@ -72,9 +72,10 @@ def test_what_cannot_be_mixed_is_refused_in_one_line(tmp_path):
     for (b, t, a), msg in cases:
         with pytest.raises(UsageError, match=r"\A[^\n]*" + __import__("re").escape(msg)):
             interpolate(b, t, a, tmp_path / "out")
-    with pytest.raises(UsageError, match="--out must differ from both models"):
-        interpolate(base, tuned, 0.5, tuned)  # the input would be deleted before it is read
-    assert (tuned / "model.safetensors").is_file()
+    for out in (tuned, tmp_path, tuned / "inside"):  # the input itself, a folder holding it, one inside it
+        with pytest.raises(UsageError, match=r"\A[^\n]*--out .* (would be replaced before its input|lies inside)"):
+            interpolate(base, tuned, 0.5, out)
+    assert (tuned / "model.safetensors").is_file() and not (tuned / "inside").exists()
 
 
 def test_cli_interpolate_and_crossfit_report_exit_2_in_one_line(tmp_path, capsys):
