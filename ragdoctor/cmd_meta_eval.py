@@ -41,6 +41,18 @@ def default_judges(nli_model: str | None) -> list[str]:
     return ["lexical", "embedding"] + (["nli"] if nli_model or default_nli_path() else [])
 
 
+def nli_variants(folders: list[str] | None) -> dict[str, str]:
+    """--compare-nli folders as judges labelled 'nli:<folder name>' (a repeated name gets '#2', '#3', ...)."""
+    out: dict[str, str] = {}
+    for folder in folders or []:
+        label = base = f"nli:{Path(folder).name or folder}"
+        k = 2
+        while label in out:
+            label, k = f"{base}#{k}", k + 1
+        out[label] = folder
+    return out
+
+
 def _ci(ci) -> str:
     return ci_text(*(ci or (None, None)))
 
@@ -110,7 +122,11 @@ def cmd_meta_eval(args) -> int:
     from eval.meta.meta_eval import MetaEvalOptions, default_out_dir, run_meta_eval, save_report  # noqa: PLC0415 - scipy
     from ragdoctor.flow import llm_factory  # noqa: PLC0415 - lazy in every command: the library loads when one runs
 
-    judges = args.judges or default_judges(args.nli_model)
+    for flag, folder in [("--nli-model", args.nli_model), *(("--compare-nli", f) for f in args.compare_nli or [])]:
+        if folder and not Path(folder).is_dir():  # a mistyped folder is refused now, not reported after the others ran
+            raise UsageError(f"{flag} {folder}: folder not found")
+    variants = nli_variants(args.compare_nli)
+    judges = [*(args.judges or default_judges(args.nli_model)), *variants]
     if args.judge_base_url and not {"llm", "ragas"} & set(judges):
         raise UsageError(f"--judge-base-url: only the llm and ragas judges read it, and the judges run are "
                          f"{', '.join(judges)}")
@@ -127,7 +143,7 @@ def cmd_meta_eval(args) -> int:
     with ExitStack() as stack:
         judge_opts = JudgeOptions(nli_model=args.nli_model,
                                   llm_factory=llm_factory(stack, args.judge_base_url, args.judge_model))
-        opts = MetaEvalOptions(judges=judges, limit=args.limit,
+        opts = MetaEvalOptions(judges=judges, limit=args.limit, nli_variants=variants,
                                metrics=args.metrics, seed=args.seed, n_resamples=args.resamples, reduce=args.reduce,
                                chunk_size=args.batch_size, judge_options=judge_opts)
         log = (lambda msg: print(f"ragdoctor: meta-eval: {msg}", file=sys.stderr)) if args.format == "table" else None
@@ -176,6 +192,10 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 (no pipeline option
     p.add_argument("--reduce", choices=REDUCERS, default="min", help="claims to one groundedness score")
     p.add_argument("--batch-size", type=int, default=64, help="records per scorer batch")
     p.add_argument("--nli-model", help="CrossEncoder folder for the nli judge (default: the shipped judge, if any)")
+    p.add_argument("--compare-nli", action="append", metavar="DIR",
+                   help="repeatable: one more nli judge from this folder (a judge folder or any CrossEncoder), "
+                        "measured in the same table as 'nli:<folder name>', e.g. the previous judge beside the "
+                        "shipped one")
     p.add_argument("--judge-base-url", help="OpenAI-compatible URL for the llm judge (default: bundled model)")
     p.add_argument("--judge-model", default="qwen2.5-0.5b", help="llm judge model: bundled GGUF or server model")
     p.set_defaults(func=cmd_meta_eval)

@@ -6,7 +6,7 @@ import importlib.util
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +37,9 @@ class MetaEvalOptions:
     reduce: Reduce = "min"
     chunk_size: int = 64
     judge_options: JudgeOptions = field(default_factory=JudgeOptions)
+    # further nli judges, each from its own folder, measured beside the others: judge label ('nli:<name>') -> folder
+    # (e.g. the previous judge, or one just trained, next to the shipped one in the same table)
+    nli_variants: dict[str, str] = field(default_factory=dict)
 
 
 def as_scorer_judge(judge: object) -> ScorerJudge:
@@ -201,7 +204,10 @@ def run_tasks(dataset: str, path: str, tasks: list[Task], total: int, opts: Meta
     for name in opts.judges:
         start = time.perf_counter()
         try:
-            judge, config_id = build_judge(name, opts.judge_options)
+            if name in opts.nli_variants:
+                judge, config_id = build_judge("nli", replace(opts.judge_options, nli_model=opts.nli_variants[name]))
+            else:
+                judge, config_id = build_judge(name, opts.judge_options)
         except Exception as exc:  # JudgeUnavailable, a missing model package, a bad model folder
             reason = str(exc) if isinstance(exc, JudgeUnavailable) else f"{type(exc).__name__}: {exc}"
             report["unavailable"].append({"judge": name, "reason": reason})

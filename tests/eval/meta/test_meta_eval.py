@@ -377,3 +377,31 @@ def test_metric_filter_runs_only_the_chosen_tasks(tmp_path):
     path = _write(tmp_path, "a.jsonl", [ARES, {**ARES, "id": "a2", "faithful": 0, "answer": "Y is a cat."}])
     report = run_meta_eval("ares", path, MetaEvalOptions(judges=["lexical"], metrics=["groundedness"], n_resamples=20))
     assert [r["metric"] for r in report["results"]] == ["groundedness"]
+
+
+def test_compare_nli_measures_further_judge_folders_in_the_same_table(tmp_path, capsys):
+    """--compare-nli DIR (repeatable): one more nli judge per folder, labelled by its folder's name, with its own
+    config id and its paired difference from lexical; a folder that is not there is refused before anything runs."""
+    from eval.judges.weights import default_model_dir
+    from ragdoctor.cli import main
+    from ragdoctor.cmd_meta_eval import nli_variants
+
+    assert nli_variants(["a/judge", "b/judge", "c/other", "d/judge"]) == {
+        "nli:judge": "a/judge", "nli:judge#2": "b/judge", "nli:other": "c/other", "nli:judge#3": "d/judge"}
+    shipped = default_model_dir()
+    rows = [{"evidence": "The sky is blue.", "text": "The sky is blue.", "label": 1},
+            {"evidence": "The sky is blue.", "text": "The grass is red.", "label": 0},
+            {"evidence": "Paris is the capital of France.", "text": "Paris is in France.", "label": 1},
+            {"evidence": "Paris is the capital of France.", "text": "Paris is in Spain.", "label": 0}]
+    path = _write(tmp_path, "d.jsonl", rows)
+    argv = ["meta-eval", "--dataset", "jsonl", "--path", str(path), "--judge", "lexical", "--judge", "nli",
+            "--format", "json", "--resamples", "50", "--out", str(tmp_path / "o")]
+    assert main([*argv, "--compare-nli", str(shipped / "support")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["judge"] for r in out["results"]] == ["lexical", "nli", "nli:support"]
+    ids = {j["judge"]: j["config_id"] for j in out["judges"]}
+    assert ids["nli"] != ids["nli:support"] and "support" in ids["nli:support"]
+    assert all(r["vs_lexical"]["n"] == 4 for r in out["results"][1:])
+    assert main([*argv, "--compare-nli", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--compare-nli" in err and "folder not found" in err
