@@ -49,12 +49,21 @@ def output_folder(path: str | Path, *, markers: Iterable[str], what: str = "run 
     return path
 
 
-def output_file(path: str | Path, *, what: str = "output file") -> Path:
-    """A file this command may create or replace: not a folder, its parent a folder (created later when missing)."""
+def output_file(path: str | Path, *, what: str = "output file", signature: str | None = None) -> Path:
+    """A file this command may create or replace: not a folder, its parent a folder (created later when missing).
+    ``signature``: for a file that is replaced whole (a report), text its own kind of file holds near its start: an
+    existing non-empty file without it is not one this command wrote (a run's results log, a user's file) and is
+    refused, never overwritten. Logs a command appends to pass no signature."""
     path = Path(path)
     if path.is_dir():
         raise InputError(path, f"is a folder (expected a path for the {what})")
     if path.exists() and not os.access(path, os.W_OK):
         raise InputError(path, "permission denied")
+    if signature is not None and path.is_file() and path.stat().st_size:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace")
+        if signature not in head:
+            raise InputError(path, f"exists and is not a ragdoctor {what}: refusing to replace it; choose a new "
+                                   "path")
     _parent_ok(path)
     return path

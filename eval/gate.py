@@ -257,6 +257,6 @@ def write_junit(checks: list[Check], path: str | Path, suite: str = "ragdoctor.g
         cases.append(f'  <testcase classname="{suite}" name={quoteattr(c.name)}>{body}</testcase>')
     xml = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="{suite}" tests="{len(checks)}" '
            f'failures="{failures}" errors="0">\n' + "\n".join(cases) + "\n</testsuite>\n")
-    path = output_file(path, what="JUnit report")
+    path = output_file(path, what="JUnit report", signature=f'<testsuite name="{suite}"')
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(xml, encoding="utf-8")

@@ -119,7 +119,7 @@ def cmd_judge_crossfit_report(args) -> int:
     data_dir = args.data_dir or POOL
     judge = Path(args.judge)
     _refuse(_judge_problem(judge) or _inputs_problem([], data_dir, args.cross_fit))
-    json_out = output_file(args.json, what="report") if args.json else None  # checked before minutes of scoring
+    json_out = output_file(args.json, what="cross-fitted report", signature='"combiner_features"') if args.json else None  # checked before minutes of scoring
     report = cross_fitted_report(judge, [Path(p) for p in args.cross_fit], data_dir, per_label=args.per_label,
                                  seed=args.seed, log=lambda msg: print(msg, file=sys.stderr, flush=True))
     print("\n".join(report_table(report)))

@@ -13,6 +13,9 @@ from ragdoctor.options import config_from_args
 
 MIN_VECTORS = 2  # the fewest the trained kinds (IVF, PQ) build on
 
+# what the lab's JSON holds near its start: an existing --out without it is not one it wrote, and is refused
+LAB_SIGNATURE = '"n_vectors"'
+
 
 def _queries(cfg, args, embedder, vectors):
     from eval.index_lab import sample_queries  # noqa: PLC0415 - lazy: see cmd_index
@@ -26,7 +29,7 @@ def _queries(cfg, args, embedder, vectors):
 
 
 def cmd_index_lab(args: argparse.Namespace) -> int:
-    out = output_file(args.out, what="index lab JSON")
+    out = output_file(args.out, what="index lab JSON", signature=LAB_SIGNATURE)
     import numpy as np  # noqa: PLC0415 - lazy: see cmd_index
 
     from eval.index_lab import run_lab  # noqa: PLC0415

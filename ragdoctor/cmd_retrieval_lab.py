@@ -12,6 +12,9 @@ from corpora.errors import UsageError
 from corpora.paths import output_file
 from ragdoctor.options import config_from_args
 
+# what the lab's JSON holds near its start: an existing --out without it is not one it wrote, and is refused
+LAB_SIGNATURE = '"lab_version"'
+
 
 def _bm25_grid(text: str | None) -> list[tuple[float, float]]:
     from eval.retrieval_lab import BM25_SETTINGS  # noqa: PLC0415 - lazy: see cmd_index
@@ -31,7 +34,7 @@ def _bm25_grid(text: str | None) -> list[tuple[float, float]]:
 
 
 def cmd_retrieval_lab(args: argparse.Namespace) -> int:
-    out = output_file(args.out, what="retrieval lab JSON")
+    out = output_file(args.out, what="retrieval lab JSON", signature=LAB_SIGNATURE)
     t0 = time.perf_counter()
     grid = _bm25_grid(args.bm25)
     from eval.retrieval_lab import current_setting, run_lab, settings, toml_snippet  # noqa: PLC0415 - lazy: see cmd_index

@@ -19,6 +19,8 @@ def test_retrieval_lab_on_the_bundled_corpus(tmp_path, capsys, monkeypatch):
     assert all(0 <= r["ndcg@10"] <= 1 for r in lab["rows"])
     out = capsys.readouterr().out
     assert "chosen on" in out and "confirmed on the other" in out and "wrote lab.json" in out
+    from ragdoctor.cmd_retrieval_lab import LAB_SIGNATURE  # a rerun may replace the lab's own JSON
+    assert LAB_SIGNATURE in (tmp_path / "lab.json").read_text()[:4096]
 
 
 @pytest.mark.model
