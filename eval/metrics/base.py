@@ -19,6 +19,7 @@ Rules = Callable[[Trace, str], MetricResult | None]
 Compute = Callable[..., list[MetricResult]]  # (a Verifier, or None when model is False; judge name; traces)
 BLOCKED = "answer was blocked by a guardrail"
 NO_CONTEXTS = "no contexts in the input record"
+BLANK_CONTEXTS = "every retrieved context is blank: no text to judge against"
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,14 @@ class Metric:
     ragas: str | None = None  # the ragas metric that measures the same thing (what the ragas judge asks)
 
     def missing(self, t: Trace, judge: str) -> MetricResult | None:
-        """A metric that reads the retrieved contexts, on a record that carried none: unmeasured, never a measured 0."""
+        """A metric that reads the retrieved contexts, on a record that carried none or only blank ones: unmeasured,
+        never a measured 0."""
         if "contexts" in self.needs and not t.has_contexts:
             why = t.metadata.get("contexts_missing")  # an imported trace may say why (no retrieval span recorded)
             return MetricResult.unmeasured(self.name, judge, f"{NO_CONTEXTS}: {why}" if why else NO_CONTEXTS)
+        if "contexts" in self.needs and t.chunks and not any(c.text.strip() for c in t.chunks):
+            # chunks that carry no text (an adapter reading the wrong field): nothing was judged, so no measured 0
+            return MetricResult.unmeasured(self.name, judge, BLANK_CONTEXTS)
         return None
 
     def fixed(self, t: Trace, judge: str) -> MetricResult | None:
