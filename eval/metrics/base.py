@@ -76,8 +76,9 @@ class Metric:
         if "contexts" in self.needs and not t.has_contexts:
             why = t.metadata.get("contexts_missing")  # an imported trace may say why (no retrieval span recorded)
             return MetricResult.unmeasured(self.name, judge, f"{NO_CONTEXTS}: {why}" if why else NO_CONTEXTS)
-        if "contexts" in self.needs and t.chunks and not any(c.text.strip() for c in t.chunks):
-            # chunks that carry no text (an adapter reading the wrong field): nothing was judged, so no measured 0
+        if self.model and "contexts" in self.needs and t.chunks and not any(c.text.strip() for c in t.chunks):
+            # chunks that carry no text (an adapter reading the wrong field): a judge would read nothing, so no
+            # measured 0; the retrieval metrics (model=False) still count the chunks' document ids
             return MetricResult.unmeasured(self.name, judge, BLANK_CONTEXTS)
         return None
 
