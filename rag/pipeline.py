@@ -27,6 +27,14 @@ class Pipeline:
         self.config_hash = cfg.config_hash()
         self._retrieving = threading.Lock()  # retrieval runs one at a time; generation may run concurrently
 
+    def reuses(self, trace: Trace) -> bool:
+        """Whether a stored trace of this configuration was answered as this pipeline would answer now: the config
+        hash leaves out what the machine chooses, the reranker's precision (bf16 and int8 rank slightly differently;
+        ``auto`` picks per CPU, $RAGDOCTOR_RERANK_PRECISION overrides), so a trace reranked in another one is not
+        reused."""
+        done = (trace.metadata.get("rerank") or {}).get("precision")
+        return self.rerank is None or done is None or done == self.rerank.reranker.will_run_in
+
     def retrieve(self, question: str, k: int | None = None) -> list[Chunk]:
         """Ranked chunks: ``select`` picks those given to the generator (the first ``top_k``, or the ones packed into
         ``context_tokens``), the rest (up to ``candidate_k``) are candidates."""

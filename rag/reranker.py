@@ -81,6 +81,17 @@ class CrossEncoderReranker:
         return self.precision if self.device_type == "cpu" else self.device_type
 
     @property
+    def will_run_in(self) -> str:
+        """``runs_in``, known before the model loads: the device it will be placed on (the one asked for, else CUDA
+        when present) or, on a CPU, its precision."""
+        if self._model is not None:
+            return self.runs_in
+        import torch  # noqa: PLC0415 - lazy, as above
+
+        kind = torch.device(self.device or ("cuda" if torch.cuda.is_available() else "cpu")).type
+        return self.precision if kind == "cpu" else kind
+
+    @property
     def autocast(self) -> bool:
         """Whether each batch runs under bf16 autocast (on a CPU, in bf16)."""
         return self.runs_in == "bf16"

@@ -34,9 +34,11 @@ def _legacy_match(t: Trace, q: Question) -> bool:
 
 
 def run_questions(answer: Callable[[Question], Trace], questions: Iterable[Question], run: RunFolder | str | Path, *,
-                  config_hash: str, progress: bool = True, salt: str = "", concurrency: int = 1) -> RunResult:
+                  config_hash: str, progress: bool = True, salt: str = "", concurrency: int = 1,
+                  reuses: Callable[[Trace], bool] | None = None) -> RunResult:
     """Answer every question not already answered in ``run``'s traces log (a RunFolder, or the log's path); ``salt``
-    is the index's corpus checksum; ``concurrency`` questions at a time (``answer`` must then be thread-safe)."""
+    is the index's corpus checksum; ``concurrency`` questions at a time (``answer`` must then be thread-safe);
+    ``reuses``: a further test a stored trace must pass to be reused (Pipeline.reuses: the reranker's precision)."""
     run = run if isinstance(run, RunFolder) else RunFolder.of_traces(run)
     run.check_traces_writable()
     questions = list(questions)
@@ -49,7 +51,8 @@ def run_questions(answer: Callable[[Question], Trace], questions: Iterable[Quest
     def reusable(lines: list[Trace]) -> dict[str, Trace]:
         # only a sample's latest trace may be reused: it is the one every reader of the log takes
         return {sid: t for sid, t in latest(lines).items() if sid in by_id and t.config_hash == config_hash
-                and t.outcome != "error" and (t.input_hash == keys[sid] or _legacy_match(t, by_id[sid]))}
+                and t.outcome != "error" and (t.input_hash == keys[sid] or _legacy_match(t, by_id[sid]))
+                and (reuses is None or reuses(t))}
 
     def make(batch: list[Question]) -> list[Trace]:
         traces = [answer(q) for q in batch]

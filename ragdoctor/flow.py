@@ -172,7 +172,7 @@ def answer_questions(cfg: PipelineConfig, traces: str | Path, *, questions: list
         warn_unknown_labels(cfg.questions, questions, {n.metadata["doc_id"] for n in store.nodes})
         result = run_questions(lambda q: pipe.answer(q.question, q), questions, run, config_hash=pipe.config_hash,
                                progress=progress, salt=store.manifest.corpus_checksum,
-                               concurrency=cfg.generation.concurrency)
+                               concurrency=cfg.generation.concurrency, reuses=inner.reuses)
         stats = getattr(inner.llm, "stats", None)
         result.requests = stats.as_dict() if stats is not None else None
     run.write_if_ours(INPUT_ERRORS, "".join(f"{e}\n" for e in errors), ours=lambda text: True)

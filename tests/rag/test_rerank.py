@@ -150,3 +150,25 @@ def test_the_precision_follows_the_cpu_and_the_environment_and_stays_close_to_fp
     assert np.abs(logits["bf16"] - logits["fp32"]).max() < 0.1  # bf16 matmuls, fp32 accumulation
     assert np.abs(logits["int8"] - logits["fp32"]).max() < 2.5  # int8 activations scaled per batch: further off
     assert all(int(v.argmax()) == len(passages) - 1 for v in logits.values())  # the same passage first in each
+
+
+def test_a_resumed_run_answers_again_what_was_reranked_in_another_precision(index_dir, tmp_path, monkeypatch):
+    """The config hash leaves out the reranker's precision (the machine picks it): a trace reranked in another one
+    is answered again, one in the same one is reused, and the precision is known before the model loads."""
+    from rag import reranker
+    from rag.reranker import CrossEncoderReranker
+    from ragdoctor.flow import answer_questions
+
+    lazy = CrossEncoderReranker(precision="int8")
+    assert lazy.will_run_in == "int8" and lazy._model is None  # noqa: SLF001 - not loaded to tell
+    assert CrossEncoderReranker(precision="int8", device="cuda").will_run_in == "cuda"
+    questions = [q for q in bundled_questions() if q.relevant_doc_ids][:3]
+    cfg = _cfg(index_dir, rerank=True, rerank_depth=DEPTH)
+    traces = tmp_path / "run" / "traces.jsonl"
+    runs = []
+    for precision in ("fp32", "int8", "int8"):
+        monkeypatch.setenv(reranker.PRECISION_ENV, precision)
+        result = answer_questions(cfg, traces, questions=questions, llm=FakeLLM(), progress=False)
+        runs.append((result.new, result.resumed))
+    assert runs == [(3, 0), (3, 0), (0, 3)]
+    assert {t.metadata["rerank"]["precision"] for t in result.traces} == {"int8"}
