@@ -11,6 +11,7 @@ from corpora.errors import UsageError
 from corpora.paths import output_file
 
 POOL = "../shared/data/train"  # the training pool, beside the checkout (shared/data/README.md)
+REPLACED = "replaced if it exists and is one a judge command wrote"  # judge_train/out_folder.py checks it
 
 
 def _config_from_args(args):
@@ -119,7 +120,8 @@ def cmd_judge_crossfit_report(args) -> int:
     data_dir = args.data_dir or POOL
     judge = Path(args.judge)
     _refuse(_judge_problem(judge) or _inputs_problem([], data_dir, args.cross_fit))
-    json_out = output_file(args.json, what="cross-fitted report", signature='"combiner_features"') if args.json else None  # checked before minutes of scoring
+    # checked before minutes of scoring; only an earlier report of this kind is replaced
+    json_out = output_file(args.json, what="cross-fitted report", signature='"combiner_features"') if args.json else None
     report = cross_fitted_report(judge, [Path(p) for p in args.cross_fit], data_dir, per_label=args.per_label,
                                  seed=args.seed, log=lambda msg: print(msg, file=sys.stderr, flush=True))
     print("\n".join(report_table(report)))
@@ -134,7 +136,7 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     p = sub.add_parser("judge", help="train the project's own judges")
     judge_sub = p.add_subparsers(dest="judge_command", required=True)
     t = judge_sub.add_parser("train", help="fine-tune the compact groundedness (NLI) judge, or the retrieval reranker (recipes/reranker-stage.json), on the training pool")
-    t.add_argument("--out", help="output folder (default runs/judge/<recipe>); replaced if it exists and is one a judge command wrote")
+    t.add_argument("--out", help=f"output folder (default runs/judge/<recipe>); {REPLACED}")
     t.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
     t.add_argument("--epochs", type=float, help="passes over the training examples (default 2)")
     t.add_argument("--max-examples", type=int, help="cap on training examples after balancing (default: all)")
@@ -153,7 +155,7 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     c.add_argument("--cross-fit", nargs="+", default=[], metavar="DIR",
                    help="support stages each trained without some sources (recipes/support-fold-*.json): the support "
                         "combiner is fit on features from a model that never saw each record's source")
-    c.add_argument("--out", required=True, help="the judge folder to write (replaced if it exists and is one a judge command wrote)")
+    c.add_argument("--out", required=True, help=f"the judge folder to write ({REPLACED})")
     c.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
     c.add_argument("--per-label", type=int, default=120, help="held-out records per label per source (default 120)")
     c.add_argument("--seed", type=int, default=13)
@@ -163,7 +165,7 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     r.add_argument("judge", help="the judge folder (support/, relevance/, combiner.json)")
     r.add_argument("--cross-fit", nargs="+", default=[], metavar="DIR",
                    help="support stages each trained without some sources (recipes/support-fold-*.json)")
-    r.add_argument("--out", required=True, help="the judge folder to write (replaced if it exists and is one a judge command wrote)")
+    r.add_argument("--out", required=True, help=f"the judge folder to write ({REPLACED})")
     r.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
     r.add_argument("--per-label", type=int, default=120, help="held-out records per label per source (default 120)")
     r.add_argument("--seed", type=int, default=13)
@@ -175,7 +177,7 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     w.add_argument("base", help="the stage the tuned one started from (e.g. the general-NLI stage)")
     w.add_argument("tuned", help="the fine-tuned stage (or a judge folder's support/)")
     w.add_argument("--weight", type=float, required=True, help="a: the tuned model's share, 0..1")
-    w.add_argument("--out", required=True, help="the stage folder to write (replaced if it exists and is one a judge command wrote)")
+    w.add_argument("--out", required=True, help=f"the stage folder to write ({REPLACED})")
     w.set_defaults(func=cmd_judge_interpolate)
     x = judge_sub.add_parser("crossfit-report", help="a judge's support combiner on sources its cross-encoder never "
                                                      "saw: the pool's report half, each record scored by a fold model "

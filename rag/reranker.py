@@ -82,13 +82,14 @@ class CrossEncoderReranker:
 
     @property
     def will_run_in(self) -> str:
-        """``runs_in``, known before the model loads: the device it will be placed on (the one asked for, else CUDA
-        when present) or, on a CPU, its precision."""
+        """``runs_in``, known before the model loads: the device it will be placed on (the one asked for, else the
+        one sentence-transformers picks when loading it) or, on a CPU, its precision."""
         if self._model is not None:
             return self.runs_in
         import torch  # noqa: PLC0415 - lazy, as above
+        from sentence_transformers.util import get_device_name  # noqa: PLC0415 - the choice CrossEncoder makes
 
-        kind = torch.device(self.device or ("cuda" if torch.cuda.is_available() else "cpu")).type
+        kind = torch.device(self.device or get_device_name()).type
         return self.precision if kind == "cpu" else kind
 
     @property
