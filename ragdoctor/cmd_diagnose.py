@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from corpora.errors import UsageError
 from corpora.run_folder import DIAGNOSES
 from ragdoctor.options import config_from_args
 from ragdoctor.table import render
@@ -30,6 +31,11 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from ragdoctor import flow  # noqa: PLC0415 - lazy in every command: the library loads when one runs
 
     run_dir = Path(args.run)
+    for flag, given in (("--nli-model", args.nli_model), ("--probe-limit", args.probe_limit)):
+        if given is not None and not args.probes:  # read by the probes only: silently ignored otherwise
+            raise UsageError(f"{flag}: only --probes reads it")
+    if args.nli_model is not None and args.probe_judge != "nli":
+        raise UsageError(f"--nli-model: only the nli probe judge reads it, and --probe-judge is {args.probe_judge}")
     judgements, diagnoses, report = flow.diagnose_run(run_dir)
     if args.probes:
         flow.probe(run_dir, config_from_args(args), judgements, diagnoses, report, judge=args.probe_judge,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from corpora.errors import InputError, UsageError, report_skipped
 from corpora.paths import output_folder
-from eval.judges.registry import JUDGES, JudgeOptions, default_nli_path
+from eval.judges.registry import JUDGES, JudgeOptions, check_nli_model, default_nli_path
 from eval.meta.datasets import DATASETS, DEFAULT_FILES, TASK_METRICS, default_path, load_records
 from eval.meta.scoring import REDUCERS
 from ragdoctor.table import ci_text, render
@@ -123,8 +123,7 @@ def cmd_meta_eval(args) -> int:
     from ragdoctor.flow import llm_factory  # noqa: PLC0415 - lazy in every command: the library loads when one runs
 
     for flag, folder in [("--nli-model", args.nli_model), *(("--compare-nli", f) for f in args.compare_nli or [])]:
-        if folder and not Path(folder).is_dir():  # a mistyped folder is refused now, not reported after the others ran
-            raise UsageError(f"{flag} {folder}: folder not found")
+        check_nli_model(folder, flag, load=True)  # refused now, not reported after the other judges ran
     variants = nli_variants(args.compare_nli)
     judges = [*(args.judges or default_judges(args.nli_model)), *variants]
     if args.judge_base_url and not {"llm", "ragas"} & set(judges):

@@ -35,6 +35,7 @@ from eval.judges.registry import (
     JudgeOptions,
     UnavailableJudge,
     check_coverage,
+    check_nli_model,
     covered,
     default_judges,
     make_judge,
@@ -60,6 +61,7 @@ class Selection:
     @classmethod
     def of(cls, judges: str | Sequence[str] | None = None, metrics: str | Sequence[str] | None = None,
            nli_model: str | None = None) -> Selection:
+        check_nli_model(nli_model)  # a mistyped folder is refused now, not run as an unavailable judge
         names = parse_judges(as_text(judges) if judges is not None else default_judges(nli_model))
         chosen = parse_metrics(as_text(metrics)) if metrics is not None else covered(DEFAULT_METRICS, names)
         check_coverage(chosen, names)
@@ -98,7 +100,8 @@ def built_judges(selection: Selection, *, nli_model: str | None = None, nli_thre
     """The selected judges, built; an LLM judge's model is stopped on exit. A judge that cannot run here is built as
     unavailable (its metrics unmeasured, with why) and warned about. ``judge_concurrency``: requests the llm/ragas
     judges keep in flight; ``request_stats`` receives their model's request counters."""
-    with ExitStack() as stack:
+    check_nli_model(nli_model, load="nli" in selection.judges)  # a named model that cannot load: refused, not
+    with ExitStack() as stack:  # a run with that judge unmeasured
         opts = JudgeOptions(nli_model=nli_model, nli_threshold=nli_threshold, embedder=embedder,
                             llm_concurrency=judge_concurrency,
                             llm_factory=llm_factory(stack, judge_base_url, judge_model, concurrency=judge_concurrency,
@@ -314,6 +317,7 @@ def probe(run_dir: str | Path, cfg: PipelineConfig, judgements: list[Judgement],
           report: dict, *, judge: str = "nli", nli_model: str | None = None, limit: int | None = None) -> int:
     """Regenerate the failed samples' answers with changed contexts (diagnostics/probes.py); the root causes go into
     the report and the diagnoses, rewritten. Returns how many samples were probed."""
+    check_nli_model(nli_model, load=judge == "nli")
     scorer = make_judge(judge, JudgeOptions(nli_model=nli_model))
 
     def correctness(t: Trace) -> float | None:

@@ -58,6 +58,11 @@ class CrossEncoderScorer:
                 self._labels = {"entailment": ent, **({"contradiction": con} if con is not None else {})}
         return self._model
 
+    def load(self) -> CrossEncoderScorer:
+        """Load the model now (it loads on first use otherwise): a folder that is no model fails here."""
+        _ = self.model
+        return self
+
     def count_truncated(self, pairs: list[tuple[str, str]]) -> int:
         """How many pairs are longer than ``max_length`` tokens together (the model never sees their end)."""
         if not pairs:

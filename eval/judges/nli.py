@@ -151,6 +151,13 @@ class CompactJudgeScorer:
         self.idf_unseen = max(self.idf.values()) if self.idf else 1.0
         self._ready: set[int] = set()
 
+    def load(self) -> CompactJudgeScorer:
+        """Load every cross-encoder of the folder now (they load on first use otherwise)."""
+        for ce in (self.ce, self.rel_ce, self.nli_ce):
+            if ce is not None:
+                ce.load()
+        return self
+
     @property
     def max_length(self) -> int:
         """Tokens of a (premise, claim) pair the cross-encoders read."""
@@ -262,6 +269,17 @@ class CompactJudgeScorer:
 def is_judge_folder(model_dir: str | Path) -> bool:
     p = Path(model_dir)
     return (p / "combiner.json").exists() or (p / "support").is_dir()
+
+
+def folder_problem(model_dir: str | Path) -> str | None:
+    """Why ``model_dir`` cannot be an nli model, read from its files without loading anything; None when it can be
+    one: a judge folder (support/ or combiner.json) or a CrossEncoder folder (config.json)."""
+    p = Path(model_dir)
+    if not p.is_dir():
+        return "not a folder" if p.exists() else "folder not found"
+    if not is_judge_folder(p) and not (p / "config.json").is_file():
+        return "not a judge folder (support/, combiner.json) or a CrossEncoder folder (config.json)"
+    return None
 
 
 def load_scorer(model_dir: str | Path, **kwargs):

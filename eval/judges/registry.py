@@ -25,7 +25,7 @@ from rag.embeddings import make_embedder
 from rag.models import MINILM_ID
 
 __all__ = ["DEFAULT_METRICS", "JUDGES", "JUDGE_PREFERENCE", "JudgeOptions", "UnavailableJudge", "check_coverage",
-           "covered", "default_judges", "make_judge", "make_judges", "parse_judges", "parse_metrics"]
+           "check_nli_model", "covered", "default_judges", "make_judge", "make_judges", "parse_judges", "parse_metrics"]
 
 
 @dataclass
@@ -173,6 +173,25 @@ def check_coverage(metrics: list[str], judges: list[str]) -> None:
         if not set(judges_for(m)) & set(judges):
             raise UsageError(f"no judge among {', '.join(judges)} measures '{m}' (it needs one of: "
                              f"{', '.join(judges_for(m))})")
+
+
+def check_nli_model(path: str | Path | None, flag: str = "--nli-model", *, load: bool = False) -> None:
+    """A model folder the user named must be one, refused before any work (UsageError naming ``flag``): its files at
+    once, and with ``load`` its models loaded (seconds; a config.json that is no model's fails only then). None (the
+    shipped judge) passes."""
+    from eval.judges.nli import folder_problem, load_scorer  # noqa: PLC0415 - lazy: see _nli
+
+    why = None if path is None else folder_problem(path)
+    if why:
+        raise UsageError(f"{flag} {path}: {why}")
+    if path is not None and load:
+        try:
+            load_scorer(path).load()
+        except UsageError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever transformers raises for a folder that is no model
+            raise UsageError(f"{flag} {path}: cannot be loaded ({type(exc).__name__}: "
+                             f"{' '.join(str(exc).split())})") from None
 
 
 def default_judges(nli_model: str | None = None) -> str:

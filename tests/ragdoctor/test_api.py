@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import ragdoctor
-from corpora.errors import InputError
+from corpora.errors import InputError, UsageError
 from corpora.run_folder import RunFolder
 from eval.judges.lexical import LexicalScorer
 from eval.judges.scorer import ScorerJudge
@@ -61,6 +61,13 @@ def test_evaluate_takes_a_dataframe_objects_and_built_judges(tmp_path):
     assert again.summary().equals(result.summary())  # resumed from the same folder: nothing judged twice
     s = result.summary().set_index("metric")
     assert s.loc["groundedness", "mean"] == 1.0 and {"ci_low", "ci_high"} <= set(s.columns)
+
+
+def test_evaluate_refuses_a_named_nli_model_that_is_no_model_before_writing(tmp_path):
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(UsageError, match="nli-model .*mine: not a judge folder"):
+        ragdoctor.evaluate([ROW], judges="nli,lexical", nli_model=str(tmp_path / "mine"), out=tmp_path / "run")
+    assert not (tmp_path / "run").exists()
 
 
 class Node:

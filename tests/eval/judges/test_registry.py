@@ -9,6 +9,7 @@ from eval.judges.registry import (
     JudgeOptions,
     UnavailableJudge,
     check_coverage,
+    check_nli_model,
     covered,
     judges_for,
     make_judge,
@@ -46,6 +47,26 @@ def test_parsing_and_coverage_are_usage_errors():
     assert covered(["groundedness", "recall@5"], ["labels"]) == ["recall@5"]
     with pytest.raises(UsageError, match="no judge among ragas measures 'noise_sensitivity'"):
         check_coverage(["noise_sensitivity"], ["ragas"])
+
+
+def test_a_named_nli_model_folder_is_checked_before_any_work(tmp_path):
+    check_nli_model(None)  # the shipped judge: nothing to check
+    with pytest.raises(UsageError, match=r"^--nli-model .*nope: folder not found$"):
+        check_nli_model(tmp_path / "nope")
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(UsageError, match="notes.txt: not a folder"):
+        check_nli_model(tmp_path / "notes.txt")
+    with pytest.raises(UsageError, match=r"^--compare-nli .*: not a judge folder \(support/, combiner.json\) or a "):
+        check_nli_model(tmp_path, "--compare-nli")
+    (tmp_path / "config.json").write_text('{"mine": true}')  # the right file name, no model: only loading tells
+    check_nli_model(tmp_path)
+    with pytest.raises(UsageError, match=r"cannot be loaded \(ValueError: Unrecognized model") as err:
+        check_nli_model(tmp_path, load=True)
+    assert "\n" not in str(err.value)
+    (tmp_path / "config.json").unlink()
+    (tmp_path / "support").mkdir()  # a judge folder's shape: its support model is loaded and fails the same way
+    with pytest.raises(UsageError, match="cannot be loaded"):
+        check_nli_model(tmp_path, load=True)
 
 
 def test_the_fact_checks_threshold_reaches_its_judge(monkeypatch):
