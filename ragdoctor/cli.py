@@ -94,7 +94,12 @@ def _first_line(exc: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named by the command that does not take them, with its own --help
+        words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+        command = max((p for p in all_parsers(parser) if p.prog.split()[1:] == words[:len(p.prog.split()) - 1]),
+                      key=lambda p: len(p.prog.split()))
+        command.error(f"unrecognized arguments: {' '.join(extra)}")
     debug = bool(getattr(args, "debug", False))
     _install_notices()
     try:

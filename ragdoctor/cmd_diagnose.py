@@ -8,7 +8,7 @@ from pathlib import Path
 
 from corpora.errors import UsageError
 from corpora.run_folder import DIAGNOSES
-from ragdoctor.options import config_from_args
+from ragdoctor.options import config_from_args, given_pipeline_flags
 from ragdoctor.table import render
 
 
@@ -31,9 +31,11 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from ragdoctor import flow  # noqa: PLC0415 - lazy in every command: the library loads when one runs
 
     run_dir = Path(args.run)
-    for flag, given in (("--nli-model", args.nli_model), ("--probe-limit", args.probe_limit)):
-        if given is not None and not args.probes:  # read by the probes only: silently ignored otherwise
-            raise UsageError(f"{flag}: only --probes reads it")
+    if not args.probes:  # the probes alone read these: silently ignored otherwise
+        given = [f for f, v in (("--nli-model", args.nli_model), ("--probe-limit", args.probe_limit)) if v is not None]
+        given += given_pipeline_flags(args)
+        if given:
+            raise UsageError(f"{', '.join(given)}: only --probes reads {'them' if len(given) > 1 else 'it'}")
     if args.nli_model is not None and args.probe_judge != "nli":
         raise UsageError(f"--nli-model: only the nli probe judge reads it, and --probe-judge is {args.probe_judge}")
     judgements, diagnoses, report = flow.diagnose_run(run_dir)

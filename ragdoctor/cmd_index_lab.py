@@ -79,5 +79,5 @@ def register(sub, pipeline_options) -> None:
     p.add_argument("--questions", help="question-set JSONL to query with (default: the corpus's own questions)")
     p.add_argument("--split", default="train", help="BEIR corpus: the qrels split whose queries are used")
     p.add_argument("--nlist", type=int, help="IVF lists (default round(sqrt(vectors)))")
-    pipeline_options(p)
+    pipeline_options(p, "index")
     p.set_defaults(func=cmd_index_lab)

@@ -95,7 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def register(sub, pipeline_options) -> None:
     p = sub.add_parser("index", help="build (or check) the faiss + BM25 index over a corpus")
-    pipeline_options(p)
+    pipeline_options(p, "index")
     p.add_argument("--rebuild", action="store_true", help="rebuild even if the saved index is current")
     p.add_argument("--on-disk", action="store_const", const=True, default=None,
                    help="--kind ivf/ivfpq: keep the inverted lists in a file searches mmap (faiss "

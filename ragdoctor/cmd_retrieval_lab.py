@@ -107,5 +107,5 @@ def register(sub, pipeline_options) -> None:
     p.add_argument("--split", default="train", help="BEIR corpus: the qrels split whose queries are used")
     p.add_argument("--bm25", help="BM25 K1:B settings to try beside the index's (default 1.2:0.75,0.9:0.4; '' none)")
     p.add_argument("--max-queries", type=int, help="use the first N labelled queries")
-    pipeline_options(p)
+    pipeline_options(p, "index", "retrieval")
     p.set_defaults(func=cmd_retrieval_lab)

@@ -14,9 +14,26 @@ from collections.abc import Callable
 from corpora.errors import UsageError
 from rag.config import PipelineConfig, load_config, set_path
 
+PIPELINE_GROUPS = ("index", "retrieval", "generation")
 
-def pipeline_options(p: argparse.ArgumentParser) -> None:
+
+def pipeline_options(p: argparse.ArgumentParser, *groups: str) -> None:
+    """The pipeline options a command reads: ``groups`` among PIPELINE_GROUPS (default all). A command offers only the
+    groups it reads, so a flag it would ignore (--model to `index`, say) is refused as unrecognised."""
+    unknown = set(groups) - set(PIPELINE_GROUPS)
+    if unknown:
+        raise ValueError(f"unknown pipeline option groups: {sorted(unknown)}")
+    groups = groups or PIPELINE_GROUPS
     g = p.add_argument_group("pipeline (override the config file and RAGDOCTOR_* variables)")
+    if "index" in groups:
+        _index_options(g)
+    if "retrieval" in groups:
+        _retrieval_options(g)
+    if "generation" in groups:
+        _generation_options(g)
+
+
+def _index_options(g) -> None:
     g.add_argument("--config", help="TOML file with a [pipeline] table (see README)")
     g.add_argument("--corpus", help="'bundled', a JSONL file, a BEIR folder or a folder of .txt/.md")
     g.add_argument("--index-dir", help="where the index lives (default .ragdoctor/index)")
@@ -25,6 +42,9 @@ def pipeline_options(p: argparse.ArgumentParser) -> None:
                    help="how the embedder runs: 'torch' (fp32, default) or 'torch-bf16' (~3x on CPUs with AMX / "
                    "AVX512-BF16); an index is queried with the backend that built it")
     g.add_argument("--kind", choices=["flat", "ivf", "hnsw", "ivfpq", "sq8"], help="faiss index kind")
+
+
+def _retrieval_options(g) -> None:
     g.add_argument("--mode", choices=["dense", "bm25", "hybrid"], help="retrieval mode")
     g.add_argument("--top-k", type=int, help="chunks given to the generator (>= 1)")
     g.add_argument("--context-tokens", type=int, help="pack the ranked chunks that fit whole into this many tokens "
@@ -32,6 +52,9 @@ def pipeline_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="rerank the first stage's best chunks with the bundled reranker (rerank-minilm) "
                    "(retrieval.rerank; model, depth and weight in the config)")
+
+
+def _generation_options(g) -> None:
     g.add_argument("--base-url", action="append", help="OpenAI-compatible server (NIM, vLLM, Ollama, OpenAI); repeat "
                    "it for a fleet (requests go round-robin, a retry to the next one); default: bundled model")
     g.add_argument("--concurrency", type=int, help="requests in flight at once (default 1; the bundled model gets "
@@ -45,24 +68,30 @@ def pipeline_options(p: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> PipelineConfig:
-    """The pipeline configuration: the config file, then RAGDOCTOR_* variables, then the flags given."""
+    """The pipeline configuration: the config file, then RAGDOCTOR_* variables, then the flags given (a command that
+    does not offer a flag leaves its setting to the file and the variables)."""
     over: dict = {}
-    for dotted, value in [("corpus", args.corpus), ("index_dir", args.index_dir), ("embedding.model", args.embedder),
-                          ("embedding.backend", getattr(args, "embedding_backend", None)),
-                          ("index.kind", args.kind), ("retrieval.mode", args.mode), ("retrieval.top_k", args.top_k),
-                          ("index.on_disk", getattr(args, "on_disk", None)),
-                          ("index.refine", getattr(args, "refine", None)),
-                          ("retrieval.context_tokens", getattr(args, "context_tokens", None)),
-                          ("retrieval.rerank", getattr(args, "rerank", None)),
-                          ("generation.base_url", base_urls(args.base_url)), ("generation.model", args.model),
-                          ("generation.concurrency", getattr(args, "concurrency", None)),
-                          ("generation.timeout", getattr(args, "request_timeout", None)),
-                          ("generation.max_retries", getattr(args, "max_retries", None)),
-                          ("questions", getattr(args, "questions", None)),
-                          ("guardrails.enabled", getattr(args, "guardrails", None))]:
-        set_path(over, dotted, value)
-    return load_config(args.config, over)
+    for dotted, dest in PIPELINE_DESTS:
+        value = getattr(args, dest, None)
+        set_path(over, dotted, base_urls(value) if dest == "base_url" else value)
+    return load_config(getattr(args, "config", None), over)
 
+
+# (config path, argparse destination) of every flag that sets the pipeline's configuration
+PIPELINE_DESTS = (("corpus", "corpus"), ("index_dir", "index_dir"), ("embedding.model", "embedder"),
+                  ("embedding.backend", "embedding_backend"), ("index.kind", "kind"), ("retrieval.mode", "mode"),
+                  ("retrieval.top_k", "top_k"), ("index.on_disk", "on_disk"), ("index.refine", "refine"),
+                  ("retrieval.context_tokens", "context_tokens"), ("retrieval.rerank", "rerank"),
+                  ("generation.base_url", "base_url"), ("generation.model", "model"),
+                  ("generation.concurrency", "concurrency"), ("generation.timeout", "request_timeout"),
+                  ("generation.max_retries", "max_retries"), ("questions", "questions"),
+                  ("guardrails.enabled", "guardrails"))
+
+
+def given_pipeline_flags(args: argparse.Namespace) -> list[str]:
+    """The pipeline flags given on the command line (--config included), as written."""
+    dests = [d for _, d in PIPELINE_DESTS if d != "questions"] + ["config"]
+    return [f"--{d.replace('_', '-')}" for d in dests if getattr(args, d, None) is not None]
 
 
 def base_urls(given: list[str] | str | None) -> str | list[str] | None:

@@ -249,7 +249,13 @@ CASES = [
          r"cannot be the current folder"),
     Case("index-into-a-file", ["index", *PIPE[:2], "--index-dir", "user/notes.txt", "--corpus", "corpus.jsonl"], 2,
          r"user/notes\.txt: exists and is not a folder"),
-    Case("index-top-k-zero", ["index", *PIPE[:6], "--top-k", "0"], 2, r"--top-k: must be an integer >= 1, got 0"),
+    Case("ask-top-k-zero", ["ask", "What is LoRA?", *PIPE, "--top-k", "0"], 2, r"--top-k: must be an integer >= 1, got 0"),
+    # a flag the command would ignore is not offered: index builds, it neither retrieves nor generates
+    Case("index-generation-flag", ["index", *PIPE[:6], "--model", "qwen"], 2, r"unrecognized arguments: --model qwen"),
+    Case("index-retrieval-flag", ["index", *PIPE[:6], "--top-k", "3"], 2,
+         r"^ragdoctor: error: index: unrecognized arguments: --top-k 3 \(see `ragdoctor index --help`\)$"),
+    Case("retrieval-lab-generation-flag", ["retrieval-lab", "--out", "lab.json", *PIPE[:6], "--guardrails"], 2,
+         r"unrecognized arguments: --guardrails"),
     Case("index-config-unknown-key", ["index", *PIPE[:6], "--config", "user/c.toml"], 2,
          r"user/c\.toml: field 'retrieval\.top_kk': unknown field", prep=raw("user/c.toml", b"[retrieval]\ntop_kk=1\n")),
     Case("index-truncated-dense", ["index", *PIPE[:6]], 2, r"dense\.faiss does not match its manifest.*rebuild the index",
@@ -473,6 +479,8 @@ CASES = [
     Case("diagnose-ok", ["diagnose", "runs/r1"], 0, "", "ok"),
     Case("diagnose-nli-model-without-probes", ["diagnose", "runs/r1", "--nli-model", "user"], 2,
          r"--nli-model: only --probes reads it"),
+    Case("diagnose-pipeline-flag-without-probes", ["diagnose", "runs/r1", *PIPE], 2,
+         r"--corpus, --index-dir, --embedder, --base-url: only --probes reads them"),
     Case("diagnose-probe-limit-without-probes", ["diagnose", "runs/r1", "--probe-limit", "3"], 2,
          r"--probe-limit: only --probes reads it"),
     Case("diagnose-nli-model-other-probe-judge", ["diagnose", "runs/r1", "--probes", "--probe-judge", "lexical",
@@ -543,6 +551,8 @@ CASES = [
     # --- the command line itself -------------------------------------------------------------------------------
     Case("unknown-command", ["evaluate", "x"], 2, r"^ragdoctor: error: argument command: invalid choice"),
     Case("unknown-option", ["eval", "inputs/rows.jsonl", "--judgez", "lexical"], 2, r"unrecognized arguments"),
+    Case("unknown-option-nested-command", ["judge", "train", "--bogus"], 2,
+         r"error: judge train: unrecognized arguments: --bogus \(see `ragdoctor judge train --help`\)$"),
 ]
 
 
