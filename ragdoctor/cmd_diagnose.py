@@ -8,6 +8,7 @@ from pathlib import Path
 
 from corpora.errors import UsageError
 from corpora.run_folder import DIAGNOSES
+from eval.judges.registry import check_nli_model
 from ragdoctor.options import config_from_args, given_pipeline_flags
 from ragdoctor.table import render
 
@@ -32,15 +33,18 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
     run_dir = Path(args.run)
     if not args.probes:  # the probes alone read these: silently ignored otherwise
-        given = [f for f, v in (("--nli-model", args.nli_model), ("--probe-limit", args.probe_limit)) if v is not None]
+        given = [f for f, v in (("--probe-judge", args.probe_judge), ("--nli-model", args.nli_model),
+                                ("--probe-limit", args.probe_limit)) if v is not None]
         given += given_pipeline_flags(args)
         if given:
             raise UsageError(f"{', '.join(given)}: only --probes reads {'them' if len(given) > 1 else 'it'}")
-    if args.nli_model is not None and args.probe_judge != "nli":
-        raise UsageError(f"--nli-model: only the nli probe judge reads it, and --probe-judge is {args.probe_judge}")
+    judge = args.probe_judge or "nli"
+    if args.nli_model is not None and judge != "nli":
+        raise UsageError(f"--nli-model: only the nli probe judge reads it, and --probe-judge is {judge}")
+    check_nli_model(args.nli_model)  # its files now; the probes load it
     judgements, diagnoses, report = flow.diagnose_run(run_dir)
     if args.probes:
-        flow.probe(run_dir, config_from_args(args), judgements, diagnoses, report, judge=args.probe_judge,
+        flow.probe(run_dir, config_from_args(args), judgements, diagnoses, report, judge=judge,
                    nli_model=args.nli_model, limit=args.probe_limit)
     if args.format == "json":
         print(json.dumps(report, indent=2, default=str))
@@ -57,7 +61,7 @@ def register(sub: argparse._SubParsersAction, pipeline_options) -> None:
     p.add_argument("--probes", action="store_true",
                    help="regenerate failed answers with changed contexts to find the root cause (model calls)")
     p.add_argument("--probe-limit", type=int, help="probe at most N failed samples (N >= 1)")
-    p.add_argument("--probe-judge", default="nli", choices=("nli", "lexical", "embedding", "llm", "ragas"),
+    p.add_argument("--probe-judge", choices=("nli", "lexical", "embedding", "llm", "ragas"),
                    help="judge for the probes' answer correctness (default nli)")
     p.add_argument("--nli-model", help="CrossEncoder folder for the nli judge")
     pipeline_options(p)

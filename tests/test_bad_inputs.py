@@ -481,6 +481,8 @@ CASES = [
          r"--nli-model: only --probes reads it"),
     Case("diagnose-pipeline-flag-without-probes", ["diagnose", "runs/r1", *PIPE], 2,
          r"--corpus, --index-dir, --embedder, --base-url: only --probes reads them"),
+    Case("diagnose-probe-judge-without-probes", ["diagnose", "runs/r1", "--probe-judge", "lexical"], 2,
+         r"--probe-judge: only --probes reads it"),
     Case("diagnose-probe-limit-without-probes", ["diagnose", "runs/r1", "--probe-limit", "3"], 2,
          r"--probe-limit: only --probes reads it"),
     Case("diagnose-nli-model-other-probe-judge", ["diagnose", "runs/r1", "--probes", "--probe-judge", "lexical",
