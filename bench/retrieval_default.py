@@ -58,7 +58,7 @@ def measure(corpus: str, split: str, index_dir: Path, backend: str, embedder_nam
                                          "embedding": {"backend": backend, "model": embedder_name},  # is not used:
                                          "index": {"bm25_k1": PREVIOUS.bm25[0],  # both settings set theirs
                                                    "bm25_b": PREVIOUS.bm25[1]}})
-    found = labelled_queries(cfg.corpus, None, split, own_index=True)
+    found = labelled_queries(cfg.corpus, None, None if corpus == "bundled" else split, own_index=True)
     if found is None:
         raise SystemExit(f"{corpus}: no labelled queries for split {split}")
     embedder = embedder_for(cfg)

@@ -11,6 +11,7 @@ from corpora.run_folder import GATE_REPORT, TRACES
 from eval.gate import GateConfig, load_gate_config, parse_threshold
 from eval.judges.registry import DEFAULT_METRICS, JUDGES
 from rag.fleet import render_requests
+from rag.models import DEFAULT_GGUF
 from ragdoctor.cmd_pipeline import run_name
 from ragdoctor.options import base_urls
 from ragdoctor.table import ci_text, render
@@ -47,6 +48,7 @@ def ray_options(args: argparse.Namespace):
 
 JUDGE_OPTIONS = {"nli_model": ("--nli-model", ("nli",)), "nli_threshold": ("--nli-threshold", ("nli",)),
                  "judge_base_url": ("--judge-base-url", ("llm", "ragas")),
+                 "judge_model": ("--judge-model", ("llm", "ragas")),
                  "judge_concurrency": ("--judge-concurrency", ("llm", "ragas"))}
 
 
@@ -69,7 +71,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     run_dir = Path(args.out) if args.out else default_eval_dir(source, args.name)
     sent: list[dict] = []
     result = flow.evaluate_file(source, run_dir, selection, nli_model=args.nli_model, nli_threshold=args.nli_threshold,
-                                judge_base_url=base_urls(args.judge_base_url), judge_model=args.judge_model,
+                                judge_base_url=base_urls(args.judge_base_url),
+                                judge_model=args.judge_model or DEFAULT_GGUF,
                                 limit=args.limit, batch_size=args.batch_size, engine=args.engine, ray=ray_options(args),
                                 judge_concurrency=args.judge_concurrency or 1, request_stats=sent)
     print(render_eval_summary(result.summary))
@@ -144,7 +147,8 @@ def register(sub: argparse._SubParsersAction, pipeline_options) -> None:  # noqa
                         "fleet (round-robin, a retry goes to the next one)")
     p.add_argument("--judge-concurrency", type=int, metavar="N",
                    help="judge requests in flight at once (default 1; the bundled model gets N parallel slots)")
-    p.add_argument("--judge-model", default="qwen2.5-0.5b", help="judge model: bundled GGUF name/path or server model")
+    p.add_argument("--judge-model", help=f"llm/ragas judges' model: bundled GGUF name/path or server model (default "
+                                         f"{DEFAULT_GGUF})")
     p.add_argument("--limit", type=int, help="only the first N records (N >= 1)")
     p.add_argument("--batch-size", type=int, default=16, help="samples per judge call (>= 1)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",

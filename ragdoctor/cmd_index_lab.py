@@ -17,11 +17,9 @@ MIN_VECTORS = 2  # the fewest the trained kinds (IVF, PQ) build on
 LAB_SIGNATURE = '"n_vectors"'
 
 
-def _queries(cfg, args, embedder, vectors):
+def _queries(found, embedder, vectors):
     from eval.index_lab import sample_queries  # noqa: PLC0415 - lazy: see cmd_index
-    from ragdoctor.labelled_queries import labelled_queries  # noqa: PLC0415
 
-    found = labelled_queries(cfg.corpus, args.questions, args.split, own_index=args.index is None)
     if found is None:
         q, ids = sample_queries(vectors)
         return q, ids, None, "a seeded sample of 200 chunk vectors"
@@ -36,8 +34,10 @@ def cmd_index_lab(args: argparse.Namespace) -> int:
     from rag.chunking import embedding_text  # noqa: PLC0415
     from rag.session import embedder_for, open_index  # noqa: PLC0415
     from rag.store import load_index  # noqa: PLC0415
+    from ragdoctor.labelled_queries import labelled_queries  # noqa: PLC0415
 
     cfg = config_from_args(args)
+    found = labelled_queries(cfg.corpus, args.questions, args.split, own_index=args.index is None)  # before any index
     embedder = embedder_for(cfg)
     if args.index:
         store = load_index(args.index, embedder)
@@ -55,7 +55,7 @@ def cmd_index_lab(args: argparse.Namespace) -> int:
     if len(vectors) < MIN_VECTORS:  # the IVF and PQ kinds train on the vectors: one cannot make two clusters
         raise UsageError(f"index-lab: the index holds {len(vectors)} chunk vector{'s' * (len(vectors) != 1)}; "
                          f"comparing the index kinds needs at least {MIN_VECTORS} (a larger corpus)")
-    queries, ids, qrels, query_source = _queries(cfg, args, embedder, vectors)
+    queries, ids, qrels, query_source = _queries(found, embedder, vectors)
     doc_ids = [n.metadata["doc_id"] for n in store.nodes]
     lab = run_lab(vectors, queries, doc_ids=doc_ids, query_ids=ids, qrels=qrels, nlist=args.nlist,
                   log=lambda m: print(f"  {m}", file=sys.stderr))
@@ -77,7 +77,7 @@ def register(sub, pipeline_options) -> None:
     p.add_argument("--out", required=True, help="the JSON file to write (the dashboard's Index lab page reads it)")
     p.add_argument("--index", help="an existing index folder to take the vectors from (default: the pipeline's)")
     p.add_argument("--questions", help="question-set JSONL to query with (default: the corpus's own questions)")
-    p.add_argument("--split", default="train", help="BEIR corpus: the qrels split whose queries are used")
+    p.add_argument("--split", help="BEIR corpus: the qrels split whose queries are used (default train)")
     p.add_argument("--nlist", type=int, help="IVF lists (default round(sqrt(vectors)))")
     pipeline_options(p, "index")
     p.set_defaults(func=cmd_index_lab)

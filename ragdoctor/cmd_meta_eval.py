@@ -13,6 +13,7 @@ from corpora.paths import output_folder
 from eval.judges.registry import JUDGES, JudgeOptions, check_nli_model, default_nli_path
 from eval.meta.datasets import DATASETS, DEFAULT_FILES, TASK_METRICS, default_path, load_records
 from eval.meta.scoring import REDUCERS
+from rag.models import DEFAULT_GGUF
 from ragdoctor.table import ci_text, render
 
 DATA_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -126,9 +127,10 @@ def cmd_meta_eval(args) -> int:
         check_nli_model(folder, flag, load=True)  # refused now, not reported after the other judges ran
     variants = nli_variants(args.compare_nli)
     judges = [*(args.judges or default_judges(args.nli_model)), *variants]
-    if args.judge_base_url and not {"llm", "ragas"} & set(judges):
-        raise UsageError(f"--judge-base-url: only the llm and ragas judges read it, and the judges run are "
-                         f"{', '.join(judges)}")
+    for flag, given in (("--judge-base-url", args.judge_base_url), ("--judge-model", args.judge_model)):
+        if given and not {"llm", "ragas"} & set(judges):
+            raise UsageError(f"{flag}: only the llm and ragas judges read it, and the judges run are "
+                             f"{', '.join(judges)}")
     if args.nli_model and "nli" not in judges:
         raise UsageError(f"--nli-model: only the nli judge reads it, and the judges run are {', '.join(judges)}")
     path = resolve_path(args.dataset, args.path)
@@ -141,7 +143,8 @@ def cmd_meta_eval(args) -> int:
         report_skipped(e)
     with ExitStack() as stack:
         judge_opts = JudgeOptions(nli_model=args.nli_model,
-                                  llm_factory=llm_factory(stack, args.judge_base_url, args.judge_model))
+                                  llm_factory=llm_factory(stack, args.judge_base_url,
+                                                          args.judge_model or DEFAULT_GGUF))
         opts = MetaEvalOptions(judges=judges, limit=args.limit, nli_variants=variants,
                                metrics=args.metrics, seed=args.seed, n_resamples=args.resamples, reduce=args.reduce,
                                chunk_size=args.batch_size, judge_options=judge_opts)
@@ -196,5 +199,5 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 (no pipeline option
                         "measured in the same table as 'nli:<folder name>', e.g. the previous judge beside the "
                         "shipped one")
     p.add_argument("--judge-base-url", help="OpenAI-compatible URL for the llm judge (default: bundled model)")
-    p.add_argument("--judge-model", default="qwen2.5-0.5b", help="llm judge model: bundled GGUF or server model")
+    p.add_argument("--judge-model", help=f"llm judge model: bundled GGUF or server model (default {DEFAULT_GGUF})")
     p.set_defaults(func=cmd_meta_eval)

@@ -48,7 +48,7 @@ def cmd_retrieval_lab(args: argparse.Namespace) -> int:
     found = labelled_queries(cfg.corpus, args.questions, args.split, own_index=True)
     if found is None:
         raise UsageError(f"retrieval-lab: {cfg.corpus} has no labelled queries: pass --questions FILE (questions "
-                         f"with relevant_doc_ids) or a BEIR folder with qrels/{args.split}.tsv")
+                         f"with relevant_doc_ids) or a BEIR folder with qrels/{args.split or 'train'}.tsv")
     if args.max_queries:
         found.questions, found.ids = found.questions[: args.max_queries], found.ids[: args.max_queries]
     embedder = embedder_for(cfg)
@@ -104,7 +104,7 @@ def register(sub, pipeline_options) -> None:
                                              "choose one on half of them, confirmed on the other half")
     p.add_argument("--out", required=True, help="the JSON file to write")
     p.add_argument("--questions", help="question-set JSONL with relevant_doc_ids (default: the corpus's own)")
-    p.add_argument("--split", default="train", help="BEIR corpus: the qrels split whose queries are used")
+    p.add_argument("--split", help="BEIR corpus: the qrels split whose queries are used (default train)")
     p.add_argument("--bm25", help="BM25 K1:B settings to try beside the index's (default 1.2:0.75,0.9:0.4; '' none)")
     p.add_argument("--max-queries", type=int, help="use the first N labelled queries")
     pipeline_options(p, "index", "retrieval")

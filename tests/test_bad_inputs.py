@@ -372,6 +372,8 @@ CASES = [
     Case("eval-nothing-measured", ["eval", ROWS, "--judges", "lexical", "--metrics", "groundedness", "--out", "ev"], 2,
          r"nothing was measured \(no contexts in the input record\)", "error",
          write(ROWS, [{"id": "a", "question": "Q?", "answer": "An answer with words."}])),
+    Case("eval-judge-model-no-llm-judge", ["eval", "inputs/rows.jsonl", *EV, "--judge-model", "qwen2.5-1.5b"], 2,
+         r"--judge-model: only the llm and ragas judges read it, and the judges run are lexical, labels"),
     Case("eval-nli-model-missing", ["eval", "inputs/rows.jsonl", "--judges", "nli", "--nli-model", "nowhere",
                                     "--out", "ev"], 2, r"--nli-model nowhere: folder not found"),
     # beside other judges the run measured something, so it used to end 0 with the named model unavailable
@@ -505,6 +507,8 @@ CASES = [
          r"user: is not empty and is not a ragdoctor meta-eval folder"),
     Case("meta-eval-nli-model-not-a-model", [*ME[:3], "--judge", "nli", "--nli-model", "user", "--path",
                                               "inputs/labels.jsonl"], 2, r"--nli-model user: cannot be loaded"),
+    Case("meta-eval-judge-model-no-llm-judge", [*ME, "--path", "inputs/labels.jsonl", "--judge-model", "x"], 2,
+         r"--judge-model: only the llm and ragas judges read it"),
     Case("meta-eval-judge-typo", [*ME[:3], "--judge", "lexcal", "--path", "inputs/labels.jsonl"], 2,
          r"--judge: invalid choice"),
     # --- found by the audit of classes of input no case listed (each one failed on the code before it) -------------

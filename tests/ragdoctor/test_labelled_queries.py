@@ -1,0 +1,51 @@
+"""Which labelled queries the lab commands measure with (ragdoctor/labelled_queries.py): --split is read only from a
+BEIR folder's qrels, and a split that is not there is named, never replaced by other queries."""
+import json
+
+import pytest
+
+from corpora.errors import UsageError
+from ragdoctor.cli import main
+from ragdoctor.labelled_queries import labelled_queries
+
+
+@pytest.fixture
+def beir(tmp_path):
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    docs = [{"_id": f"d{i}", "title": f"T{i}", "text": f"document {i} about topic {i}"} for i in range(3)]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    qs = [{"_id": "q1", "text": "what is topic 1?"}, {"_id": "q2", "text": "what is topic 2?"}]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in qs))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    return folder
+
+
+def test_a_beir_split_is_read_by_name(beir):
+    found = labelled_queries(str(beir), None, "test", own_index=True)
+    assert found is not None and found.ids == ["q1", "q2"] and found.qrels["q1"] == {"d1": 1}
+    assert found.source.endswith("test queries")
+
+
+def test_a_split_that_is_not_there_is_named_with_the_ones_that_are(beir):
+    with pytest.raises(UsageError, match=r"qrels/train\.tsv: file not found \(splits there: test\)"):
+        labelled_queries(str(beir), None, None, own_index=True)  # the default split, train, is missing here
+    with pytest.raises(UsageError, match=r"qrels/tset\.tsv: file not found \(splits there: test\)"):
+        labelled_queries(str(beir), None, "tset", own_index=True)
+
+
+def test_split_where_no_beir_qrels_are_read_is_a_usage_error(beir, tmp_path):
+    (tmp_path / "q.jsonl").write_text(json.dumps({"id": "a", "question": "Q?", "relevant_doc_ids": ["d1"]}) + "\n")
+    with pytest.raises(UsageError, match="--split: only a BEIR corpus's own queries read it, and --questions is given"):
+        labelled_queries(str(beir), str(tmp_path / "q.jsonl"), "test", own_index=True)
+    with pytest.raises(UsageError, match="--split: .* bundled is not a BEIR folder"):
+        labelled_queries("bundled", None, "test", own_index=True)
+    assert labelled_queries("bundled", None, None, own_index=True).source == "bundled questions"
+
+
+def test_index_lab_refuses_split_on_the_bundled_corpus_in_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["index-lab", "--out", "lab.json", "--embedder", "fake", "--index-dir", "idx", "--split", "test"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--split: only a BEIR corpus's own queries read it" in err
+    assert not (tmp_path / "lab.json").exists() and not (tmp_path / "idx").exists()  # refused before any index
