@@ -11,7 +11,7 @@ from corpora.errors import InputError
 
 def input_file(path: str | Path) -> Path:
     """``path`` as a readable file, else InputError (missing, a folder, unreadable)."""
-    path = Path(path)
+    path = Path(path).expanduser()
     if not path.exists():
         raise InputError(path, "file not found")
     if path.is_dir():
@@ -34,7 +34,7 @@ def _parent_ok(path: Path) -> None:
 def output_folder(path: str | Path, *, markers: Iterable[str], what: str = "run folder") -> Path:
     """A folder this command may write into: absent (created later), empty, or holding one of ``markers`` (files this
     project writes). Anything else is refused, so a mistyped ``--out`` never overwrites a user's own files."""
-    path = Path(path)
+    path = Path(path).expanduser()
     if path.exists():
         if not path.is_dir():
             raise InputError(path, f"exists and is not a folder (expected a {what})")
@@ -54,7 +54,7 @@ def output_file(path: str | Path, *, what: str = "output file", signature: str |
     ``signature``: for a file that is replaced whole (a report), text its own kind of file holds near its start: an
     existing non-empty file without it is not one this command wrote (a run's results log, a user's file) and is
     refused, never overwritten. Logs a command appends to pass no signature."""
-    path = Path(path)
+    path = Path(path).expanduser()
     if path.is_dir():
         raise InputError(path, f"is a folder (expected a path for the {what})")
     if path.exists() and not os.access(path, os.W_OK):

@@ -47,7 +47,14 @@ def one_line(v: str) -> str:
     return v
 
 
+def words_or_none(v: str | None) -> str | None:
+    """A pydantic validator: a reference answer without a letter or digit ("", "  ", ".") is no reference (None), so
+    every metric reads it as missing (not applicable) instead of scoring against nothing."""
+    return v if v is not None and any(c.isalnum() for c in v) else None
+
+
 QuestionText = Annotated[str, Field(min_length=1), AfterValidator(not_blank)]  # a question with something in it
+ReferenceText = Annotated[str | None, AfterValidator(words_or_none)]
 RecordId = Annotated[str, Field(min_length=1), AfterValidator(not_blank)]  # an id a label can refer to: not "  "
 Outcome = Literal["answered", "refused", "blocked", "error"]
 
@@ -112,7 +119,7 @@ class Question(BaseModel, Labels):
 
     id: RecordId
     question: QuestionText
-    reference: str | None = None
+    reference: ReferenceText = None
     relevant_doc_ids: list[str] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -168,7 +175,7 @@ class Trace(BaseModel, Labels):
 
     sample_id: str = Field(min_length=1)
     question: QuestionText
-    reference: str | None = None
+    reference: ReferenceText = None
     relevant_doc_ids: list[str] | None = None
     contexts: list[Chunk] | None = None
     candidates: list[Candidate] = Field(default_factory=list)

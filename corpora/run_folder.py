@@ -222,14 +222,15 @@ class RunFolder:
     (``ragdoctor run --out FILE``)."""
 
     def __init__(self, path: str | Path, *, traces_file: str | Path | None = None):
-        self.path = Path(path)
-        self.traces = AppendLog(Path(traces_file) if traces_file else self.path / TRACES, Trace, "traces log")
+        self.path = Path(path).expanduser()  # "~/runs/x" from Python is the home folder's, as from a shell
+        self.traces = AppendLog(Path(traces_file).expanduser() if traces_file else self.path / TRACES, Trace,
+                                "traces log")
         self.results = AppendLog(self.path / RESULTS, Judgement, "results log")
 
     @classmethod
     def of_traces(cls, traces_file: str | Path) -> RunFolder:
         """The run folder of a traces log (the folder it is in)."""
-        return cls(Path(traces_file).parent, traces_file=traces_file)
+        return cls(Path(traces_file).expanduser().parent, traces_file=traces_file)
 
     @property
     def name(self) -> str:

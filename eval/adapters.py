@@ -185,9 +185,10 @@ def load_traces(path: str | Path, warnings: list[str] | None = None) -> tuple[li
     to ``warnings``, or are warned about (corpora.errors.warn) when no list is given. An OpenInference span export
     (OTLP JSON or a Phoenix spans export, detected by content: corpora/openinference.py) gives one trace per root span,
     its malformed spans as the errors."""
+    path = Path(path).expanduser()
     if openinference.detect(path):
         return openinference.load(path)
-    return _read(Path(path), None, warnings)
+    return _read(path, None, warnings)
 
 
 # --- objects, for the Python API (ragdoctor.evaluate) ----------------------------------------------------------------

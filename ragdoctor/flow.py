@@ -162,6 +162,7 @@ def answer_questions(cfg: PipelineConfig, traces: str | Path, *, questions: list
     resumes); the bad question lines are reported and listed in the run folder's input_errors.txt."""
     run = RunFolder.of_traces(traces)
     run.check_traces_writable()  # refuse a file that is not ours before building anything
+    had_log = run.traces.path.exists()  # then the folder's input_errors.txt is an earlier run's, else maybe a user's
     errors: list[InputError] = []
     questions = (question_set(cfg, errors) if questions is None else questions)[: limit or None]
     for e in errors:
@@ -178,7 +179,7 @@ def answer_questions(cfg: PipelineConfig, traces: str | Path, *, questions: list
                                concurrency=cfg.generation.concurrency, reuses=inner.reuses)
         stats = getattr(inner.llm, "stats", None)
         result.requests = stats.as_dict() if stats is not None else None
-    run.write_if_ours(INPUT_ERRORS, "".join(f"{e}\n" for e in errors), ours=lambda text: True)
+    run.write_if_ours(INPUT_ERRORS, "".join(f"{e}\n" for e in errors), ours=lambda text: had_log or not text.strip())
     return result
 
 

@@ -296,6 +296,10 @@ CASES = [
          r"user: is a folder, not a traces log"),
     Case("run-out-user-file", ["run", *PIPE, "--questions", "questions.jsonl", "--out", "user/config.json"], 2,
          r"user/config\.json: not a ragdoctor traces log .*refusing"),
+    Case("run-out-beside-a-users-input-errors", ["run", *PIPE, "--questions", "questions.jsonl", "--out",
+                                                 "user/traces.jsonl"], 0,
+         r"user/input_errors\.txt exists and was not written by ragdoctor: left as it is", "ok",
+         raw("user/input_errors.txt", b"MY OWN NOTES\n"), file_has("user/input_errors.txt", "MY OWN NOTES")),
     Case("run-name-is-a-path", ["run", *PIPE, "--name", "../escape"], 2, r"--name: '\.\./escape' is not a folder name"),
     Case("run-server-down", ["run", *PIPE[:-1], "http://127.0.0.1:9/v1", "--questions", "questions.jsonl",
                              "--name", "down", "--limit", "2"], 2, r"every question failed",
@@ -351,6 +355,13 @@ CASES = [
     Case("eval-empty-relevant-ids-with-reference", ["eval", ROWS, *EV], 0, "", "ok",
          write(ROWS, [{**ROW, "relevant_ids": []}]),
          measured("ev/results.jsonl", "r1", "answer_correctness", "lexical")),
+    # a reference with no word in it is none: not applicable, never context precision 0 "against the reference"
+    Case("eval-punctuation-reference", ["eval", ROWS, "--judges", "lexical", "--out", "ev"], 0, "", "ok",
+         write(ROWS, [{**ROW, "reference": " . "}]),
+         lambda ws, out, err: None if (result(ws / "ev/results.jsonl", "r1", "answer_correctness", "lexical")["status"]
+                                       == "not_applicable" and not result(ws / "ev/results.jsonl", "r1",
+                                       "context_precision", "lexical")["evidence"]["with_reference"])
+         else pytest.fail("read as a reference")),
     Case("eval-duplicate-ids", ["eval", ROWS, *EV], 0,
          r"inputs/x\.jsonl:2: field 'id': duplicate id 'r1' \(first on line 1; this line is skipped\)", "ok",
          write(ROWS, [ROW, {**ROW, "answer": "Something else."}])),

@@ -25,6 +25,14 @@ def test_contexts_none_means_not_said_and_empty_means_nothing_found():
     assert found_nothing.has_contexts
 
 
+@pytest.mark.parametrize("blank", ["", "   ", ".", " ?! ", "\u2014", "🚀"])
+def test_a_reference_without_a_word_is_no_reference(blank):
+    assert Trace(sample_id="s", question="Q?", reference=blank).reference is None
+    assert Question(id="q", question="Q?", reference=blank).reference is None
+    assert Trace(sample_id="s", question="Q?", reference="键和值").reference == "键和值"  # any script's letters
+    assert Trace(sample_id="s", question="Q?", reference=" 42 ").reference == " 42 "  # kept as written
+
+
 def test_ranking_and_document_ids():
     t = Trace(sample_id="a", question="q?", relevant_doc_ids=["d2"],
               contexts=[Chunk(chunk_id="d2#0", doc_id="d2", rank=2, text="b"), Chunk(chunk_id="d1#0", doc_id="d1", rank=1,

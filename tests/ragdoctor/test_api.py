@@ -70,6 +70,14 @@ def test_evaluate_refuses_a_named_nli_model_that_is_no_model_before_writing(tmp_
     assert not (tmp_path / "run").exists()
 
 
+def test_a_home_relative_out_is_the_home_folders(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    ragdoctor.evaluate([ROW], judges="lexical", out="~/runs/x")  # one folder, as a shell would have expanded it
+    assert {"results.jsonl", "results.parquet", "summary.json"} <= {p.name for p in (tmp_path / "home/runs/x").iterdir()}
+    assert not (tmp_path / "~").exists()
+
+
 class Node:
     def __init__(self, node_id: str, text: str, doc: str):
         self.node_id, self.text, self.ref_doc_id, self.metadata = node_id, text, doc, {}
