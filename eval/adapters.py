@@ -36,9 +36,12 @@ class FieldError(ValueError):
 
 
 def _ident(value: Any, field: str) -> str | None:
-    """An id: a non-empty string, or an integer (as its decimal string)."""
+    """An id: a non-empty string, or an integer (as its decimal string; a whole float too, as pandas makes an integer
+    column with a missing cell)."""
     if value is None:
         return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise FieldError(field, f"must be a string or an integer, got {type(value).__name__}")
     text = str(value)
@@ -56,6 +59,12 @@ def _text(obj: dict, key: str, *, required: bool = False) -> str | None:
     if not isinstance(value, str):
         raise FieldError(key, f"must be a string, got {type(value).__name__}")
     return value
+
+
+# set by the adapters of objects that always report their retrieval (a llama-index Response's source nodes): their
+# empty contexts list means "retrieved nothing" (contexts []), not "did not say" (None); never read from a file
+COMPLETE = "\x00contexts complete"
+BAD = "\x00bad"  # (field, problem) of an object row that cannot be read: reported at its position like any bad row
 
 
 def _contexts(value: Any, field: str) -> list[Chunk] | None:
@@ -107,6 +116,8 @@ def _row(obj: dict[str, Any], default_id: str, *, ragas: bool) -> Trace:
     if not question.strip():  # type: ignore[union-attr]
         raise FieldError(q, "is blank")
     contexts = _contexts(obj.get(ctx), ctx)
+    if contexts is None and obj.get(COMPLETE) and obj.get(ctx) == []:
+        contexts = []
     metadata = obj.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise FieldError("metadata", "must be an object")
@@ -122,6 +133,8 @@ def parse_row(obj: dict[str, Any], default_id: str) -> Trace:
     """One row in any supported shape -> Trace (raises FieldError/ValidationError naming the field). A ragdoctor trace
     is taken as it is (an empty ``contexts`` list: the pipeline retrieved and found nothing); a generic or ragas row
     without contexts (absent, null or []) says nothing about what was retrieved (``contexts`` None)."""
+    if BAD in obj:
+        raise FieldError(*obj[BAD])
     if "sample_id" in obj:  # a ragdoctor trace
         return Trace.model_validate(obj)
     return _row(obj, default_id, ragas="user_input" in obj)
@@ -130,7 +143,7 @@ def parse_row(obj: dict[str, Any], default_id: str) -> Trace:
 def unknown_fields(obj: dict[str, Any]) -> set[str]:
     if "sample_id" in obj:
         return set()  # traces are validated strictly (extra="forbid")
-    return set(obj) - (RAGAS_FIELDS if "user_input" in obj else GENERIC_FIELDS)
+    return set(obj) - (RAGAS_FIELDS if "user_input" in obj else GENERIC_FIELDS) - {COMPLETE, BAD}
 
 
 def _read(source: str | Path, items: Iterable[tuple[int, dict[str, Any]]] | None,
@@ -218,8 +231,8 @@ def llama_index_row(question: str, response: Any, **fields: Any) -> dict[str, An
         note = f"the engine returned llama-index's placeholder {EMPTY_RESPONSE!r}, not an answer ({why})"
         metadata = {**(fields.pop("metadata", None) or {}), "error": note}
         return {"question": question, "answer": "", "contexts": contexts, "outcome": "error", "metadata": metadata,
-                **fields}
-    return {"question": question, "answer": answer, "contexts": contexts, **fields}
+                COMPLETE: True, **fields}
+    return {"question": question, "answer": answer, "contexts": contexts, COMPLETE: True, **fields}
 
 
 def _row_of(item: Any) -> Any:
@@ -231,6 +244,9 @@ def _row_of(item: Any) -> Any:
         row = {k: _plain(v) for k, v in item.items()}
         response = row.get("response", row.get("answer"))
         if _is_llama_response(response):
+            if _is_llama_response(row.get("response")) and row.get("answer") not in (None, ""):
+                return {BAD: ("answer", "given beside a llama-index Response in 'response', whose text is the "
+                                        "answer: give one of them")}
             row.pop("response", None), row.pop("answer", None)
             return llama_index_row(row.pop("question", row.pop("user_input", "")), response, **row)
         return {k: v for k, v in row.items() if v is not None}
@@ -249,8 +265,11 @@ def traces_from(data: Any, warnings: list[str] | None = None) -> tuple[list[Trac
         items: Iterable[Any] = data.to_dict("records")
     elif hasattr(data, "samples") and type(data).__module__.startswith("ragas"):  # a ragas EvaluationDataset
         items = data.samples
-    else:
+    elif isinstance(data, Iterable) and not isinstance(data, (bytes, dict)):
         items = data
+    else:  # None, a number, one dict: not a collection of records
+        raise InputError(None, f"expected a JSONL path, a DataFrame or an iterable of records, got "
+                               f"{type(data).__name__}", field="data")
     rows = [_row_of(x) for x in items]
     bad = [i for i, r in enumerate(rows, 1) if not isinstance(r, dict)]
     if bad:

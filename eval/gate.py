@@ -2,7 +2,8 @@
 
 Thresholds come from ``[tool.ragdoctor.gate]`` in pyproject.toml (``min = {metric = value}``, ``max_unmeasured``,
 ``use_ci_lower``, ``use_ppi``, ``ppi_fallback``), overridden by flags. A metric may name its judge as
-``metric:judge``; otherwise the first judge that measured it is used. A run with nothing measured fails, never passes.
+``metric:judge``; otherwise the most trusted judge that measured it is used. A run with nothing measured fails,
+never passes.
 
 With ``use_ppi`` (``ragdoctor gate --ppi``) a minimum is checked against the lower bound of the PPI-corrected 95% CI
 (eval/calibration.py: the judge's scores calibrated by the run's human labels). A metric with too few labels has no
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,7 @@ from corpora.errors import InputError, UsageError
 from corpora.jsonl import loads_strict
 from corpora.paths import output_file
 from corpora.run_folder import SUMMARY, RunFolder
-from eval.judges.registry import JUDGES
+from eval.judges.registry import JUDGE_PREFERENCE, JUDGES
 from eval.metrics import METRIC_NAMES, find
 from eval.ppi import MIN_LABELS
 
@@ -58,18 +60,22 @@ class Check:
 
 
 def primary(summary: dict, metric: str, judge: str | None = None) -> dict | None:
-    """The summary row for ``metric`` (by ``judge``, else the first judge that measured anything)."""
+    """The summary row for ``metric``: by ``judge``, else the most trusted judge that measured anything
+    (JUDGE_PREFERENCE, as the results table and the classifier read it; judges outside it after, in run order), so
+    the verdict never depends on the order the judges were listed in."""
     rows = [m for m in summary["metrics"] if m["metric"] == metric and (judge is None or m["judge"] == judge)]
+    rank = {j: i for i, j in enumerate(JUDGE_PREFERENCE)}
+    rows = sorted(rows, key=lambda m: rank.get(m["judge"], len(rank)))  # stable: run order among the unranked
     measured = [m for m in rows if m["n"] > 0]
     return (measured or rows or [None])[0]
 
 
 def unit_threshold(value: object, where: str) -> float:
     """A threshold: a real number within [0, 1] (never a bool, NaN or a string), else UsageError naming ``where``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not 0.0 <= value <= 1.0:
+    number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else None  # numpy too
+    if number is None or not math.isfinite(number) or not 0.0 <= number <= 1.0:
         raise UsageError(f"{where}: must be a number within [0, 1], got {value!r}")
-    return float(value)
+    return number
 
 
 def check_metric_name(name: str, where: str) -> str:

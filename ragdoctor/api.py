@@ -9,16 +9,19 @@
     result.diagnose()                    # the failure category of every sample, with the rule that fired"""
 from __future__ import annotations
 
+import numbers
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import ValidationError
 
-from corpora.errors import InputError
+from corpora.errors import InputError, UsageError
+from corpora.jsonl import validation_error
 from corpora.records import Diagnosis, Judgement, Question, Trace
 from corpora.run_folder import RunFolder
 from eval.adapters import traces_from
@@ -28,6 +31,7 @@ from eval.judges.registry import DEFAULT_METRICS, parse_metrics
 from eval.judging import evaluate as judge_traces
 from eval.summary import results_frame
 from rag.config import PipelineConfig, load_config
+from rag.models import DEFAULT_GGUF
 from rag.run_questions import RunResult
 from ragdoctor import flow
 from ragdoctor.dashboard.data import samples_frame
@@ -84,11 +88,27 @@ class EvalResult:
              ci_lower: bool = False, ppi: bool = False, ppi_fallback: bool = False) -> GateResult:
         """The CI gate: ``thresholds`` maps ``metric`` or ``metric:judge`` to a minimum mean (or, with ``ci_lower``,
         a minimum lower bound of the 95% CI; with ``ppi``, of the PPI-corrected 95% CI, as ``ragdoctor gate --ppi``).
-        A run with nothing measured fails."""
-        cfg = GateConfig({check_metric_name(k, "thresholds"): unit_threshold(v, f"thresholds[{k!r}]")
-                          for k, v in (thresholds or {}).items()},
-                         None if max_unmeasured is None else unit_threshold(max_unmeasured, "max_unmeasured"), ci_lower,
-                         ppi, ppi_fallback)
+        A run with nothing measured fails; no threshold at all, or ``ppi_fallback`` without ``ppi``, is a UsageError
+        (as ``ragdoctor gate`` refuses them)."""
+        for name, flag in (("ci_lower", ci_lower), ("ppi", ppi), ("ppi_fallback", ppi_fallback)):
+            if not isinstance(flag, bool):
+                raise UsageError(f"{name}: must be True or False, got {flag!r}")
+        if thresholds is not None and not isinstance(thresholds, Mapping):
+            raise UsageError(f"thresholds: expected a dict of metric (or metric:judge) -> minimum, got {thresholds!r}")
+        minimums: dict[str, float] = {}
+        for key, value in (thresholds or {}).items():
+            if not isinstance(key, str):
+                raise UsageError(f"thresholds: the key {key!r} is not a metric name")
+            name = check_metric_name(key, "thresholds")
+            if name in minimums:
+                raise UsageError(f"thresholds: '{name}' is given twice")
+            minimums[name] = unit_threshold(value, f"thresholds[{key!r}]")
+        if not minimums and max_unmeasured is None:
+            raise UsageError("no thresholds: give thresholds={metric: minimum} or max_unmeasured")
+        if ppi_fallback and not ppi:
+            raise UsageError("ppi_fallback: needs ppi=True (a fallback from no PPI estimate would change nothing)")
+        cfg = GateConfig(minimums, None if max_unmeasured is None else unit_threshold(max_unmeasured, "max_unmeasured"),
+                         ci_lower, ppi, ppi_fallback)
         checks = check(self.summary_data, cfg, self.calibrated_rows() if ppi else None)
         return GateResult(all(c.passed for c in checks), checks)
 
@@ -117,30 +137,64 @@ class EvalResult:
 
 def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
              judges: str | Sequence[str] | Sequence[Judge] | None = None, out: str | Path | None = None,
-             nli_model: str | None = None, judge_base_url: str | None = None, judge_model: str = "qwen2.5-0.5b",
+             nli_model: str | None = None, judge_base_url: str | None = None, judge_model: str | None = None,
              batch_size: int = 16, progress: bool = False) -> EvalResult:
     """Score ``data`` (a pandas DataFrame, a list of dicts, a JSONL path, a ragas ``EvaluationDataset``, Trace objects,
     or llama-index ``Response`` objects as ``(question, response)`` pairs) into the run folder ``out`` (default: a new
     temporary folder). ``metrics`` and ``judges`` are names as the CLI takes them (or built judges); by default the
     fast judges and every metric they measure. A rerun into the same folder resumes. Bad rows are skipped and listed
-    in ``input_errors``; a record with no valid row raises ``InputError``."""
+    in ``input_errors``; a record with no valid row raises ``InputError``. ``nli_model``, ``judge_base_url`` and
+    ``judge_model`` are read by the judges named (nli; llm and ragas): given for none of them, they are refused."""
+    batch_size = positive_int(batch_size, "batch_size")
+    options = {"nli_model": nli_model, "judge_base_url": judge_base_url, "judge_model": judge_model}
+    built = judges is not None and not isinstance(judges, str) and _built(judges)
+    if built:
+        judge_objs: list[Judge] = list(judges)  # type: ignore[arg-type]
+        names = parse_metrics(flow.as_text(metrics, "metrics")) if metrics is not None else \
+            [m for m in DEFAULT_METRICS if any(j.supports(m) for j in judge_objs)]
+        given = [k for k, v in options.items() if v is not None]
+        if given:
+            raise UsageError(f"{given[0]}: the judges given are built objects, which do not read it (give it to the "
+                             f"judge when you build it)")
+        unmeasurable = [m for m in names if not any(j.supports(m) for j in judge_objs)]
+        if unmeasurable or not names:
+            raise UsageError(f"no judge given measures '{unmeasurable[0]}'" if unmeasurable else
+                             "the judges given measure none of the metrics")
+    else:
+        selection = flow.Selection.of(judges, metrics, nli_model)  # type: ignore[arg-type]
+        flow.unused_judge_options(options, selection.judges)
+        names = selection.metrics
     warnings: list[str] = []
     traces, errors = traces_from(data, warnings)
     run = RunFolder(out if out is not None else tempfile.mkdtemp(prefix="ragdoctor-"))
-    built = judges is not None and not isinstance(judges, str) and all(not isinstance(j, str) for j in judges)
     with ExitStack() as stack:
-        if built:
-            judge_objs: list[Judge] = list(judges)  # type: ignore[arg-type]
-            names = parse_metrics(flow.as_text(metrics)) if metrics is not None else \
-                [m for m in DEFAULT_METRICS if any(j.supports(m) for j in judge_objs)]
-        else:
-            selection = flow.Selection.of(judges, metrics, nli_model)  # type: ignore[arg-type]
-            names = selection.metrics
+        if not built:
             judge_objs = stack.enter_context(flow.built_judges(selection, nli_model=nli_model,
-                                                               judge_base_url=judge_base_url, judge_model=judge_model))
+                                                               judge_base_url=judge_base_url,
+                                                               judge_model=judge_model or DEFAULT_GGUF))
         ev = judge_traces(traces, metrics=names, judges=judge_objs, run=run, batch_size=batch_size,
                           input_errors=errors, source="ragdoctor.evaluate", progress=progress, warnings=warnings)
     return EvalResult(run.path, ev.judgements, ev.summary, ev.input_errors, ev.warnings)
+
+
+def _built(judges: Sequence[Any]) -> bool:
+    """True for a list of built judges, False for a list of names; a mix, or something that is neither, is refused."""
+    if not isinstance(judges, (list, tuple)):
+        raise UsageError(f"judges: expected names (a comma-separated string or a list) or built judges, got {judges!r}")
+    objects = [callable(getattr(j, "judge", None)) and callable(getattr(j, "supports", None)) for j in judges]
+    if any(objects) and not all(objects):
+        bad = next(j for j, ok in zip(judges, objects, strict=True) if not ok)
+        raise UsageError(f"judges: give names or built judges, not both ({bad!r} is not a built judge)")
+    if not objects or all(isinstance(j, str) for j in judges):
+        return False
+    return all(objects)
+
+
+def positive_int(value: object, name: str) -> int:
+    """An integer >= 1 (never a bool, a float or a string), else UsageError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise UsageError(f"{name}: must be an integer >= 1, got {value!r}")
+    return int(value)
 
 
 class Pipeline:
@@ -153,9 +207,14 @@ class Pipeline:
         if isinstance(config, PipelineConfig):
             self.config = config
         elif isinstance(config, dict):
-            self.config = PipelineConfig.model_validate(config)
-        else:
+            try:
+                self.config = PipelineConfig.model_validate(config)
+            except ValidationError as exc:
+                raise validation_error("config", None, exc) from None
+        elif config is None or isinstance(config, (str, Path)):
             self.config = load_config(config)
+        else:
+            raise UsageError(f"config: expected a PipelineConfig, a dict or a TOML path, got {type(config).__name__}")
         self.llm = llm
         self._stack = ExitStack()
         self._pipe: Any = None
@@ -176,24 +235,47 @@ class Pipeline:
         return {**store.manifest.model_dump(mode="json"), "built": built, "index_dir": str(store.index_dir)}
 
     def ask(self, question: str, *, reference: str | None = None, relevant_doc_ids: list[str] | None = None) -> Trace:
-        if not question.strip():
-            raise InputError(None, "the question is blank", field="question")
+        """Answer one question (its labels, when given, go into the trace for the metrics that read them)."""
+        record = _question({"id": "adhoc", "question": question, "reference": reference,
+                            "relevant_doc_ids": relevant_doc_ids}, None)
         if self._pipe is None:
             self._pipe = self._stack.enter_context(flow.pipeline(self.config, llm=self.llm))
-        return self._pipe.answer(question, Question(id="adhoc", question=question, reference=reference,
-                                                    relevant_doc_ids=relevant_doc_ids))
+        return self._pipe.answer(record.question, record)
 
     def run(self, questions: str | Path | Iterable[Question | dict] | None = None, *, out: str | Path,
             limit: int | None = None, progress: bool = False) -> RunResult:
         """Answer ``questions`` (a question-set JSONL path, Question objects or dicts; default: the configured set)
-        into ``out``, a run folder (its traces.jsonl and run_summary.json); a rerun resumes."""
+        into ``out``, a run folder (its traces.jsonl and run_summary.json); a rerun resumes. A plain string is a
+        question with the id ``q<position>``; a row that is not a question is an InputError naming it."""
         cfg, objects = self.config, None
+        limit = None if limit is None else positive_int(limit, "limit")
         if isinstance(questions, (str, Path)):
             cfg = cfg.model_copy(update={"questions": str(questions)})
         elif questions is not None:
-            objects = [q if isinstance(q, Question) else Question.model_validate(q) for q in questions]
+            if not isinstance(questions, Iterable) or isinstance(questions, (bytes, dict)):
+                raise UsageError(f"questions: expected a JSONL path or an iterable of questions, got "
+                                 f"{type(questions).__name__}")
+            objects = [_question(q, i) for i, q in enumerate(questions, 1)]
         run = RunFolder(out)
         result = flow.answer_questions(cfg, run.traces.path, questions=objects, limit=limit, llm=self.llm,
                                        progress=progress)
         flow.write_run_summary(run, result.traces)
         return result
+
+
+def _question(row: object, position: int | None) -> Question:
+    """A question of ``Pipeline.run`` (at ``position``) or ``ask`` (None): a Question, a dict of its fields, or a
+    string (its text); anything else, or a field that does not validate, is a one-line InputError naming it."""
+    where = "questions" if position is not None else "ask"
+    if isinstance(row, Question):
+        return row
+    if isinstance(row, str) and position is not None:
+        row = {"id": f"q{position}", "question": row}
+    if not isinstance(row, dict):
+        raise InputError(where, f"a value of type {type(row).__name__} is not a question (a dict, a Question or a "
+                                f"string)",
+                         line=position, field=None if position is not None else "question")
+    try:
+        return Question.model_validate(row)
+    except ValidationError as exc:
+        raise validation_error(where, position, exc) from None

@@ -46,20 +46,6 @@ def ray_options(args: argparse.Namespace):
                       gpus_per_worker=args.gpus_per_worker or 0.0)
 
 
-JUDGE_OPTIONS = {"nli_model": ("--nli-model", ("nli",)), "nli_threshold": ("--nli-threshold", ("nli",)),
-                 "judge_base_url": ("--judge-base-url", ("llm", "ragas")),
-                 "judge_model": ("--judge-model", ("llm", "ragas")),
-                 "judge_concurrency": ("--judge-concurrency", ("llm", "ragas"))}
-
-
-def unused_judge_options(args: argparse.Namespace, judges: list[str]) -> None:
-    """An option for a judge that is not run would be silently ignored: a usage error naming it and its judges."""
-    for dest, (flag, readers) in JUDGE_OPTIONS.items():
-        if getattr(args, dest, None) is not None and not set(readers) & set(judges):
-            who = f"the {readers[0]} judge reads" if len(readers) == 1 else f"the {' and '.join(readers)} judges read"
-            raise UsageError(f"{flag}: only {who} it, and the judges run are {', '.join(judges)}")
-
-
 def cmd_eval(args: argparse.Namespace) -> int:
     from ragdoctor import flow  # noqa: PLC0415 - lazy in every command: the library loads when one runs
 
@@ -67,7 +53,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.out and args.name:
         raise UsageError("--out and --name both name the run folder: give one")
     selection = flow.Selection.of(args.judges, args.metrics, args.nli_model)
-    unused_judge_options(args, selection.judges)
+    flow.unused_judge_options({name: getattr(args, name) for name in flow.JUDGE_OPTION_READERS}, selection.judges,
+                              label=lambda name: "--" + name.replace("_", "-"))
     run_dir = Path(args.out) if args.out else default_eval_dir(source, args.name)
     sent: list[dict] = []
     result = flow.evaluate_file(source, run_dir, selection, nli_model=args.nli_model, nli_threshold=args.nli_threshold,
@@ -96,9 +83,12 @@ def gate_config(pyproject: str | Path, minimums: list[str] | None = None, max_un
     """[tool.ragdoctor.gate] from ``pyproject``, overridden by --min, --max-unmeasured, --ci-lower, --ppi and
     --ppi-fallback."""
     cfg = load_gate_config(pyproject)
-    for text in minimums or []:
+    flags: dict[str, float] = {}
+    for text in minimums or []:  # a flag overrides the file's minimum; two flags for one metric contradict
         name, value = parse_threshold(text)
-        cfg.minimums[name] = value
+        if name in flags:
+            raise UsageError(f"--min: '{name}' is given twice ({flags[name]:g} and {value:g})")
+        flags[name] = cfg.minimums[name] = value
     if max_unmeasured is not None:
         cfg.max_unmeasured = max_unmeasured
     if ci_lower:

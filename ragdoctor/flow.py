@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,14 +62,36 @@ class Selection:
     def of(cls, judges: str | Sequence[str] | None = None, metrics: str | Sequence[str] | None = None,
            nli_model: str | None = None) -> Selection:
         check_nli_model(nli_model)  # a mistyped folder is refused now, not run as an unavailable judge
-        names = parse_judges(as_text(judges) if judges is not None else default_judges(nli_model))
-        chosen = parse_metrics(as_text(metrics)) if metrics is not None else covered(DEFAULT_METRICS, names)
+        names = parse_judges(as_text(judges, "judges") if judges is not None else default_judges(nli_model))
+        chosen = parse_metrics(as_text(metrics, "metrics")) if metrics is not None else covered(DEFAULT_METRICS, names)
         check_coverage(chosen, names)
         return cls(names, chosen)
 
 
-def as_text(names: str | Sequence[str]) -> str:
-    return names if isinstance(names, str) else ",".join(names)
+def as_text(names: str | Sequence[str], what: str = "names") -> str:
+    """Names given as one comma-separated string or a list of strings, as one string; anything else is a
+    UsageError naming ``what``."""
+    if isinstance(names, str):
+        return names
+    if not isinstance(names, (list, tuple, set, frozenset)) or not all(isinstance(n, str) for n in names):
+        raise UsageError(f"{what}: expected names as a comma-separated string or a list of strings, got {names!r}")
+    return ",".join(names)
+
+
+# the options a judge reads, by keyword (the API's and the CLI's destination names), and the judges that read them
+JUDGE_OPTION_READERS = {"nli_model": ("nli",), "nli_threshold": ("nli",), "judge_base_url": ("llm", "ragas"),
+                        "judge_model": ("llm", "ragas"), "judge_concurrency": ("llm", "ragas")}
+
+
+def unused_judge_options(given: Mapping[str, object], judges: Sequence[str],
+                         label: Callable[[str], str] = lambda name: name) -> None:
+    """An option given for a judge that does not run would be silently ignored: UsageError naming it (``label``
+    spells it, e.g. as its flag) and the judges that read it."""
+    for name, value in given.items():
+        readers = JUDGE_OPTION_READERS[name]
+        if value is not None and not set(readers) & set(judges):
+            who = f"the {readers[0]} judge reads" if len(readers) == 1 else f"the {' and '.join(readers)} judges read"
+            raise UsageError(f"{label(name)}: only {who} it, and the judges run are {', '.join(judges)}")
 
 
 def llm_factory(stack: ExitStack, base_url: str | list[str] | None, model: str, *, concurrency: int = 1,

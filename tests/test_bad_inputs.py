@@ -428,6 +428,8 @@ CASES = [
          measured("ev/results.jsonl", "a1a1a1a1a1a1a1a1", "groundedness", "lexical")),
     # --- gate --------------------------------------------------------------------------------------------------
     Case("gate-run-missing", ["gate", "nope", "--min", "groundedness=0.5"], 2, r"nope: no summary\.json"),
+    Case("gate-min-twice", [*GATE, "--min", "groundedness=0.5", "--min", "groundedness =0.9"], 2,
+         r"--min: 'groundedness' is given twice \(0\.5 and 0\.9\)"),
     Case("gate-metric-typo", [*GATE, "--min", "groundednes=0.5"], 2, r"--min: unknown metric 'groundednes'"),
     Case("gate-judge-typo", [*GATE, "--min", "groundedness:nly=0.5"], 2, r"unknown judge 'nly'"),
     Case("gate-min-out-of-range", [*GATE, "--min", "groundedness=1.5"], 2, r"must be within \[0, 1\]"),

@@ -195,8 +195,8 @@ def check_nli_model(path: str | Path | None, flag: str = "--nli-model", *, load:
 
 
 def default_judges(nli_model: str | None = None) -> str:
-    """The fast default judges, most trusted first (the gate reads the first that measured a metric): the NLI judge
-    when its weights are shipped or given, then lexical, embedding and the labels."""
+    """The fast default judges, most trusted first (the gate reads the most trusted that measured a metric): the NLI
+    judge when its weights are shipped or given, then lexical, embedding and the labels."""
     return ("nli," if nli_model or default_nli_path() else "") + "lexical,embedding,labels"
 
 

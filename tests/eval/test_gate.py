@@ -27,6 +27,20 @@ def test_gate_logic():
     assert not all(c.passed for c in check(_summary(0.9), GateConfig({"context_precision": 0.5})))
 
 
+def test_a_bare_metric_is_read_from_the_most_trusted_judge_whatever_the_listing_order():
+    row = lambda judge, mean, n=10: {"metric": "groundedness", "judge": judge, "n": n, "mean": mean,  # noqa: E731
+                                     "ci_low": mean, "ci_high": mean}
+    cfg = GateConfig({"groundedness": 0.8})
+    for order in ([row("lexical", 0.5), row("nli", 0.9)], [row("nli", 0.9), row("lexical", 0.5)]):
+        (c,) = check({"metrics": order, "unmeasured_share": 0.0}, cfg)
+        assert c.passed and "(judge nli, n=10)" in c.message, c.message
+    unmeasured_nli = [row("nli", 0.0, n=0), row("lexical", 0.5)]  # the most trusted that measured anything
+    (c,) = check({"metrics": unmeasured_nli, "unmeasured_share": 0.5}, cfg)
+    assert not c.passed and "(judge lexical, n=10)" in c.message
+    (c,) = check({"metrics": [row("mine", 0.9), row("lexical", 0.5)], "unmeasured_share": 0.0}, cfg)
+    assert "(judge lexical, n=10)" in c.message  # a judge the project does not rank comes after the ranked ones
+
+
 def test_gate_config_from_pyproject(tmp_path):
     p = tmp_path / "pyproject.toml"
     p.write_text('[tool.ragdoctor.gate]\nmin = { groundedness = 0.8, "answer_relevance:embedding" = 0.5 }\nmax_unmeasured = 0.05\n')

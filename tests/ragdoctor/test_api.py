@@ -127,3 +127,83 @@ def test_gate_refuses_a_minimum_on_a_lower_is_better_metric(tmp_path):
     assert result.gate({"groundedness": 0.5}).passed and result.gate({"groundedness:lexical": 1.0}, ci_lower=True)
     with pytest.raises(InputError, match="lower is better"):
         result.gate({"noise_sensitivity": 0.5})
+
+
+def test_a_llama_index_response_that_retrieved_nothing_is_an_ungrounded_answer(tmp_path):
+    rows = [("What is the capital?", Response("Paris is the capital.", [])),
+            {"question": "Q?", "response": Response("Paris.", []), "answer": "Lyon."}]
+    result = ragdoctor.evaluate(rows, judges="lexical", metrics="groundedness", out=tmp_path / "run")
+    (j,) = result.judgements
+    assert j.trace.contexts == [] and j.get("groundedness").status == "ok" and j.get("groundedness").value == 0.0
+    assert result.input_errors == ["rows:2: field 'answer': given beside a llama-index Response in 'response', whose "
+                                   "text is the answer: give one of them"]
+
+
+def test_a_whole_float_id_is_the_integer_pandas_made_it_from(tmp_path):
+    frame = pd.DataFrame([{**ROW, "id": 1}, {**ROW, "id": None}])  # a missing cell turns the column to floats
+    result = ragdoctor.evaluate(frame, judges="lexical", metrics="groundedness", out=tmp_path / "run")
+    assert [j.sample_id for j in result.judgements] == ["1", "line2"] and not result.input_errors
+
+
+def test_gate_thresholds_and_flags_are_checked(tmp_path):
+    import numpy as np
+
+    result = ragdoctor.evaluate([ROW], judges="lexical", metrics="groundedness", out=tmp_path / "run")
+    assert result.gate({"groundedness": np.float32(0.5)}).passed and result.gate({"groundedness": np.int64(1)})
+    for kwargs, message in [({}, "no thresholds"), ({"thresholds": {}}, "no thresholds"),
+                            ({"thresholds": {"groundedness": 0.1}, "ppi_fallback": True}, "ppi_fallback: needs ppi"),
+                            ({"thresholds": {"groundedness": 0.5, " groundedness": 0.9}}, "'groundedness' is given twice"),
+                            ({"thresholds": {"groundedness": 0.5}, "ci_lower": "no"}, "ci_lower: must be True or False"),
+                            ({"thresholds": [("groundedness", 0.5)]}, "thresholds: expected a dict"),
+                            ({"thresholds": {5: 0.5}}, "the key 5 is not a metric name")]:
+        with pytest.raises(UsageError, match=message):
+            result.gate(**kwargs)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"data": None}, InputError, "field 'data': expected a JSONL path, a DataFrame or an iterable of records, got N"),
+    ({"data": 5}, InputError, "got int"),
+    ({"judges": 5}, UsageError, "judges: expected names"),
+    ({"judges": [None]}, UsageError, "judges: expected names as a comma-separated string or a list of strings"),
+    ({"judges": ["lexical", ScorerJudge(LexicalScorer(), config_id="lexical:v1")]}, UsageError, "not both"),
+    ({"judges": [ScorerJudge(LexicalScorer(), config_id="lexical:v1")], "metrics": "recall@5"}, UsageError,
+     "no judge given measures 'recall@5'"),
+    ({"judges": [ScorerJudge(LexicalScorer(), config_id="lexical:v1")], "nli_model": "x"}, UsageError,
+     "nli_model: the judges given are built objects"),
+    ({"metrics": 7}, UsageError, "metrics: expected names"),
+    ({"batch_size": 1.5}, UsageError, "batch_size: must be an integer >= 1, got 1.5"),
+    ({"batch_size": "4"}, UsageError, "batch_size: must be an integer >= 1"),
+    ({"judge_base_url": "http://127.0.0.1:9"}, UsageError, "judge_base_url: only the llm and ragas judges read it"),
+    ({"judge_model": "qwen2.5-1.5b"}, UsageError, "judge_model: only the llm and ragas judges read it"),
+])
+def test_evaluate_refuses_what_it_would_misread_before_writing(tmp_path, kwargs, error, message):
+    args = {"data": [ROW], "judges": "lexical", "out": tmp_path / "run", **kwargs}
+    with pytest.raises(error, match=message) as err:
+        ragdoctor.evaluate(args.pop("data"), **args)
+    assert "\n" not in str(err.value) and not (tmp_path / "run").exists()
+
+
+def test_pipeline_refuses_bad_config_questions_and_limits_in_one_line(tmp_path):
+    from rag.llm import FakeLLM
+
+    for config, message in [({"bogus": 1}, "config: field 'bogus': unknown field"),
+                            ({"retrieval": {"top_k": 0}}, "config: field 'retrieval.top_k': Input should be greater"),
+                            (5, "config: expected a PipelineConfig, a dict or a TOML path, got int")]:
+        with pytest.raises(InputError, match=message):
+            ragdoctor.Pipeline(config)
+    pipe = ragdoctor.Pipeline({"embedding": {"model": "fake"}, "retrieval": {"rerank": False, "mode": "bm25"},
+                               "index_dir": str(tmp_path / "idx")}, llm=FakeLLM())
+    for call, message in [(lambda: pipe.run([{"id": "q1", "question": "What?"}], out=tmp_path / "a", limit=0),
+                           "limit: must be an integer >= 1, got 0"),
+                          (lambda: pipe.run([{"id": "q1"}], out=tmp_path / "a"),
+                           "questions:1: field 'question': missing required field"),
+                          (lambda: pipe.run([{"id": "q1", "question": "Q?"}, 5], out=tmp_path / "a"),
+                           "questions:2: a value of type int is not a question"),
+                          (lambda: pipe.ask(None), "ask: field 'question': Input should be a valid string"),
+                          (lambda: pipe.ask("What?", relevant_doc_ids="doc1"), "field 'relevant_doc_ids'")]:
+        with pytest.raises(InputError, match=message):
+            call()
+    assert not (tmp_path / "a").exists()
+    result = pipe.run(["What does the KV cache store?"], out=tmp_path / "b")  # a plain string is a question
+    assert [t.sample_id for t in result.traces] == ["q1"]
+    pipe.close()
