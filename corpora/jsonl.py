@@ -257,10 +257,21 @@ def read_log(path: str | Path, model: type[M], *, what: str) -> list[M]:
     return out
 
 
-def repair_torn_tail(path: str | Path) -> None:
-    """Drop a half-written last line (a kill mid-write) so the next append starts on a fresh line."""
+def repair_torn_tail(path: str | Path, *, drop: bool = True) -> None:
+    """Make the next append start on a fresh line: a last line without its newline is ended when it is a whole JSON
+    object (a record written, or a file edited by hand, without the final newline: never dropped) and, when it is not
+    (half a line, from a kill mid-write), dropped, or with ``drop`` False (a file people edit) ended and kept."""
     path = Path(path)
     if path.is_file() and path.stat().st_size:
         data = path.read_bytes()
         if not data.endswith(b"\n"):
-            path.write_bytes(data[: data.rfind(b"\n") + 1])
+            start = data.rfind(b"\n") + 1
+            try:
+                whole = isinstance(loads_strict(data[start:].decode("utf-8")), dict)
+            except (ValueError, UnicodeDecodeError):
+                whole = False
+            if whole or not drop:
+                with path.open("ab") as f:
+                    f.write(b"\n")
+            else:
+                path.write_bytes(data[:start])

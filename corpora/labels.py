@@ -19,10 +19,14 @@ def labels_path(run: str | Path | RunFolder) -> Path:
 
 
 def add_labels(run: str | Path | RunFolder, labels: Iterable[Label]) -> Path:
-    """Append ``labels`` to the run's labels.jsonl (created when missing); a half-written last line is dropped first."""
+    """Append ``labels`` to the run's labels.jsonl (created when missing). A last line without its newline is ended,
+    never dropped (people edit this file; a bad line is reported on read); a file in which no line is a label (a
+    user's own file of that name, or one a symlink leads to) is refused, never appended to."""
     path = output_file(labels_path(run), what="labels log")
     path.parent.mkdir(parents=True, exist_ok=True)
-    repair_torn_tail(path)
+    if path.is_file() and path.read_bytes().strip() and not read_all_labels(run, errors=[]):
+        raise InputError(path, "holds no label line: not a ragdoctor labels log (refusing to append to it)")
+    repair_torn_tail(path, drop=False)
     for label in labels:
         append_json_line(path, label)
     return path

@@ -62,10 +62,25 @@ def test_bad_lines_are_reported_with_file_line_and_field_and_skipped(tmp_path):
     assert "malformed JSON" in errors[1].message and errors[2].message == "unknown field"
 
 
-def test_a_torn_last_line_is_dropped_before_appending(tmp_path):
+def test_a_last_line_without_its_newline_is_ended_never_dropped_or_glued(tmp_path):
     add_label(tmp_path, "s1", "groundedness", 1, "ann")
     path = tmp_path / "labels.jsonl"
-    path.write_text(path.read_text() + '{"sample_id": "s2", "met', encoding="utf-8")  # killed mid-write
+    path.write_text(path.read_text() + '{"sample_id": "s2", "met', encoding="utf-8")  # killed mid-write, or an edit
     add_labels(tmp_path, [Label(sample_id="s3", metric="context_precision", value=0, who="ann")])
     errors: list[InputError] = []
-    assert [lb.sample_id for lb in read_labels(tmp_path, errors)] == ["s1", "s3"] and not errors
+    assert [lb.sample_id for lb in read_labels(tmp_path, errors)] == ["s1", "s3"]
+    assert [e.line for e in errors] == [2] and "malformed JSON" in errors[0].message  # kept, reported, not glued
+    whole = '{"sample_id": "s4", "metric": "groundedness", "value": 1.0, "who": "bob"}'  # a hand-written last label
+    path.write_text(path.read_text() + whole, encoding="utf-8")
+    add_label(tmp_path, "s5", "groundedness", 0, "bob")
+    assert [lb.sample_id for lb in read_labels(tmp_path, [])] == ["s1", "s3", "s4", "s5"]
+
+
+def test_a_file_with_no_label_line_is_refused_never_appended_to(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("line one\nimportant last line", encoding="utf-8")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "labels.jsonl").symlink_to(notes)
+    with pytest.raises(InputError, match="holds no label line: not a ragdoctor labels log"):
+        add_label(tmp_path / "run", "s1", "groundedness", 1, "ann")
+    assert notes.read_text(encoding="utf-8") == "line one\nimportant last line"

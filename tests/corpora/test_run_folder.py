@@ -30,6 +30,14 @@ def test_resume_makes_only_what_is_missing_and_appends_each_record(tmp_path):
     assert [t.sample_id for t in log.read()] == ["a", "b", "c", "d"]  # the torn line is gone, nothing twice
 
 
+def test_a_whole_last_record_without_its_newline_is_kept(tmp_path):
+    log = AppendLog(tmp_path / "t.jsonl", Trace, "traces log")
+    log.resume(["a"], item_id=str, reusable=latest).run(lambda b: [T(s) for s in b], progress=False)
+    log.path.write_bytes(log.path.read_bytes().rstrip(b"\n"))  # written, or edited, without the final newline
+    log.resume(["a", "b"], item_id=str, reusable=latest).run(lambda b: [T(s) for s in b], progress=False)
+    assert [t.sample_id for t in log.read()] == ["a", "b"]  # "a" neither dropped (and made again) nor glued to "b"
+
+
 def test_a_log_that_is_not_ours_is_refused_before_anything_is_written(tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_text('{"name": "mine"}\n')
