@@ -92,9 +92,14 @@ def check_metric_name(name: str, where: str) -> str:
     return name.strip()
 
 
-def load_gate_config(pyproject: str | Path = "pyproject.toml") -> GateConfig:
-    path = Path(pyproject)
+def load_gate_config(pyproject: str | Path | None = None) -> GateConfig:
+    """[tool.ragdoctor.gate] of ``pyproject``; None: of ./pyproject.toml when there is one (no thresholds when not). A
+    file named but missing, a mistyped table under [tool.ragdoctor] or a key twice is an InputError: a gate that
+    silently read no thresholds would pass."""
+    path = Path(pyproject if pyproject is not None else "pyproject.toml").expanduser()
     if not path.exists():
+        if pyproject is not None:
+            raise InputError(path, "file not found (the thresholds file given)")
         return GateConfig()
     if path.is_dir():
         raise InputError(path, "is a folder, not a pyproject.toml")
@@ -102,7 +107,13 @@ def load_gate_config(pyproject: str | Path = "pyproject.toml") -> GateConfig:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(path, f"malformed TOML: {exc}") from None
-    gate = data.get("tool", {}).get("ragdoctor", {}).get("gate", {})
+    ours = data.get("tool", {}).get("ragdoctor", {})
+    if not isinstance(ours, dict):
+        raise InputError(path, "[tool.ragdoctor] must be a table")
+    if set(ours) - {"gate"}:
+        raise InputError(path, f"unknown key(s) in [tool.ragdoctor]: {', '.join(sorted(set(ours) - {'gate'}))} "
+                               f"(the thresholds go in [tool.ragdoctor.gate])")
+    gate = ours.get("gate", {})
     if not isinstance(gate, dict):
         raise InputError(path, "[tool.ragdoctor.gate] must be a table")
     unknown = set(gate) - {"min", "max_unmeasured", "use_ci_lower", "use_ppi", "ppi_fallback"}
@@ -117,8 +128,12 @@ def load_gate_config(pyproject: str | Path = "pyproject.toml") -> GateConfig:
         flags[name] = gate.get(name, False)
         if not isinstance(flags[name], bool):
             raise InputError(path, f"[tool.ragdoctor.gate] {name} must be true or false, got {flags[name]!r}")
-    return GateConfig({check_metric_name(k, f"{where} min"): unit_threshold(v, f"{where} min.{k}")
-                       for k, v in minimums.items()},
+    names = [check_metric_name(k, f"{where} min") for k in minimums]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice:
+        raise InputError(path, f"[tool.ragdoctor.gate] min names '{twice}' twice")
+    return GateConfig({name: unit_threshold(v, f"{where} min.{k}") for name, (k, v) in zip(names, minimums.items(),
+                                                                                           strict=True)},
                       None if gate.get("max_unmeasured") is None else
                       unit_threshold(gate["max_unmeasured"], f"{where} max_unmeasured"), **flags)
 

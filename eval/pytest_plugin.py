@@ -39,7 +39,7 @@ def _flag(value: object, where: str) -> bool:
 
 def assert_gate(run: str | Path, *, min: Mapping[str, float] | None = None, max_unmeasured: float | None = None,
                 ci_lower: bool = False, ppi: bool | None = None, ppi_fallback: bool | None = None,
-                pyproject: str | Path = "pyproject.toml") -> list:
+                pyproject: str | Path | None = None) -> list:
     """Raise :class:`GateFailed` listing every failed check; return the checks when all pass. ``ppi``/``ppi_fallback``
     as ``ragdoctor gate --ppi/--ppi-fallback`` (None: as pyproject.toml says)."""
     if not isinstance(run, (str, Path)) or not str(run).strip():
@@ -69,10 +69,10 @@ def assert_gate(run: str | Path, *, min: Mapping[str, float] | None = None, max_
     return checks
 
 
-def _pyproject(config: pytest.Config) -> Path:
-    """pyproject.toml in the current folder, else the rootdir's (pytest run from a subfolder)."""
-    here = Path("pyproject.toml")
-    return here if here.exists() else Path(config.rootpath) / "pyproject.toml"
+def _pyproject(config: pytest.Config) -> Path | None:
+    """pyproject.toml in the current folder, else the rootdir's (pytest run from a subfolder), else None (none)."""
+    here, root = Path("pyproject.toml"), Path(config.rootpath) / "pyproject.toml"
+    return here if here.exists() else root if root.exists() else None
 
 
 @pytest.fixture

@@ -53,6 +53,6 @@ def register(sub: argparse._SubParsersAction, pipeline_options) -> None:
     p.add_argument("--judges", help="comma-separated (default: nli when shipped, lexical, embedding, labels)")
     p.add_argument("--metrics", help="comma-separated metric names (default: all)")
     p.add_argument("--nli-model", help="CrossEncoder folder (default: the shipped judge)")
-    p.add_argument("--pyproject", default="pyproject.toml")
+    p.add_argument("--pyproject", help="[tool.ragdoctor.gate] thresholds (default ./pyproject.toml when there is one)")
     pipeline_options(p)
     p.set_defaults(func=cmd_demo, questions=None)

@@ -78,7 +78,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def gate_config(pyproject: str | Path, minimums: list[str] | None = None, max_unmeasured: float | None = None,
+def gate_config(pyproject: str | Path | None, minimums: list[str] | None = None, max_unmeasured: float | None = None,
                 ci_lower: bool = False, ppi: bool = False, ppi_fallback: bool = False) -> GateConfig:
     """[tool.ragdoctor.gate] from ``pyproject``, overridden by --min, --max-unmeasured, --ci-lower, --ppi and
     --ppi-fallback."""
@@ -162,5 +162,6 @@ def register(sub: argparse._SubParsersAction, pipeline_options) -> None:  # noqa
     p.add_argument("--ppi-fallback", action="store_true",
                    help="with --ppi: a metric with too few labels is checked on the judge's own estimate instead")
     p.add_argument("--junit", help="JUnit XML report path (default RUN/gate.xml)")
-    p.add_argument("--pyproject", default="pyproject.toml", help="where [tool.ragdoctor.gate] thresholds live")
+    p.add_argument("--pyproject", help="where [tool.ragdoctor.gate] thresholds live (default ./pyproject.toml when "
+                                       "there is one; a file named here must exist)")
     p.set_defaults(func=cmd_gate)

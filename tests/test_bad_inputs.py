@@ -71,6 +71,7 @@ def template(tmp_path_factory, server):
     (ws / "user" / "notes.txt").write_text("my own notes\n")
     (ws / "user" / "config.json").write_text('{"mine": true}\n')
     (ws / "pyproject.toml").write_text(GATE_TOML)
+    (ws / "none.toml").write_text("")  # a thresholds file without thresholds: the gate cases give theirs by --min
     import os
 
     cwd = os.getcwd()
@@ -109,7 +110,7 @@ def assert_nothing_lost(before: dict[str, bytes], after: dict[str, bytes], code:
             assert after[name] == data, f"{name} changed although the command failed"
         elif name.endswith(LOGS):
             assert after[name].startswith(data), f"{name}: the log was rewritten, not appended to"
-        elif name.startswith(("user/", "inputs/", "corpus", "questions")) or name == "pyproject.toml":
+        elif name.startswith(("user/", "inputs/", "corpus", "questions")) or name in ("pyproject.toml", "none.toml"):
             assert after[name] == data, f"{name}: a user's file changed"
         else:
             assert name.startswith("idx/") or name.endswith(REWRITTEN) or name.startswith("me/"), name
@@ -456,6 +457,15 @@ CASES = [
              (ws / "runs/r1/config.json").read_text().replace('"run_key": "', '"run_key": "0'))),
     Case("gate-quality-failure", [*GATE, "--min", "answer_correctness=0.99"], 1, "", "ok"),
     Case("gate-pyproject-ok", ["gate", "runs/r1"], 0, "", "ok"),
+    # a thresholds file the gate cannot read must never turn into a pass on the other thresholds
+    Case("gate-pyproject-missing", ["gate", "runs/r1", "--pyproject", "ci.tmol", "--min", "context_precision=0.1"], 2,
+         r"ci\.tmol: file not found"),
+    Case("gate-pyproject-table-typo", ["gate", "runs/r1", "--pyproject", "user/p.toml", "--min", "recall@5=0.1"], 2,
+         r"user/p\.toml: unknown key\(s\) in \[tool\.ragdoctor\]: gates",
+         prep=raw("user/p.toml", b"[tool.ragdoctor.gates]\nmin = { groundedness = 0.9 }\n")),
+    Case("gate-pyproject-metric-twice", ["gate", "runs/r1", "--pyproject", "user/p.toml"], 2,
+         r"min names 'groundedness' twice",
+         prep=raw("user/p.toml", b'[tool.ragdoctor.gate]\nmin = { groundedness = 0.5, "groundedness " = 0.9 }\n')),
     Case("gate-ppi-too-few-labels", [*GATE, "--min", "groundedness=0.1", "--ppi"], 1, "", "unmeasured",
          check=lambda ws, out, err: None if "0 labels, need 30" in out and "not measured" in out
          else pytest.fail(out)),

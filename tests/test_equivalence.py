@@ -90,7 +90,7 @@ def test_a_run_folder_of_the_earlier_version_is_read_as_it_is(legacy):
 
 
 def test_gate_and_a_resumed_eval_on_a_run_folder_of_the_earlier_version(legacy, tmp_path):
-    assert ragdoctor("gate", str(legacy), "--min", "recall@5=0.9", "--pyproject", "none", cwd=tmp_path)
+    assert ragdoctor("gate", str(legacy), "--min", "recall@5=0.9", "--pyproject", os.devnull, cwd=tmp_path)
     ev = ragdoctor("eval", str(legacy / "traces.jsonl"), "--judges", "lexical,labels", cwd=tmp_path)
     assert "20 judged" in ev.stdout  # a new configuration: judged again, the old lines stay
     assert len(RunFolder(legacy).judgements()) == 20 and RunFolder(legacy).config()["format"] == 2

@@ -4,6 +4,7 @@ and the one place numeric options are validated."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -248,7 +249,7 @@ def test_the_gate_refuses_a_summary_left_by_an_earlier_evaluation(tmp_path, caps
 
     src = write(tmp_path / "in.jsonl", [ROW, {**ROW, "id": "b"}])
     assert main(["eval", str(src), "--judges", "lexical", "--out", str(tmp_path / "run")]) == 0
-    assert main(["gate", str(tmp_path / "run"), "--min", "groundedness=0.5", "--pyproject", "none"]) == 0
+    assert main(["gate", str(tmp_path / "run"), "--min", "groundedness=0.5", "--pyproject", os.devnull]) == 0
 
     class Killed(ScorerJudge):  # the next evaluation is killed after its first sample
         def judge(self, metric, samples):
@@ -263,7 +264,7 @@ def test_the_gate_refuses_a_summary_left_by_an_earlier_evaluation(tmp_path, caps
         evaluate(edited, metrics=["groundedness"], judges=[Killed(LexicalScorer())], run=tmp_path / "run",
                  batch_size=1, progress=False)
     capsys.readouterr()
-    assert main(["gate", str(tmp_path / "run"), "--min", "groundedness=0.5", "--pyproject", "none"]) == 2
+    assert main(["gate", str(tmp_path / "run"), "--min", "groundedness=0.5", "--pyproject", os.devnull]) == 2
     assert "is from an earlier evaluation" in capsys.readouterr().err
     from ragdoctor.dashboard.data import load_run
 
@@ -280,10 +281,10 @@ def test_a_damaged_config_json_makes_the_gate_refuse_in_one_line_and_eval_repair
     results = (run / "results.jsonl").read_bytes()
     (run / "config.json").write_bytes(damage)
     capsys.readouterr()
-    assert main(["gate", str(run), "--min", "groundedness=0.5", "--pyproject", "none"]) == 2
+    assert main(["gate", str(run), "--min", "groundedness=0.5", "--pyproject", os.devnull]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "config.json" in err and "Traceback" not in err
     assert "cannot tell whether summary.json is current" in err
     assert main(["eval", str(src), "--judges", "lexical", "--out", str(run)]) == 0  # rewrites it, reusing the lines
     assert (run / "results.jsonl").read_bytes() == results
-    assert main(["gate", str(run), "--min", "groundedness=0.5", "--pyproject", "none"]) == 0
+    assert main(["gate", str(run), "--min", "groundedness=0.5", "--pyproject", os.devnull]) == 0

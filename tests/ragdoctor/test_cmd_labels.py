@@ -4,6 +4,7 @@ report says which estimate each check used."""
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
 
 import pandas as pd
@@ -88,7 +89,7 @@ def _junit(run) -> dict[str, dict]:
 
 
 def test_gate_ppi_passes_and_fails_on_the_corrected_lower_bound(labelled, capsys):
-    base = ["gate", str(labelled), "--pyproject", "no-such.toml", "--ppi"]
+    base = ["gate", str(labelled), "--pyproject", os.devnull, "--ppi"]
     assert main([*base, "--min", "groundedness:lexical=0.2"]) == 0
     out = capsys.readouterr().out
     assert "PASS  groundedness:lexical" in out and "PPI-corrected lower 95% bound" in out and "40 labels" in out
@@ -97,12 +98,12 @@ def test_gate_ppi_passes_and_fails_on_the_corrected_lower_bound(labelled, capsys
     assert main([*base, "--min", "groundedness:lexical=0.95"]) == 1
     assert "FAIL  groundedness:lexical" in capsys.readouterr().out
     # the plain judge gate on the same threshold reads another number, and says so
-    assert main(["gate", str(labelled), "--pyproject", "no-such.toml", "--min", "groundedness:lexical=0.2"]) == 0
+    assert main(["gate", str(labelled), "--pyproject", os.devnull, "--min", "groundedness:lexical=0.2"]) == 0
     assert _junit(labelled)["groundedness:lexical"]["props"]["estimate"] == "judge mean"
 
 
 def test_gate_ppi_without_enough_labels_fails_with_the_reason_unless_told_to_fall_back(labelled, capsys):
-    base = ["gate", str(labelled), "--pyproject", "no-such.toml", "--ppi", "--min", "answer_correctness:lexical=0.1"]
+    base = ["gate", str(labelled), "--pyproject", os.devnull, "--ppi", "--min", "answer_correctness:lexical=0.1"]
     assert main(base) == 1
     out = capsys.readouterr().out
     assert "not measured" in out and "5 labels, need 30" in out and "--ppi-fallback" in out
@@ -112,7 +113,7 @@ def test_gate_ppi_without_enough_labels_fails_with_the_reason_unless_told_to_fal
     out = capsys.readouterr().out
     assert "fell back to the judge's estimate" in out
     assert _junit(labelled)["answer_correctness:lexical"]["props"]["estimate"] == "judge mean"
-    assert main(["gate", str(labelled), "--pyproject", "no-such.toml", "--ppi", "--min", "context_precision=0.1"]) == 1
+    assert main(["gate", str(labelled), "--pyproject", os.devnull, "--ppi", "--min", "context_precision=0.1"]) == 1
     assert "0 labels, need 30" in capsys.readouterr().out
 
 

@@ -2,8 +2,6 @@
 categories, and what could not be measured and why."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import altair as alt
 import streamlit as st
 
@@ -33,7 +31,8 @@ with st.expander("Thresholds", expanded=False):
                           placeholder="groundedness=0.8, answer_correctness:lexical=0.4")
     ci_lower = st.checkbox("Compare the 95% CI lower bound instead of the mean", key="gate_ci_lower")
 try:
-    cfg = load_gate_config(pyproject) if Path(pyproject).exists() else GateConfig()
+    given = pyproject.strip()  # cleared: no file; the default: ./pyproject.toml when there is one; else it must exist
+    cfg = GateConfig() if not given else load_gate_config(None if given == "pyproject.toml" else given)
     for text in (t for t in extra.split(",") if t.strip()):
         name, value = parse_threshold(text.strip())
         cfg.minimums[name] = value

@@ -78,8 +78,11 @@ def test_overview_page(runs):
     assert "results could not be measured" in body
     # the repo's pyproject.toml sets [tool.ragdoctor.gate]; the fixture run has no nli judge and fails it
     assert "Gate FAILED" in body and "checks below threshold" in body
-    at.text_input(key="gate_pyproject").set_value("no-such-pyproject.toml").run()
+    at.text_input(key="gate_pyproject").set_value("no-such-pyproject.toml").run()  # a typo says so, never a pass
+    assert any("no-such-pyproject.toml: file not found" in e.value for e in at.error)
     assert "No thresholds configured" in texts(at)
+    at.text_input(key="gate_pyproject").set_value("").run()  # no file: no thresholds, no error
+    assert "No thresholds configured" in texts(at) and not at.error
     metrics = at.dataframe[0].value
     assert {"groundedness", "answer_correctness"} <= set(metrics["metric"]) and "gate" in metrics.columns
     at.text_input(key="gate_extra").input("groundedness=0.99, recall@5:labels=0.1").run()
