@@ -89,6 +89,10 @@ def check_metric_name(name: str, where: str) -> str:
         raise UsageError(f"{where}: lower is better for '{metric}': it cannot take a minimum")
     if judge and judge not in JUDGES:
         raise UsageError(f"{where}: unknown judge '{judge}' in '{name}' (valid: {', '.join(JUDGES)})")
+    if judge and not JUDGES[judge].measures(m):  # it could never be checked: a usage error, not a failed verdict
+        readers = [j for j, spec in JUDGES.items() if spec.measures(m)]
+        raise UsageError(f"{where}: the {judge} judge does not measure '{metric}' (it is measured by "
+                         f"{', '.join(readers)})")
     return name.strip()
 
 

@@ -30,7 +30,7 @@ from ragdoctor import (
     cmd_pipeline,
     cmd_retrieval_lab,
 )
-from ragdoctor.options import all_parsers, checked_numbers, pipeline_options
+from ragdoctor.options import all_parsers, checked_numbers, once_only, pipeline_options
 
 set_offline_env()
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         register(sub, pipeline_options)
     for p in list(all_parsers(parser))[1:]:  # --debug after the command works too
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    return checked_numbers(parser)
+    return once_only(checked_numbers(parser))
 
 
 class _Notices(logging.Handler):

@@ -164,6 +164,37 @@ def numeric_actions(parser: argparse.ArgumentParser):
                 yield p, a
 
 
+# options that may be given several times (each adds); every other option given twice is a usage error
+_REPEATABLE = (argparse._AppendAction, argparse._AppendConstAction, argparse._CountAction, argparse._HelpAction,
+               argparse._VersionAction, argparse._SubParsersAction)
+_ONCE: dict[type, type] = {}
+
+
+def once_only(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Every single-valued option of every (sub)command refuses to be given twice (``--sample a --sample b``, or
+    ``--rerank --no-rerank``): argparse lets the last one win in silence, which drops what the user typed first."""
+    for p in all_parsers(parser):
+        for action in p._actions:
+            if action.option_strings and not isinstance(action, _REPEATABLE):
+                action.__class__ = _once(type(action))
+    return parser
+
+
+def _once(cls: type) -> type:
+    if cls not in _ONCE:
+        def __call__(self, parser, namespace, values, option_string=None):  # noqa: N807 - the Action protocol
+            seen = namespace.__dict__.setdefault("_options_given", {})
+            if self.dest in seen:
+                first = seen[self.dest]
+                parser.error(f"{option_string} is given twice" if first == option_string else
+                             f"{option_string} and {first} are both given: give one")
+            seen[self.dest] = option_string
+            cls.__call__(self, parser, namespace, values, option_string)
+
+        _ONCE[cls] = type(f"Once{cls.__name__}", (cls,), {"__call__": __call__})
+    return _ONCE[cls]
+
+
 def checked_numbers(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     for _, action in numeric_actions(parser):
         if action.type in (int, float):

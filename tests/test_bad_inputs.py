@@ -431,6 +431,8 @@ CASES = [
     Case("gate-run-missing", ["gate", "nope", "--min", "groundedness=0.5"], 2, r"nope: no summary\.json"),
     Case("gate-min-twice", [*GATE, "--min", "groundedness=0.5", "--min", "groundedness =0.9"], 2,
          r"--min: 'groundedness' is given twice \(0\.5 and 0\.9\)"),
+    Case("gate-judge-never-measures-it", [*GATE, "--min", "groundedness:labels=0.1"], 2,
+         r"the labels judge does not measure 'groundedness' \(it is measured by nli, embedding, lexical, llm, ragas\)"),
     Case("gate-metric-typo", [*GATE, "--min", "groundednes=0.5"], 2, r"--min: unknown metric 'groundednes'"),
     Case("gate-judge-typo", [*GATE, "--min", "groundedness:nly=0.5"], 2, r"unknown judge 'nly'"),
     Case("gate-min-out-of-range", [*GATE, "--min", "groundedness=1.5"], 2, r"must be within \[0, 1\]"),
@@ -580,6 +582,13 @@ CASES = [
     # --- the command line itself -------------------------------------------------------------------------------
     Case("unknown-command", ["evaluate", "x"], 2, r"^ragdoctor: error: argument command: invalid choice"),
     Case("unknown-option", ["eval", "inputs/rows.jsonl", "--judgez", "lexical"], 2, r"unrecognized arguments"),
+    # a single-valued option given twice would keep only the last value, in silence
+    Case("label-sample-twice", ["label", "runs/r1", "--sample", "q1", "--sample", "q2", "--metric", "groundedness",
+                                "--value", "1"], 2, r"label: --sample is given twice"),
+    Case("ask-rerank-and-no-rerank", ["ask", "What is LoRA?", *PIPE, "--rerank", "--no-rerank"], 2,
+         r"--no-rerank and --rerank are both given: give one"),
+    Case("gate-pyproject-twice", [*GATE, "--pyproject", "pyproject.toml", "--min", "groundedness=0.1"], 2,
+         r"gate: --pyproject is given twice"),
     Case("unknown-option-nested-command", ["judge", "train", "--bogus"], 2,
          r"error: judge train: unrecognized arguments: --bogus \(see `ragdoctor judge train --help`\)$"),
 ]
