@@ -270,7 +270,7 @@ ENGINES = ("local", "ray")
 def make_engine(name: str, build: Callable, ray: RayOptions | None = None) -> Engine | None:
     """The engine named (None: the local one, in this process). Ray is imported only for "ray"."""
     if name == "local":
-        if ray is not None and ray != RayOptions():
+        if ray is not None:  # given at all, even at their defaults: the local engine would ignore them
             raise UsageError("--ray-address, --num-workers and --gpus-per-worker need --engine ray")
         return None
     if name == "ray":

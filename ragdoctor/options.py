@@ -168,11 +168,13 @@ def numeric_actions(parser: argparse.ArgumentParser):
 _REPEATABLE = (argparse._AppendAction, argparse._AppendConstAction, argparse._CountAction, argparse._HelpAction,
                argparse._VersionAction, argparse._SubParsersAction)
 _ONCE: dict[type, type] = {}
+MAY_BE_EMPTY = {"bm25"}  # options where '' means something (retrieval-lab --bm25 '': no extra BM25 settings)
 
 
 def once_only(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Every single-valued option of every (sub)command refuses to be given twice (``--sample a --sample b``, or
-    ``--rerank --no-rerank``): argparse lets the last one win in silence, which drops what the user typed first."""
+    ``--rerank --no-rerank``): argparse lets the last one win in silence, which drops what the user typed first. And
+    a blank value (``--out ""``, an unset shell variable) is refused, not read as "not given"."""
     for p in all_parsers(parser):
         for action in p._actions:
             if action.option_strings and not isinstance(action, _REPEATABLE):
@@ -189,6 +191,8 @@ def _once(cls: type) -> type:
                 parser.error(f"{option_string} is given twice" if first == option_string else
                              f"{option_string} and {first} are both given: give one")
             seen[self.dest] = option_string
+            if isinstance(values, str) and not values.strip() and self.dest not in MAY_BE_EMPTY:
+                parser.error(f"{option_string}: a blank value")
             cls.__call__(self, parser, namespace, values, option_string)
 
         _ONCE[cls] = type(f"Once{cls.__name__}", (cls,), {"__call__": __call__})

@@ -574,7 +574,7 @@ CASES = [
     Case("gate-ppi-fallback-without-ppi", [*GATE, "--min", "groundedness=0.1", "--ppi-fallback"], 2,
          r"--ppi-fallback .*needs --ppi"),
     Case("label-blank-who", ["label", "runs/r1", "--sample", "q1", "--metric", "groundedness", "--value", "1",
-                             "--who", " "], 2, r"^ragdoctor: error: --who: is blank$"),
+                             "--who", " "], 2, r"^ragdoctor: error: label: --who: a blank value"),
     Case("meta-eval-union-field", [*ME, "--path", ROWS], 0, r"inputs/x\.jsonl:9: field 'evidence': Input should be a "
          r"valid string, or a valid list", "ok", write(ROWS, [*LABELS, {**LABELS[0], "evidence": 5}])),
     Case("meta-eval-judge-url-without-llm", [*ME, "--path", "inputs/labels.jsonl", "--judge-base-url", "http://x"], 2,
@@ -589,6 +589,11 @@ CASES = [
          r"--no-rerank and --rerank are both given: give one"),
     Case("gate-pyproject-twice", [*GATE, "--pyproject", "pyproject.toml", "--min", "groundedness=0.1"], 2,
          r"gate: --pyproject is given twice"),
+    Case("eval-out-blank", ["eval", "inputs/rows.jsonl", "--judges", "lexical", "--out", ""], 2,
+         r"eval: --out: a blank value"),
+    Case("gate-junit-blank", [*GATE, "--min", "groundedness=0.1", "--junit", " "], 2, r"--junit: a blank value"),
+    Case("eval-ray-option-at-its-default-without-ray", ["eval", "inputs/rows.jsonl", *EV, "--num-workers", "1"], 2,
+         r"--num-workers and --gpus-per-worker need --engine ray"),
     Case("unknown-option-nested-command", ["judge", "train", "--bogus"], 2,
          r"error: judge train: unrecognized arguments: --bogus \(see `ragdoctor judge train --help`\)$"),
 ]
