@@ -53,7 +53,16 @@ def words_or_none(v: str | None) -> str | None:
     return v if v is not None and any(c.isalnum() for c in v) else None
 
 
-QuestionText = Annotated[str, Field(min_length=1), AfterValidator(not_blank)]  # a question with something in it
+def has_words(v: str) -> str:
+    """A pydantic validator: a question says something (a letter or digit in any script); "???" asks nothing a judge
+    could read the answer or the contexts against."""
+    not_blank(v)
+    if not any(c.isalnum() for c in v):
+        raise ValueError("has no letter or digit: nothing is asked")
+    return v
+
+
+QuestionText = Annotated[str, Field(min_length=1), AfterValidator(has_words)]  # a question with words in it
 ReferenceText = Annotated[str | None, AfterValidator(words_or_none)]
 RecordId = Annotated[str, Field(min_length=1), AfterValidator(not_blank)]  # an id a label can refer to: not "  "
 Outcome = Literal["answered", "refused", "blocked", "error"]

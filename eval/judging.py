@@ -46,12 +46,13 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 9  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 10  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
 # 8: answer correctness is the reference's claim recall (claims the reference does not state are not wrong)
 # 9: a record whose retrieved contexts are all blank is unmeasured by the context metrics (was a measured 0)
+# 10: a reference without a letter or digit is none; an answer without one is unmeasured by answer relevance
 
 
 def eval_hash(metrics: Sequence[str], judges: Sequence[Judge]) -> str:

@@ -363,6 +363,12 @@ CASES = [
                                        == "not_applicable" and not result(ws / "ev/results.jsonl", "r1",
                                        "context_precision", "lexical")["evidence"]["with_reference"])
          else pytest.fail("read as a reference")),
+    Case("eval-answer-without-words", ["eval", ROWS, "--judges", "lexical", "--out", "ev"], 0, "", "unmeasured",
+         write(ROWS, [{**ROW, "answer": "..."}]),
+         unmeasured("ev/results.jsonl", "r1", "answer_relevance", "lexical", "the answer has no words")),
+    Case("eval-question-without-words", ["eval", ROWS, *EV], 0,
+         r"inputs/x\.jsonl:2: field 'question': has no letter or digit: nothing is asked", "ok",
+         write(ROWS, [ROW, {**ROW, "id": "r2", "question": "???"}])),
     Case("eval-duplicate-ids", ["eval", ROWS, *EV], 0,
          r"inputs/x\.jsonl:2: field 'id': duplicate id 'r1' \(first on line 1; this line is skipped\)", "ok",
          write(ROWS, [ROW, {**ROW, "answer": "Something else."}])),

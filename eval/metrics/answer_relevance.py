@@ -15,6 +15,8 @@ def rules(t: Trace, judge: str) -> MetricResult | None:
         return MetricResult.not_applicable(NAME, judge, BLOCKED)
     if not t.answer.strip():
         return MetricResult.unmeasured(NAME, judge, "empty answer")
+    if not any(c.isalnum() for c in t.answer):  # "...": nothing a judge could find relevant or not
+        return MetricResult.unmeasured(NAME, judge, "the answer has no words")
     if refused(t):
         u = unanswerable(t)
         if u is None:
