@@ -370,9 +370,10 @@ class RunFolder:
 
     def judgements(self) -> list[Judgement]:
         """The run's current judgements: per current sample the latest line judged with the run's configuration on the
-        sample's current content (samples not judged yet are left out). Without config.json: the latest line per id."""
+        sample's current content (samples not judged yet are left out). Without config.json: the latest line per id.
+        A config.json that cannot be read is an InputError: the latest lines may be superseded ones."""
         lines = self.results.read()
-        keys = self.current_keys()
+        keys = self.checked_keys()
         if keys is None:
             return list(latest(lines).values())
         h, samples = keys
@@ -381,7 +382,15 @@ class RunFolder:
 
     def judgements_by_id(self) -> LogIndex[Judgement]:
         """The current judgements as judgements() takes them, validated one by one when asked for (the dashboard)."""
-        return LogIndex(self.results.path, Judgement, self.current_keys())
+        return LogIndex(self.results.path, Judgement, self.checked_keys())
+
+    def checked_keys(self) -> tuple[str, dict[str, str]] | None:
+        """current_keys(), refusing a config.json that is there but cannot be read (InputError naming it)."""
+        problem = self.config_problem()
+        if problem:
+            raise InputError(self.file(CONFIG), f"{problem}: cannot tell which judgements are current; rerun "
+                                                "`ragdoctor eval` on the run (judged samples are reused)")
+        return self.current_keys()
 
     def latest_traces(self) -> dict[str, Trace]:
         """The traces log's latest trace per sample."""

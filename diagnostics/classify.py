@@ -46,7 +46,7 @@ def pick(judgement: Judgement, metric: str, preference: tuple[str, ...] = JUDGE_
 
 
 def signals(j: Judgement, preference: tuple[str, ...] = JUDGE_PREFERENCE) -> Signals:
-    s = j.trace or Trace(sample_id=j.sample_id, question="?")
+    s = j.trace or Trace(sample_id=j.sample_id, question="(question not recorded)")
     metrics = {m: r for m in READS if (r := pick(j, m, preference)) is not None}
     ranks = None
     beyond: list[int] = []

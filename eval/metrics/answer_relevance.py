@@ -16,7 +16,7 @@ def rules(t: Trace, judge: str) -> MetricResult | None:
     if not t.answer.strip():
         return MetricResult.unmeasured(NAME, judge, "empty answer")
     if not any(c.isalnum() for c in t.answer):  # "...": nothing a judge could find relevant or not
-        return MetricResult.unmeasured(NAME, judge, "the answer has no words")
+        return MetricResult.unmeasured(NAME, judge, "the answer has no words to check")
     if refused(t):
         u = unanswerable(t)
         if u is None:
