@@ -37,6 +37,10 @@ def cmd_judge_train(args) -> int:
               file=sys.stderr)
         return 2
     out = Path(args.out or Path("runs") / "judge" / cfg.recipe)
+    if args.from_config:  # the recipe file is an input too: an --out holding it would delete it before it is read
+        from judge_train.out_folder import replaceable_out
+
+        replaceable_out(out, [args.from_config], what="stage folder")
     summary = train(cfg, out, log=lambda msg: print(msg, flush=True))
     if not summary["export"]["ok"]:
         print(f"ragdoctor: error: exported weights differ from the trained model by {summary['export']['max_abs_diff']}",
@@ -53,12 +57,22 @@ def _inputs_problem(stages: list[str | None], data_dir: str, recorded: list[str 
     """What is wrong with the stage folders given (None entries: options not given) and the training pool, if any.
     ``recorded``: stages that must carry their recipe (what a fold or a replacement support model trained on is read
     from it: without it a fold would be taken to have seen no source and score every record)."""
+    from judge_train.crossfit import stage_chain
+    from judge_train.out_folder import UNFINISHED
+    from judge_train.stage_files import read_json_object
+
     missing = [p for p in [*stages, *recorded] if p and not Path(p, "config.json").is_file()]
     if missing:
         return f"not a trained stage folder: {missing[0]}"
+    unfinished = [p for p in [*stages, *recorded] if p and Path(p, UNFINISHED).exists()]
+    if unfinished:
+        return f"{unfinished[0]}: a judge command stopped before it finished writing it"
     unrecorded = [p for p in recorded if p and not Path(p, "training_config.json").is_file()]
     if unrecorded:
         return f"no training_config.json in {unrecorded[0]}: which sources it trained on cannot be told"
+    for p in filter(None, [*stages, *recorded]):  # damaged records: InputError naming the file, before any work
+        read_json_object(Path(p, "config.json"))
+        list(stage_chain(Path(p)))
     return None if Path(data_dir).is_dir() else f"training pool not found: {data_dir}"
 
 
@@ -96,10 +110,10 @@ def cmd_judge_refit(args) -> int:
 def _judge_problem(judge: Path) -> str | None:
     if not ((judge / "combiner.json").is_file() and (judge / "package.json").is_file()):
         return f"not a judge folder made by 'ragdoctor judge combine' (no combiner.json and package.json): {judge}"
-    try:
-        spec = json.loads((judge / "combiner.json").read_text()).get("support")
-    except (ValueError, AttributeError) as exc:
-        return f"{judge / 'combiner.json'}: not a JSON object ({str(exc).splitlines()[0]})"
+    from judge_train.stage_files import read_json_object
+
+    read_json_object(judge / "package.json")  # InputError naming it when damaged
+    spec = read_json_object(judge / "combiner.json").get("support")
     if not isinstance(spec, dict) or not spec.get("features"):
         return f"{judge / 'combiner.json'}: field 'support': no support combiner to refit or report"
     return None

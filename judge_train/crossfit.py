@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from judge_train.stage_files import stage_recipe
 from judge_train.combine import ClaimRows, claim_rows
 from judge_train.data import PoolRecord
 
@@ -32,7 +33,7 @@ def stage_chain(stage: Path) -> Iterator[tuple[Path, dict]]:
     visited: set[Path] = set()
     while stage.is_dir() and (stage / "training_config.json").is_file() and stage.resolve() not in visited:
         visited.add(stage.resolve())
-        recipe = json.loads((stage / "training_config.json").read_text())["recipe"]
+        recipe = stage_recipe(stage)
         yield stage, recipe
         stage = Path(recipe["base_model"])
 

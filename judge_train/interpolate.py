@@ -19,7 +19,8 @@ from pathlib import Path
 
 from corpora.digest import sha256_file
 from corpora.errors import UsageError
-from judge_train.out_folder import replaceable_out
+from judge_train.out_folder import finished, fresh, replaceable_out
+from judge_train.stage_files import load_weights, read_json_object, stage_recipe
 
 WEIGHTS = "model.safetensors"
 RECORDS = ("training_config.json", "data_manifest.json")
@@ -32,7 +33,7 @@ def records_dir(model: Path) -> Path | None:
         return model
     pkg = model.parent / "package.json"
     if model.name == "support" and pkg.is_file():
-        stages = json.loads(pkg.read_text()).get("stages") or []
+        stages = read_json_object(pkg).get("stages") or []
         found = model.parent / "stages" / stages[0] if stages else None
         if found is not None and (found / "training_config.json").is_file():
             return found
@@ -48,7 +49,7 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
     return its ``interpolated`` record. UsageError (one line) when a folder is not a model, lacks records, or the two
     do not have the same tensors."""
     import torch
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import save_file
 
     if not 0.0 <= weight <= 1.0:
         raise UsageError(f"--weight must lie in [0, 1], got {weight:g}")
@@ -59,7 +60,9 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
     records = records_dir(tuned)
     if records is None:
         raise UsageError(f"no training records for {tuned} (training_config.json, or a judge folder's stages/)")
-    a, b = load_file(str(base / WEIGHTS)), load_file(str(tuned / WEIGHTS))
+    tc = read_json_object(records / "training_config.json")
+    stage_recipe(records)  # its recipe names the mix: checked before anything is written
+    a, b = load_weights(base / WEIGHTS), load_weights(tuned / WEIGHTS)
     if a.keys() != b.keys():
         odd = sorted(a.keys() ^ b.keys())[0]
         raise UsageError(f"{base} and {tuned} are different architectures: tensor {odd!r} is in one only")
@@ -74,15 +77,12 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
             mixed[key] = t.to(b[key].dtype).contiguous()
         else:  # integer buffers (position ids): the tuned model's
             mixed[key] = b[key].contiguous()
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    fresh(out)
     for f in tuned.iterdir():  # config, tokenizer, sentence-transformers files: the tuned model's
         if f.is_file() and f.name != WEIGHTS and f.name not in RECORDS + ("heldout_metrics.json",
                                                                            "heldout_examples.jsonl"):
             shutil.copy2(f, out / f.name)
     save_file(mixed, str(out / WEIGHTS), metadata={"format": "pt"})
-    tc = json.loads((records / "training_config.json").read_text())
     record = {"base": str(base), "base_sha256": sha256_file(base / WEIGHTS), "tuned": str(tuned),
               "tuned_recipe": tc["recipe"]["recipe"], "tuned_sha256": sha256_file(tuned / WEIGHTS), "weight": weight}
     tc["recipe"]["recipe"] = mix_name(tc["recipe"]["recipe"], weight)
@@ -90,4 +90,5 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
     (out / "training_config.json").write_text(json.dumps(tc, indent=1) + "\n")
     if (records / "data_manifest.json").is_file():
         shutil.copy2(records / "data_manifest.json", out / "data_manifest.json")
+    finished(out)
     return record

@@ -7,14 +7,31 @@ not be one of the command's inputs, hold one (replacing it would delete the inpu
 one (the model or pool would be changed under the files that record it)."""
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
 from corpora.errors import UsageError
 from corpora.paths import output_folder
 
+# written first and removed last: a folder a judge command stopped writing (killed, or failed on its input) is still
+# one it may replace on the rerun, and no reader takes it for a finished stage or judge (it lacks their records)
+UNFINISHED = ".unfinished"
 # what every folder these commands write holds at its top: a stage's recipe record, a judge folder's package record
-MARKERS = ("training_config.json", "package.json")
+MARKERS = ("training_config.json", "package.json", UNFINISHED)
+
+
+def fresh(out: Path) -> Path:
+    """``out`` emptied (replaceable_out allowed it) and marked unfinished until ``finished``."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    (out / UNFINISHED).write_text("a ragdoctor judge command is writing this folder, or stopped before it finished\n")
+    return out
+
+
+def finished(out: Path) -> None:
+    (out / UNFINISHED).unlink(missing_ok=True)
 
 
 def replaceable_out(out: str | Path, inputs: Iterable[str | Path | None] = (), *, what: str = "judge folder") -> Path:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from judge_train.combine import fit_relevance, fit_support, heldout_records
 from judge_train.crossfit import cross_fitted_rows, fmt, stage_chain, trained_sources
-from judge_train.out_folder import replaceable_out
+from judge_train.out_folder import finished, fresh, replaceable_out
 from judge_train.data import (RELEVANCE_CAPS, SUPPORT_CAPS, DataConfig, heldout, heldout_half, read_pool,
                               long_evidence_records, read_relevance_pool,
                               swap_records)
@@ -92,9 +92,7 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     (judge_train/crossfit.py), and the folds' recipes are kept under stages/."""
     replaceable_out(out, [support, relevance, nli, *cross_fit, data_dir])
     t0 = time.time()
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    fresh(out)
     copy_model(support, out / "support")
     stages = copy_stage_records(support, out / "stages")
     for name, stage in (("relevance", relevance), ("nli", nli)):
@@ -130,6 +128,7 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
                "heldout_percent": percent, "seed": seed, "precision": scorer.precision}
     (out / "package.json").write_text(json.dumps(summary, indent=1) + "\n")
     write_card(out)
+    finished(out)
     log(f"judge folder {out} in {summary['seconds'] / 60:.1f} min")
     return summary
 
@@ -141,9 +140,7 @@ def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[
     that ``support`` (a stage folder) replaces the support cross-encoder, its records listed first under stages/."""
     replaceable_out(out, [judge, *cross_fit, support, data_dir])
     t0 = time.time()
-    if out.exists():
-        shutil.rmtree(out)
-    shutil.copytree(judge, out)
+    shutil.copytree(judge, fresh(out), dirs_exist_ok=True)
     pkg = json.loads((out / "package.json").read_text())
     if support is not None:
         shutil.rmtree(out / "support")
@@ -171,6 +168,7 @@ def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[
     (out / "package.json").write_text(json.dumps(pkg, indent=1) + "\n")
     write_card(out)
     log(f"judge folder {out}: support combiner refit in {pkg['support_refit']['seconds'] / 60:.1f} min")
+    finished(out)
     return pkg
 
 

@@ -18,7 +18,6 @@ import json
 import math
 import platform
 import random
-import shutil
 import time
 from dataclasses import asdict
 from collections.abc import Callable
@@ -26,12 +25,16 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from corpora.jsonl import validation_error
+from corpora.paths import input_file
 
 from rag.precision import native_bf16
 from judge_train.data import (DataConfig, Example, build_examples, manifest, read_pool, read_relevance_pool,
                                    relevance_examples)
-from judge_train.out_folder import replaceable_out
+from judge_train.out_folder import finished, fresh, replaceable_out
+from judge_train.stage_files import read_json_object
 from judge_train.rerank_data import RerankGroup, rerank_groups
 
 RECIPE = "cross-encoder-stage"
@@ -67,9 +70,13 @@ Log = Callable[[str], None]
 
 def load_recipe(path: str | Path) -> TrainConfig:
     """A recipe file (flat) or a stage's training_config.json (the TrainConfig under 'recipe'), as a TrainConfig."""
-    saved = json.loads(Path(path).read_text())
+    path = input_file(path)
+    saved = read_json_object(path)
     recipe = saved.get("recipe")
-    return TrainConfig(**(recipe if isinstance(recipe, dict) else saved))
+    try:
+        return TrainConfig(**(recipe if isinstance(recipe, dict) else saved))
+    except ValidationError as exc:
+        raise validation_error(path, None, exc) from None
 
 
 def _seed_everything(seed: int) -> None:
@@ -366,9 +373,7 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
                       local_files_only=True)
     fit = (fine_tune_listwise if cfg.task == "rerank" else fine_tune)(ce, train_ex, cfg, device, log)
     log(f"fine-tuned: {fit['steps']} steps in {fit['seconds'] / 60:.1f} min")
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    fresh(out)
     check_pairs = _pairs(held_ex)[: cfg.export_check_pairs]
     ref = reference_scores(ce, check_pairs)
     export_fp16(ce, out)
@@ -390,5 +395,6 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
                "versions": _versions(), "code_sha256": code, "base_model_path": _base_path(cfg.base_model), "fit": fit,
                "export": export, "folder_bytes": size, "total_seconds": round(time.time() - t_start, 1)}
     (out / "training_config.json").write_text(json.dumps(summary, indent=1) + "\n")
+    finished(out)
     log(f"done in {summary['total_seconds'] / 60:.1f} min; folder {size / 1e6:.1f} MB: {out}")
     return summary

@@ -10,8 +10,8 @@ from eval.judges.nli import SUPPORT_FEATURES
 
 def _stage(path, caps, base="minilm"):
     path.mkdir(parents=True)
-    (path / "training_config.json").write_text(json.dumps({"recipe": {"base_model": str(base), "data": {
-        "cap_per_label": caps}}}))
+    (path / "training_config.json").write_text(json.dumps({"recipe": {"recipe": path.name, "base_model": str(base),
+                                                                      "data": {"cap_per_label": caps}}}))
     return path
 
 
@@ -85,7 +85,7 @@ def test_refit_refuses_what_it_cannot_use_in_one_line(tmp_path, capsys):
     assert "field 'support': no support combiner" in capsys.readouterr().err
     (judge / "combiner.json").write_text("[1, 2")
     assert main(["judge", "refit", str(judge), "--out", str(tmp_path / "new"), "--data-dir", str(pool)]) == 2
-    assert "combiner.json: not a JSON object" in capsys.readouterr().err
+    assert "combiner.json: malformed JSON at line 1" in capsys.readouterr().err
     (judge / "combiner.json").write_text('{"support": {"features": ["ce_max"]}}')
     bare = tmp_path / "bare"  # a CrossEncoder folder without its recipe: which sources it saw cannot be told
     bare.mkdir()
