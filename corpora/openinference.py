@@ -68,8 +68,9 @@ class Span:
         return str(self.attrs.get("openinference.span.kind") or "").upper()
 
     @property
-    def ms(self) -> float:
-        return max(0, self.end_ns - self.start_ns) / 1e6
+    def ms(self) -> float | None:
+        """The span's duration; None when it ends before it starts (a clock or export error: no duration, never 0)."""
+        return (self.end_ns - self.start_ns) / 1e6 if self.end_ns >= self.start_ns else None
 
 
 # --- reading a file ----------------------------------------------------------------------------------------------
@@ -485,13 +486,13 @@ def trace_of(root: Span, errors: list[InputError], path: Path) -> Trace:
                   for i, d in enumerate(rest, 1)]
     prompted = sorted((s for s in llms if _prompt(s)), key=lambda s: s.start_ns)
     outer_llms = _outermost(root, "LLM")
-    latency = {"total": root.ms}
-    if retrievers:
-        latency["retrieve"] = sum(s.ms for s in retrievers)
-    if rerankers:
-        latency["rerank"] = sum(s.ms for s in rerankers)
-    if outer_llms:
-        latency["generate"] = sum(s.ms for s in outer_llms)
+    latency: dict[str, float] = {}
+    backwards: list[Span] = []  # spans that end before they start: their stage's latency is left out, not 0
+    for stage, spans in (("total", [root]), ("retrieve", retrievers), ("rerank", rerankers), ("generate", outer_llms)):
+        times = [sp.ms for sp in spans]
+        backwards += [sp for sp, t in zip(spans, times, strict=True) if t is None]
+        if spans and all(t is not None for t in times):
+            latency[stage] = sum(t for t in times if t is not None)
     answer = _unwrap(root.attrs.get("output.value"), _ANSWER_KEYS)
     answer = answer if isinstance(answer, str) else ("" if answer is None else json.dumps(answer))
     outcome, error = "answered", None
@@ -506,6 +507,12 @@ def trace_of(root: Span, errors: list[InputError], path: Path) -> Trace:
         metadata["session_id"] = str(root.attrs["session.id"])
     if contexts is None:
         metadata["contexts_missing"] = NO_RETRIEVAL
+    if backwards:
+        sp = backwards[0]
+        why = f"span {sp.span_id} ({sp.where or sp.name}) ends before it starts"
+        metadata["latency_unmeasured"] = why
+        warn(f"{path}: {why}: its stage's latency is left out of the trace ({len(backwards)} such span(s) in trace "
+             f"{root.trace_id})")
     return Trace(sample_id=root.span_id, question=question, contexts=contexts, candidates=candidates,
                  prompt=_prompt(prompted[-1]) if prompted else [], answer=answer, outcome=outcome, error=error,
                  latency_ms=latency, generator=str(next((s.attrs["llm.model_name"] for s in reversed(prompted)

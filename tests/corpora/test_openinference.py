@@ -348,3 +348,13 @@ def test_a_phoenix_parquet_export_with_a_missing_time(tmp_path):
     (trace,), errors = oi.load(path)
     assert trace.sample_id == "a1" * 8 and trace.latency_ms["total"] == 1000.0
     assert len(errors) == 1 and "start_time missing" in errors[0].one_line()
+
+
+def test_a_span_that_ends_before_it_starts_has_no_latency_never_zero(tmp_path, caplog):
+    ms = 1_000_000
+    spans = [_span("a1", None, "CHAIN", 9 * ms, 1 * ms, input__value="Q?", output__value="A."),  # clocks disagree
+             _span("b2", "a1", "RETRIEVER", 2 * ms, 5 * ms)]
+    (trace,), errors = _load_one(tmp_path, spans)
+    assert trace.latency_ms == {"retrieve": 3.0} and not errors  # the trace is kept, its total left out
+    assert "ends before it starts" in trace.metadata["latency_unmeasured"]
+    assert any("ends before it starts" in r.getMessage() for r in caplog.records)
