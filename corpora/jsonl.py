@@ -176,6 +176,17 @@ def parse_model(model: type[M], obj: dict[str, Any], path: str | Path, lineno: i
         raise validation_error(path, lineno, exc) from None
 
 
+def _valid_unicode(obj: Any) -> None:
+    """A record whose text holds a lone surrogate (JSON's "\\ud800" escape, or a Python string built from bad bytes)
+    cannot be written back as UTF-8 (the index, a hash, a log line): FieldError-like ValueError naming it, so the
+    record is reported and skipped instead of stopping the whole run later."""
+    try:
+        json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start:exc.end]
+        raise ValueError(f"holds a lone surrogate ({bad!r}): not valid Unicode text") from None
+
+
 def read_records(path: str | Path, parse: Callable[[dict[str, Any], int], R | None], *, what: str = "records",
                  errors: list[InputError] | None = None) -> list[R]:
     """Every record ``parse(obj, line)`` accepts (None: a line to leave out quietly, e.g. a blank id filter). A bad
@@ -193,6 +204,7 @@ def parse_records(source: str | Path, items: Iterable[tuple[int, dict[str, Any]]
     out: list[R] = []
     for lineno, obj in items:
         try:
+            _valid_unicode(obj)
             rec = parse(obj, lineno)
         except RECORD_ERRORS as exc:
             bad.append(record_error(source, lineno, exc))

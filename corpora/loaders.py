@@ -87,9 +87,15 @@ def load_documents_folder(folder: str | Path, errors: list[InputError] | None = 
         if not text.strip():
             _report(errors, InputError(path, "empty file", field="text"))
             continue
+        doc_id = path.relative_to(folder).as_posix()
+        try:
+            doc_id.encode("utf-8")
+        except UnicodeEncodeError:  # bytes the file system holds that are no UTF-8 name: no id can be made of them
+            _report(errors, InputError(str(path).encode("utf-8", "backslashreplace").decode("ascii", "replace"),
+                                       "the file name is not valid UTF-8 (rename the file)"))
+            continue
         first = text.strip().splitlines()[0].lstrip("# ").strip()
-        docs.append(Document(id=path.relative_to(folder).as_posix(), title=first[:200], text=text,
-                             metadata={"path": str(path)}))
+        docs.append(Document(id=doc_id, title=first[:200], text=text, metadata={"path": str(path)}))
     if not docs:
         raise InputError(folder, f"no readable {'/'.join(TEXT_SUFFIXES)} files found")
     return docs

@@ -44,6 +44,13 @@ class ChunkingConfig(_Strict):
     chunk_size: int = Field(128, ge=16, le=4096, description="tokens per chunk (embedder's tokenizer)")
     chunk_overlap: int = Field(16, ge=0, le=1024)
 
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkingConfig:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size "
+                             f"({self.chunk_size})")
+        return self
+
 
 class EmbeddingConfig(_Strict):
     model: str = Field("minilm", description="'minilm' (bundled), 'fake' (tests) or a sentence-transformers folder")
@@ -204,7 +211,11 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
             continue
         path = key[len(ENV_PREFIX):].lower().split("__")
         if path[0] not in PipelineConfig.model_fields:
-            continue
+            if len(path) > 1:  # SECTION__KEY is a setting's path: a misspelled section would be ignored
+                tables = [n for n, f in PipelineConfig.model_fields.items() if _is_table(f)]
+                raise InputError(None, f"environment variable {key}: unknown section '{path[0]}' (sections: "
+                                       f"{', '.join(tables)})")
+            continue  # RAGDOCTOR_CACHE and the like: not pipeline settings
         node = out
         for part in path[:-1]:
             node = node.setdefault(part, {})
@@ -215,6 +226,10 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
             raise InputError(None, f"environment variable {key} conflicts with the variables of its sub-keys")
         node[path[-1]] = value
     return out
+
+
+def _is_table(field: Any) -> bool:
+    return isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -237,7 +252,12 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
             raise InputError(p, f"not valid UTF-8 (byte {exc.start})") from None
         except tomllib.TOMLDecodeError as exc:
             raise InputError(p, f"malformed TOML: {exc}") from None
-        data = data.get("pipeline", data)
+        if "pipeline" in data:  # a [pipeline] table: nothing else at the top but other tools' [tool.*] tables
+            beside = sorted(set(data) - {"pipeline", "tool"})
+            if beside:
+                raise InputError(p, f"{', '.join(beside)}: outside the [pipeline] table, which holds every setting "
+                                    f"(move it inside or remove it)")
+            data = data["pipeline"]
         if not isinstance(data, dict):
             raise InputError(p, "[pipeline] must be a table")
     data = _merge(data, _env_overrides(dict(os.environ if environ is None else environ)))

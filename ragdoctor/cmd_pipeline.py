@@ -40,6 +40,12 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_ask(args: argparse.Namespace) -> int:
     if not args.question.strip():
         raise UsageError("ask: the question is blank")
+    try:
+        args.question.encode("utf-8")
+    except UnicodeEncodeError:  # bytes from the shell that are no UTF-8
+        raise UsageError("ask: the question is not valid UTF-8 text") from None
+    if not any(c.isalnum() for c in args.question):
+        raise UsageError("ask: the question has no letter or digit: nothing is asked")
     from ragdoctor import flow  # noqa: PLC0415 - lazy: see cmd_index
 
     with flow.pipeline(config_from_args(args)) as pipe:

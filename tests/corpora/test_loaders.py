@@ -136,3 +136,18 @@ def test_bundled_corpus_shape_and_planted_trouble():
             assert not set(q.relevant_doc_ids) & set(p["outdated"])
         if q.metadata["kind"] == "unanswerable":
             assert q.relevant_doc_ids == [] and q.answerable is False
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_and_skipped(tmp_path):
+    import os
+
+    from corpora.errors import InputError
+    from corpora.loaders import load_corpus
+
+    (tmp_path / "a.txt").write_text("good words here", encoding="utf-8")
+    with open(os.path.join(os.fsencode(tmp_path), b"n\xe9m.txt"), "wb") as fh:  # a Latin-1 name on a UTF-8 system
+        fh.write(b"hi")
+    errors: list[InputError] = []
+    docs = load_corpus(str(tmp_path), errors=errors)
+    assert [d.id for d in docs] == ["a.txt"] and len(errors) == 1
+    assert "the file name is not valid UTF-8" in str(errors[0]) and str(errors[0]).isascii()

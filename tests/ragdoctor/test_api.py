@@ -207,3 +207,10 @@ def test_pipeline_refuses_bad_config_questions_and_limits_in_one_line(tmp_path):
     result = pipe.run(["What does the KV cache store?"], out=tmp_path / "b")  # a plain string is a question
     assert [t.sample_id for t in result.traces] == ["q1"]
     pipe.close()
+
+
+def test_a_row_with_a_lone_surrogate_is_a_bad_row_not_a_crash(tmp_path):
+    rows = [{**ROW, "id": "bad", "answer": "bad \udcff"}, ROW]
+    result = ragdoctor.evaluate(rows, judges="lexical", metrics="groundedness", out=tmp_path / "run")
+    assert [j.sample_id for j in result.judgements] == ["kv"]
+    assert result.input_errors == ["rows:1: holds a lone surrogate ('\\udcff'): not valid Unicode text"]
