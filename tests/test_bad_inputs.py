@@ -262,6 +262,9 @@ CASES = [
     Case("index-config-key-outside-pipeline", ["index", *PIPE[:6], "--config", "user/c.toml"], 2,
          r"user/c\.toml: index_dir: outside the \[pipeline\] table",
          prep=raw("user/c.toml", b'index_dir = "elsewhere"\n[pipeline]\nchunking = { chunk_size = 64 }\n')),
+    Case("index-rebuilt-for-another-corpus-says-so", ["index", *PIPE[:4], "--corpus", ROWS], 0,
+         r"idx: the index is rebuilt \(corpus changed since the index was built\): it held 6 documents, now 1", "ok",
+         write(ROWS, [{"id": "z", "text": "Another corpus entirely."}])),
     Case("ask-top-k-zero", ["ask", "What is LoRA?", *PIPE, "--top-k", "0"], 2, r"--top-k: must be an integer >= 1, got 0"),
     # a flag the command would ignore is not offered: index builds, it neither retrieves nor generates
     Case("index-generation-flag", ["index", *PIPE[:6], "--model", "qwen"], 2, r"unrecognized arguments: --model qwen"),
