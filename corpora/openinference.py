@@ -346,19 +346,29 @@ def read_spans(path: str | Path, errors: list[InputError]) -> list[Span]:
 
 
 def _otlp_spans(path: Path, line: int | None, export: dict, errors: list[InputError]) -> Iterator[Span]:
-    for r, rs in enumerate(_list(export.get("resourceSpans"))):
-        for s_i, ss in enumerate(_list(rs.get("scopeSpans", rs.get("instrumentationLibrarySpans")) if isinstance(
-                rs, dict) else None)):
-            for k, raw in enumerate(_list(ss.get("spans") if isinstance(ss, dict) else None)):
+    def items(value: Any, field: str, of: str) -> list:
+        """The list at ``field`` (absent: none); anything else is reported, never read as empty in silence."""
+        if value is None or isinstance(value, list):
+            return value or []
+        errors.append(InputError(path, f"must be a list of {of}, got {type(value).__name__}", line=line, field=field))
+        return []
+
+    for r, rs in enumerate(items(export.get("resourceSpans"), "resourceSpans", "resource spans")):
+        if not isinstance(rs, dict):
+            errors.append(InputError(path, "must be an object", line=line, field=f"resourceSpans[{r}]"))
+            continue
+        key = "scopeSpans" if "scopeSpans" in rs else "instrumentationLibrarySpans"
+        for s_i, ss in enumerate(items(rs.get(key), f"resourceSpans[{r}].{key}", "scope spans")):
+            if not isinstance(ss, dict):
+                errors.append(InputError(path, "must be an object", line=line,
+                                         field=f"resourceSpans[{r}].{key}[{s_i}]"))
+                continue
+            for k, raw in enumerate(items(ss.get("spans"), f"resourceSpans[{r}].{key}[{s_i}].spans", "spans")):
                 where = f"resourceSpans[{r}].scopeSpans[{s_i}].spans[{k}]"
                 try:
                     yield _otlp_span(raw, where)
                 except (ValueError, TypeError, KeyError, AttributeError) as exc:
                     errors.append(_span_error(path, line, where, raw, exc))
-
-
-def _list(v: Any) -> list:
-    return v if isinstance(v, list) else []
 
 
 # --- assembling traces -------------------------------------------------------------------------------------------

@@ -358,3 +358,15 @@ def test_a_span_that_ends_before_it_starts_has_no_latency_never_zero(tmp_path, c
     assert trace.latency_ms == {"retrieve": 3.0} and not errors  # the trace is kept, its total left out
     assert "ends before it starts" in trace.metadata["latency_unmeasured"]
     assert any("ends before it starts" in r.getMessage() for r in caplog.records)
+
+
+def test_otlp_structures_that_are_not_lists_are_reported_not_read_as_empty(tmp_path):
+    good = _export([_span("a1", None, "CHAIN", 1, 9, input__value="Q?", output__value="A.")])
+    path = tmp_path / "spans.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in [good, {"resourceSpans": 5},
+                                                       {"resourceSpans": [{"scopeSpans": "x"}]},
+                                                       {"resourceSpans": [{"scopeSpans": [{"spans": 7}]}]}]) + "\n")
+    traces, errors = oi.load(path)
+    assert len(traces) == 1
+    assert [(e.line, e.field) for e in errors] == [(2, "resourceSpans"), (3, "resourceSpans[0].scopeSpans"),
+                                                   (4, "resourceSpans[0].scopeSpans[0].spans")]
