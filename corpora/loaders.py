@@ -169,5 +169,8 @@ def load_corpus(source: str | Path, errors: list[InputError] | None = None) -> l
     source = Path(source)
     if source.is_dir():
         corpus = next((source / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (source / n).exists()), None)
+        if corpus is None and (source / "qrels").is_dir():  # a BEIR folder's queries and qrels without its corpus
+            raise InputError(source, "a BEIR folder (qrels/) without corpus.jsonl or corpus.jsonl.gz: its documents "
+                                     "are missing (a folder of .txt/.md files has no qrels/)")
         return load_documents_jsonl(corpus, errors=errors) if corpus else load_documents_folder(source, errors)
     return load_documents_jsonl(source, errors=errors)

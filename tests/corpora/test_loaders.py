@@ -151,3 +151,16 @@ def test_a_file_name_that_is_not_utf8_is_reported_and_skipped(tmp_path):
     docs = load_corpus(str(tmp_path), errors=errors)
     assert [d.id for d in docs] == ["a.txt"] and len(errors) == 1
     assert "the file name is not valid UTF-8" in str(errors[0]) and str(errors[0]).isascii()
+
+
+def test_a_beir_folder_without_its_corpus_is_refused_not_read_as_text_files(tmp_path):
+    import pytest
+
+    from corpora.errors import InputError
+    from corpora.loaders import load_corpus
+
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    (tmp_path / "README.md").write_text("# the dataset's readme\n")
+    with pytest.raises(InputError, match="a BEIR folder \\(qrels/\\) without corpus.jsonl"):
+        load_corpus(str(tmp_path))
