@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 
 from corpora.bundled import demo_questions  # noqa: E402
 from corpora.records import Trace  # noqa: E402
-from eval.judges.registry import JUDGE_PREFERENCE  # noqa: E402
+from eval.judges.registry import trust_rank  # noqa: E402
 from rag.config import PipelineConfig  # noqa: E402
 from rag.llm import FakeLLM  # noqa: E402
 from rag.pipeline import Pipeline  # noqa: E402
@@ -58,9 +58,8 @@ def settings(spec: str) -> list[tuple[str, int | None]]:
 
 def best_judge(summary: dict, metric: str) -> dict | None:
     """The summary row of the most trusted judge that measured ``metric``."""
-    order = {j: i for i, j in enumerate(JUDGE_PREFERENCE)}
     rows = [m for m in summary["metrics"] if m["metric"] == metric and m["n"] > 0]
-    rows.sort(key=lambda m: order.get(m["judge"], len(order)))
+    rows.sort(key=lambda m: trust_rank(m["judge"]))
     return rows[0] if rows else None
 
 

@@ -47,17 +47,23 @@ def one_line(v: str) -> str:
     return v
 
 
+def says_something(text: str) -> bool:
+    """The text holds a letter or digit (any script): "", "  ", "...", "???" and emoji alone say nothing a judge
+    could read."""
+    return any(c.isalnum() for c in text)
+
+
 def words_or_none(v: str | None) -> str | None:
     """A pydantic validator: a reference answer without a letter or digit ("", "  ", ".") is no reference (None), so
     every metric reads it as missing (not applicable) instead of scoring against nothing."""
-    return v if v is not None and any(c.isalnum() for c in v) else None
+    return v if v is not None and says_something(v) else None
 
 
 def has_words(v: str) -> str:
     """A pydantic validator: a question says something (a letter or digit in any script); "???" asks nothing a judge
     could read the answer or the contexts against."""
     not_blank(v)
-    if not any(c.isalnum() for c in v):
+    if not says_something(v):
         raise ValueError("has no letter or digit: nothing is asked")
     return v
 

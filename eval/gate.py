@@ -24,7 +24,7 @@ from corpora.errors import InputError, UsageError
 from corpora.jsonl import loads_strict
 from corpora.paths import output_file
 from corpora.run_folder import SUMMARY, RunFolder
-from eval.judges.registry import JUDGE_PREFERENCE, JUDGES
+from eval.judges.registry import JUDGES, judges_for, trust_rank
 from eval.metrics import METRIC_NAMES, find
 from eval.ppi import MIN_LABELS
 
@@ -64,8 +64,7 @@ def primary(summary: dict, metric: str, judge: str | None = None) -> dict | None
     (JUDGE_PREFERENCE, as the results table and the classifier read it; judges outside it after, in run order), so
     the verdict never depends on the order the judges were listed in."""
     rows = [m for m in summary["metrics"] if m["metric"] == metric and (judge is None or m["judge"] == judge)]
-    rank = {j: i for i, j in enumerate(JUDGE_PREFERENCE)}
-    rows = sorted(rows, key=lambda m: rank.get(m["judge"], len(rank)))  # stable: run order among the unranked
+    rows = sorted(rows, key=lambda m: trust_rank(m["judge"]))  # stable: run order among the unranked
     measured = [m for m in rows if m["n"] > 0]
     return (measured or rows or [None])[0]
 
@@ -90,9 +89,8 @@ def check_metric_name(name: str, where: str) -> str:
     if judge and judge not in JUDGES:
         raise UsageError(f"{where}: unknown judge '{judge}' in '{name}' (valid: {', '.join(JUDGES)})")
     if judge and not JUDGES[judge].measures(m):  # it could never be checked: a usage error, not a failed verdict
-        readers = [j for j, spec in JUDGES.items() if spec.measures(m)]
         raise UsageError(f"{where}: the {judge} judge does not measure '{metric}' (it is measured by "
-                         f"{', '.join(readers)})")
+                         f"{', '.join(judges_for(metric))})")
     return name.strip()
 
 

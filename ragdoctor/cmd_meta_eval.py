@@ -8,7 +8,7 @@ import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-from corpora.errors import InputError, UsageError, report_skipped
+from corpora.errors import InputError, report_skipped
 from corpora.paths import output_folder
 from eval.judges.registry import JUDGES, JudgeOptions, check_nli_model, default_nli_path
 from eval.meta.datasets import DATASETS, DEFAULT_FILES, TASK_METRICS, default_path, load_records
@@ -121,18 +121,14 @@ def render_report(report: dict) -> str:
 
 def cmd_meta_eval(args) -> int:
     from eval.meta.meta_eval import MetaEvalOptions, default_out_dir, run_meta_eval, save_report  # noqa: PLC0415 - scipy
-    from ragdoctor.flow import llm_factory  # noqa: PLC0415 - lazy in every command: the library loads when one runs
+    from ragdoctor.flow import llm_factory, unused_judge_options  # noqa: PLC0415 - lazy: see cmd_eval
 
-    for flag, folder in [("--nli-model", args.nli_model), *(("--compare-nli", f) for f in args.compare_nli or [])]:
-        check_nli_model(folder, flag, load=True)  # refused now, not reported after the other judges ran
     variants = nli_variants(args.compare_nli)
     judges = [*(args.judges or default_judges(args.nli_model)), *variants]
-    for flag, given in (("--judge-base-url", args.judge_base_url), ("--judge-model", args.judge_model)):
-        if given and not {"llm", "ragas"} & set(judges):
-            raise UsageError(f"{flag}: only the llm and ragas judges read it, and the judges run are "
-                             f"{', '.join(judges)}")
-    if args.nli_model and "nli" not in judges:
-        raise UsageError(f"--nli-model: only the nli judge reads it, and the judges run are {', '.join(judges)}")
+    unused_judge_options({name: getattr(args, name) for name in ("nli_model", "judge_base_url", "judge_model")},
+                         judges, label=lambda name: "--" + name.replace("_", "-"))
+    for flag, folder in [("--nli-model", args.nli_model), *(("--compare-nli", f) for f in args.compare_nli or [])]:
+        check_nli_model(folder, flag, load=True)  # refused now, not reported after the other judges ran
     path = resolve_path(args.dataset, args.path)
     out_dir = output_folder(Path(args.out) if args.out else default_out_dir(args.dataset),
                             markers=("results.json", "scores.jsonl"), what="meta-eval folder")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from corpora.errors import UsageError
+from corpora.records import says_something
 from corpora.run_folder import TRACES, RunFolder
 from rag.config import PipelineConfig
 from rag.fleet import render_requests
@@ -44,7 +45,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         args.question.encode("utf-8")
     except UnicodeEncodeError:  # bytes from the shell that are no UTF-8
         raise UsageError("ask: the question is not valid UTF-8 text") from None
-    if not any(c.isalnum() for c in args.question):
+    if not says_something(args.question):
         raise UsageError("ask: the question has no letter or digit: nothing is asked")
     from ragdoctor import flow  # noqa: PLC0415 - lazy: see cmd_index
 

@@ -25,7 +25,8 @@ from rag.embeddings import make_embedder
 from rag.models import MINILM_ID
 
 __all__ = ["DEFAULT_METRICS", "JUDGES", "JUDGE_PREFERENCE", "JudgeOptions", "UnavailableJudge", "check_coverage",
-           "check_nli_model", "covered", "default_judges", "make_judge", "make_judges", "parse_judges", "parse_metrics"]
+           "check_nli_model", "covered", "default_judges", "make_judge", "make_judges", "parse_judges", "parse_metrics",
+           "trust_rank"]
 
 
 @dataclass
@@ -125,6 +126,11 @@ JUDGES: dict[str, JudgeSpec] = {
 }
 JUDGE_PREFERENCE = tuple(sorted((n for n, s in JUDGES.items() if s.trust is not None),
                                 key=lambda n: JUDGES[n].trust))  # type: ignore[arg-type, return-value]
+
+
+def trust_rank(judge: str) -> int:
+    """Where ``judge`` stands in JUDGE_PREFERENCE (0: most trusted); a judge it does not rank comes after all."""
+    return JUDGE_PREFERENCE.index(judge) if judge in JUDGE_PREFERENCE else len(JUDGE_PREFERENCE)
 
 
 def _names(text: str, what: str) -> list[str]:

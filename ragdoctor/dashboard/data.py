@@ -26,7 +26,7 @@ from diagnostics.disagreement import EXPLANATIONS, VIEWS, View, judge_disagreeme
 from diagnostics.taxonomy import DEFINITIONS
 from eval.calibration import calibrate
 from eval.gate import GateConfig, check, primary
-from eval.judges.registry import JUDGE_PREFERENCE
+from eval.judges.registry import trust_rank
 from eval.mathx import bootstrap_ci
 from eval.metrics import find
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics
@@ -144,8 +144,7 @@ def load_run(run_dir: str | Path) -> Run:
 # --- the wide samples table --------------------------------------------------------------------------------------
 
 def _judge_order(judges: Iterable[str]) -> list[str]:
-    pref = {j: i for i, j in enumerate(JUDGE_PREFERENCE)}
-    return sorted(judges, key=lambda j: (pref.get(j, len(pref)), j))
+    return sorted(judges, key=lambda j: (trust_rank(j), j))
 
 
 def metric_columns(samples: pd.DataFrame) -> dict[str, list[str]]:
