@@ -28,6 +28,7 @@ import binascii
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -447,22 +448,42 @@ class _Doc:
 
 
 def _docs(span: Span, prefix: str, errors: list[InputError], path: Path) -> list[_Doc]:
-    out = []
+    out: list[_Doc] = []
+    seen: dict[str, int] = {}
     for i, d in enumerate(_indexed(span.attrs, prefix)):
         text = d.get("document.content")
         if not isinstance(text, str):
             errors.append(InputError(path, f"span {span.span_id}: {prefix}.{i}: no document.content; document "
                                            "skipped", field=span.where or None))
             continue
-        score = d.get("document.score")
-        score = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(
-            score) else None
+        score = _score(d.get("document.score"))
+        if score is None and d.get("document.score") is not None:
+            errors.append(InputError(path, f"span {span.span_id}: {prefix}.{i}.document.score "
+                                           f"{d.get('document.score')!r} is not a finite number; left empty",
+                                     field=span.where or None))
         meta = _doc_metadata(d)
         doc_id = next((str(meta[k]) for k in _DOC_ID_KEYS if meta.get(k) not in (None, "")), None)
         ident = d.get("document.id")
-        out.append(_Doc(str(ident) if ident not in (None, "") else f"{span.span_id}-{i}", text, score, doc_id,
-                        str(meta.get("title") or "")))
+        ident = str(ident) if ident not in (None, "") else f"{span.span_id}-{i}"
+        if ident in seen:
+            errors.append(InputError(path, f"span {span.span_id}: {prefix}.{i}: document.id {ident!r} repeats "
+                                           f"{prefix}.{seen[ident]}; the first kept", field=span.where or None))
+            continue
+        seen[ident] = i
+        out.append(_Doc(ident, text, score, doc_id, str(meta.get("title") or "")))
     return out
+
+
+def _score(value: Any) -> float | None:
+    """A document's score as a finite float (a numeric string too: OTLP JSON writes integers as strings), else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
 def _prompt(llm: Span) -> list[dict[str, str]]:
@@ -548,22 +569,29 @@ def _query_roots(root: Span) -> list[Span]:
     return out or [root]
 
 
-def _report_loops(by_id: dict[str, Span], roots: list[Span], errors: list[InputError], path: Path) -> None:
+_Key = tuple[str, str]
+
+
+def _parent_key(s: Span) -> _Key:
+    return (s.trace_id, s.parent_id or "")
+
+
+def _report_loops(by_id: dict[_Key, Span], roots: list[Span], errors: list[InputError], path: Path) -> None:
     """Spans whose parent chain loops (a span its own ancestor) reach no root: report each, never drop it silently."""
-    reached: set[str] = set()
+    reached: set[_Key] = set()
     stack = list(roots)
     while stack:
         s = stack.pop()
-        reached.add(s.span_id)
+        reached.add((s.trace_id, s.span_id))
         stack.extend(s.children)
-    for s in by_id.values():
-        if s.span_id in reached:
+    for key, s in by_id.items():
+        if key in reached:
             continue
-        seen, cur = {s.span_id}, s
-        while cur.parent_id in by_id and cur.parent_id not in seen:
-            cur = by_id[cur.parent_id]
-            seen.add(cur.span_id)
-        if cur.parent_id in seen:  # else it hangs below a span whose parent is missing, reported above
+        seen, cur = {key}, s
+        while _parent_key(cur) in by_id and _parent_key(cur) not in seen:
+            cur = by_id[_parent_key(cur)]
+            seen.add((cur.trace_id, cur.span_id))
+        if _parent_key(cur) in seen:  # else it hangs below a span whose parent is missing, reported above
             errors.append(InputError(path, f"span {s.span_id}: its parent chain loops back to itself (span "
                                            f"{cur.parent_id}); span skipped", field=s.where or None))
 
@@ -572,21 +600,22 @@ def assemble(spans: Iterable[Span], errors: list[InputError], path: Path) -> lis
     """One Trace per root span of a query kind (CHAIN, AGENT), in start order (below a root of no OpenInference kind,
     such as an HTTP server span, its outermost CHAIN or AGENT spans). A span whose parent is not in the file (or was
     skipped as malformed), and a span in a parent loop, is reported and skipped with everything below it; roots of
-    other kinds (an index build's EMBEDDING spans) are counted in one warning."""
-    by_id: dict[str, Span] = {}
+    other kinds (an index build's EMBEDDING spans) are counted in one warning. Span ids are unique within a trace
+    (OpenTelemetry), so a span id that recurs in another trace is another span."""
+    by_id: dict[_Key, Span] = {}
     for s in spans:
-        if s.span_id in by_id:
-            errors.append(InputError(path, f"span {s.span_id}: duplicate span id; span skipped",
-                                     field=s.where or None))
+        if (s.trace_id, s.span_id) in by_id:
+            errors.append(InputError(path, f"span {s.span_id}: duplicate span id in trace {s.trace_id}; span "
+                                           "skipped", field=s.where or None))
             continue
-        by_id[s.span_id] = s
+        by_id[(s.trace_id, s.span_id)] = s
     skipped = {getattr(e, SKIPPED_SPAN) for e in errors if getattr(e, SKIPPED_SPAN, None)}
     roots: list[Span] = []
     for s in by_id.values():
         if s.parent_id is None:
             roots.append(s)
-        elif s.parent_id in by_id:
-            by_id[s.parent_id].children.append(s)
+        elif _parent_key(s) in by_id:
+            by_id[_parent_key(s)].children.append(s)
         else:
             why = "was skipped (its error is reported)" if s.parent_id in skipped else "is not in the file"
             errors.append(InputError(path, f"span {s.span_id}: its parent span {s.parent_id} {why}; "
@@ -605,6 +634,10 @@ def assemble(spans: Iterable[Span], errors: list[InputError], path: Path) -> lis
     if other:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(other.items()))
         warn(f"{path}: {sum(other.values())} root span(s) that are not queries ({kinds}) were not imported")
+    shared = {i for i, n in Counter(t.sample_id for t in traces).items() if n > 1}
+    for t in traces:  # a root span id that recurs in another trace: the sample id names the trace too
+        if t.sample_id in shared:
+            t.sample_id = f"{t.metadata['trace_id']}-{t.sample_id}"
     return traces
 
 

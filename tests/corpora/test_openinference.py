@@ -370,3 +370,34 @@ def test_otlp_structures_that_are_not_lists_are_reported_not_read_as_empty(tmp_p
     assert len(traces) == 1
     assert [(e.line, e.field) for e in errors] == [(2, "resourceSpans"), (3, "resourceSpans[0].scopeSpans"),
                                                    (4, "resourceSpans[0].scopeSpans[0].spans")]
+
+
+def test_span_ids_are_per_trace_and_documents_are_checked_one_by_one(tmp_path):
+    """OpenTelemetry makes span ids unique within a trace only: the same ids in two traces are two queries, each with
+    its own children. A document id repeated in one retriever span, and a score that is not a number, are reported
+    (one line each, naming the document), never dropped or emptied in silence; a numeric string is a score."""
+    docs = {"retrieval__documents__0__document__id": "kv#0", "retrieval__documents__0__document__content": "KV.",
+            "retrieval__documents__0__document__score": "0.75",
+            "retrieval__documents__1__document__id": "kv#0", "retrieval__documents__1__document__content": "again",
+            "retrieval__documents__2__document__id": "kv#1", "retrieval__documents__2__document__content": "More.",
+            "retrieval__documents__2__document__score": "high"}
+    first = [_span("a1", None, "CHAIN", 1, 9, input__value="What is KV?", output__value="Keys."),
+             _span("b2", "a1", "RETRIEVER", 2, 3, **docs)]
+    second = [{**s, "traceId": "cd" * 16} for s in
+              (_span("a1", None, "CHAIN", 10, 19, input__value="Second?", output__value="Yes."),
+               _span("b2", "a1", "RETRIEVER", 11, 12, retrieval__documents__0__document__id="other",
+                     retrieval__documents__0__document__content="Other text."))]
+    traces, errors = _load_one(tmp_path, first + second)
+    assert [t.question for t in traces] == ["What is KV?", "Second?"]
+    assert [t.sample_id for t in traces] == [f"{'ab' * 16}-{'a1' * 8}", f"{'cd' * 16}-{'a1' * 8}"]
+    assert [(c.chunk_id, c.score) for c in traces[0].contexts] == [("kv#0", 0.75), ("kv#1", None)]
+    assert [c.chunk_id for c in traces[1].contexts] == ["other"]
+    msgs = sorted(e.one_line() for e in errors)
+    assert len(msgs) == 2
+    assert "retrieval.documents.1: document.id 'kv#0' repeats retrieval.documents.0; the first kept" in msgs[0]
+    assert "retrieval.documents.2.document.score 'high' is not a finite number; left empty" in msgs[1]
+
+    # the same span id twice in one trace is still one span too many
+    _, errors = _load_one(tmp_path, first + [first[1]])
+    assert [e.message for e in errors if "duplicate span id" in e.message] == [
+        f"span {'b2' * 8}: duplicate span id in trace {'ab' * 16}; span skipped"]
