@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from corpora.errors import InputError
+from corpora.errors import InputError, UsageError
 from corpora.run_folder import RunFolder
 
 DEFAULT_PORT = 8501
@@ -69,6 +69,7 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> boo
 
 
 def cmd_dashboard(args) -> int:
+    port = pick_port(args.host, args.port)
     runs = []
     for r in args.runs:
         p = Path(r)
@@ -77,7 +78,6 @@ def cmd_dashboard(args) -> int:
         if not RunFolder.is_run(p) and not RunFolder.find([p]):
             raise InputError(p, "not a run folder (no results.jsonl, results.parquet or traces.jsonl) and holds none")
         runs.append(str(p.resolve()))
-    port = pick_port(args.host, args.port)
     url = url_for(args.host, port)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"ragdoctor: warning: serving on {args.host}: anyone who can reach this machine can read these runs",
@@ -118,8 +118,25 @@ def cmd_dashboard(args) -> int:
 
 
 def pick_port(host: str, port: int | None) -> int:
-    """``port`` as given; 0: a free one; None: 8501 when it is free, else a free one."""
+    """``port`` as given; 0: a free one; None: 8501 when it is free, else a free one. A host this machine cannot
+    listen on (a name that does not resolve, an address it does not hold) and a given port that is taken are usage
+    errors naming the option, found before the server starts."""
+    try:
+        socket.getaddrinfo(host, None)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise UsageError(f"--host {host!r}: not an address or a name this machine resolves "
+                         f"({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        free_port(host)
+    except OSError as exc:
+        raise UsageError(f"--host {host}: cannot listen there ({exc.strerror or exc})") from None
     if port:
+        try:
+            with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server will: TIME_WAIT is no bar
+                s.bind((host, port))
+        except OSError as exc:
+            raise UsageError(f"--port {port}: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         return port
     if port is None:
         try:

@@ -618,6 +618,11 @@ CASES = [
     Case("gate-junit-blank", [*GATE, "--min", "groundedness=0.1", "--junit", " "], 2, r"--junit: a blank value"),
     Case("eval-ray-option-at-its-default-without-ray", ["eval", "inputs/rows.jsonl", *EV, "--num-workers", "1"], 2,
          r"--num-workers and --gpus-per-worker need --engine ray"),
+    # a host this machine cannot listen on: one line naming the option, before the server starts
+    Case("dashboard-host-unresolvable", ["dashboard", "runs", "--host", "no-such-host.invalid"], 2,
+         r"^ragdoctor: error: --host 'no-such-host\.invalid': not an address or a name this machine resolves"),
+    Case("dashboard-host-not-ours", ["dashboard", "runs", "--host", "192.0.2.1"], 2,
+         r"^ragdoctor: error: --host 192\.0\.2\.1: cannot listen there"),
     Case("unknown-option-nested-command", ["judge", "train", "--bogus"], 2,
          r"error: judge train: unrecognized arguments: --bogus \(see `ragdoctor judge train --help`\)$"),
 ]

@@ -10,8 +10,9 @@ from tests.ragdoctor.dashboard.runs import APP, SAMPLES
 
 def test_dashboard_command(runs, tmp_path, monkeypatch):
     import argparse
+    import socket
 
-    from corpora.errors import InputError
+    from corpora.errors import InputError, UsageError
     from ragdoctor import cmd_dashboard as cd
 
     parser = argparse.ArgumentParser()
@@ -26,6 +27,12 @@ def test_dashboard_command(runs, tmp_path, monkeypatch):
     assert cmd[cmd.index("--") + 1:] == [str(runs[0])]
     assert cd.url_for("0.0.0.0", 8501) == "http://127.0.0.1:8501" and cd.url_for("::1", 80) == "http://[::1]:80"
     assert cd.pick_port("127.0.0.1", 1234) == 1234 and cd.pick_port("127.0.0.1", 0) > 0
+    with socket.socket() as taken:  # a given port another server holds: named, before streamlit starts
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(UsageError, match=rf"^--port {port}: cannot listen on 127\.0\.0\.1:{port} "):
+            cd.pick_port("127.0.0.1", port)
     with pytest.raises(InputError, match="not found"):
         cd.cmd_dashboard(parser.parse_args(["dashboard", str(tmp_path / "nope")]))
     with pytest.raises(InputError, match="not a run folder"):
