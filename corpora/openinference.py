@@ -39,7 +39,7 @@ from corpora.errors import InputError, warn
 from corpora.jsonl import loads_strict
 from corpora.paths import input_file, output_folder
 from corpora.records import Candidate, Chunk, Trace
-from corpora.run_folder import INPUT_ERRORS, MARKERS, RunFolder
+from corpora.run_folder import MARKERS, RunFolder
 
 ROOT_KINDS = ("CHAIN", "AGENT")
 NO_RETRIEVAL = "no RETRIEVER span was recorded under the root span"
@@ -677,5 +677,5 @@ def import_file(source: str | Path, out: str | Path) -> Imported:
         t.sample_id: t for t in lines if t.content_hash() == hashes.get(t.sample_id)})
     for t in resume.todo:
         resume.add(t.sample_id, t)
-    run.write_if_ours(INPUT_ERRORS, "".join(f"{e}\n" for e in errors), ours=lambda text: True)
+    run.record_input_errors(f"import {Path(source).expanduser().resolve()}", errors)
     return Imported(run, traces, len(resume.made), errors)

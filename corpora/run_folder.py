@@ -45,6 +45,7 @@ RESULTS_TABLE, DIAGNOSES, DIAGNOSIS = "results.parquet", "diagnoses.jsonl", "dia
 RUN_SUMMARY, INPUT_ERRORS, WARNINGS, GATE_REPORT, LABELS = ("run_summary.json", "input_errors.txt", "warnings.txt",
                                                             "gate.xml", "labels.jsonl")
 REQUESTS = "requests.json"
+ERRORS_HEADER = "# ragdoctor "  # a section of input_errors.txt: the step that skipped the lines below it
 FILES = (TRACES, RESULTS, RESULTS_TABLE, SUMMARY, DIAGNOSES, DIAGNOSIS, RUN_SUMMARY, CONFIG, INPUT_ERRORS, LABELS)
 MARKERS = (RESULTS, TRACES)  # a folder holding one of these is a run folder
 EVAL_WRITES = (CONFIG, SUMMARY, RESULTS_TABLE, WARNINGS)  # what an evaluation (re)writes as a whole
@@ -301,6 +302,40 @@ class RunFolder:
     def read_lines(self, name: str) -> list[str]:
         path = self.file(name)
         return [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()] if path.is_file() else []
+
+    # --- input_errors.txt: one section per step that read input into this folder ----------------------------------
+    def input_errors(self) -> list[str]:
+        """The skipped-input lines of every step (run, import, eval), without their section headers."""
+        return [ln for ln in self.read_lines(INPUT_ERRORS) if not ln.startswith(ERRORS_HEADER)]
+
+    def record_input_errors(self, step: str, errors: Iterable[object], *,
+                            ours: Callable[[str], bool] | None = None) -> bool:
+        """Replace ``step``'s section of input_errors.txt with ``errors`` and keep the other steps' sections: an eval
+        after an import (or a second import of another file) no longer erases what the earlier step skipped. A
+        section is ``# ragdoctor STEP`` and its lines; a step with nothing skipped has no section. Lines of a file
+        written before sections (no header) belong to no step and are replaced, as that file always was. ``ours``:
+        see ``write_if_ours`` (None: the file is this folder's and always written)."""
+        sections = self._error_sections()
+        lines = [str(e) for e in errors]
+        sections.pop(step, None)
+        if lines:
+            sections[step] = lines
+        text = "".join(f"{ERRORS_HEADER}{key}\n" + "".join(f"{ln}\n" for ln in body) for key, body in sections.items())
+        if ours is None:
+            self.write_text(INPUT_ERRORS, text)
+            return True
+        return self.write_if_ours(INPUT_ERRORS, text, ours=ours)
+
+    def _error_sections(self) -> dict[str, list[str]]:
+        sections: dict[str, list[str]] = {}
+        key = None
+        for ln in self.read_lines(INPUT_ERRORS):
+            if ln.startswith(ERRORS_HEADER):
+                key = ln[len(ERRORS_HEADER):]
+                sections.setdefault(key, [])
+            elif key is not None:
+                sections[key].append(ln)
+        return sections
 
     def write_if_ours(self, name: str, text: str, *, ours: Callable[[str], bool]) -> bool:
         """Write the file unless one is there that this project did not write (then warn and leave it)."""

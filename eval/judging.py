@@ -18,7 +18,7 @@ from typing import Protocol
 from corpora.errors import InputError
 from corpora.labels import read_labels
 from corpora.records import Judgement, MetricResult, Trace
-from corpora.run_folder import INPUT_ERRORS, RESULTS_TABLE, SUMMARY, WARNINGS, RunFolder
+from corpora.run_folder import RESULTS_TABLE, SUMMARY, WARNINGS, RunFolder
 from eval.judges.base import Judge
 from eval.metrics import get
 from eval.summary import results_frame, summarize
@@ -160,7 +160,7 @@ def evaluate(traces: list[Trace], *, metrics: Sequence[str], judges: Sequence[Ju
     key = run.write_config(config, hashes)
     errors = [str(e) for e in (input_errors or [])]
     notes = list(dict.fromkeys(warnings or []))
-    run.write_lines(INPUT_ERRORS, errors)
+    run.record_input_errors("eval", errors)
     run.write_lines(WARNINGS, notes)
     batches = [[t for t, _ in batch] for batch in resume.batches(batch_size)]
     made = (stamped(judged) for judged in engine.judge(batches, metrics, judges))

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from corpora.errors import InputError, UsageError, report_skipped, warn
 from corpora.records import Diagnosis, Judgement, Question, Trace
-from corpora.run_folder import INPUT_ERRORS, REQUESTS, RUN_SUMMARY, RunFolder
+from corpora.run_folder import REQUESTS, RUN_SUMMARY, RunFolder
 from diagnostics.classify import classify
 from diagnostics.probes import probe_run
 from diagnostics.report import diagnose
@@ -201,7 +201,7 @@ def answer_questions(cfg: PipelineConfig, traces: str | Path, *, questions: list
                                concurrency=cfg.generation.concurrency, reuses=inner.reuses)
         stats = getattr(inner.llm, "stats", None)
         result.requests = stats.as_dict() if stats is not None else None
-    run.write_if_ours(INPUT_ERRORS, "".join(f"{e}\n" for e in errors), ours=lambda text: had_log or not text.strip())
+    run.record_input_errors("run", errors, ours=lambda text: had_log or not text.strip())
     return result
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 
 from corpora.labels import read_labels
 from corpora.records import Candidate, Chunk, Diagnosis, Judgement, Trace
-from corpora.run_folder import DIAGNOSIS, INPUT_ERRORS, LABELS, RESULTS, RESULTS_TABLE, RUN_SUMMARY, SUMMARY, RunFolder
+from corpora.run_folder import DIAGNOSIS, LABELS, RESULTS, RESULTS_TABLE, RUN_SUMMARY, SUMMARY, RunFolder
 from diagnostics.disagreement import EXPLANATIONS, VIEWS, View, judge_disagreements
 from diagnostics.taxonomy import DEFINITIONS
 from eval.calibration import calibrate
@@ -138,7 +138,7 @@ def load_run(run_dir: str | Path) -> Run:
     return Run(folder=folder, judgements=judgements, traces=traces, diagnoses=diagnoses, results=results,
                samples=samples_frame(results, judgements, traces, diagnoses), summary=summary,
                report=folder.read_json(DIAGNOSIS), run_summary=folder.read_json(RUN_SUMMARY),
-               config=folder.config(), input_errors=folder.read_lines(INPUT_ERRORS))
+               config=folder.config(), input_errors=folder.input_errors())
 
 
 # --- the wide samples table --------------------------------------------------------------------------------------

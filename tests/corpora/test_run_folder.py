@@ -115,3 +115,27 @@ def test_records_made_elsewhere_stream_into_the_log(tmp_path):
         resume.add(sid, T(sid))
     assert [t.sample_id for t in resume.records()] == ["a", "b", "c"]
     assert [t.sample_id for t in log.read()] == ["c", "b", "a"]
+
+
+def test_input_errors_keep_one_section_per_step(tmp_path):
+    """An eval after an import (or a second import of another file) replaces only its own skipped lines."""
+    run = RunFolder(tmp_path / "r")
+    run.record_input_errors("import /a/spans.json", ["spans.json: span 1: no id; span skipped"])
+    run.record_input_errors("import /a/more.json", ["more.json: span 2: bad time"])
+    run.record_input_errors("eval", ["traces.jsonl:3: field 'question': empty"])
+    assert run.input_errors() == ["spans.json: span 1: no id; span skipped", "more.json: span 2: bad time",
+                                  "traces.jsonl:3: field 'question': empty"]
+    run.record_input_errors("eval", [])  # a clean re-evaluation: its section goes, the imports' stay
+    run.record_input_errors("import /a/spans.json", ["spans.json: span 9: other"])
+    assert run.input_errors() == ["more.json: span 2: bad time", "spans.json: span 9: other"]
+    text = run.file("input_errors.txt").read_text(encoding="utf-8")
+    assert text.splitlines()[0] == "# ragdoctor import /a/more.json"
+    # a file from before sections: its lines belong to no step and are replaced, as before
+    run.file("input_errors.txt").write_text("old.jsonl:1: field 'x': bad\n", encoding="utf-8")
+    assert run.input_errors() == ["old.jsonl:1: field 'x': bad"]
+    run.record_input_errors("eval", ["new.jsonl:2: field 'y': bad"])
+    assert run.input_errors() == ["new.jsonl:2: field 'y': bad"]
+    # a user's own file is left alone when the step says so
+    run.file("input_errors.txt").write_text("MY NOTES\n", encoding="utf-8")
+    assert not run.record_input_errors("run", ["q.jsonl:1: bad"], ours=lambda text: False)
+    assert run.file("input_errors.txt").read_text(encoding="utf-8") == "MY NOTES\n"
