@@ -14,7 +14,9 @@ from ragdoctor.table import render
 
 def summarize_traces(traces: list[Trace], k: int = 5) -> dict:
     outcomes = Counter(t.outcome for t in traces)
-    qrels = {t.sample_id: {d: 1 for d in t.relevant_doc_ids} for t in traces if t.relevant_doc_ids}
+    # labelled questions that were retrieved for: one stopped before retrieval (a guardrail) is no retrieval miss
+    qrels = {t.sample_id: {d: 1 for d in t.relevant_doc_ids} for t in traces
+             if t.relevant_doc_ids and t.contexts is not None}
     # the full ranking: the chunks given to the generator and the candidates left out, in the retriever's rank order
     rankings = {t.sample_id: list(dict.fromkeys(c.doc_id or c.chunk_id for c in t.ranked())) for t in traces}
     retrieval = mean_metrics(retrieval_metrics(qrels, rankings, ks=(1, k)))

@@ -18,6 +18,7 @@ Need = Literal["question", "contexts", "answer", "reference", "labels"]
 Rules = Callable[[Trace, str], MetricResult | None]
 Compute = Callable[..., list[MetricResult]]  # (a Verifier, or None when model is False; judge name; traces)
 BLOCKED = "answer was blocked by a guardrail"
+BLOCKED_BEFORE_RETRIEVAL = "question was blocked by a guardrail before retrieval"
 NO_CONTEXTS = "no contexts in the input record"
 BLANK_CONTEXTS = "every retrieved context is blank: no text to judge against"
 
@@ -72,7 +73,10 @@ class Metric:
 
     def missing(self, t: Trace, judge: str) -> MetricResult | None:
         """A metric that reads the retrieved contexts, on a record that carried none or only blank ones: unmeasured,
-        never a measured 0."""
+        never a measured 0. A question a guardrail blocked before retrieval: nothing was meant to be retrieved, so not
+        applicable (as a blocked answer is for the answer metrics), never a retrieval failure."""
+        if "contexts" in self.needs and not t.has_contexts and t.outcome == "blocked":
+            return MetricResult.not_applicable(self.name, judge, BLOCKED_BEFORE_RETRIEVAL)
         if "contexts" in self.needs and not t.has_contexts:
             why = t.metadata.get("contexts_missing")  # an imported trace may say why (no retrieval span recorded)
             return MetricResult.unmeasured(self.name, judge, f"{NO_CONTEXTS}: {why}" if why else NO_CONTEXTS)

@@ -121,7 +121,9 @@ def test_injection_question_is_blocked_before_retrieval_and_generation(guarded):
     assert t.outcome == "blocked" and t.answer == REFUSE_MESSAGE
     assert t.guardrails["blocked_by"] == "input" and t.guardrails["category"] == "injection"
     assert t.guardrails["input"]["injection"]["matches"]
-    assert t.contexts == [] and llm.calls == []  # stopped before retrieval and before any model call
+    assert t.contexts is None and llm.calls == []  # stopped before retrieval and before any model call
+    assert t.metadata["contexts_missing"] == "the guardrails stopped the question before retrieval"
+    assert "generate" not in t.latency_ms and "retrieve" not in t.latency_ms  # stages that never ran: no 0 ms
     assert [r["name"] for r in t.guardrails["nemo"]] == ["ragdoctor check injection"]
     esp = g.rails.config.core.embedding_search_provider.parameters  # what nemoguardrails would embed with
     assert esp["embedding_engine"] == "SentenceTransformers" and esp["embedding_model"] == str(minilm_path())
@@ -254,9 +256,12 @@ def test_blocked_trace_is_a_diagnostics_category_not_a_score(guarded):
     from eval.judging import judge_batch
 
     t = guarded().answer(_questions("injection")[1])
-    j = judge_batch([t], ["groundedness", "answer_correctness"],
-                    [make_judge("lexical", JudgeOptions())])[0]
+    t.relevant_doc_ids = ["kv"]  # labelled: still no retrieval miss, nothing was meant to be retrieved
+    metrics = ["groundedness", "answer_correctness", "context_precision", "context_recall", "recall@5", "ndcg@10"]
+    j = judge_batch([t], metrics, [make_judge("lexical", JudgeOptions()), make_judge("labels", JudgeOptions())])[0]
     assert {r.status for r in j.results} == {"not_applicable"}
+    assert {r.reason for r in j.results if r.metric in metrics[2:]} == {
+        "question was blocked by a guardrail before retrieval"}
     assert classify(j).category == "guardrail_block"
 
 
