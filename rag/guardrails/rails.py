@@ -215,8 +215,8 @@ class GuardedPipeline:
     def _finish(self, req: Request, response: str, nemo_error: str | None, total_ms: float) -> Trace:
         trace = req.trace
         # the stages that ran: one that never did (a blocked question's generation, a rail that is off) has no time
-        ms = {k: req.ms[k] for k in ("retrieve", "generate", "rail_input", "rail_retrieval", "rail_output")
-              if k in req.ms}
+        ms: dict[str, float] = {k: req.ms[k] for k in ("retrieve", "generate", "rail_input", "rail_retrieval",
+                                                         "rail_output") if k in req.ms}
         trace.latency_ms = {**ms, "guardrails_runtime": max(0.0, total_ms - sum(ms.values())), "total": total_ms}
         trace.guardrails = {"enabled": True, "blocked_by": req.blocked_by, "category": req.category,
                             "settings": self.settings.model_dump(), **req.record}
