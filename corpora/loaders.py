@@ -4,7 +4,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from corpora.errors import InputError, report_skipped
+from corpora.errors import InputError, report_skipped, warn
 from corpora.jsonl import parse_model, read_records
 from corpora.records import Document, Question
 
@@ -107,17 +107,20 @@ def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     if not path.exists():
         raise InputError(path, "file not found")
     qrels: dict[str, dict[str, int]] = {}
-    with open(path, encoding="utf-8", newline="") as fh:
+    with open(path, encoding="utf-8-sig", newline="") as fh:  # -sig: a byte-order mark is not part of the header
         for lineno, row in enumerate(csv.reader(fh, delimiter="\t"), start=1):
             if not row or (lineno == 1 and row[0].strip().lower() in {"query-id", "query_id", "qid"}):
                 continue
             if len(row) < 3:
                 raise InputError(path, f"expected 3 tab-separated columns, got {len(row)}", line=lineno)
             try:
-                grade = int(float(row[2]))
+                score = float(row[2])
             except ValueError:
                 raise InputError(path, f"score '{row[2]}' is not a number", line=lineno, field="score") from None
-            qrels.setdefault(row[0].strip(), {})[row[1].strip()] = grade
+            if not score.is_integer():  # a grade: 0.5 would read as 0 (not relevant), inf or nan as nothing
+                raise InputError(path, f"score '{row[2]}' is not a whole-number relevance grade", line=lineno,
+                                 field="score")
+            qrels.setdefault(row[0].strip(), {})[row[1].strip()] = int(score)
     return qrels
 
 
@@ -136,19 +139,26 @@ def load_beir(folder: str | Path, split: str = "test", skipped: list[str] | None
     docs = load_documents_jsonl(corpus, skip_empty=True, skipped=skipped)  # public BEIR sets hold a few empty ones
     qrels = load_qrels(qrels_path)
     qpath = folder / "queries.jsonl"
+    unique = unique_ids(qpath, "query")
 
     def parse(obj: dict, lineno: int) -> Question | None:
         qid = _int_id({"id": obj.get("_id", obj.get("id"))})["id"]
         if not isinstance(qid, str) or not qid.strip():
             raise InputError(qpath, "missing required field" if qid is None else f"must be a non-blank string or an "
                              f"integer, got {qid!r}", line=lineno, field="_id")
+        unique(qid, lineno)  # a second query with one id would overwrite the first's ranking and count twice
         if qid not in qrels:
             return None
         relevant = sorted(d for d, g in qrels[qid].items() if g > 0)
         return parse_model(Question, {"id": qid, "question": obj.get("text", ""), "relevant_doc_ids": relevant,
                                     "metadata": {"qrels": qrels[qid]}}, qpath, lineno)
 
-    return docs, read_records(qpath, parse, what="queries with qrels")
+    queries = read_records(qpath, parse, what="queries with qrels")
+    missing = sorted(set(qrels) - {q.id for q in queries})
+    if missing:  # labels for queries the file does not hold (or whose line was bad, reported above)
+        warn(f"{qrels_path}: {len(missing)} query id(s) with qrels are not among the queries read from {qpath.name} "
+             f"(first: {missing[0]!r}): left out")
+    return docs, queries
 
 
 def load_questions(path: str | Path, errors: list[InputError] | None = None) -> list[Question]:

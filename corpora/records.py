@@ -25,6 +25,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializationInfo,
+    ValidationInfo,
     field_serializer,
     field_validator,
     model_validator,
@@ -137,6 +138,27 @@ class Question(BaseModel, Labels):
     reference: ReferenceText = None
     relevant_doc_ids: list[str] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("metadata")
+    @classmethod
+    def _graded_labels(cls, metadata: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        """``metadata.qrels`` (graded labels: {doc id: whole-number grade}, what the labs read before
+        ``relevant_doc_ids``) must be that shape and name the same relevant documents (grade > 0) as
+        ``relevant_doc_ids`` when both are given: two labels that disagree are refused, never one of them in silence."""
+        qrels = metadata.get("qrels")
+        if qrels is None:
+            return metadata
+        if not isinstance(qrels, dict) or not all(
+                isinstance(d, str) and d.strip() and isinstance(g, (int, float)) and not isinstance(g, bool)
+                and float(g).is_integer() for d, g in qrels.items()):
+            raise ValueError("qrels must be an object of document id -> whole-number grade, e.g. "
+                             '{"doc1": 2, "doc7": 0}')
+        relevant = sorted(d for d, g in qrels.items() if g > 0)
+        given = info.data.get("relevant_doc_ids")
+        if given is not None and sorted(set(given)) != relevant:
+            raise ValueError(f"qrels names {relevant} relevant (grade > 0) but relevant_doc_ids is "
+                             f"{sorted(set(given))}: give one, or make them agree")
+        return metadata
 
     @property
     def answerable(self) -> bool | None:

@@ -129,7 +129,10 @@ def run_lab(vectors: np.ndarray, queries: np.ndarray, *, doc_ids: Sequence[str],
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     n, dim = vectors.shape
-    nlist = nlist or lab_nlist(n)
+    asked = nlist
+    nlist = faiss_index.trainable_nlist(nlist or lab_nlist(n), n)  # the rows' names and settings are what is built
+    if asked and asked != nlist and log:
+        log(f"nlist {asked} needs {asked * 39} vectors to train (39 per list); {n} build {nlist} list(s)")
     rows, positions = [], {}
     for v in variants(nlist):
         row, positions[v.name] = measure(v, vectors, queries)
@@ -138,15 +141,16 @@ def run_lab(vectors: np.ndarray, queries: np.ndarray, *, doc_ids: Sequence[str],
             log(f"{v.name}: {row['factory']}, {row['index_bytes'] / 2**20:.2f} MiB, p50 {row['p50_ms']:.3f} ms")
     flat = positions["flat"]
     flat_bytes = rows[0]["index_bytes"]
-    labelled = {q: r for q, r in (qrels or {}).items() if r}
+    labelled = {q: r for q, r in (qrels or {}).items() if any(g > 0 for g in r.values())}  # a relevant document
     for row in rows:
         pos = positions[row["name"]]
         row["recall@10_vs_flat"] = recall_vs(pos, flat)
         row["memory_vs_flat"] = row["index_bytes"] / flat_bytes
         row["ndcg@10"] = ndcg_at_10(doc_ids, pos, query_ids, labelled) if labelled else None
     why = None if labelled else "no relevance labels for these queries (a seeded sample of chunk vectors, or " \
-                                "questions without relevant document ids)"
-    return {"version": LAB_VERSION, "n_vectors": n, "dim": dim, "nlist": nlist, "n_queries": len(queries),
+                                "questions without a relevant document: none with a grade above 0)"
+    return {"version": LAB_VERSION, "n_vectors": n, "dim": dim, "nlist": nlist,
+            **({"nlist_asked": asked} if asked and asked != nlist else {}), "n_queries": len(queries),
             "n_labelled_queries": len(labelled) if labelled else 0, "ndcg_unmeasured": why,
             "k": K, "candidates": CANDIDATES, "faiss_version": faiss.__version__,
             "omp_threads": faiss.omp_get_max_threads(), "rows": rows}

@@ -133,6 +133,8 @@ def run_lab(store, embedder, questions: Sequence[str], query_ids: Sequence[str],
     keep = [i for i, q in enumerate(query_ids) if any(g > 0 for g in qrels.get(q, {}).values())]
     ids, questions = [query_ids[i] for i in keep], [questions[i] for i in keep]
     halves = np.array([half(q) for q in ids])
+    if not ids:  # nothing to rank against: no rows (a mean over no query would be NaN), and the reason
+        return _verdict([], {}, halves, current, 0, None, seed)
     doc_ids = [n.metadata["doc_id"] for n in store.nodes]
     texts = [n.text for n in store.nodes]
     rerank = _Rerank(reranker, rerank_depth) if reranker is not None else None
@@ -176,7 +178,7 @@ def run_lab(store, embedder, questions: Sequence[str], query_ids: Sequence[str],
                     log(f"{s.name}: nDCG@10 {row['ndcg@10']:.3f}")
     finally:
         store.bm25 = own_bm25
-    out = _verdict(rows, per_query, halves, current, len(ids), rerank, seed)
+    out = _verdict(rows, per_query, halves, current, len(ids), rerank, seed, dense_only=own_bm25 is None)
     if own_bm25 is None:
         out["note"] = "the index has no BM25 part: only dense retrieval was measured"
     if keep_per_query:
@@ -185,15 +187,28 @@ def run_lab(store, embedder, questions: Sequence[str], query_ids: Sequence[str],
 
 
 def _verdict(rows: list[dict], per_query: dict[str, np.ndarray], halves: np.ndarray, current: Setting, n: int,
-             rerank: _Rerank | None, seed: int) -> dict:
+             rerank: _Rerank | None, seed: int, dense_only: bool = False) -> dict:
     """The setting with the best choose-half nDCG@10, and its confirm-half difference from the current setting."""
     out: dict = {"lab_version": LAB_VERSION, "n_queries": n, "chunks_per_query": CHUNKS,
                  "n_choose": int((halves == "choose").sum()), "n_confirm": int((halves == "confirm").sum()),
                  "rows": rows, "current": current.name, "chosen": None, "confirm": None,
                  "rerank_ms_p50": float(np.percentile(rerank.seconds, 50) * 1e3) if rerank and rerank.seconds else None}
     scored = [r for r in rows if r["ndcg@10_choose"] is not None]
-    if not scored or current.name not in per_query or out["n_confirm"] == 0:
-        out["unmeasured"] = ("no labelled query in one of the halves" if scored else "no setting could be measured")
+    why = None
+    if n == 0:
+        why = "no labelled query: none names a relevant document (a grade above 0)"
+    elif out["n_choose"] == 0 or out["n_confirm"] == 0:
+        empty = "choosing" if out["n_choose"] == 0 else "confirming"
+        why = f"no labelled query in the {empty} half ({n} quer{'y' if n == 1 else 'ies'} in all): more are needed"
+    elif current.name not in per_query:
+        why = f"the current setting ({current.name}) could not be measured" + (
+            ": the index has no BM25 part" if dense_only and current.mode != "dense" else
+            ": it has a rerank stage and the lab runs without the reranker" if current.rerank_weight is not None
+            and rerank is None else "")
+    elif not scored:
+        why = "no setting could be measured"
+    if why:
+        out["unmeasured"] = why
         return out
     best = max(scored, key=lambda r: (r["ndcg@10_choose"], r["name"] == current.name))
     out["chosen"] = best["name"]

@@ -19,9 +19,15 @@ def gpu_count() -> int:
     return int(get()) if get else 0
 
 
+def trainable_nlist(nlist: int, n: int) -> int:
+    """The inverted lists an IVF index over ``n`` vectors is built with: ``nlist`` at most, and at least 39 training
+    points per centroid (what faiss wants)."""
+    return max(1, min(nlist, n // 39 or 1))
+
+
 def factory_string(cfg: IndexConfig, n: int, dim: int) -> str:
     """The faiss factory string for ``cfg``, with list counts and code sizes fitted to a corpus of ``n`` vectors."""
-    nlist = max(1, min(cfg.nlist, n // 39 or 1))  # faiss wants >= 39 training points per centroid
+    nlist = trainable_nlist(cfg.nlist, n)
     if cfg.kind == "flat":
         return "Flat"
     if cfg.kind == "ivf":

@@ -37,7 +37,8 @@ def cmd_index_lab(args: argparse.Namespace) -> int:
     from ragdoctor.labelled_queries import labelled_queries  # noqa: PLC0415
 
     cfg = config_from_args(args)
-    found = labelled_queries(cfg.corpus, args.questions, args.split, own_index=args.index is None)  # before any index
+    found = labelled_queries(cfg.corpus, args.questions, args.split, own_index=args.index is None,
+                             labelled_only=False)  # before any index; unlabelled questions are timed too
     embedder = embedder_for(cfg)
     if args.index:
         store = load_index(args.index, embedder)
@@ -57,6 +58,8 @@ def cmd_index_lab(args: argparse.Namespace) -> int:
                          f"comparing the index kinds needs at least {MIN_VECTORS} (a larger corpus)")
     queries, ids, qrels, query_source = _queries(found, embedder, vectors)
     doc_ids = [n.metadata["doc_id"] for n in store.nodes]
+    if found is not None:
+        found.warn_unknown(set(doc_ids))
     lab = run_lab(vectors, queries, doc_ids=doc_ids, query_ids=ids, qrels=qrels, nlist=args.nlist,
                   log=lambda m: print(f"  {m}", file=sys.stderr))
     lab.update(index_dir=str(store.index_dir), embedder=store.manifest.embedder_id, vectors_from=vector_source,

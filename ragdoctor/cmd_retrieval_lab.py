@@ -53,6 +53,7 @@ def cmd_retrieval_lab(args: argparse.Namespace) -> int:
         found.questions, found.ids = found.questions[: args.max_queries], found.ids[: args.max_queries]
     embedder = embedder_for(cfg)
     store, _ = open_index(cfg, embedder, strict_embedder=True)
+    found.warn_unknown({n.metadata["doc_id"] for n in store.nodes})
     current = current_setting(cfg.retrieval)
     own = (store.manifest.index.bm25_k1, store.manifest.index.bm25_b)
     grid = [g for g in grid if g != own]  # the index's own setting is measured anyway
@@ -106,6 +107,7 @@ def register(sub, pipeline_options) -> None:
     p.add_argument("--questions", help="question-set JSONL with relevant_doc_ids (default: the corpus's own)")
     p.add_argument("--split", help="BEIR corpus: the qrels split whose queries are used (default train)")
     p.add_argument("--bm25", help="BM25 K1:B settings to try beside the index's (default 1.2:0.75,0.9:0.4; '' none)")
-    p.add_argument("--max-queries", type=int, help="use the first N labelled queries")
+    p.add_argument("--max-queries", type=int, help="use the first N labelled queries (those that name a relevant "
+                                                   "document)")
     pipeline_options(p, "index", "retrieval")
     p.set_defaults(func=cmd_retrieval_lab)

@@ -48,6 +48,7 @@ from rag.config import GenerationConfig, PipelineConfig
 from rag.run_questions import RunResult, run_questions
 from rag.session import embedder_for, open_generator, open_index, open_pipeline, question_set
 from rag.store import IndexStore
+from ragdoctor.labelled_queries import warn_unknown_labels
 from ragdoctor.run_report import is_run_summary, summarize_traces
 
 
@@ -169,15 +170,6 @@ def pipeline(cfg: PipelineConfig, *, llm: object | None = None) -> Iterator:
         yield pipe
 
 
-def warn_unknown_labels(source: str, questions: Sequence[Question], corpus_ids: set[str]) -> None:
-    """Relevance labels naming documents the corpus does not hold can never be retrieved: say so, once."""
-    unknown = sorted({d for q in questions for d in (q.relevant_doc_ids or []) if d not in corpus_ids})
-    if unknown:
-        shown = ", ".join(repr(d) for d in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
-        warn(f"{source}: {len(unknown)} relevant document id(s) are not in the corpus ({shown}): retrieval can never "
-             "find them, so their questions' recall is 0 until the labels or the corpus are fixed")
-
-
 def answer_questions(cfg: PipelineConfig, traces: str | Path, *, questions: list[Question] | None = None,
                      limit: int | None = None, llm: object | None = None, progress: bool = True) -> RunResult:
     """``questions`` (default: ``cfg``'s question set) through the pipeline into the traces log ``traces`` (a rerun
@@ -195,7 +187,8 @@ def answer_questions(cfg: PipelineConfig, traces: str | Path, *, questions: list
     with pipeline(cfg, llm=llm) as pipe:
         inner = getattr(pipe, "pipeline", pipe)
         store = inner.store
-        warn_unknown_labels(cfg.questions, questions, {n.metadata["doc_id"] for n in store.nodes})
+        warn_unknown_labels(cfg.questions, (d for q in questions for d in q.relevant_doc_ids or []),
+                            {n.metadata["doc_id"] for n in store.nodes})
         result = run_questions(lambda q: pipe.answer(q.question, q), questions, run, config_hash=pipe.config_hash,
                                progress=progress, salt=store.manifest.corpus_checksum,
                                concurrency=cfg.generation.concurrency, reuses=inner.reuses)

@@ -2,10 +2,11 @@
 pipeline index), else a BEIR folder's qrels split. Shared by ``index-lab`` and ``retrieval-lab``."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpora.errors import UsageError
+from corpora.errors import UsageError, warn
 
 
 @dataclass
@@ -15,12 +16,17 @@ class LabelledQueries:
     qrels: dict[str, dict[str, int]]
     source: str
 
+    def warn_unknown(self, corpus_ids: set[str]) -> None:
+        """Relevant documents the index does not hold: each such query can never score full marks; say so, once."""
+        warn_unknown_labels(self.source, (d for r in self.qrels.values() for d, g in r.items() if g > 0), corpus_ids)
 
-def labelled_queries(corpus: str, questions: str | None, split: str | None, own_index: bool,
-                     ) -> LabelledQueries | None:
+
+def labelled_queries(corpus: str, questions: str | None, split: str | None, own_index: bool, *,
+                     labelled_only: bool = True) -> LabelledQueries | None:
     """None when the corpus has no labelled queries of its own and none were given. ``split`` (default "train") names
     a BEIR folder's qrels file; given where no BEIR qrels are read, or naming a file that is not there, it is a usage
-    error rather than a silent fallback to other queries."""
+    error rather than a silent fallback to other queries. ``labelled_only``: only the questions that name a relevant
+    document (a usage error when none does); else every question (the index lab times them all)."""
     from corpora.bundled import bundled_questions  # noqa: PLC0415 - lazy: the corpus modules load the question sets
     from corpora.loaders import load_beir, load_questions  # noqa: PLC0415
 
@@ -43,5 +49,26 @@ def labelled_queries(corpus: str, questions: str | None, split: str | None, own_
         return None
     if not qs:
         raise UsageError(f"{source} holds no questions")
-    qrels = {q.id: (q.metadata.get("qrels") or {d: 1 for d in (q.relevant_doc_ids or [])}) for q in qs}
-    return LabelledQueries([q.question for q in qs], [q.id for q in qs], qrels, source)
+    qrels = {q.id: ({d: int(g) for d, g in q.metadata["qrels"].items()} if q.metadata.get("qrels") is not None
+                    else {d: 1 for d in (q.relevant_doc_ids or [])}) for q in qs}
+    # a query without a relevant document (no labels, or every grade 0) has no nDCG to measure: left out, and said
+    # (questions labelled unanswerable have none by design: left out without a word)
+    labelled = [q for q in qs if any(g > 0 for g in qrels[q.id].values()) or not labelled_only]
+    if not labelled:
+        raise UsageError(f"{source}: no question names a relevant document (relevant_doc_ids, or a qrels grade above "
+                         "0): nothing to measure retrieval against")
+    unlabelled = [q for q in qs if q not in labelled and not q.labelled_unanswerable]
+    if unlabelled:
+        warn(f"{source}: {len(unlabelled)} of {len(qs)} questions name no relevant document (no labels, or every "
+             f"grade 0; first: {unlabelled[0].id!r}): left out of the measurement")
+    return LabelledQueries([q.question for q in labelled], [q.id for q in labelled],
+                           {q.id: qrels[q.id] for q in labelled}, source)
+
+
+def warn_unknown_labels(source: str, relevant: Iterable[str], corpus_ids: set[str]) -> None:
+    """Relevance labels naming documents the corpus does not hold can never be retrieved: say so, once."""
+    unknown = sorted({d for d in relevant if d not in corpus_ids})
+    if unknown:
+        shown = ", ".join(repr(d) for d in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
+        warn(f"{source}: {len(unknown)} relevant document id(s) are not in the corpus ({shown}): retrieval can never "
+             "find them, so their questions' recall is 0 until the labels or the corpus are fixed")

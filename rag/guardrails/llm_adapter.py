@@ -1,13 +1,12 @@
 """How NeMo Guardrails reaches this project's LLM, offline.
 
-An OpenAI-compatible client (``rag.llm.OpenAIChatLLM``: the bundled llama.cpp server, NIM, vLLM...) becomes a
-``models: - type: main, engine: openai, parameters: {base_url: ...}`` entry, so nemoguardrails talks to the same
-endpoint with its own HTTP client. Any other ``ChatLLM`` (the deterministic ``FakeLLM`` in tests) is wrapped as a
-nemoguardrails ``LLMModel`` and handed to ``LLMRails(llm=...)``."""
+Every ``ChatLLM`` (``rag.llm.OpenAIChatLLM`` for the bundled llama.cpp server, NIM, vLLM...; the deterministic
+``FakeLLM`` in tests) is wrapped as a nemoguardrails ``LLMModel`` and handed to ``LLMRails(llm=...)``: the rails'
+calls (the LLM self-check) go through the pipeline's own client, with its timeout, retries, failover and request
+counts, never through a second HTTP client of nemoguardrails' own that would ignore them."""
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any
 
 from rag.llm import ChatLLM
@@ -71,14 +70,3 @@ class ChatLLMModel:
 
         resp = await self.generate_async(prompt, stop=stop, **kwargs)
         yield LLMResponseChunk(delta_content=resp.content, model=resp.model, finish_reason="stop")
-
-
-def main_model_entry(llm: ChatLLM) -> dict | None:
-    """The nemoguardrails ``models`` entry for an OpenAI-compatible client, or None for any other ChatLLM."""
-    base_url = getattr(llm, "base_url", None)
-    model = getattr(llm, "model", None)
-    if not base_url or not model:
-        return None
-    return {"type": "main", "engine": "openai", "model": model,
-            "parameters": {"base_url": base_url, "api_key": os.environ.get("OPENAI_API_KEY") or "local",
-                           "max_retries": 0, "timeout": 300}}

@@ -6,9 +6,10 @@ is a question for the RAG pipeline) -> ``retrieve_relevant_chunks`` (the pipelin
 (instructions aimed at the model: redact / drop / flag) -> ``generate_bot_message`` (the pipeline's prompt and
 model) -> output rail (the injected groundedness judge; rewrite or block below the threshold).
 
-Offline: the LLM is the pipeline's own (an OpenAI-compatible endpoint through nemoguardrails' ``engine: openai``,
-or any ChatLLM through an adapter), embeddings are the bundled MiniLM folder (``engine: SentenceTransformers``),
-never FastEmbed's download. A block is a trace outcome (``blocked``) with its evidence in ``trace.guardrails``."""
+Offline: the LLM is the pipeline's own ChatLLM (an OpenAI-compatible endpoint or any other) through an adapter, so
+its timeout, retries and failover hold for the rails' calls too; embeddings are the bundled MiniLM folder
+(``engine: SentenceTransformers``), never FastEmbed's download. A block is a trace outcome (``blocked``) with its
+evidence in ``trace.guardrails``."""
 from __future__ import annotations
 
 import asyncio
@@ -21,7 +22,7 @@ from typing import Any
 
 from corpora.records import Question, Trace
 from rag.guardrails.actions import REQUEST_KEY, FactCheck, RailActions, Request
-from rag.guardrails.llm_adapter import ChatLLMModel, main_model_entry
+from rag.guardrails.llm_adapter import ChatLLMModel
 from rag.guardrails.settings import GuardrailsConfig
 from rag.guardrails.topic import TopicScorer
 from rag.models import minilm_path
@@ -84,9 +85,10 @@ define flow ragdoctor answer
 '''
 
 
-def rails_config_dict(settings: GuardrailsConfig, main_model: dict | None = None) -> dict[str, Any]:
-    """The nemoguardrails configuration (what a config.yml would hold), built in code from the settings."""
-    models: list[dict] = [main_model] if main_model else []
+def rails_config_dict(settings: GuardrailsConfig) -> dict[str, Any]:
+    """The nemoguardrails configuration (what a config.yml would hold), built in code from the settings. No main
+    model entry: the rails are handed the pipeline's ChatLLM (rag/guardrails/llm_adapter.py)."""
+    models: list[dict] = []
     try:
         models.append({"type": "embeddings", "engine": "SentenceTransformers", "model": str(minilm_path())})
     except Exception:  # no MiniLM package: nothing here embeds inside nemoguardrails anyway (no dialog index, no kb)
@@ -152,12 +154,12 @@ class GuardedPipeline:
     def _build(self, verbose: bool) -> None:
         from nemoguardrails import LLMRails, RailsConfig  # noqa: PLC0415 - nemoguardrails (1 s): rails on only
 
-        llm = self.pipeline.llm
-        entry = main_model_entry(llm)
+        # every LLM call of the rails goes through the pipeline's own client: its timeout, retries, endpoint
+        # failover and request counts hold for the self-check too (nemoguardrails' own openai client would not)
         with warnings.catch_warnings():  # nemoguardrails' own deprecated config fields, not ours
             warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"nemoguardrails(\.|$)")
-            config = RailsConfig.from_content(colang_content=_COLANG, config=rails_config_dict(self.settings, entry))
-            self.rails = LLMRails(config, llm=None if entry else ChatLLMModel(llm), verbose=verbose)
+            config = RailsConfig.from_content(colang_content=_COLANG, config=rails_config_dict(self.settings))
+            self.rails = LLMRails(config, llm=ChatLLMModel(self.pipeline.llm), verbose=verbose)
         topic = TopicScorer(self.pipeline.store, self.pipeline.embedder, self.settings.topic)
         self.actions = RailActions(self.pipeline, self.settings, self.fact_check, topic)
         self.actions.register(self.rails)

@@ -164,3 +164,42 @@ def test_a_beir_folder_without_its_corpus_is_refused_not_read_as_text_files(tmp_
     (tmp_path / "README.md").write_text("# the dataset's readme\n")
     with pytest.raises(InputError, match="a BEIR folder \\(qrels/\\) without corpus.jsonl"):
         load_corpus(str(tmp_path))
+
+
+def test_qrels_grades_are_whole_numbers_and_a_bom_is_no_header_problem(tmp_path):
+    from corpora.loaders import load_qrels
+
+    path = tmp_path / "q.tsv"
+    path.write_bytes("\ufeffquery-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t1.0\n".encode())
+    assert load_qrels(path) == {"q1": {"d1": 2, "d2": 1}}
+    for bad in ("0.5", "inf", "nan", "1.7"):  # 0.5 once read as 0 (not relevant) in silence, inf as a crash
+        path.write_text(f"q1\td1\t{bad}\n")
+        with pytest.raises(InputError, match=rf"q\.tsv:1: field 'score': score '{bad}' is not a whole-number"):
+            load_qrels(path)
+
+
+def test_a_beir_query_id_twice_is_reported_and_qrels_without_a_query_are_said(tmp_path, caplog):
+    (tmp_path / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "text": "One."}) + "\n")
+    (tmp_path / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "first?"}) + "\n"
+                                            + json.dumps({"_id": "q1", "text": "second?"}) + "\n")
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("q1\td1\t1\nq9\td1\t1\n")
+    caplog.set_level("WARNING")
+    _, queries = load_beir(tmp_path, "test")
+    assert [q.question for q in queries] == ["first?"]
+    text = caplog.text
+    assert "queries.jsonl:2: field 'id': duplicate query id 'q1'" in text
+    assert "1 query id(s) with qrels are not among the queries read from queries.jsonl (first: 'q9')" in text
+
+
+@pytest.mark.parametrize("metadata, extra, why", [
+    ({"qrels": {"d1": "1"}}, {}, "qrels must be an object of document id -> whole-number grade"),
+    ({"qrels": ["d1"]}, {}, "qrels must be an object"),
+    ({"qrels": {"d1": True}}, {}, "qrels must be an object"),
+    ({"qrels": {"d1": 1}}, {"relevant_doc_ids": ["d2"]}, r"qrels names \['d1'\] relevant .* relevant_doc_ids is"),
+])
+def test_graded_labels_on_a_question_are_checked(tmp_path, metadata, extra, why):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"id": "a", "question": "What is it?", "metadata": metadata, **extra}) + "\n")
+    with pytest.raises(InputError, match=rf"q\.jsonl: no valid questions .*line 1: field 'metadata': {why}"):
+        load_questions(path)

@@ -23,3 +23,14 @@ def test_no_labels_is_unmeasured_not_zero():
     x = np.eye(50, 8, dtype="float32") + 0.01
     lab = run_lab(x, x[:5], doc_ids=[str(i) for i in range(50)], query_ids=list("abcde"), qrels=None)
     assert lab["ndcg_unmeasured"] and all(r["ndcg@10"] is None for r in lab["rows"])
+
+
+def test_rows_are_named_for_what_is_built_and_zero_grades_are_no_labels():
+    x = np.eye(50, 8, dtype="float32") + 0.01
+    logged: list[str] = []
+    lab = run_lab(x, x[:5], doc_ids=[str(i) for i in range(50)], query_ids=list("abcde"),
+                  qrels={q: {"0": 0} for q in "abcde"}, nlist=1000, log=logged.append)
+    assert lab["nlist"] == 1 and lab["nlist_asked"] == 1000  # 50 vectors train one list: not "nprobe=250 of 1000"
+    assert [r["name"] for r in lab["rows"] if r["kind"] == "ivf"] == ["ivf nprobe=1"]
+    assert any("nlist 1000 needs 39000 vectors" in m for m in logged)
+    assert lab["n_labelled_queries"] == 0 and lab["ndcg_unmeasured"] and all(r["ndcg@10"] is None for r in lab["rows"])

@@ -122,4 +122,23 @@ def test_a_dense_only_index_measures_dense_only_and_says_so():
     out = lab.run_lab(store, None, [f"q{i % 6}" for i in range(20)], list(qrels), qrels, lab.settings(rerank=False),
                       lab.Setting("hybrid"), make_retriever=_retriever_factory([]), bm25_build=None)
     assert [r["name"] for r in out["rows"]] == ["dense"] and "no BM25" in out["note"]
-    assert out["chosen"] is None and out["unmeasured"]  # the current (hybrid) setting cannot run on this index
+    assert out["chosen"] is None  # the current (hybrid) setting cannot run on this index, and the reason says so
+    assert out["unmeasured"] == "the current setting (hybrid rrf) could not be measured: the index has no BM25 part"
+
+
+def test_each_reason_for_no_choice_is_the_true_one():
+    store = _Store(bm25="own")
+    qrels = {"query-0": {"d0": 1}}
+    one = lab.run_lab(store, None, ["q0"], ["query-0"], qrels, lab.settings(rerank=False), lab.Setting("hybrid"),
+                      make_retriever=_retriever_factory([]))
+    empty = "choosing" if lab.half("query-0") == "confirm" else "confirming"
+    assert one["unmeasured"] == f"no labelled query in the {empty} half (1 query in all): more are needed"
+    none = lab.run_lab(store, None, ["q0"], ["query-0"], {"query-0": {"d0": 0}}, lab.settings(rerank=False),
+                       lab.Setting("hybrid"), make_retriever=_retriever_factory([]))
+    assert none["unmeasured"].startswith("no labelled query") and none["n_queries"] == 0
+    assert none["rows"] == [] and none["chosen"] is None  # no mean over no query (NaN) in the JSON
+    qrels = {f"query-{i}": {f"d{i % 6}": 1} for i in range(20)}
+    rr = lab.run_lab(store, None, [f"q{i % 6}" for i in range(20)], list(qrels), qrels, lab.settings(rerank=False),
+                     lab.Setting("hybrid", rerank_weight=0.5), make_retriever=_retriever_factory([]))
+    assert rr["unmeasured"] == ("the current setting (hybrid rrf, +rerank w=0.5) could not be measured: it has a rerank "
+                                "stage and the lab runs without the reranker")

@@ -299,8 +299,8 @@ def test_llm_self_check_over_a_loopback_openai_endpoint(guarded):
     assert not scan_question(sneaky)  # the patterns miss it: only the LLM check can catch it
     fake = FakeLLM({f'Message: "{sneaky}"': "Yes", "Should the message be blocked": "No"})
     with FakeOpenAIServer(fake) as srv:
-        g = guarded(OpenAIChatLLM(srv.base_url, model="fake-llm"), llm_input_check=True)
-        assert g.rails.config.models[0].engine == "openai"  # nemoguardrails' own client, to our endpoint
+        g = guarded(OpenAIChatLLM(srv.base_url, model="fake-llm", max_retries=0, timeout=1.0), llm_input_check=True)
+        assert [m.type for m in g.rails.config.models] == ["embeddings"]  # the LLM calls go through our client
         t = g.answer(sneaky)
         assert t.outcome == "blocked" and t.guardrails["category"] == "llm_self_check"
         assert t.guardrails["input"]["llm_self_check"]["reply"] == "Yes"
@@ -312,6 +312,10 @@ def test_llm_self_check_over_a_loopback_openai_endpoint(guarded):
         _assert_clean(t)
         assert "error" in t.guardrails["input"]["llm_self_check"] and t.outcome == "answered"
         assert all(r["messages"] for r in srv.requests)
+        srv.latency = 3.0  # a server slower than the client's 1 s timeout: the self-check gives up at 1 s, not 300
+        t = g.answer("What does ZeRO stage 3 partition across data-parallel ranks?")
+        assert "timed out" in t.guardrails["input"]["llm_self_check"]["error"].lower()
+        assert t.latency_ms["rail_input"] < 2500 and t.outcome == "error"
 
 
 # end to end with the bundled model ---------------------------------------------------------------------------------

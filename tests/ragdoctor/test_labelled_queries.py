@@ -49,3 +49,20 @@ def test_index_lab_refuses_split_on_the_bundled_corpus_in_one_line(tmp_path, cap
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--split: only a BEIR corpus's own queries read it" in err
     assert not (tmp_path / "lab.json").exists() and not (tmp_path / "idx").exists()  # refused before any index
+
+
+def test_queries_without_a_relevant_document_are_left_out_and_said(beir, tmp_path, caplog):
+    """A query whose every grade is 0 (or that has no labels) has no nDCG: left out with a warning, not averaged in
+    as NaN; --max-queries then counts labelled queries only. None labelled: refused in one line."""
+    (beir / "qrels" / "test.tsv").write_text("q1\td1\t1\nq2\td2\t0\n")
+    caplog.set_level("WARNING")
+    found = labelled_queries(str(beir), None, "test", own_index=True)
+    assert found.ids == ["q1"] and "1 of 2 questions name no relevant document" in caplog.text
+    everything = labelled_queries(str(beir), None, "test", own_index=True, labelled_only=False)
+    assert everything.ids == ["q1", "q2"]  # the index lab times every query, labelled or not
+    (beir / "qrels" / "test.tsv").write_text("q1\td1\t0\nq2\td2\t0\n")
+    with pytest.raises(UsageError, match="no question names a relevant document"):
+        labelled_queries(str(beir), None, "test", own_index=True)
+    found.qrels["q1"] = {"d1": 1, "nope": 2}
+    found.warn_unknown({"d0", "d1", "d2"})
+    assert "1 relevant document id(s) are not in the corpus ('nope')" in caplog.text
