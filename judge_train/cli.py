@@ -7,10 +7,13 @@ import json
 import sys
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from corpora.errors import UsageError
 from corpora.paths import output_file
 
-POOL = "../shared/data/train"  # the training pool, beside the checkout (shared/data/README.md)
+# the training pool, beside the checkout (shared/data/README.md): found from the repository, not the current folder
+POOL = str(Path(__file__).resolve().parents[1].parent / "shared" / "data" / "train")
 REPLACED = "replaced if it exists and is one a judge command wrote"  # judge_train/out_folder.py checks it
 
 
@@ -23,8 +26,14 @@ def _config_from_args(args):
         value = getattr(args, key)
         if value is not None:
             over[key] = value
-    data = cfg.data.model_copy(update={"data_dir": args.data_dir} if args.data_dir else {})
-    return cfg.model_copy(update={**over, "data": data})
+    data = {**cfg.data.model_dump(), **({"data_dir": args.data_dir} if args.data_dir else {})}
+    try:  # validated again: a flag's value meets the recipe's own limits (model_copy would take anything)
+        return TrainConfig.model_validate({**cfg.model_dump(), **over, "data": data})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"])
+        flag = f"--{key.replace('_', '-')}" if key in over else f"the recipe's {key}"
+        raise UsageError(f"{flag}: {err['msg']}") from None
 
 
 def cmd_judge_train(args) -> int:
@@ -73,7 +82,7 @@ def _inputs_problem(stages: list[str | None], data_dir: str, recorded: list[str 
     for p in filter(None, [*stages, *recorded]):  # damaged records: InputError naming the file, before any work
         read_json_object(Path(p, "config.json"))
         list(stage_chain(Path(p)))
-    return None if Path(data_dir).is_dir() else f"training pool not found: {data_dir}"
+    return None if Path(data_dir).is_dir() else f"training pool not found: {data_dir} (pass --data-dir DIR)"
 
 
 def _refuse(problem: str | None) -> None:
@@ -151,7 +160,7 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     judge_sub = p.add_subparsers(dest="judge_command", required=True)
     t = judge_sub.add_parser("train", help="fine-tune the compact groundedness (NLI) judge, or the retrieval reranker (recipes/reranker-stage.json), on the training pool")
     t.add_argument("--out", help=f"output folder (default runs/judge/<recipe>); {REPLACED}")
-    t.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
+    t.add_argument("--data-dir", help="the training pool (default shared/data/train beside the checkout)")
     t.add_argument("--epochs", type=float, help="passes over the training examples (default 2)")
     t.add_argument("--max-examples", type=int, help="cap on training examples after balancing (default: all)")
     t.add_argument("--seed", type=int, help="seed for data sampling, initialisation and order (default 13)")
@@ -170,7 +179,7 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
                    help="support stages each trained without some sources (recipes/support-fold-*.json): the support "
                         "combiner is fit on features from a model that never saw each record's source")
     c.add_argument("--out", required=True, help=f"the judge folder to write ({REPLACED})")
-    c.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
+    c.add_argument("--data-dir", help="the training pool (default shared/data/train beside the checkout)")
     c.add_argument("--per-label", type=int, default=120, help="held-out records per label per source (default 120)")
     c.add_argument("--seed", type=int, default=13)
     c.set_defaults(func=cmd_judge_combine)
@@ -180,7 +189,7 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     r.add_argument("--cross-fit", nargs="+", default=[], metavar="DIR",
                    help="support stages each trained without some sources (recipes/support-fold-*.json)")
     r.add_argument("--out", required=True, help=f"the judge folder to write ({REPLACED})")
-    r.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
+    r.add_argument("--data-dir", help="the training pool (default shared/data/train beside the checkout)")
     r.add_argument("--per-label", type=int, default=120, help="held-out records per label per source (default 120)")
     r.add_argument("--seed", type=int, default=13)
     r.add_argument("--support", metavar="DIR", help="a stage folder whose cross-encoder replaces the judge's support "
@@ -200,7 +209,7 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     x.add_argument("--cross-fit", nargs="+", required=True, metavar="DIR",
                    help="support stages each trained without some sources (recipes/support-fold-*.json)")
     x.add_argument("--json", help="also write the report here")
-    x.add_argument("--data-dir", help="the training pool (default ../shared/data/train)")
+    x.add_argument("--data-dir", help="the training pool (default shared/data/train beside the checkout)")
     x.add_argument("--per-label", type=int, default=150, help="records per label per source (default 150, as "
                                                              "meta-eval --dataset pool)")
     x.add_argument("--seed", type=int, default=0)

@@ -24,8 +24,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from corpora.digest import folder_digest, sha256_file
 from eval.claims import decompose, sentence_windows, split_sentences
@@ -69,15 +70,15 @@ class DataConfig(BaseModel):
 
     data_dir: str = "../shared/data/train"
     # per source: how many examples of each label to keep after balancing (0 drops the source)
-    cap_per_label: dict[str, int] = Field(default_factory=lambda: dict(SUPPORT_CAPS))
+    cap_per_label: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=lambda: dict(SUPPORT_CAPS))
     hard_negative_share: float = Field(0.35, ge=0, le=1)  # at most this share of a source's negatives is synthetic
     heldout_percent: int = Field(15, ge=0, le=50)  # groups hashed into the held-out slice (combiner fit, choices)
-    max_premise_words: int = 80
-    max_claims_per_record: int = 3
+    max_premise_words: int = Field(80, ge=1)
+    max_claims_per_record: int = Field(3, ge=1)
     factcheck_partial_as: int | None = None  # None drops partially-supported claims; 0 counts them as unsupported
     # (knowledge, question) -> does the passage answer it: HaluEval QA questions against their own knowledge (1) and
     # against the most word-overlapping other row's knowledge (0); teaches the relevance signal. 0 turns it off.
-    question_examples_per_label: int = 500
+    question_examples_per_label: int = Field(500, ge=0)
     negation_pair_rate: float = Field(0.2, ge=0, le=1)  # share of supported claims given a mirrored-negation pair
     negation_pairs: bool = True  # mirrored-negation pairs at all (off: 'not' in a claim becomes a cue for 'unsupported')
     halueval_extractive: bool = True  # add the knowledge sentence stating a HaluEval right answer as a positive
@@ -98,6 +99,15 @@ class DataConfig(BaseModel):
     # relevant passage and this many negatives, every passage cut to a window of this many words
     rerank_negatives: int = Field(4, ge=1, le=15)
     rerank_window_words: int = Field(100, ge=20, le=400)
+
+    @field_validator("cap_per_label")
+    @classmethod
+    def _known_sources(cls, caps: dict[str, int]) -> dict[str, int]:
+        """A misspelled source would train on nothing from it, in silence: refused, naming it."""
+        unknown = [name for name in caps if name not in SOURCES]
+        if unknown:
+            raise ValueError(f"'{unknown[0]}' is not a training source (known: {', '.join(SOURCES)})")
+        return caps
 
 
 # ------------------------------------------------------------------------------------------ premise construction

@@ -92,6 +92,12 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     (judge_train/crossfit.py), and the folds' recipes are kept under stages/."""
     replaceable_out(out, [support, relevance, nli, *cross_fit, data_dir])
     t0 = time.time()
+    # the pool first: a damaged pool line is refused while the folder at --out is still whole
+    support_records, _ = read_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(SUPPORT_CAPS),
+                                              heldout_percent=percent))
+    rel_records = (read_relevance_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(RELEVANCE_CAPS),
+                                                  heldout_percent=percent), seed)[0] if relevance is not None else [])
+    all_sets = read_nomiracl_sets(Path(data_dir) / SOURCES["nomiracl"].paths[0]) if relevance is not None else []
     fresh(out)
     copy_model(support, out / "support")
     stages = copy_stage_records(support, out / "stages")
@@ -99,8 +105,6 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
         if stage is not None:
             copy_model(stage, out / name)
             stages += [s for s in copy_stage_records(stage, out / "stages") if s not in stages]
-    support_records, _ = read_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(SUPPORT_CAPS),
-                                              heldout_percent=percent))
     idf = idf_weights(r.evidence for r in support_records if not heldout(r.group, percent))
     (out / "idf.json").write_text(json.dumps(idf, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
     log(f"idf.json: {len(idf)} words")
@@ -112,12 +116,9 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
                                                               per_label=per_label, seed=seed, log=log,
                                                               cross_fit=cross_fit)
     if relevance is not None:
-        rel_records, _ = read_relevance_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(RELEVANCE_CAPS),
-                                                        heldout_percent=percent), seed)
         rel_held = heldout_records(rel_records, percent, per_label, seed)
         pairs = [(r.text, r.evidence, r.label, r.source, r.group) for r in rel_held]
-        sets = [s for s in read_nomiracl_sets(Path(data_dir) / SOURCES["nomiracl"].paths[0])
-                if heldout(s.group, percent) and heldout_half(s.group) == "calibrate"]
+        sets = [s for s in all_sets if heldout(s.group, percent) and heldout_half(s.group) == "calibrate"]
         log(f"relevance combiner: {len(pairs)} held-out pairs, {len(sets)} held-out NoMIRACL sets")
         combiner["relevance"], report["relevance"] = fit_relevance(scorer, pairs, log, sets)
     for spec in combiner.values():  # the fit depends on it: bf16 and int8 scores give different weights (model card)
@@ -140,6 +141,8 @@ def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[
     that ``support`` (a stage folder) replaces the support cross-encoder, its records listed first under stages/."""
     replaceable_out(out, [judge, *cross_fit, support, data_dir])
     t0 = time.time()
+    support_records, _ = read_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(SUPPORT_CAPS),
+                                              heldout_percent=percent))  # before --out is touched (see build)
     shutil.copytree(judge, fresh(out), dirs_exist_ok=True)
     pkg = json.loads((out / "package.json").read_text())
     if support is not None:
@@ -149,8 +152,6 @@ def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[
         pkg["stages"] = [names[0], *[s for s in pkg["stages"] if s != names[0]],
                          *[s for s in names[1:] if s not in pkg["stages"]]]
         (out / "package.json").write_text(json.dumps(pkg, indent=1) + "\n")
-    support_records, _ = read_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(SUPPORT_CAPS),
-                                              heldout_percent=percent))
     from eval.judges.nli import CompactJudgeScorer
 
     scorer = CompactJudgeScorer(out, combiner={})

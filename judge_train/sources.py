@@ -15,10 +15,15 @@ import ast
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
+
+from corpora.errors import InputError
+
+R = TypeVar("R")
 
 SourceKind = Literal["claim", "nli", "relevance"]
 
@@ -108,11 +113,40 @@ def norm_text(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
+_AT: ContextVar[tuple[Path, int | None] | None] = ContextVar("pool_position", default=None)  # the line being read
+
+
 def _jsonl(path: Path) -> Iterator[dict]:
+    """The objects of a JSON-lines pool file; where each came from is kept for ``located``'s message."""
     with path.open(encoding="utf-8") as fh:
-        for line in fh:
+        for lineno, line in enumerate(fh, 1):
             if line.strip():
-                yield json.loads(line)
+                _AT.set((path, lineno))
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    raise InputError(path, "malformed JSON", line=lineno) from None
+                if not isinstance(obj, dict):
+                    raise InputError(path, f"expected a JSON object, got {type(obj).__name__}", line=lineno)
+                yield obj
+
+
+def located(read: Callable[[], Iterable[R]], path: Path) -> list[R]:
+    """Every record ``read`` yields; a damaged pool line (a field missing or of the wrong type, bad JSON, a file
+    that cannot be read) is an InputError naming the file and line, never an internal error without a place."""
+    _AT.set((path, None))
+    try:
+        return list(read())
+    except InputError:
+        raise
+    except KeyError as exc:
+        at_path, line = _AT.get() or (path, None)
+        raise InputError(at_path, "missing required field", line=line, field=str(exc.args[0]) if exc.args else None
+                         ) from None
+    except (TypeError, AttributeError, ValueError, UnicodeDecodeError, OSError) as exc:
+        at_path, line = _AT.get() or (path, None)
+        raise InputError(at_path, f"a field is missing or of the wrong type ({type(exc).__name__}: "
+                                  f"{' '.join(str(exc).split())})", line=line) from None
 
 
 def _files(folder: Path, pattern: str = "*.jsonl") -> list[Path]:
@@ -285,14 +319,14 @@ class PassageSet:
 
 
 def read_nomiracl_sets(folder: Path) -> list[PassageSet]:
-    out = []
-    for path in _files(folder, "*sets.jsonl"):
-        for r in _jsonl(path):
-            q = r["question"].strip()
-            out.append(PassageSet("nomiracl", f"nomiracl:{_h(norm_text(q))}", q,
-                                  tuple(p["text"] for p in r["passages"] if p.get("text", "").strip()),
-                                  1 if r["label"] == "answer_present" else 0))
-    return out
+    def read() -> Iterator[PassageSet]:
+        for path in _files(folder, "*sets.jsonl"):
+            for r in _jsonl(path):
+                q = r["question"].strip()
+                yield PassageSet("nomiracl", f"nomiracl:{_h(norm_text(q))}", q,
+                                 tuple(p["text"] for p in r["passages"] if p.get("text", "").strip()),
+                                 1 if r["label"] == "answer_present" else 0)
+    return located(read, folder)
 
 
 # ---------------------------------------------------------------------------------------------------- dispatch
@@ -310,7 +344,7 @@ def read_source(name: str, data_dir: Path, *, partial_as: int | None = None) -> 
         "nomiracl": lambda: read_nomiracl_pairs(path),
     }
     reader = readers.get(name) or (lambda: read_nli(name, path))
-    return list(reader())
+    return located(reader, path)
 
 
 def source_files(name: str, data_dir: Path) -> list[Path]:

@@ -27,6 +27,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from corpora.errors import UsageError
 from corpora.jsonl import validation_error
 from corpora.paths import input_file
 
@@ -53,15 +54,15 @@ class TrainConfig(BaseModel):
     # 'minilm' = the bundled all-MiniLM-L6-v2 (rag.models.minilm_path()), or a folder: a CrossEncoder trained by an
     # earlier stage (e.g. general NLI first, then the claim-level pool)
     base_model: str = "minilm"
-    seed: int = 13
-    epochs: float = Field(2.0, gt=0)
-    max_examples: int | None = None  # cap on training examples after balancing (None: all)
-    max_length: int = 128
-    batch_size: int = 16
-    lr: float = 5e-5
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.01
-    export_check_pairs: int = 128
+    seed: int = Field(13, ge=0, le=2**32 - 1)  # what numpy and torch accept
+    epochs: float = Field(2.0, gt=0, allow_inf_nan=False)
+    max_examples: int | None = Field(None, ge=1)  # cap on training examples after balancing (None: all)
+    max_length: int = Field(128, ge=8)  # at most the base model's positions (checked when it loads)
+    batch_size: int = Field(16, ge=1)
+    lr: float = Field(5e-5, gt=0, allow_inf_nan=False)
+    warmup_ratio: float = Field(0.1, ge=0, le=1)
+    weight_decay: float = Field(0.01, ge=0, allow_inf_nan=False)
+    export_check_pairs: int = Field(128, ge=0)
     data: DataConfig = Field(default_factory=DataConfig)
 
 
@@ -109,6 +110,29 @@ def _batches(examples: list[Example], batch_size: int, rng: random.Random) -> li
         batches += [part[j : j + batch_size] for j in range(0, len(part), batch_size)]
     rng.shuffle(batches)
     return batches
+
+
+def planned_steps(n: int, cfg: TrainConfig) -> int:
+    """Optimiser steps the recipe takes over ``n`` training examples (groups for rerank): as fine_tune and
+    fine_tune_listwise plan them."""
+    if n == 0:
+        return 0
+    if cfg.task == "rerank":
+        return max(1, int(round(n * cfg.epochs / cfg.batch_size)))
+    return int(round(math.ceil(n / cfg.batch_size) * cfg.epochs))  # _batches: ceil(n / batch_size) per epoch
+
+
+def _check_max_length(cfg: TrainConfig) -> None:
+    """A max_length past the base model's position embeddings fails only after the data load and a forward pass:
+    refused at once, naming the limit."""
+    config = Path(_base_path(cfg.base_model)) / "config.json"
+    try:
+        limit = json.loads(config.read_text(encoding="utf-8")).get("max_position_embeddings")
+    except (OSError, ValueError, AttributeError):
+        return  # no readable config: the model load says what is wrong
+    if isinstance(limit, int) and cfg.max_length > limit:
+        raise UsageError(f"max_length {cfg.max_length}: the base model {cfg.base_model} reads at most {limit} "
+                         "tokens")
 
 
 def _optimiser(model, cfg: TrainConfig, total: int):
@@ -343,6 +367,7 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     from rag.embeddings import quiet_model_loading
 
     out = replaceable_out(out, [_base_path(cfg.base_model), cfg.data.data_dir], what="stage folder")  # before an hour
+    _check_max_length(cfg)
     t_start = time.time()
     code = _code_hashes()  # now, not after an hour: the files may have moved or changed by then
     _seed_everything(cfg.seed)
@@ -367,6 +392,11 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     if cfg.max_examples:
         train_ex = train_ex[: cfg.max_examples]
     log(f"pool: {len(train_ex)} training / {len(held_ex)} held-out {unit}")
+    steps = planned_steps(len(train_ex), cfg)
+    if steps < 1:  # an export of the untrained head would look like a judge: refused before the model loads
+        raise UsageError(f"the recipe trains nothing: {len(train_ex)} training {unit.split(' ')[0]} x {cfg.epochs:g} "
+                         f"epochs at batch size {cfg.batch_size} is {steps} steps (check data.cap_per_label, "
+                         "epochs and max_examples)")
     quiet_model_loading()
     _seed_everything(cfg.seed)  # the head's initialisation must not depend on how much data was read
     ce = CrossEncoder(_base_path(cfg.base_model), num_labels=1, max_length=cfg.max_length, device=device,

@@ -8,7 +8,7 @@ import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-from corpora.errors import InputError, report_skipped
+from corpora.errors import InputError, UsageError, report_skipped
 from corpora.paths import output_folder
 from eval.judges.registry import JUDGES, JudgeOptions, check_nli_model, default_nli_path
 from eval.meta.datasets import DATASETS, DEFAULT_FILES, TASK_METRICS, default_path, load_records
@@ -119,22 +119,43 @@ def render_report(report: dict) -> str:
     return "\n".join(lines)
 
 
+WRITES = ("results.json", "scores.jsonl", "reliability.png", "input_errors.txt")  # what a report folder holds
+
+
+def meta_eval_folder(out: Path, source: Path) -> Path:
+    """``--out``: absent, empty, or an earlier report's folder, known by its results.json's content (a user's own
+    results.json or scores.jsonl is never replaced), and never the folder whose files would overwrite the input."""
+    out = output_folder(out, markers=("results.json",), what="meta-eval folder")
+    report = out / "results.json"
+    if report.exists():
+        try:
+            body = json.loads(report.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            body = None
+        if not (isinstance(body, dict) and {"dataset", "results"} <= set(body)):
+            raise InputError(report, "is not a meta-eval report: refusing to replace it (choose another --out)")
+    for name in WRITES:
+        if (out / name).exists() and source.exists() and (out / name).resolve() == source.resolve():
+            raise UsageError(f"--out {out}: its {name} is the input file (--path): choose another --out")
+    return out
+
+
 def cmd_meta_eval(args) -> int:
     from eval.meta.meta_eval import MetaEvalOptions, default_out_dir, run_meta_eval, save_report  # noqa: PLC0415 - scipy
     from ragdoctor.flow import llm_factory, unused_judge_options  # noqa: PLC0415 - lazy: see cmd_eval
 
     variants = nli_variants(args.compare_nli)
-    judges = [*(args.judges or default_judges(args.nli_model)), *variants]
+    judges = list(dict.fromkeys([*(args.judges or default_judges(args.nli_model)), *variants]))  # each judge once
     unused_judge_options({name: getattr(args, name) for name in ("nli_model", "judge_base_url", "judge_model")},
                          judges, label=lambda name: "--" + name.replace("_", "-"))
+    path = resolve_path(args.dataset, args.path)
+    out_dir = meta_eval_folder(Path(args.out) if args.out else default_out_dir(args.dataset), path)
     for flag, folder in [("--nli-model", args.nli_model), *(("--compare-nli", f) for f in args.compare_nli or [])]:
         check_nli_model(folder, flag, load=True)  # refused now, not reported after the other judges ran
-    path = resolve_path(args.dataset, args.path)
-    out_dir = output_folder(Path(args.out) if args.out else default_out_dir(args.dataset),
-                            markers=("results.json", "scores.jsonl"), what="meta-eval folder")
     errors: list = []
+    records = None
     if args.dataset != POOL:  # bad lines are reported and skipped, as eval does; none valid: exit 2
-        load_records(args.dataset, path, errors)
+        records = load_records(args.dataset, path, errors)  # read once: --path may be a pipe
     for e in errors:
         report_skipped(e)
     with ExitStack() as stack:
@@ -154,7 +175,7 @@ def cmd_meta_eval(args) -> int:
             report = run_tasks(POOL, str(path), tasks, total, opts, log=log)
             report["sample"] = None
         else:
-            report = run_meta_eval(args.dataset, path, opts, log=log)
+            report = run_meta_eval(args.dataset, path, opts, log=log, records=records)
     report["input_errors"] = [str(e) for e in errors]
     report["files"] = save_report(report, out_dir)
     (out_dir / "input_errors.txt").write_text("".join(f"{e}\n" for e in errors), encoding="utf-8")
@@ -165,6 +186,11 @@ def cmd_meta_eval(args) -> int:
     if not any("error" not in r for r in report["results"]):
         why = "; ".join(f"{u['judge']}: {u['reason']}" for u in report["unavailable"]) or "every judge failed"
         print(f"ragdoctor: error: nothing was measured ({why}); the report is saved in {out_dir}", file=sys.stderr)
+        return 2
+    if all(r.get("unmeasured") for r in report["results"] if "error" not in r):  # the data gives nothing to measure
+        why = "; ".join(dict.fromkeys(r["unmeasured"] for r in report["results"] if r.get("unmeasured")))
+        print(f"ragdoctor: error: nothing could be measured on {path} ({why}); the report is saved in {out_dir}",
+              file=sys.stderr)
         return 2
     return 0
 

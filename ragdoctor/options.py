@@ -108,8 +108,9 @@ def base_urls(given: list[str] | str | None) -> str | list[str] | None:
 
 def _number(kind: type, low: float | None, high: float | None, *, low_open: bool = False, high_open: bool = False,
             ) -> Callable[[str], float | int]:
-    lo = "" if low is None else f"{'>' if low_open else '>='} {low:g}"
-    hi = "" if high is None else f"{'<' if high_open else '<='} {high:g}"
+    show = (lambda v: f"{int(v)}") if kind is int else (lambda v: f"{v:g}")  # noqa: E731 - 4294967295, not 4.29e+09
+    lo = "" if low is None else f"{'>' if low_open else '>='} {show(low)}"
+    hi = "" if high is None else f"{'<' if high_open else '<='} {show(high)}"
     what = f"{'an integer' if kind is int else 'a number'}{' ' + lo if lo else ''}{' and ' + hi if lo and hi else hi}"
 
     def parse(text: str):
@@ -138,7 +139,8 @@ port = _number(int, 0, 65535)  # 0: a free port
 
 RULES: dict[str, Callable[[str], float | int]] = {
     "top_k": positive_int, "limit": positive_int, "batch_size": positive_int, "probe_limit": positive_int,
-    "resamples": positive_int, "seed": non_negative_int, "max_examples": positive_int, "max_length": positive_int,
+    "resamples": _number(int, 50, None), "seed": _number(int, 0, 2**32 - 1), "max_examples": positive_int,
+    "max_length": positive_int,
     "max_unmeasured": unit_closed, "nli_threshold": unit_open, "epochs": positive_float, "lr": positive_float,
     "timeout": positive_float, "request_timeout": positive_float, "port": port, "per_label": positive_int,
     "num_workers": positive_int, "nlist": positive_int, "gpus_per_worker": _number(float, 0.0, None),

@@ -215,7 +215,7 @@ RETRIEVER = oi_span("b2", "a1", "RETRIEVER", retrieval__documents__0__document__
 SPANS = "inputs/spans.json"
 ROWS = "inputs/x.jsonl"
 GATE = ["gate", "runs/r1", "--pyproject", "none.toml"]
-ME = ["meta-eval", "--dataset", "jsonl", "--judge", "lexical", "--resamples", "20", "--out", "me"]
+ME = ["meta-eval", "--dataset", "jsonl", "--judge", "lexical", "--resamples", "50", "--out", "me"]
 
 CASES = [
     # --- index -------------------------------------------------------------------------------------------------
@@ -623,6 +623,33 @@ CASES = [
          r"^ragdoctor: error: --host 'no-such-host\.invalid': not an address or a name this machine resolves"),
     Case("dashboard-host-not-ours", ["dashboard", "runs", "--host", "192.0.2.1"], 2,
          r"^ragdoctor: error: --host 192\.0\.2\.1: cannot listen there"),
+    # meta-eval's report folder and what it can measure (audit, session 26)
+    Case("meta-eval-out-holds-the-input", [*ME[:-1], "me2", "--path", "me2/scores.jsonl"], 2,
+         r"--out me2: its scores\.jsonl is the input file \(--path\)",
+         prep=lambda ws: jsonl(ws / "me2/scores.jsonl", LABELS) and jsonl(ws / "me2/results.json", [])
+         and (ws / "me2/results.json").write_text('{"dataset": "jsonl", "results": []}') and None),
+    Case("meta-eval-out-holds-a-users-scores", [*ME[:-1], "mine", "--path", "inputs/labels.jsonl"], 2,
+         r"mine: is not empty and is not a ragdoctor meta-eval folder", prep=write("mine/scores.jsonl", LABELS)),
+    Case("meta-eval-out-holds-a-users-results-json", [*ME[:-1], "mine", "--path", "inputs/labels.jsonl"], 2,
+         r"mine/results\.json: is not a meta-eval report", prep=raw("mine/results.json", b'{"thesis": 1}')),
+    Case("meta-eval-one-label-class", [*ME, "--path", "inputs/one.jsonl"], 2,
+         r"nothing could be measured on inputs/one\.jsonl \(every item has the same label",
+         prep=write("inputs/one.jsonl", [{**r, "label": 1} for r in LABELS])),
+    Case("meta-eval-metric-not-in-the-set", [*ME, "--path", "inputs/labels.jsonl", "--metric", "answer_relevance"], 2,
+         r"--metric answer_relevance: jsonl has no such task \(it has groundedness\)"),
+    Case("meta-eval-too-few-resamples", [*ME, "--path", "inputs/labels.jsonl", "--resamples", "3"], 2,
+         r"--resamples: must be an integer >= 50"),
+    Case("meta-eval-group-true", [*ME, "--path", "inputs/g.jsonl"], 0, r"inputs/g\.jsonl:1: field 'group'", "ok",
+         write("inputs/g.jsonl", [{**LABELS[0], "group": True}, *LABELS[1:]])),
+    Case("judge-train-recipe-unknown-source", ["judge", "train", "--from-config", "inputs/r.json", "--out", "jt"], 2,
+         r"inputs/r\.json: field 'data\.cap_per_label': 'nosuch' is not a training source",
+         prep=raw("inputs/r.json", b'{"data": {"cap_per_label": {"nosuch": 5}}}')),
+    Case("judge-train-recipe-batch-size-0", ["judge", "train", "--from-config", "inputs/r.json", "--out", "jt"], 2,
+         r"inputs/r\.json: field 'batch_size': Input should be greater than or equal to 1",
+         prep=raw("inputs/r.json", b'{"batch_size": 0}')),
+    Case("judge-train-max-length-past-the-model", ["judge", "train", "--max-length", "100000", "--out", "jt",
+                                                   "--data-dir", "inputs"], 2,
+         r"max_length 100000: the base model minilm reads at most 512 tokens"),
     Case("unknown-option-nested-command", ["judge", "train", "--bogus"], 2,
          r"error: judge train: unrecognized arguments: --bogus \(see `ragdoctor judge train --help`\)$"),
 ]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from corpora.errors import InputError
 from corpora.jsonl import parse_model, read_records
@@ -42,7 +42,7 @@ Kind = Literal["binary", "graded", "pairwise"]
 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
-    id: str | int | None = None
+    id: StrictStr | StrictInt | None = None  # strict: true is no id 1
 
 
 def _some_sentence(v: list[str]) -> list[str]:
@@ -81,7 +81,7 @@ class JsonlRecord(_Record):
     evidence: Text | Sentences
     text: Text
     label: Grade
-    group: str | int | None = None  # rows sharing a source document (e.g. ten summaries of one article)
+    group: StrictStr | StrictInt | None = None  # rows sharing a source document (e.g. ten summaries of one article)
 
 
 RECORD_TYPES: dict[str, type[_Record]] = {"ares": AresRecord, "wice": WiceRecord, "halueval": HaluEvalRecord,
@@ -205,7 +205,9 @@ def _jsonl_tasks(records: list[JsonlRecord]) -> list[Task]:
     return [Task("jsonl", "groundedness", "label", "support", "graded" if graded else "binary", items)]
 
 
-def load_tasks(dataset: str, path: str | Path, *, limit: int | None = None, seed: int = 0) -> tuple[list[Task], int]:
-    """The tasks of ``path`` on a seeded subsample of ``limit`` records, and how many records the file holds."""
-    records = load_records(dataset, path)
+def load_tasks(dataset: str, path: str | Path, *, limit: int | None = None, seed: int = 0,
+               records: list[_Record] | None = None) -> tuple[list[Task], int]:
+    """The tasks of ``path`` on a seeded subsample of ``limit`` records, and how many records the file holds
+    (``records``: the file already read, e.g. a pipe that cannot be read twice)."""
+    records = load_records(dataset, path) if records is None else records
     return build_tasks(dataset, subsample(records, limit, seed)), len(records)

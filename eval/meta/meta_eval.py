@@ -11,13 +11,14 @@ from pathlib import Path
 
 import numpy as np
 
+from corpora.errors import UsageError
 from eval.judges.base import JudgeUnavailable
 from eval.judges.registry import JudgeOptions, make_judge
 from eval.meta.datasets import Task, load_tasks
 from eval.meta.samples import score_task_samples
 from eval.meta.scoring import CountingScorer, Reduce, TaskScores, score_task
-from eval.meta.stats import (auroc_ranks, binary_report, graded_report, paired_difference, pairwise_outcomes,
-                             pairwise_report)
+from eval.meta.stats import (MIN_UNITS, auroc_ranks, binary_report, graded_report, paired_difference,
+                             pairwise_outcomes, pairwise_report)
 from eval.judges.scorer import ScorerJudge
 
 BASELINE = "lexical"
@@ -128,6 +129,23 @@ def headline(result: dict) -> tuple[str, float | None]:
     return "auroc", None
 
 
+def _say_unmeasured(r: dict) -> None:
+    """What a result could not measure, in its flags (and ``unmeasured``: the reason its headline statistic is None),
+    never a row of dashes without a word: items left out, one label class, too few units for a CI."""
+    total = r.get("n_graded", r["n"]) + r.get("n_unmeasured", 0)
+    key, value = headline(r)
+    if r.get("n_unmeasured"):
+        r["flags"].append(f"{r['n_unmeasured']} of {total} items unmeasured (no claims or no text to check): left out")
+    if value is None:
+        why = ("every item unmeasured" if not r.get("n_graded", r["n"]) else
+               "every graded label, or every score, is the same (Spearman needs two)" if r["kind"] == "graded" else
+               "every item has the same label (AUROC needs both classes)")
+        r["unmeasured"] = why
+        r["flags"].append(f"unmeasured: {why}")
+    elif not any(r.get(f"{k}_ci") and r[f"{k}_ci"][0] is not None for k in ("pairwise_accuracy", "auroc", "spearman")):
+        r["flags"].append(f"no CI: fewer than {MIN_UNITS} records or groups to resample")
+
+
 def _paired(task_rows: dict, judge: str, kind: str, opts: MetaEvalOptions) -> dict:
     """The judge's headline statistic minus lexical's on the items both measured, with a paired (clustered)
     bootstrap CI of the difference."""
@@ -164,6 +182,7 @@ def flag_results(results: list[dict], rows: list[dict] | None = None, opts: Meta
     for r in results:
         if "error" in r:
             continue
+        _say_unmeasured(r)
         lo, hi = r.get("auroc_ci") or (None, None)
         if hi is not None and hi < 0.5:
             r["flags"].append("worse than chance (AUROC CI below 0.5): the judge's scores are inverted here")
@@ -183,9 +202,10 @@ def flag_results(results: list[dict], rows: list[dict] | None = None, opts: Meta
 
 
 def run_meta_eval(dataset: str, path: str | Path, opts: MetaEvalOptions,
-                  log: Callable[[str], None] | None = None) -> dict:
-    """Every task of the dataset under every requested judge; the report dict (see save_report for the files)."""
-    tasks, total = load_tasks(dataset, path, limit=opts.limit, seed=opts.seed)
+                  log: Callable[[str], None] | None = None, records: list | None = None) -> dict:
+    """Every task of the dataset under every requested judge; the report dict (see save_report for the files).
+    ``records``: the file's records when already read (then it is not read again)."""
+    tasks, total = load_tasks(dataset, path, limit=opts.limit, seed=opts.seed, records=records)
     return run_tasks(dataset, str(path), tasks, total, opts, log)
 
 
@@ -194,7 +214,11 @@ def run_tasks(dataset: str, path: str, tasks: list[Task], total: int, opts: Meta
     """Every task under every requested judge (tasks may come from any source: a labelled file, the held-out
     slices of the training pool)."""
     log = log or (lambda _msg: None)
+    have = list(dict.fromkeys(t.metric.split("/")[0] for t in tasks))
     tasks = [t for t in tasks if opts.metrics is None or t.metric.split("/")[0] in opts.metrics]
+    if opts.metrics and not tasks:  # before any judge is built: no judge failed, the data has no such task
+        raise UsageError(f"--metric {', '.join(opts.metrics)}: {dataset} has no such task (it has "
+                         f"{', '.join(have) or 'none'})")
     n_used = len(tasks[0].items) if tasks else 0
     report: dict = {"dataset": dataset, "path": str(path), "n_records": total, "n_used": n_used,
                     "sample": ({"limit": opts.limit, "seed": opts.seed, "n": n_used, "of": total}

@@ -89,6 +89,14 @@ def pairwise_accuracy(good: ArrayLike, bad: ArrayLike) -> float | None:
     return float(out.mean()) if out.size else None
 
 
+MIN_UNITS = 5  # fewer records (or groups) than this: the bootstrap's resamples are too few distinct ones for a CI
+
+
+def units(n: int, groups: Sequence | None) -> int:
+    """What the bootstrap resamples: records, or the distinct groups when given."""
+    return n if groups is None else len(set(groups))
+
+
 def resampler(n: int, groups: Sequence | None, seed: int) -> Callable[[], np.ndarray]:
     """A function drawing one bootstrap resample of ``range(n)``: records with replacement, or, with ``groups`` (one
     key per record), whole groups with replacement (a clustered bootstrap: rows that share a source document move
@@ -103,7 +111,7 @@ def resampler(n: int, groups: Sequence | None, seed: int) -> Callable[[], np.nda
 
 def _percentile_ci(values: list, n_resamples: int, confidence: float) -> CI:
     kept = np.array([v for v in values if v is not None and not np.isnan(v)], dtype=float)
-    if kept.size * 2 < n_resamples:
+    if kept.size * 2 < n_resamples or kept.size < 2:
         return (None, None)
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(kept, [alpha, 1 - alpha])
@@ -112,8 +120,10 @@ def _percentile_ci(values: list, n_resamples: int, confidence: float) -> CI:
 
 def bootstrap(stat: Callable[[np.ndarray], float | None], n: int, *, n_resamples: int = 1000, seed: int = 0,
               confidence: float = 0.95, groups: Sequence | None = None) -> CI:
-    """Percentile CI of ``stat(indices)`` over resamples of ``range(n)`` with replacement (by group when given)."""
-    if n == 0:
+    """Percentile CI of ``stat(indices)`` over resamples of ``range(n)`` with replacement (by group when given); none
+    (unmeasured) over fewer than MIN_UNITS records or groups: one group resampled is always itself, a zero-width CI
+    that would read as certainty."""
+    if units(n, groups) < MIN_UNITS:
         return (None, None)
     draw = resampler(n, groups, seed)
     return _percentile_ci([stat(draw()) for _ in range(n_resamples)], n_resamples, confidence)
@@ -126,9 +136,11 @@ def paired_difference(stat_a: Callable[[np.ndarray], float | None], stat_b: Call
     statistics on the same resampled indices, by group when given). ``verdict``: 'beats' when the CI lies above 0,
     'loses' when below, 'ties' when it straddles 0, None when undefined."""
     everything = np.arange(n)
-    a, b = stat_a(everything), stat_b(everything)
-    if n == 0 or a is None or b is None:
+    a, b = (stat_a(everything), stat_b(everything)) if n else (None, None)
+    if a is None or b is None:
         return {"difference": None, "ci": (None, None), "verdict": None}
+    if units(n, groups) < MIN_UNITS:  # a difference, but no CI and so no verdict (see bootstrap)
+        return {"difference": float(a - b), "ci": (None, None), "verdict": None}
     draw = resampler(n, groups, seed)
 
     def diff(idx: np.ndarray) -> float | None:

@@ -155,6 +155,22 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     assert json.loads((tmp_path / "refit" / "package.json").read_text())["support_refit"]["cross_fit"] == ["fold"]
     assert (tmp_path / "refit" / "support" / "model.safetensors").is_file()
     assert load_scorer(tmp_path / "refit", max_length=64).support_combiner is not None
+    # a damaged pool line: refused naming its file and line, and the judge folder at --out is left whole
+    import shutil
+
+    from corpora.errors import InputError
+
+    bad_pool = tmp_path / "bad-pool"
+    shutil.copytree(pool, bad_pool)
+    with (bad_pool / "halueval_qa_train.jsonl").open("a") as fh:
+        fh.write("garbage\n")
+    before = sorted(p.relative_to(judge) for p in judge.rglob("*"))
+    for rebuild in (lambda: build(s_out, r_out, judge, str(bad_pool), per_label=6, percent=40, log=lambda _m: None),
+                    lambda: refit_support(tmp_path / "refit", judge, str(bad_pool), per_label=6, percent=40,
+                                          log=lambda _m: None)):
+        with pytest.raises(InputError, match=r"halueval_qa_train\.jsonl:\d+: malformed JSON"):
+            rebuild()
+        assert sorted(p.relative_to(judge) for p in judge.rglob("*")) == before
     # a weight mix of two stages replaces the support model; its records come first, the tuned stage's stay
     from judge_train.crossfit import cross_fitted_report, report_table
     from judge_train.interpolate import interpolate

@@ -421,3 +421,34 @@ def test_mil_positives_take_the_teachers_best_passage_of_training_side_sets_only
     assert sum(r.label for r in records if r.source == "nomiracl") == 6  # off by default (see the test above)
     man = manifest(cfg, stats, {}, 0, 0)
     assert man["nomiracl_mil_teacher"]["path"] == teacher and len(man["nomiracl_mil_teacher"]["digest"]) == 12
+
+
+@pytest.mark.parametrize("line, why", [
+    ("garbage", "malformed JSON"), ("[1, 2]", "expected a JSON object, got list"),
+    ('{"knowledge": 5, "question": "q", "right_answer": "a", "hallucinated_answer": "b"}', "wrong type"),
+    ('{"question": "q"}', "field 'knowledge': missing required field"),
+])
+def test_a_damaged_pool_line_is_named_with_its_file_and_line(pool_dir, line, why):
+    from corpora.errors import InputError
+
+    path = pool_dir / "halueval_qa_train.jsonl"
+    n = len(path.read_text().splitlines())
+    with path.open("a") as fh:
+        fh.write(line + "\n")
+    with pytest.raises(InputError) as exc:
+        read_pool(tiny_config(pool_dir))
+    assert exc.value.one_line().startswith(f"{path}:{n + 1}: ") and why in exc.value.one_line()
+
+
+def test_a_recipe_that_trains_nothing_and_an_unknown_source_are_refused():
+    from pydantic import ValidationError
+
+    from judge_train.train import TrainConfig, planned_steps
+
+    assert planned_steps(8, TrainConfig(epochs=0.01)) == 0 and planned_steps(0, TrainConfig()) == 0
+    assert planned_steps(33, TrainConfig(batch_size=16, epochs=2)) == 6
+    assert planned_steps(3, TrainConfig(task="rerank", batch_size=16, epochs=0.1)) == 1
+    with pytest.raises(ValidationError, match="'nosuch' is not a training source"):
+        DataConfig(cap_per_label={"nosuch": 5})
+    with pytest.raises(ValidationError):
+        TrainConfig(seed=-1)

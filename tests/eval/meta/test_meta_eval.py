@@ -405,3 +405,19 @@ def test_compare_nli_measures_further_judge_folders_in_the_same_table(tmp_path, 
     assert main([*argv, "--compare-nli", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--compare-nli" in err and "folder not found" in err
+
+
+def test_too_few_units_give_no_ci_and_no_verdict():
+    """One group resampled is always itself: a zero-width CI that reads as certainty. Fewer than MIN_UNITS records
+    or groups: no CI, and a paired difference without a CI has no beats/loses verdict."""
+    s, y = np.linspace(0, 1, 40), np.array([0, 1] * 20)
+    one = ["g"] * 40
+    assert stats.bootstrap(lambda i: stats.auroc_ranks(s[i], y[i]), 40, n_resamples=200, groups=one) == (None, None)
+    four = [f"g{k % 4}" for k in range(40)]
+    assert stats.bootstrap(lambda i: float(s[i].mean()), 40, n_resamples=200, groups=four) == (None, None)
+    five = [f"g{k % 5}" for k in range(40)]
+    assert None not in stats.bootstrap(lambda i: float(s[i].mean()), 40, n_resamples=200, groups=five)
+    d = stats.paired_difference(lambda i: float(s[i].mean()), lambda i: float(y[i].mean()), 40, n_resamples=200,
+                                groups=one)
+    assert d["difference"] is not None and d["ci"] == (None, None) and d["verdict"] is None
+    assert stats.bootstrap(lambda i: float(s[i].mean()), 3, n_resamples=200) == (None, None)  # three records
