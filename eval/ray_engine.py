@@ -4,14 +4,17 @@ Each row of the Ray dataset is one judge batch (the same ``batch_size`` traces, 
 engine judges: a judge whose scores depend on its batch gives the same verdicts on both). Each actor builds its judges
 once (the NLI cross-encoder on the GPU when the actor was given one) and returns the batch's judgements serialized; the
 driver streams them into the run folder's append-only results.jsonl as they arrive (eval/judging.py), so resume,
-summary, CIs, gate and dashboard are those of a local run. Ray retries a task whose worker died (Ray Data's actor pool
-restarts actors and retries their tasks without limit); a judgement delivered twice is appended once
-(corpora/run_folder.Resume.collect).
+summary, CIs, gate and dashboard are those of a local run. Ray restarts a worker that died and retries its batch up to
+MAX_RESTARTS times (a batch that kills every worker it meets would otherwise loop for ever); then, or when a worker
+cannot build its judges, the run stops with one line naming the cause, what was delivered saved. A judgement
+delivered twice is appended once (corpora/run_folder.Resume.collect).
 
 Ray is imported only here, and only when an engine runs: the default ``--engine local`` never imports it."""
 from __future__ import annotations
 
+import inspect
 import json
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -23,7 +26,8 @@ from corpora.errors import UsageError
 from corpora.records import Judgement, Trace
 from eval.judges.base import Judge
 from eval.judging import judge_batch
-from rag.ray_runtime import connect, ray_module
+from rag.fleet import merge_request_counts
+from rag.ray_runtime import actor_map, ray_module, ray_session, worker_rows
 
 __all__ = ["JudgeWorker", "RayEngine"]
 
@@ -37,18 +41,24 @@ class JudgeWorker:
     (their config ids, so the driver can check every worker ran the judges it named)."""
 
     def __init__(self, build: JudgeBuilder, metrics: Sequence[str]):
-        self._scope: AbstractContextManager[Sequence[Judge]] | None = build()
+        self.stats: list = []  # the request counters of this worker's LLM judges (rag.fleet.RequestStats)
+        takes = "request_stats" in inspect.signature(build).parameters
+        self._scope: AbstractContextManager[Sequence[Judge]] | None = (
+            build(request_stats=self.stats) if takes else build())  # type: ignore[call-arg]
         self.judges = list(self._scope.__enter__())  # type: ignore[union-attr]  # set just above
         self.metrics = list(metrics)
         self.config_ids = json.dumps([j.config_id for j in self.judges])
+        self.worker = uuid.uuid4().hex  # the driver keeps each worker's latest (cumulative) request counts
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         out = []
         for payload in batch["traces"]:
             traces = [Trace.model_validate_json(t) for t in json.loads(payload)]
             out.append(json.dumps([j.model_dump_json() for j in judge_batch(traces, self.metrics, self.judges)]))
+        sent = json.dumps({"worker": self.worker, "counts": [s.as_dict() for s in self.stats]})
         return {"judgements": np.array(out, dtype=object),
-                "judges": np.array([self.config_ids] * len(out), dtype=object)}
+                "judges": np.array([self.config_ids] * len(out), dtype=object),
+                "requests": np.array([sent] * len(out), dtype=object)}
 
     def __del__(self) -> None:
         scope = getattr(self, "_scope", None)
@@ -69,6 +79,8 @@ class RayEngine:
     gpus_per_worker: float = 0.0
     init: dict[str, Any] = field(default_factory=dict)
     name: str = "ray"
+    # what the workers' LLM judges sent, added up over workers (None until a run; {} when no worker's judge sent)
+    request_counts: dict[str, Any] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         if self.num_workers < 1:
@@ -81,13 +93,8 @@ class RayEngine:
               judges: Sequence[Judge]) -> Iterator[list[Judgement]]:
         if not batches:
             return
-        ray = ray_module()
-        started = connect(self.address, **self.init)
-        try:
+        with ray_session(self.address, self.init, self.gpus_per_worker) as ray:
             yield from self._stream(ray, batches, metrics, [j.config_id for j in judges])
-        finally:
-            if started:
-                ray.shutdown()
 
     def _stream(self, ray: Any, batches: list[list[Trace]], metrics: Sequence[str],
                 expected: list[str]) -> Iterator[list[Judgement]]:
@@ -97,10 +104,15 @@ class RayEngine:
         ctx.enable_auto_log_stats = False
         rows = [{"traces": json.dumps([t.model_dump_json() for t in batch])} for batch in batches]
         ds = ray.data.from_items(rows, override_num_blocks=min(len(rows), MAX_BLOCKS))
-        ds = ds.map_batches(JudgeWorker, fn_constructor_args=(self.build, list(metrics)), batch_size=1,
-                            batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=self.num_workers),
-                            num_gpus=self.gpus_per_worker or None)
-        for row in ds.iter_rows():
+        ds = actor_map(ds, JudgeWorker, num_workers=self.num_workers, gpus_per_worker=self.gpus_per_worker,
+                       fn_constructor_args=(self.build, list(metrics)))
+        latest: dict[str, list] = {}
+        for row in worker_rows(ds, "a Ray worker could not judge (the judgements made so far are saved; a rerun "
+                                   "resumes)"):
+            sent = json.loads(row["requests"])
+            latest[sent["worker"]] = sent["counts"]
+            counts = [c for worker in latest.values() for c in worker]
+            self.request_counts = merge_request_counts(counts) if counts else {}
             ran = json.loads(row["judges"])
             if ran != expected:
                 raise UsageError(f"a Ray worker built other judges than the driver ({', '.join(ran)} instead of "

@@ -149,6 +149,28 @@ class RequestStats:
         return render_requests(self.as_dict())
 
 
+def merge_request_counts(counts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several ``RequestStats.as_dict()`` (one per Ray worker) as one: counts added, by kind and by endpoint;
+    the most requests in flight is the largest any one client had."""
+    out: dict[str, Any] = {"requests": 0, "ok": 0, "retries": 0, "retries_by_kind": {}, "failed": 0,
+                           "failed_by_kind": {}, "waited_s": 0.0, "max_in_flight": 0, "endpoints": {}}
+    for c in counts:
+        for key in ("requests", "ok", "retries", "failed", "waited_s"):
+            out[key] += c.get(key, 0)
+        out["max_in_flight"] = max(out["max_in_flight"], c.get("max_in_flight", 0))
+        for key in ("retries_by_kind", "failed_by_kind"):
+            for kind, n in c.get(key, {}).items():
+                out[key][kind] = out[key].get(kind, 0) + n
+        for url, ep in c.get("endpoints", {}).items():
+            mine = out["endpoints"].setdefault(url, {})
+            for k, n in ep.items():
+                mine[k] = mine.get(k, 0) + n
+    out["waited_s"] = round(out["waited_s"], 3)
+    for key in ("retries_by_kind", "failed_by_kind"):
+        out[key] = dict(sorted(out[key].items()))
+    return out
+
+
 def render_requests(d: dict[str, Any]) -> str:
     """One line from ``RequestStats.as_dict()``: 'requests: 40 sent, 37 ok, 3 retried (http_429 2, connection 1),
     0 failed'; with several endpoints, how many went to each."""

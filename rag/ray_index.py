@@ -22,7 +22,7 @@ import numpy as np
 from corpora.errors import UsageError
 from rag import faiss_index, ondisk_index
 from rag.config import IndexConfig
-from rag.ray_runtime import connect, ray_module
+from rag.ray_runtime import actor_map, ray_module, ray_session, worker_rows
 
 __all__ = ["EmbedWorker", "RayDense"]
 
@@ -71,13 +71,8 @@ class RayDense:
         """The index of ``texts``; with ``cfg.on_disk`` its inverted lists are written into ``folder``."""
         if cfg.on_disk and folder is None:
             raise ValueError("an on-disk index needs the folder its lists are written into")
-        ray = ray_module()
-        started = connect(self.address, **self.init)
-        try:
+        with ray_session(self.address, self.init, self.gpus_per_worker) as ray:
             return self._build(ray, list(texts), cfg, folder)
-        finally:
-            if started:
-                ray.shutdown()
 
     def shard_for(self, n: int) -> int:
         """Texts per task: ``shard_size``, smaller for a small corpus so every worker gets about four shards, a
@@ -98,12 +93,10 @@ class RayDense:
         ctx.enable_auto_log_stats = False
         ctx.execution_options.preserve_order = True  # shards come back in corpus order: faiss ids are positions
         ds = ray.data.from_items(rows, override_num_blocks=len(rows))
-        ds = ds.map_batches(EmbedWorker, fn_constructor_args=(self.model, self.batch_size, self.device, self.backend),
-                            batch_size=1, batch_format="numpy",
-                            compute=ray.data.ActorPoolStrategy(size=self.num_workers),
-                            num_gpus=self.gpus_per_worker or None)
+        ds = actor_map(ds, EmbedWorker, num_workers=self.num_workers, gpus_per_worker=self.gpus_per_worker,
+                       fn_constructor_args=(self.model, self.batch_size, self.device, self.backend))
         expect = 0
-        for row in ds.iter_rows():
+        for row in worker_rows(ds, "a Ray worker could not embed (nothing was written)"):
             if int(row["start"]) != expect:
                 raise RuntimeError(f"shard at {row['start']} arrived where {expect} was expected")
             vecs = np.frombuffer(row["vectors"], dtype=np.float32).reshape(-1, int(row["dim"]))

@@ -4,12 +4,36 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from corpora.errors import UsageError
 from rag.offline import OFFLINE_ENV
 
-__all__ = ["connect", "ray_module", "worker_env"]
+__all__ = ["MAX_RESTARTS", "WorkerFailure", "actor_map", "connect", "ray_module", "ray_session", "worker_env",
+           "worker_failure", "worker_rows"]
+
+MAX_RESTARTS = 3  # a worker that dies (out of memory, a crash) is restarted and its batch retried this often, no more
+PROBE_S = 5.0  # how long an --ray-address gets to answer before it is reported as not there
+# Ray's own switch (meant for laptops): node addresses on loopback instead of this host's outward address
+LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+class WorkerFailure(RuntimeError):
+    """A Ray worker could not do its work: its constructor raised (judges or a model that cannot load there), or it
+    died more than MAX_RESTARTS times. What was already delivered is saved; a rerun resumes."""
+
+
+def worker_failure(exc: BaseException, what: str) -> WorkerFailure:
+    """``exc`` from Ray (coloured, many lines, the cause deep inside) as one line naming the real cause."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    causes = re.findall(r"^\s*((?:[A-Za-z_][\w.]*)?(?:Error|Exception)(?:\([^)]*\))?: .+)$", text, re.M)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    cause = causes[-1].strip() if causes else (lines[0] if lines else type(exc).__name__)
+    return WorkerFailure(f"{what}: {cause[:300]}")
 
 
 def ray_module() -> Any:
@@ -30,9 +54,10 @@ def worker_env() -> dict[str, str]:
 
 
 def connect(address: str | None = None, **init_kwargs: Any) -> bool:
-    """Join Ray: ``None`` starts a private runtime on this machine, ``auto`` joins the running cluster,
-    ``ray://host:port`` connects as a Ray client. True when this call started the connection (the caller shuts it
-    down); False when the process was already connected."""
+    """Join Ray: ``None`` starts a private runtime on this machine, every process of it listening on loopback only;
+    ``auto`` joins the running cluster; ``host:port`` joins that cluster's head, ``ray://host:port`` connects as a
+    Ray client (either refused in one line when nothing answers there within PROBE_S). True when this call started
+    the connection (the caller shuts it down); False when the process was already connected."""
     ray = ray_module()
     if ray.is_initialized():
         return False
@@ -41,13 +66,110 @@ def connect(address: str | None = None, **init_kwargs: Any) -> bool:
                               "runtime_env": {"env_vars": worker_env()}, **init_kwargs}
     if address is None:
         kwargs.setdefault("address", "local")
+        kwargs.setdefault("_node_ip_address", "127.0.0.1")
     else:
         kwargs["address"] = address
         if address.startswith("ray://"):  # a Ray client takes no node options
             kwargs.pop("include_dashboard", None)
+        _probe(address)
     try:
-        ray.init(**kwargs)
+        with _on_loopback(address is None):
+            ray.init(**kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:240]
         raise UsageError(f"--ray-address {address or '(local)'}: cannot start or join Ray: {why}") from None
     return True
+
+
+@contextmanager
+def _on_loopback(private: bool) -> Iterator[None]:
+    """While a private runtime starts: Ray's node address is loopback, not this host's outward address (Ray
+    rewrites 127.0.0.1 to it, and its GCS, raylet and workers would listen on every interface). The processes it
+    starts inherit the setting; the driver's own check reads Ray's constant, set here for the start only."""
+    if not private:
+        yield
+        return
+    ray_constants: Any
+    try:
+        from ray._private import ray_constants  # noqa: PLC0415 - ray is loaded by now (connect)
+    except ImportError:
+        ray_constants = None
+    before_env, before_const = os.environ.get(LOOPBACK_ENV), getattr(ray_constants, "ENABLE_RAY_CLUSTER", None)
+    os.environ[LOOPBACK_ENV] = "0"
+    if ray_constants is not None:
+        ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        if before_env is None:
+            os.environ.pop(LOOPBACK_ENV, None)
+        else:
+            os.environ[LOOPBACK_ENV] = before_env
+        if ray_constants is not None and before_const is not None:
+            ray_constants.ENABLE_RAY_CLUSTER = before_const
+
+
+def _probe(address: str) -> None:
+    """An address naming a host and port must answer (Ray itself retries a dead address for minutes)."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return  # "auto", or a form Ray reads itself
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_S):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--ray-address {address}: nothing answers there within {PROBE_S:g} s "
+                         f"({exc.strerror or type(exc).__name__})") from None
+
+
+def actor_map(ds: Any, fn: Any, *, num_workers: int, gpus_per_worker: float, **kwargs: Any) -> Any:
+    """``ds.map_batches`` on a pool of ``num_workers`` actors, one row per call, each actor restarted (and its batch
+    retried) at most MAX_RESTARTS times: Ray Data's default is without limit, so a batch that kills its worker would
+    loop for ever. Ray 2.60 takes the limits only through ``ray_remote_args`` (deprecated there, with no named
+    replacement yet): its warning is silenced here, and this is the one place to change on an upgrade."""
+    import warnings  # noqa: PLC0415
+
+    ray = ray_module()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
+        return ds.map_batches(fn, batch_size=1, batch_format="numpy",
+                              compute=ray.data.ActorPoolStrategy(size=num_workers), num_gpus=gpus_per_worker or None,
+                              max_restarts=MAX_RESTARTS, max_task_retries=MAX_RESTARTS, **kwargs)
+
+
+def worker_rows(ds: Any, what: str) -> Iterator[dict]:
+    """The rows of a Ray dataset as they arrive; whatever Ray raises for a worker (its constructor failed, it died
+    past MAX_RESTARTS) becomes one WorkerFailure line with its cause, ``what`` saying what could not be done."""
+    rows = iter(ds.iter_rows())
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            return
+        except Exception as exc:  # noqa: BLE001 - Ray's many exception types for a worker: one line with the cause
+            raise worker_failure(exc, what) from None
+        yield row
+
+
+def check_gpus(ray: Any, gpus_per_worker: float) -> None:
+    """Workers asking for more GPUs than any node has would wait for them forever: refused at once."""
+    if gpus_per_worker <= 0:
+        return
+    have = max((float(n.get("Resources", {}).get("GPU", 0)) for n in ray.nodes() if n.get("Alive")), default=0.0)
+    if have < gpus_per_worker:
+        raise UsageError(f"--gpus-per-worker {gpus_per_worker:g}: no node of the Ray cluster has that many GPUs "
+                         f"(the most on one node: {have:g})")
+
+
+@contextmanager
+def ray_session(address: str | None, init: dict[str, Any], gpus_per_worker: float = 0.0) -> Iterator[Any]:
+    """``ray`` connected (see ``connect``) and able to place the workers' GPUs; shut down on exit when started
+    here."""
+    ray = ray_module()
+    started = connect(address, **init)
+    try:
+        check_gpus(ray, gpus_per_worker)
+        yield ray
+    finally:
+        if started:
+            ray.shutdown()

@@ -17,6 +17,7 @@ from rag.llm import LLMError
 from rag.manifest import IndexMismatch
 from rag.models import ModelUnavailable
 from rag.offline import set_offline_env
+from rag.ray_runtime import WorkerFailure
 from ragdoctor import (
     __version__,
     cmd_dashboard,
@@ -84,7 +85,7 @@ def _install_notices() -> _Notices:
     return handler
 
 
-KNOWN_ERRORS = (InputError, IndexMismatch, JudgeUnavailable, LLMError, ModelUnavailable)  # exit 2, one line
+KNOWN_ERRORS = (InputError, IndexMismatch, JudgeUnavailable, LLMError, ModelUnavailable, WorkerFailure)  # exit 2
 
 
 def _first_line(exc: BaseException) -> str:

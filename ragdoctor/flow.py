@@ -238,8 +238,9 @@ def evaluate_file(source: str | Path, run_dir: str | Path, selection: Selection,
         result = evaluate(traces, metrics=selection.metrics, judges=judges, run=run,  # their own
                           batch_size=batch_size, input_errors=errors, source=str(source), progress=progress,
                           warnings=notes, engine=eng)
-    if sent:
-        counts = sent[0].as_dict()
+    from_workers = getattr(eng, "request_counts", None)  # on Ray the workers' judges sent them, not the driver's
+    if sent or from_workers:
+        counts = from_workers or sent[0].as_dict()
         run.write_json(REQUESTS, counts)
         if request_stats is not None:
             request_stats.append(counts)

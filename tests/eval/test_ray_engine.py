@@ -244,3 +244,55 @@ def test_a_killed_driver_resumes_without_loss_or_duplicates(tmp_path):
     local = flow.evaluate_file(src, tmp_path / "local", flow.Selection.of("lexical,labels"), batch_size=1,
                                progress=False)
     assert verdicts(RunFolder(run_dir).judgements()) == verdicts(local.judgements)
+
+
+@contextmanager
+def judges_that_cannot_load():
+    raise RuntimeError("cannot build judges on this node")
+    yield []  # pragma: no cover - never reached
+
+
+def test_a_worker_that_cannot_build_its_judges_is_one_line_with_the_cause(ray_local, traces, tmp_path):
+    from eval.ray_engine import RayEngine
+    from rag.ray_runtime import WorkerFailure
+
+    with pytest.raises(WorkerFailure) as exc:
+        judged_with(RayEngine(judges_that_cannot_load), traces[:2], tmp_path / "run")
+    line = str(exc.value)
+    assert "\n" not in line and "\x1b" not in line
+    assert line.endswith("RuntimeError: cannot build judges on this node")
+
+
+def test_worker_request_counts_are_added_up_by_the_driver():
+    """Each worker returns its LLM judges' cumulative counts with every batch; the driver keeps each worker's
+    latest and adds them up (not the driver's own zeros: its judges never send)."""
+    from eval.ray_engine import JudgeWorker
+    from rag.fleet import RequestStats, merge_request_counts
+
+    @contextmanager
+    def counting(request_stats=None):
+        stats = RequestStats()
+        request_stats.append(stats)
+        stats.started("http://a/v1")
+        stats.finished("http://a/v1", None)
+        yield [ScorerJudge(LexicalScorer(), config_id="lexical:v1")]
+
+    worker = JudgeWorker(counting, ["groundedness"])
+    got, _ = load_traces_rows(many_rows(2))
+    import json
+
+    import numpy as np
+
+    out = worker({"traces": np.array([json.dumps([t.model_dump_json() for t in got])], dtype=object)})
+    sent = json.loads(out["requests"][0])
+    assert sent["worker"] == worker.worker and sent["counts"][0]["requests"] == sent["counts"][0]["ok"] == 1
+    merged = merge_request_counts([sent["counts"][0], {**sent["counts"][0], "max_in_flight": 3}])
+    assert merged["requests"] == 2 and merged["max_in_flight"] == 3
+    assert merged["endpoints"]["http://a/v1"]["requests"] == 2
+
+
+def load_traces_rows(rows):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        return load_traces(write_jsonl(Path(d) / "in.jsonl", rows))
