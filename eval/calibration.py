@@ -21,6 +21,7 @@ from corpora.errors import InputError
 from corpora.labels import human_values, read_labels
 from corpora.records import Label
 from corpora.run_folder import RESULTS_TABLE, RunFolder
+from eval.mathx import wilson_interval
 from eval.meta.stats import auroc, auroc_ranks, bootstrap
 from eval.metrics import find
 from eval.ppi import MIN_LABELS, judge_mean, labels_mean, ppi_mean
@@ -34,9 +35,13 @@ def _unit(x: float) -> float:
     return min(1.0, max(0.0, float(x)))
 
 
+MIN_PER_CLASS = 5  # labels of each class before the AUROC gets a bootstrap CI
+
+
 def agreement(y: np.ndarray, f: np.ndarray, cut: float, *, n_resamples: int = 1000, seed: int = 0) -> dict:
     """How the judge's scores ``f`` agree with human labels ``y`` on the same samples: AUROC (binary labels, both
-    classes) and accuracy of ``f >= cut`` against ``y >= 0.5``, each with a percentile bootstrap 95% CI."""
+    classes) and accuracy of ``f >= cut`` against ``y >= 0.5``: accuracy with its Wilson 95% interval (honest when
+    every label agrees), AUROC with a percentile bootstrap 95% CI once each class has MIN_PER_CLASS labels."""
     out: dict = {"n": int(y.size), "threshold": cut, "auroc": None, "auroc_ci": [None, None], "accuracy": None,
                  "accuracy_ci": [None, None], "n_positive": int((y >= 0.5).sum()), "n_negative": int((y < 0.5).sum()),
                  "reason": None}
@@ -45,8 +50,7 @@ def agreement(y: np.ndarray, f: np.ndarray, cut: float, *, n_resamples: int = 10
         return out
     hit = ((f >= cut) == (y >= 0.5)).astype(float)
     out["accuracy"] = _r(hit.mean())
-    out["accuracy_ci"] = [_r(v) for v in bootstrap(lambda i: float(hit[i].mean()), hit.size,
-                                                   n_resamples=n_resamples, seed=seed)]
+    out["accuracy_ci"] = [_r(v) for v in wilson_interval(float(hit.sum()), int(hit.size))]
     binary = bool(np.all((y == 0) | (y == 1)))
     if not binary:
         out["reason"] = "AUROC needs yes/no labels (these are graded)"
@@ -55,8 +59,11 @@ def agreement(y: np.ndarray, f: np.ndarray, cut: float, *, n_resamples: int = 10
         out["reason"] = f"AUROC needs both classes (all {out['n']} labels are {only})"
     else:
         out["auroc"] = _r(auroc(f, y))
-        out["auroc_ci"] = [_r(v) for v in bootstrap(lambda i: auroc_ranks(f[i], y[i]), y.size,
-                                                    n_resamples=n_resamples, seed=seed)]
+        if min(out["n_positive"], out["n_negative"]) >= MIN_PER_CLASS:
+            out["auroc_ci"] = [_r(v) for v in bootstrap(lambda i: auroc_ranks(f[i], y[i]), y.size,
+                                                        n_resamples=n_resamples, seed=seed)]
+        else:  # a bootstrap of 2 yes and 1 no is a handful of distinct resamples: no interval worth the name
+            out["reason"] = f"AUROC CI needs {MIN_PER_CLASS} labels of each class"
     return out
 
 
@@ -118,6 +125,20 @@ def for_run(run: str | Path | RunFolder, *, errors: list[InputError] | None = No
 
 def find_row(rows: list[dict], metric: str, judge: str) -> dict | None:
     return next((r for r in rows if r["metric"] == metric and r["judge"] == judge), None)
+
+
+def uncounted_labels(results: pd.DataFrame, labels: Iterable[Label]) -> dict[str, int]:
+    """Labels no summary counts, by why: their sample is not in this run's results, or their metric was not measured
+    here (said, never dropped in silence)."""
+    ids, measured = set(results["sample_id"]), set(results["metric"])
+    out: dict[str, int] = {}
+    for metric, by in human_values(labels).items():
+        for sid in by:
+            why = ("sample not in this run" if sid not in ids else
+                   f"{metric} not measured by this run" if metric not in measured else None)
+            if why:
+                out[why] = out.get(why, 0) + 1
+    return out
 
 
 def label_counts(results: pd.DataFrame, labels: Iterable[Label]) -> dict[str, int]:

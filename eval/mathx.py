@@ -58,6 +58,15 @@ def bootstrap_ci(values: Sequence[float], *, n_resamples: int = 2000, confidence
     return (float(lo), float(hi))
 
 
+def wilson_interval(hits: float, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The Wilson score 95% interval of a proportion ``hits / n``: honest at 0/n and n/n (a bootstrap of n agreeing
+    labels gives [1, 1], certainty from a handful)."""
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def cosine_to_unit(cos: float) -> float:
     """Map a cosine similarity to [0, 1] by clipping negatives (unrelated texts sit near 0 for sentence embedders)."""
     return float(min(1.0, max(0.0, cos)))

@@ -7,7 +7,7 @@ import getpass
 from pathlib import Path
 from typing import get_args
 
-from corpora.errors import InputError, UsageError
+from corpora.errors import InputError, UsageError, warn
 from corpora.records import LabelMetric
 from ragdoctor.table import ci_text, render
 
@@ -82,23 +82,42 @@ def cmd_label(args: argparse.Namespace) -> int:
             raise
         raise UsageError(f"--{OPTION_OF.get(exc.field, exc.field)}: {exc.message}") from None
     print(f"labelled {label.sample_id} {label.metric}={label.value:g} by {label.who} ({run / 'labels.jsonl'})")
+    measured = measured_metrics(run)
+    if measured and args.metric not in measured:
+        warn(f"this run did not measure {args.metric} (it measured {', '.join(sorted(measured))}): the label is kept "
+             f"and counts once the run is evaluated with it (--metrics ...,{args.metric})")
     return 0
 
 
+def measured_metrics(run: Path) -> set[str]:
+    """The metrics the run's evaluation measured (empty before any evaluation)."""
+    from corpora.run_folder import RunFolder  # noqa: PLC0415
+
+    return {r.metric for j in RunFolder(run).judgements() for r in j.results}
+
+
 def cmd_summary(args: argparse.Namespace) -> int:
-    from eval.calibration import for_run  # noqa: PLC0415
+    from corpora.labels import read_labels  # noqa: PLC0415
+    from corpora.run_folder import RunFolder  # noqa: PLC0415
+    from eval.calibration import for_run, run_results, uncounted_labels  # noqa: PLC0415
     from eval.gate import load_summary  # noqa: PLC0415
     from ragdoctor.cmd_eval import render_eval_summary  # noqa: PLC0415
 
     run = Path(args.run)
     summary = load_summary(run)
     print(render_eval_summary(summary))
-    rows = for_run(run if run.is_dir() else run.parent)
+    folder = RunFolder(run if run.is_dir() else run.parent)
+    rows = for_run(folder)
     if rows:
         print("\n" + render_calibrated(rows))
-    else:
-        print("\nno human labels on this run's samples yet: label some in the dashboard's Label page "
-              "(`ragdoctor dashboard RUN`) or with `ragdoctor label RUN --sample ID --metric M --value yes|no`")
+    uncounted = uncounted_labels(run_results(folder), read_labels(folder))
+    if uncounted:
+        print(f"\n{sum(uncounted.values())} label(s) not counted: "
+              + "; ".join(f"{n} {why}" for why, n in sorted(uncounted.items())))
+    if not rows:
+        print(f"\nno human labels{' counted' if uncounted else ''} on this run's samples yet: label some in the "
+              "dashboard's Label page (`ragdoctor dashboard RUN`) or with `ragdoctor label RUN --sample ID "
+              "--metric M --value yes|no`")
     return 0
 
 

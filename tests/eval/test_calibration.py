@@ -168,3 +168,18 @@ def test_the_corrected_mean_stays_within_the_metric_range():
     assert est.mean > 1.0 and est.ci_low > 1.0  # the case under test
     (row,) = calibrate(results, [_label(s, v) for s, v in zip(ids, y)], n_resamples=50)
     assert row["status"] == "ok" and 0.0 <= row["ci_low"] <= row["mean"] <= row["ci_high"] <= 1.0
+
+
+def test_agreement_intervals_do_not_claim_certainty_from_a_few_labels():
+    """Every label agreeing is not certainty: accuracy gets the Wilson interval (a bootstrap of 30 hits is [1, 1]),
+    and the AUROC a bootstrap CI only with 5 labels of each class."""
+    from eval.calibration import agreement
+
+    y = np.array([1.0] * 15 + [0.0] * 15)
+    f = np.where(y == 1, 0.9, 0.1)
+    out = agreement(y, f, 0.5)
+    assert out["accuracy"] == 1.0 and 0.85 < out["accuracy_ci"][0] < 0.9 and out["accuracy_ci"][1] == 1.0
+    one = agreement(np.array([1.0]), np.array([0.9]), 0.5)
+    assert one["accuracy_ci"][0] < 0.25 and one["accuracy_ci"][1] == 1.0
+    few = agreement(np.array([1.0, 1.0, 0.0]), np.array([0.9, 0.8, 0.1]), 0.5)
+    assert few["auroc"] == 1.0 and few["auroc_ci"] == [None, None] and "5 labels of each class" in few["reason"]

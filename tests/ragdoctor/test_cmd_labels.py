@@ -146,3 +146,27 @@ def test_python_api_gate_ppi_and_calibrated_table(tmp_path):
     assert list(table["labels"]) == [32] and table["PPI CI low"].iloc[0] <= table["PPI mean"].iloc[0]
     verdict = result.gate({"groundedness": 0.1}, ppi=True)
     assert verdict and verdict.checks[0].estimate.startswith("PPI corrected")
+
+
+def test_labels_no_summary_counts_are_said(tmp_path, capsys):
+    """A label of a metric the run did not measure is kept with a warning; summary counts the labels it cannot use
+    (metric not measured, sample not in the run) instead of saying there are none."""
+    import json
+
+    rows = tmp_path / "rows.jsonl"
+    ctx = [{"id": "kv#0", "doc_id": "kv", "text": "The KV cache stores keys and values."}]
+    rows.write_text("".join(json.dumps({"id": f"r{i}", "question": "What does the KV cache store?", "contexts": ctx,
+                                        "answer": "Keys and values.", "reference": "Keys and values."}) + "\n"
+                            for i in range(3)))
+    run = tmp_path / "run"
+    assert main(["eval", str(rows), "--judges", "lexical", "--metrics", "groundedness", "--out", str(run)]) == 0
+    capsys.readouterr()
+    assert main(["label", str(run), "--sample", "r0", "--metric", "answer_correctness", "--value", "yes"]) == 0
+    err = capsys.readouterr().err
+    assert "this run did not measure answer_correctness (it measured groundedness)" in err
+    with open(run / "labels.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"sample_id": "zzz", "metric": "groundedness", "value": 1.0, "who": "me"}) + "\n")
+    assert main(["summary", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "2 label(s) not counted: 1 answer_correctness not measured by this run; 1 sample not in this run" in out
+    assert "no human labels counted on this run's samples yet" in out
