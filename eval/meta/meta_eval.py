@@ -132,12 +132,13 @@ def headline(result: dict) -> tuple[str, float | None]:
 def _say_unmeasured(r: dict) -> None:
     """What a result could not measure, in its flags (and ``unmeasured``: the reason its headline statistic is None),
     never a row of dashes without a word: items left out, one label class, too few units for a CI."""
-    total = r.get("n_graded", r["n"]) + r.get("n_unmeasured", 0)
+    measured = r.get("n_graded", r.get("n"))
     key, value = headline(r)
-    if r.get("n_unmeasured"):
-        r["flags"].append(f"{r['n_unmeasured']} of {total} items unmeasured (no claims or no text to check): left out")
+    if r.get("n_unmeasured") and measured is not None:
+        r["flags"].append(f"{r['n_unmeasured']} of {measured + r['n_unmeasured']} items unmeasured (no claims or no "
+                          "text to check): left out")
     if value is None:
-        why = ("every item unmeasured" if not r.get("n_graded", r["n"]) else
+        why = ("every item unmeasured" if not measured else
                "every graded label, or every score, is the same (Spearman needs two)" if r["kind"] == "graded" else
                "every item has the same label (AUROC needs both classes)")
         r["unmeasured"] = why
