@@ -58,6 +58,22 @@ def bootstrap_ci(values: Sequence[float], *, n_resamples: int = 2000, confidence
     return (float(lo), float(hi))
 
 
+MIN_BOOTSTRAP = 5  # fewer values than this (or all equal): a bootstrap's resamples are too few, or all the same
+
+
+def mean_ci(values: Sequence[float], *, n_resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """95% CI of the mean of scores in [0, 1]: the percentile bootstrap, except where it would claim certainty it
+    does not have (fewer than MIN_BOOTSTRAP values, or all of them equal: one value of 0.7, or thirty 1.0s, give
+    a zero-width bootstrap interval). There the Wilson interval of the mean is used: a score in [0, 1] varies at
+    most as much as a yes/no with the same mean, so it is the honest (wide) bound."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        return (float("nan"), float("nan"))
+    if x.size < MIN_BOOTSTRAP or float(x.max()) == float(x.min()):
+        return wilson_interval(float(x.sum()), int(x.size))
+    return bootstrap_ci(x.tolist(), n_resamples=n_resamples, seed=seed)
+
+
 def wilson_interval(hits: float, n: int, z: float = 1.959964) -> tuple[float, float]:
     """The Wilson score 95% interval of a proportion ``hits / n``: honest at 0/n and n/n (a bootstrap of n agreeing
     labels gives [1, 1], certainty from a handful)."""

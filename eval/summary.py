@@ -10,7 +10,7 @@ import pandas as pd
 
 from corpora.records import Judgement, Label
 from eval.calibration import calibrate
-from eval.mathx import bootstrap_ci
+from eval.mathx import mean_ci
 
 
 def results_frame(judgements: list[Judgement]) -> pd.DataFrame:
@@ -29,7 +29,7 @@ def summarize(judgements: list[Judgement], *, n_resamples: int = 2000, seed: int
     metrics: list[dict] = []
     for (metric, judge), g in df.groupby(["metric", "judge"], sort=False):
         ok = g[g.status == "ok"]["value"].astype(float).tolist()
-        lo, hi = bootstrap_ci(ok, n_resamples=n_resamples, seed=seed) if ok else (None, None)
+        lo, hi = mean_ci(ok, n_resamples=n_resamples, seed=seed) if ok else (None, None)
         unmeasured = g[g.status == "unmeasured"]
         metrics.append({
             "metric": metric, "judge": judge, "n": len(ok), "mean": float(sum(ok) / len(ok)) if ok else None,

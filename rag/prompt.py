@@ -3,6 +3,7 @@ Also the parsing of what comes back: cited chunk ids and whether the answer is a
 from __future__ import annotations
 
 import re
+import unicodedata
 
 REFUSAL = "I don't know based on the provided documents."
 
@@ -59,11 +60,27 @@ def strip_citations(answer: str) -> str:
 EMPTY_RESPONSE = "Empty Response"
 
 
+# after a refusal, a contrast that goes on to claim something: "I don't know exactly, but X was founded in 1850"
+_HEDGE = re.compile(r"[,;:\s-]\s*(?:but|however|although|though|yet|still|that said)\b\W+(?:\w+\W+){2,}\w",
+                    re.IGNORECASE)
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'", "\u2032": "'"})
+
+
+def normalise_quotes(text: str) -> str:
+    """NFKC, and the typographic apostrophes models write (don’t) as the plain one (don't)."""
+    return unicodedata.normalize("NFKC", text).translate(_APOSTROPHES)
+
+
 def is_refusal(answer: str) -> bool:
-    """True when the answer declines to answer (the exact refusal or a short paraphrase of it)."""
-    text = strip_citations(answer)
-    if not text:
+    """True when the answer declines to answer: the exact refusal or a short paraphrase of it (at most 40 words),
+    with any apostrophe. Not a hedge: a refusal phrase followed by a contrast that goes on to claim something ("I
+    don't know exactly, but ...") is an answer, and its claims are checked."""
+    text = normalise_quotes(strip_citations(answer))
+    if not text or len(text.split()) > 40:
         return False
-    if REFUSAL.lower().rstrip(".") in text.lower():
-        return True
-    return bool(_REFUSAL_PATTERNS.search(text)) and len(text.split()) <= 40
+    found = _REFUSAL_PATTERNS.search(text)
+    at = text.lower().find(REFUSAL.lower().rstrip("."))
+    if not found and at < 0:
+        return False
+    start = min(x for x in (found.start() if found else None, at if at >= 0 else None) if x is not None)
+    return not _HEDGE.search(text, start)

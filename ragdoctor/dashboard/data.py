@@ -27,7 +27,7 @@ from diagnostics.taxonomy import DEFINITIONS
 from eval.calibration import calibrate
 from eval.gate import GateConfig, check, primary
 from eval.judges.registry import trust_rank
-from eval.mathx import bootstrap_ci
+from eval.mathx import MIN_BOOTSTRAP, bootstrap_ci
 from eval.metrics import find
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics
 from eval.summary import results_frame, summarize
@@ -565,12 +565,12 @@ def compare_metrics(a: Run, b: Run, n_resamples: int = 1000) -> pd.DataFrame:
             xa = va[key].dropna() if key in va else pd.Series(dtype=float)
             xb = vb[key].dropna() if key in vb else pd.Series(dtype=float)
             common = xa.index.intersection(xb.index)
-            if len(common) >= 2:
+            if len(common) >= MIN_BOOTSTRAP:
                 lo, hi = bootstrap_ci((xb[common] - xa[common]).to_numpy(), n_resamples=n_resamples)
                 row["n_paired"] = len(common)
-            elif len(xa) and len(xb):
+            elif min(len(xa), len(xb)) >= MIN_BOOTSTRAP:
                 lo, hi = _unpaired_ci(xa.to_numpy(), xb.to_numpy(), n_resamples)
-            else:
+            else:  # a handful of samples: no interval, so no regression or improvement is claimed
                 lo = hi = None  # type: ignore[assignment]
             row["delta_ci_low"], row["delta_ci_high"] = lo, hi
             row["change"] = ("regression" if hi is not None and hi < 0 else

@@ -74,3 +74,21 @@ def test_write_junit_escapes(tmp_path):
 
     write_junit([Check('a<b "c"', False, 0.1, 0.5, "min")], tmp_path / "j.xml")
     assert "&lt;" in (tmp_path / "j.xml").read_text()
+
+
+def test_ci_lower_bound_of_one_sample_is_no_certainty(tmp_path, capsys):
+    """One measured sample of 1.0 once had the CI [1.0, 1.0], so --ci-lower passed on n=1."""
+    import json
+
+    ctx = [{"id": "kv#0", "doc_id": "kv", "text": "The KV cache stores keys and values for every token."}]
+    rows_file = tmp_path / "one.jsonl"
+    rows_file.write_text(json.dumps({"id": "a", "question": "What does the KV cache store?", "contexts": ctx,
+                                     "answer": "The KV cache stores keys and values for every token."}) + "\n")
+    run = tmp_path / "run"
+    assert main(["eval", str(rows_file), "--judges", "lexical", "--metrics", "groundedness", "--out", str(run)]) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    g = next(m for m in summary["metrics"] if m["metric"] == "groundedness")
+    assert g["n"] == 1 and g["mean"] == 1.0 and g["ci_low"] < 0.25 and g["ci_high"] == 1.0
+    capsys.readouterr()
+    assert main(["gate", str(run), "--pyproject", os.devnull, "--min", "groundedness=0.95", "--ci-lower"]) == 1
+    assert main(["gate", str(run), "--pyproject", os.devnull, "--min", "groundedness=0.95"]) == 0

@@ -57,3 +57,14 @@ def test_premise_windows_lead_every_window_and_never_stand_alone():
     led = premise_windows(text, "  What is the bucket size?  ")
     assert led == ["What is the bucket size? " + w for w in sentence_windows(text)]
     assert premise_windows("25 MB", "Q?") == ["Q? 25 MB"] and premise_windows("", "Q?") == []
+
+
+def test_mean_ci_never_claims_certainty_from_few_or_equal_values():
+    from eval.mathx import mean_ci, wilson_interval
+
+    lo, hi = mean_ci([0.7])  # one value: the bootstrap's interval is the value itself
+    assert lo < 0.2 and hi > 0.95
+    assert mean_ci([1.0] * 30) == wilson_interval(30, 30) and mean_ci([1.0] * 30)[0] < 0.9
+    assert mean_ci([0.0, 0.0]) == wilson_interval(0, 2)
+    x = np.linspace(0.2, 0.8, 40)
+    assert mean_ci(x) == bootstrap_ci(x)  # ordinary data: the bootstrap, unchanged
