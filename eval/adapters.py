@@ -11,6 +11,7 @@ such as ``refrence`` would otherwise silently leave a metric not applicable)."""
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from corpora.run_folder import latest
 from rag.prompt import EMPTY_RESPONSE
 
 GENERIC_FIELDS = frozenset({"id", "question", "contexts", "answer", "reference", "relevant_ids", "relevant_doc_ids",
-                            "outcome", "metadata"})
+                            "outcome", "metadata", "error"})
 RAGAS_FIELDS = frozenset({"id", "user_input", "retrieved_contexts", "response", "reference", "relevant_ids", "metadata",
                           "reference_contexts", "retrieved_context_ids", "reference_context_ids", "multi_responses",
                           "rubrics", "persona_name", "query_style", "query_length"})
@@ -84,16 +85,23 @@ def _contexts(value: Any, field: str) -> list[Chunk] | None:
         text = c.get("text", c.get("content"))
         if not isinstance(text, str):
             raise FieldError(f"{where}.text", "missing or not a string")
-        rank, score = c.get("rank", i + 1), c.get("score")
+        rank, score = c.get("rank"), c.get("score")
+        rank = i + 1 if rank is None else rank  # null: the list's order, as when absent
+        if isinstance(rank, numbers.Real) and not isinstance(rank, bool) and float(rank).is_integer():
+            rank = int(float(rank))  # 1.0 (a pandas column), numpy integers
         if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
-            raise FieldError(f"{where}.rank", "must be an integer >= 1")
-        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
-                                  or not math.isfinite(score)):
-            raise FieldError(f"{where}.score", "must be a finite number")
+            raise FieldError(f"{where}.rank", f"must be a whole number >= 1, got {rank!r}")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, numbers.Real)
+                                  or not math.isfinite(float(score))):
+            raise FieldError(f"{where}.score", f"must be a finite number, got {score!r}")
         cid = _ident(c.get("id", c.get("chunk_id")), f"{where}.id") or f"ctx{i + 1}"
         out.append(Chunk(chunk_id=cid, text=text, doc_id=_ident(c.get("doc_id"), f"{where}.doc_id"), rank=rank,
                          score=None if score is None else float(score)))
-    return out or None
+    ranks = [c.rank for c in out]
+    if len(set(ranks)) < len(ranks):  # which chunk came first would be decided by list order, in silence
+        twice = next(r for r in ranks if ranks.count(r) > 1)
+        raise FieldError(field, f"two contexts have rank {twice}: each rank once")
+    return sorted(out, key=lambda c: c.rank) or None  # rank order: what precision@k and AP read
 
 
 def _ids(value: Any, field: str) -> list[str] | None:
@@ -121,12 +129,24 @@ def _row(obj: dict[str, Any], default_id: str, *, ragas: bool) -> Trace:
     metadata = obj.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise FieldError("metadata", "must be an object")
-    rel_key = "relevant_ids" if "relevant_ids" in obj or ragas else "relevant_doc_ids"
+    given = {k: _ids(obj.get(k), k) for k in ("relevant_ids", "relevant_doc_ids", "reference_context_ids")
+             if obj.get(k) is not None}
+    if len({tuple(sorted(set(v or []))) for v in given.values()}) > 1:  # two labels that disagree: neither in silence
+        raise FieldError(next(iter(given)), f"{' and '.join(given)} name different documents: give one")
+    relevant = next(iter(given.values()), None)
+    if contexts and ragas and obj.get("retrieved_context_ids") is not None:  # ragas: the ids of retrieved_contexts
+        ids = _ids(obj["retrieved_context_ids"], "retrieved_context_ids") or []
+        if len(ids) != len(contexts):
+            raise FieldError("retrieved_context_ids", f"{len(ids)} ids for {len(contexts)} retrieved_contexts")
+        contexts = [c.model_copy(update={"doc_id": d, "chunk_id": d}) for c, d in zip(contexts, ids)]
+    answerable = metadata.get("answerable")
+    if answerable is not None and not isinstance(answerable, bool):
+        raise FieldError("metadata.answerable", f"must be true or false, got {answerable!r}")
     return Trace(sample_id=_ident(obj.get("id"), "id") or default_id, question=question, contexts=contexts,
                  answer=_text(obj, ans) or "", reference=_text(obj, "reference"),
-                 relevant_doc_ids=_ids(obj.get(rel_key), rel_key),
+                 relevant_doc_ids=relevant,
                  outcome=(obj.get("outcome") or "answered") if not ragas else "answered", metadata=metadata,
-                 created_at="")
+                 error=_text(obj, "error"), created_at="")
 
 
 def parse_row(obj: dict[str, Any], default_id: str) -> Trace:
@@ -230,8 +250,8 @@ def llama_index_row(question: str, response: Any, **fields: Any) -> dict[str, An
         why = "no node was retrieved" if not contexts else "the LLM returned no text"
         note = f"the engine returned llama-index's placeholder {EMPTY_RESPONSE!r}, not an answer ({why})"
         metadata = {**(fields.pop("metadata", None) or {}), "error": note}
-        return {"question": question, "answer": "", "contexts": contexts, "outcome": "error", "metadata": metadata,
-                COMPLETE: True, **fields}
+        return {"question": question, "answer": "", "contexts": contexts, "outcome": "error", "error": note,
+                "metadata": metadata, COMPLETE: True, **fields}
     return {"question": question, "answer": answer, "contexts": contexts, COMPLETE: True, **fields}
 
 
@@ -247,8 +267,15 @@ def _row_of(item: Any) -> Any:
             if _is_llama_response(row.get("response")) and row.get("answer") not in (None, ""):
                 return {BAD: ("answer", "given beside a llama-index Response in 'response', whose text is the "
                                         "answer: give one of them")}
+            for key in ("contexts", "retrieved_contexts"):
+                if row.get(key) not in (None, []):
+                    return {BAD: (key, "given beside a llama-index Response, whose source nodes are the contexts: "
+                                       "give one of them")}
+            if row.get("question") not in (None, "") and row.get("user_input") not in (None, ""):
+                return {BAD: ("user_input", "given beside 'question': give one of them")}
             row.pop("response", None), row.pop("answer", None)
-            return llama_index_row(row.pop("question", row.pop("user_input", "")), response, **row)
+            question = row.pop("question", None) or row.pop("user_input", None) or ""
+            return llama_index_row(question, response, **row)
         return {k: v for k, v in row.items() if v is not None}
     if hasattr(item, "model_dump"):  # a ragas SingleTurnSample, or any pydantic row
         return {k: v for k, v in item.model_dump().items() if v is not None}

@@ -46,13 +46,17 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 10  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 11  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
 # 8: answer correctness is the reference's claim recall (claims the reference does not state are not wrong)
 # 9: a record whose retrieved contexts are all blank is unmeasured by the context metrics (was a measured 0)
 # 10: a reference without a letter or digit is none; an answer without one is unmeasured by answer relevance
+# 11: a chunk is relevant to context precision when it supports some claim of the reference (was: the whole reference);
+#     refusals with any apostrophe, and hedges ("I don't know, but X") judged as answers; contexts in rank order;
+#     a question blocked before retrieval is not applicable to the context metrics; a long answer blocks only the
+#     metrics that read it
 
 
 def eval_hash(metrics: Sequence[str], judges: Sequence[Judge]) -> str:
@@ -66,10 +70,11 @@ def precheck(t: Trace, metric: str, judge_name: str) -> MetricResult | None:
         return missing
     if t.outcome == "error":
         return MetricResult.unmeasured(metric, judge_name, f"pipeline error: {t.error or 'unknown'}")
-    if len(t.answer) > MAX_ANSWER_CHARS:
+    needs = get(metric).needs
+    if "answer" in needs and len(t.answer) > MAX_ANSWER_CHARS:  # only the metrics that read the answer
         return MetricResult.unmeasured(metric, judge_name,
                                        f"answer too long to judge ({len(t.answer):,} > {MAX_ANSWER_CHARS:,} chars)")
-    if sum(len(c.text) for c in t.chunks) > MAX_CONTEXT_CHARS:
+    if "contexts" in needs and sum(len(c.text) for c in t.chunks) > MAX_CONTEXT_CHARS:
         return MetricResult.unmeasured(metric, judge_name,
                                        f"contexts too long to judge (> {MAX_CONTEXT_CHARS:,} chars)")
     return None

@@ -1,9 +1,11 @@
 """context_precision: rank-aware average precision of the chunks' relevance verdicts, each chunk judged against the
-reference when there is a usable one (the reference as a claim the chunk must support), else against the question."""
+reference when there is a usable one (relevant when it supports some claim of the reference), else against the
+question."""
 from __future__ import annotations
 
 from corpora.records import MetricResult, Trace
 from eval.answerability import unanswerable
+from eval.claims import decompose, standalone
 from eval.mathx import average_precision
 from eval.metrics.base import Ask, Metric
 from eval.metrics.verify import Verifier
@@ -20,10 +22,13 @@ def rules(t: Trace, judge: str) -> MetricResult | None:
 def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
     with_ref = [i for i, t in enumerate(traces) if t.reference and unanswerable(t) is not True]
     no_ref = [i for i in range(len(traces)) if i not in set(with_ref)]
-    ref_scores = v.verify([([traces[i].reference or ""], [(c.chunk_id, c.text)]) for i in with_ref
-                           for c in traces[i].chunks])
+    # a chunk is relevant when it supports some claim of the reference: one chunk per fact of a two-fact reference
+    # are both relevant (the whole reference as one claim is supported by neither)
+    claims = {i: standalone(decompose(traces[i].reference or ""), traces[i].question) or [traces[i].reference or ""]
+              for i in with_ref}
+    ref_scores = v.verify([(claims[i], [(c.chunk_id, c.text)]) for i in with_ref for c in traces[i].chunks])
     rel = v.relevance([(traces[i].question, c.text) for i in no_ref for c in traces[i].chunks])
-    flat = iter([x[0].score for x in ref_scores] + [float(x) for x in rel])
+    flat = iter([max(x.score for x in verdicts) for verdicts in ref_scores] + [float(x) for x in rel])
     results: dict[int, MetricResult] = {}
     for i in with_ref + no_ref:
         chunks = traces[i].chunks

@@ -44,3 +44,51 @@ def test_objects_dicts_and_a_row_that_is_not_a_record(tmp_path):
     assert traces[0].reference is None and errors == []  # a missing DataFrame cell is NaN
     with pytest.raises(InputError, match="row 1 is a int"):
         traces_from([5])
+
+
+def test_rows_are_read_as_their_fields_say_and_conflicts_are_refused():
+    """Audit, session 26: every one of these was picked or dropped in silence before."""
+    import numpy as np
+
+    from eval.adapters import FieldError
+
+    # explicit ranks are the order (precision@k and AP read it); numpy numbers, whole floats and null rank are fine
+    t = parse_row({"question": "Q?", "contexts": [{"text": "b", "rank": np.int64(2), "score": np.float32(0.5)},
+                                                  {"text": "a", "rank": 1.0}, {"text": "c", "rank": None}]}, "l")
+    assert [(c.text, c.rank) for c in t.chunks] == [("a", 1), ("b", 2), ("c", 3)] and t.chunks[1].score == 0.5
+    with pytest.raises(FieldError, match="two contexts have rank 1"):
+        parse_row({"question": "Q?", "contexts": [{"text": "a", "rank": 1}, {"text": "b", "rank": 1}]}, "l")
+    # two relevance labels that disagree
+    with pytest.raises(FieldError, match="relevant_ids and relevant_doc_ids name different documents"):
+        parse_row({"question": "Q?", "relevant_ids": ["d1"], "relevant_doc_ids": ["d9"]}, "l")
+    assert parse_row({"question": "Q?", "relevant_ids": ["d1"], "relevant_doc_ids": ["d1"]}, "l").relevant_doc_ids \
+        == ["d1"]
+    # ragas ids: the retrieved contexts' ids and the reference contexts' ids are the relevance labels
+    r = parse_row({"user_input": "Q?", "retrieved_contexts": ["x", "y"], "retrieved_context_ids": ["d2", "d1"],
+                   "reference_context_ids": ["d1"], "response": "A."}, "l")
+    assert [c.doc_id for c in r.chunks] == ["d2", "d1"] and r.relevant_doc_ids == ["d1"]
+    with pytest.raises(FieldError, match="1 ids for 2 retrieved_contexts"):
+        parse_row({"user_input": "Q?", "retrieved_contexts": ["x", "y"], "retrieved_context_ids": ["d2"]}, "l")
+    # a label that is not a boolean is not read as "no label"
+    with pytest.raises(FieldError, match="must be true or false, got 'false'"):
+        parse_row({"question": "Q?", "metadata": {"answerable": "false"}}, "l")
+
+
+def test_llama_index_rows_refuse_fields_they_would_drop_and_keep_the_placeholder_reason():
+    class Node:
+        node_id, ref_doc_id, metadata = "n1", "d1", {}
+
+        def get_content(self):
+            return "The KV cache stores keys and values."
+
+    class Response:
+        def __init__(self, text, nodes):
+            self.response, self.source_nodes = text, nodes
+
+    ok = Response("Keys and values.", [Node()])
+    traces, errors = traces_from([{"question": "Q?", "response": ok, "contexts": ["other text"]},
+                                  {"question": "Q?", "user_input": "Other?", "response": ok},
+                                  ("Q?", Response("Empty Response", []))])
+    assert [e.field for e in errors] == ["contexts", "user_input"]
+    (empty,) = traces
+    assert empty.outcome == "error" and "placeholder 'Empty Response'" in (empty.error or "")

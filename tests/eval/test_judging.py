@@ -193,3 +193,13 @@ def test_nli_threshold_outside_the_unit_interval_is_a_usage_error(value, capsys)
     with pytest.raises(SystemExit) as exc:
         main(["eval", "missing.jsonl", "--nli-threshold", value])
     assert exc.value.code == 2 and "--nli-threshold" in capsys.readouterr().err
+
+
+def test_a_long_answer_leaves_the_metrics_that_do_not_read_it_measured():
+    from corpora.records import Chunk, Trace
+    from eval.judging import MAX_ANSWER_CHARS, precheck
+
+    t = Trace(sample_id="s", question="Q?", answer="word " * (MAX_ANSWER_CHARS // 4), reference="R.",
+              contexts=[Chunk(chunk_id="c#0", doc_id="c", rank=1, text="Text.")])
+    assert precheck(t, "groundedness", "j").reason.startswith("answer too long to judge")
+    assert precheck(t, "context_precision", "j") is None and precheck(t, "context_recall", "j") is None

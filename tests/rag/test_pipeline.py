@@ -90,6 +90,11 @@ def test_prompt_helpers():
     assert cited_ids("x [d#0] y [d#0] [zz#1] [not a cite]", {"d#0"}) == ["d#0"]
     assert is_refusal(REFUSAL) and is_refusal("The provided documents do not contain the answer.")
     assert not is_refusal("The KV cache holds keys and values; it does not contain weights.")
+    assert is_refusal("I don\u2019t know based on the provided documents.")  # the apostrophe models write
+    assert is_refusal("I'm sorry, but the provided documents do not contain the release date.")
+    # a hedge is an answer: its claims must be checked, never waved through as a refusal
+    assert not is_refusal("I don't know exactly, but Acme was founded by John Smith in 1850 in Boston.")
+    assert not is_refusal("The context does not specify the batch size, but it says the model uses 8 GPUs.")
     assert is_refusal("Sorry, the context does not mention the H100 price.")
     assert is_refusal("There is no information about NVLink bandwidth in the provided documents.")
     assert is_refusal("That is not mentioned in the context [a#0].")
