@@ -58,9 +58,9 @@ def signals(j: Judgement, preference: tuple[str, ...] = JUDGE_PREFERENCE) -> Sig
 
 
 def _claims(r: MetricResult | None, verdicts: tuple[str, ...]) -> list[dict]:
-    if r is None:
+    if r is None or not isinstance(r.evidence.get("claims"), list):
         return []
-    return [c for c in r.evidence.get("claims", []) if c.get("verdict") in verdicts]
+    return [c for c in r.evidence["claims"] if isinstance(c, dict) and c.get("verdict") in verdicts]
 
 
 def _support_docs(sig: Signals) -> list[dict]:
@@ -71,7 +71,7 @@ def _support_docs(sig: Signals) -> list[dict]:
     for cl in _claims(sig.metrics.get("groundedness"), ("supported",)):
         ctx = by_id.get(str(cl.get("chunk_id")))
         doc = ctx.doc_id if ctx else None
-        out.append({"claim": cl["claim"], "chunk_id": cl.get("chunk_id"), "doc_id": doc,
+        out.append({"claim": cl.get("claim"), "chunk_id": cl.get("chunk_id"), "doc_id": doc,
                     "relevant": doc in (s.relevant_doc_ids or []) if s.relevant_doc_ids is not None else None,
                     "outdated": doc is not None and doc == s.outdated_doc_id,
                     "near_duplicate": doc is not None and doc == s.near_duplicate_id})
@@ -119,10 +119,17 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
         fire("missed_refusal", "question is unanswerable and the answer is not a refusal", answer=s.answer[:300])
     wrong = (answer_wrong(sig.metrics.get("answer_correctness"), th) and sig.unanswerable is False) or \
         (sig.refused and sig.unanswerable is False)
-    if wrong and not sig.refused and g is not None and g >= th.grounded:
-        fire("grounded_yet_hallucinated", f"groundedness {g:.2f} >= {th.grounded} but the answer is wrong against "
-             f"the reference (correctness {c:.2f})",
+    gr = sig.metrics.get("groundedness")
+    unsupported = _claims(gr, ("unsupported", "contradicted"))
+    # grounded means no claim left unsupported: the wrong part may be the unsupported claim (an ungrounded one)
+    grounded = g is not None and g >= th.grounded and not unsupported
+    if wrong and not sig.refused and grounded:
+        fire("grounded_yet_hallucinated", f"groundedness {g:.2f} >= {th.grounded}, every claim supported, but the "
+             f"answer is wrong against the reference (correctness {c:.2f})",
              groundedness=g, correctness=c, supporting=_support_docs(sig), reference=s.reference)
+    if wrong and not sig.refused and g is not None and g >= th.ungrounded and not grounded and gr is not None:
+        fire("ungrounded_hallucination", f"the answer is wrong against the reference and groundedness {g:.2f} leaves "
+             "claims unsupported", unsupported=unsupported, judge=gr.judge, correctness=c)
     if labelled and not sig.relevant_ranks and (wrong or sig.refused or c is None):
         if sig.relevant_beyond_cut:
             fire("ranked_out", f"relevant document only at rank {sig.relevant_beyond_cut[0]}, past the "
@@ -142,10 +149,9 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
              relevant_ranks=sig.relevant_ranks, context_recall=cr, answer=s.answer[:300])
     if sig.refused and sig.unanswerable is False:
         fire("wrong_refusal", "refused although the question is answerable from the corpus")
-    if g is not None and g < th.ungrounded and not sig.refused:
-        gr = sig.metrics["groundedness"]
-        fire("ungrounded_hallucination", f"groundedness {g:.2f} < {th.ungrounded}",
-             unsupported=_claims(gr, ("unsupported", "contradicted")), judge=gr.judge)
+    if g is not None and g < th.ungrounded and not sig.refused and gr is not None:
+        fire("ungrounded_hallucination", f"groundedness {g:.2f} < {th.ungrounded}", unsupported=unsupported,
+             judge=gr.judge)
     if ar is not None and ar < th.off_topic and not sig.refused:
         fire("off_topic", f"answer relevance {ar:.2f} < {th.off_topic}", answer_relevance=ar)
     if c is not None and not wrong and not sig.refused and sig.unanswerable is False:
@@ -154,9 +160,17 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
             fire("incomplete", f"correct claims but reference recall {rec:.2f} < {th.incomplete_recall}", recall=rec)
     if cp is not None and cp < th.noisy:
         fire("noisy_context", f"context precision {cp:.2f} < {th.noisy}", context_precision=cp)
+    reasons = {m: r.reason for m, r in sig.metrics.items() if r.status == "unmeasured"}
     if not fired and g is None and c is None and s.outcome not in ("blocked",):
-        reasons = {m: r.reason for m, r in sig.metrics.items() if not r.measured}
         fire("unmeasured", "neither groundedness nor correctness could be measured", reasons=reasons)
+    # never "ok" for an answer known wrong, or one whose correctness should have been measured and was not
+    if wrong and all(f[0] == "noisy_context" for f in fired):
+        fire("unmeasured", "the answer is wrong against the reference, but what went wrong cannot be told: "
+             "groundedness is unmeasured", correctness=c, reasons=reasons)
+    corr = sig.metrics.get("answer_correctness")
+    if not fired and corr is not None and corr.status == "unmeasured" and sig.unanswerable is not True:
+        fire("unmeasured", "answer correctness could not be measured: whether the answer is right is unknown",
+             reasons=reasons)
 
     metrics_used = {m: {"value": r.value, "judge": r.judge, "status": r.status} for m, r in sig.metrics.items()}
     if not fired or fired[0][0] in ("noisy_context",) and not wrong and (g is None or g >= th.ungrounded):

@@ -102,6 +102,12 @@ def _verdict(claim: dict) -> dict:
             "sentence": claim.get("sentence")}
 
 
+def _well_formed(claims: object) -> list[dict]:
+    """The claims of an evidence list that name their claim and verdict (a hand-edited results line may not)."""
+    return [c for c in claims if isinstance(c, dict) and isinstance(c.get("claim"), str)
+            and isinstance(c.get("verdict"), str)] if isinstance(claims, list) else []
+
+
 def judge_disagreements(judgements: list[Judgement], metric: str = "groundedness", limit: int = 200) -> dict:
     """Claim-level verdicts of every pair of judges on the same claims: a confusion table and the disagreeing claims."""
     by_pair: dict[tuple[str, str], dict] = defaultdict(
@@ -112,8 +118,8 @@ def judge_disagreements(judgements: list[Judgement], metric: str = "groundedness
             for b in results[i + 1:]:
                 key = (min(a.judge, b.judge), max(a.judge, b.judge))
                 ra, rb = (a, b) if key[0] == a.judge else (b, a)
-                cb = {c["claim"]: c for c in rb.evidence["claims"]}
-                for ca in ra.evidence["claims"]:
+                cb = {c["claim"]: c for c in _well_formed(rb.evidence["claims"])}
+                for ca in _well_formed(ra.evidence["claims"]):
                     other = cb.get(ca["claim"])
                     if other is None:
                         continue

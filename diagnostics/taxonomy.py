@@ -19,5 +19,6 @@ DEFINITIONS: dict[str, str] = {
     "wrong_refusal": "The model refused although the corpus holds the answer.",
     "missed_refusal": "The corpus cannot answer the question, and the model answered anyway instead of refusing.",
     "guardrail_block": "A guardrail blocked the question or the answer.",
-    "unmeasured": "The judges could not decide (judge failure, generation error, missing inputs); the reason is kept.",
+    "unmeasured": "The judges could not decide (judge failure, generation error, missing inputs), or the answer is "
+                  "wrong and groundedness could not say why; the reason is kept.",
 }

@@ -154,3 +154,43 @@ def test_partial_answer_is_incomplete_not_wrong():
     assert nothing.category == "grounded_yet_hallucinated"  # states none of the reference: wrong, backed or not
     changed = classify(J(g=1.0, c=0.0, precision=0.5, recall=0.5, conflict=True, claims=SUPPORTED_BY_OLD))
     assert changed.category == "grounded_yet_hallucinated"  # a changed number or yes/no is wrong whatever the rest
+
+
+def _wrong_case(sid, results, rel=None):
+    t = Trace(sample_id=sid, question="What is the block size?", reference="The block size is 16 tokens.",
+              relevant_doc_ids=rel, answer="Blocks live in GPU memory. The block size is 32 tokens.",
+              contexts=[Chunk(chunk_id="old#0", doc_id="old", rank=1, text="The block size is 32 tokens.")])
+    return classify(Judgement(sample_id=sid, results=results, trace=t))
+
+
+def _claims(*verdicts):
+    return [{"claim": f"c{i}", "verdict": v, "chunk_id": "old#0"} for i, v in enumerate(verdicts)]
+
+
+def test_a_wrong_answer_is_never_ok_and_grounded_means_no_claim_unsupported():
+    """Audit, session 26: each of these was diagnosed 'ok' (or grounded_yet_hallucinated with a claim unsupported)."""
+    M = MetricResult
+    wrong = M.ok("answer_correctness", "nli", 0.0, precision=0.0, recall=0.0)
+    partly = _wrong_case("a", [M.ok("groundedness", "nli", 0.6, claims=_claims("supported", "unsupported")), wrong])
+    assert partly.category == "ungrounded_hallucination" and partly.evidence["unsupported"][0]["claim"] == "c1"
+    one_of_four = _wrong_case("b", [M.ok("groundedness", "nli", 0.75, claims=_claims(*["supported"] * 3,
+                                                                                     "unsupported")), wrong])
+    assert one_of_four.category == "ungrounded_hallucination"  # the wrong part may be the unsupported claim
+    all_four = _wrong_case("c", [M.ok("groundedness", "nli", 1.0, claims=_claims(*["supported"] * 4)), wrong])
+    assert all_four.category == "grounded_yet_hallucinated"
+    no_g = _wrong_case("d", [M.unmeasured("groundedness", "nli", "judge failed: TimeoutError"), wrong])
+    assert no_g.category == "unmeasured" and "wrong against the reference" in no_g.rule
+    no_c = _wrong_case("e", [M.ok("groundedness", "nli", 1.0),
+                             M.unmeasured("answer_correctness", "nli", "judge failed: TimeoutError")])
+    assert no_c.category == "unmeasured" and no_c.evidence["reasons"] == {
+        "answer_correctness": "judge failed: TimeoutError"}
+
+
+def test_claims_without_their_fields_are_skipped_not_a_crash():
+    odd = [{"verdict": "supported"}, "text", {"claim": "c", "verdict": "supported", "chunk_id": "old#0"}]
+    r = [MetricResult.ok("groundedness", "nli", 1.0, claims=odd), MetricResult.ok("groundedness", "lexical", 1.0,
+                                                                                 claims=odd)]
+    d = _wrong_case("f", [*r, MetricResult.ok("answer_correctness", "nli", 0.0, precision=0.0, recall=0.0)])
+    assert d.category == "grounded_yet_hallucinated"
+    j = Judgement(sample_id="f", results=r)
+    assert judge_disagreements([j])["lexical_vs_nli"]["claims"] == 1  # the one well-formed claim
