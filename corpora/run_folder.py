@@ -434,7 +434,9 @@ class RunFolder:
     def summary(self) -> dict | None:
         """summary.json, or None when it is missing, malformed or left by an earlier evaluation (see stale_summary)."""
         summary = self.read_json(SUMMARY)
-        return summary if isinstance(summary, dict) and not self.stale_summary(summary) else None
+        shaped = isinstance(summary, dict) and isinstance(summary.get("metrics"), list) and all(
+            isinstance(m, dict) and {"metric", "judge", "n", "mean"} <= set(m) for m in summary["metrics"])
+        return summary if shaped and not self.stale_summary(summary) else None  # type: ignore[return-value]
 
     def stale_summary(self, summary: dict) -> bool:
         """A summary left by an earlier evaluation (the latest one was killed before it wrote its own)."""
@@ -448,6 +450,17 @@ class RunFolder:
     def diagnoses(self) -> dict[str, Diagnosis]:
         return latest(read_log(self.file(DIAGNOSES), Diagnosis, what="diagnoses file"))
 
+    def stale_diagnoses(self) -> bool:
+        """Diagnoses made before the run's latest evaluation (its categories describe judgements no longer current):
+        diagnosis.json's run key differs from config.json's; a report without one is stale when config.json is newer."""
+        report, cfg = self.read_json(DIAGNOSIS), self.config()
+        if not self.file(DIAGNOSES).exists() or cfg is None:
+            return False
+        if isinstance(report, dict) and report.get("run_key"):
+            return report["run_key"] != cfg.get("run_key")
+        return self.file(CONFIG).stat().st_mtime_ns > self.file(DIAGNOSES).stat().st_mtime_ns
+
     def write_diagnoses(self, diagnoses: list[Diagnosis], report: dict) -> None:
+        """diagnoses.jsonl and diagnosis.json, the latter with the run key of the evaluation diagnosed."""
         self.write_text(DIAGNOSES, "".join(d.model_dump_json() + "\n" for d in diagnoses))
-        self.write_json(DIAGNOSIS, report)
+        self.write_json(DIAGNOSIS, {**report, "run_key": (self.config() or {}).get("run_key")})

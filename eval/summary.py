@@ -12,13 +12,14 @@ from corpora.records import Judgement, Label
 from eval.calibration import calibrate
 from eval.mathx import mean_ci
 
+RESULT_COLUMNS = ("sample_id", "metric", "judge", "value", "status", "reason", "seconds")  # results.parquet's
+
 
 def results_frame(judgements: list[Judgement]) -> pd.DataFrame:
     """Long table: one row per (sample, metric, judge)."""
     rows = [{"sample_id": j.sample_id, "metric": r.metric, "judge": r.judge, "value": r.value, "status": r.status,
              "reason": r.reason, "seconds": r.seconds} for j in judgements for r in j.results]
-    cols = ["sample_id", "metric", "judge", "value", "status", "reason", "seconds"]
-    return pd.DataFrame(rows, columns=cols)
+    return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
 
 
 def summarize(judgements: list[Judgement], *, n_resamples: int = 2000, seed: int = 0,

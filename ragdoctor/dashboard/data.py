@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from corpora.errors import InputError
 from corpora.labels import read_labels
 from corpora.records import Candidate, Chunk, Diagnosis, Judgement, Trace
 from corpora.run_folder import DIAGNOSIS, LABELS, RESULTS, RESULTS_TABLE, RUN_SUMMARY, SUMMARY, RunFolder
@@ -30,7 +31,7 @@ from eval.judges.registry import trust_rank
 from eval.mathx import MIN_BOOTSTRAP, bootstrap_ci
 from eval.metrics import find
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics
-from eval.summary import results_frame, summarize
+from eval.summary import RESULT_COLUMNS, results_frame, summarize
 
 QUADRANT_VIEWS: dict[tuple[str, str], View] = {(v.x, v.y): v for v in VIEWS}
 is_run_dir = RunFolder.is_run
@@ -79,6 +80,7 @@ class Run:
     run_summary: dict | None = None  # run_summary.json (pipeline)
     config: dict | None = None
     input_errors: list[str] = field(default_factory=list)
+    diagnoses_stale: bool = False  # diagnoses.jsonl is from an earlier evaluation (or damaged): not shown
 
     @property
     def path(self) -> Path:
@@ -124,21 +126,31 @@ def load_run(run_dir: str | Path) -> Run:
         raise FileNotFoundError(f"{folder.path}: not a run folder (no results.jsonl, results.parquet or traces.jsonl)")
     judgements = folder.judgements_by_id()
     traces = folder.latest_traces()
-    diagnoses = folder.diagnoses()
+    stale = folder.stale_diagnoses()  # categories of an earlier evaluation are not shown as the current ones
+    try:
+        diagnoses = {} if stale else folder.diagnoses()
+    except InputError:  # a damaged diagnoses file: the run without categories (rerun diagnose), not no run at all
+        diagnoses, stale = {}, True
     summary = folder.summary()
     parquet, log = folder.file(RESULTS_TABLE), folder.file(RESULTS)
     fresh = summary is not None or folder.read_json(SUMMARY) is None  # not left by an earlier evaluation
+    results = None
     if fresh and parquet.exists() and (not log.exists() or parquet.stat().st_mtime_ns >= log.stat().st_mtime_ns):
-        results = pd.read_parquet(parquet)  # written from results.jsonl after it: the same table, 30x faster to read
-    else:  # judging was interrupted (or never finished): the log is ahead of the table
+        try:  # written from results.jsonl after it: the same table, 30x faster to read
+            results = pd.read_parquet(parquet)
+        except (OSError, ValueError):  # damaged: the log holds the same judgements
+            results = None
+        if results is not None and not set(RESULT_COLUMNS) <= set(results.columns):
+            results = None
+    if results is None:  # judging was interrupted (or never finished), or the table is damaged: from the log
         results = results_frame(list(judgements.values()))
     results["value"] = results["value"].astype(float)
     if summary is None and judgements:  # none, or left by an earlier evaluation: recomputed from the current lines
         summary = summarize(list(judgements.values()), n_resamples=1000)
     return Run(folder=folder, judgements=judgements, traces=traces, diagnoses=diagnoses, results=results,
                samples=samples_frame(results, judgements, traces, diagnoses), summary=summary,
-               report=folder.read_json(DIAGNOSIS), run_summary=folder.read_json(RUN_SUMMARY),
-               config=folder.config(), input_errors=folder.input_errors())
+               report=None if stale else folder.read_json(DIAGNOSIS), run_summary=folder.read_json(RUN_SUMMARY),
+               config=folder.config(), input_errors=folder.input_errors(), diagnoses_stale=stale)
 
 
 # --- the wide samples table --------------------------------------------------------------------------------------
@@ -179,7 +191,9 @@ def samples_frame(results: pd.DataFrame, judgements: Mapping[str, Judgement], tr
     base = []
     for sid in ids:
         t, d = trace_of(sid, traces, judgements), diagnoses.get(sid)  # a judgement is parsed only without a trace
-        labelled = bool(t and t.relevant_doc_ids)
+        # labelled, and its retrieval recorded: a record that does not say what was retrieved (contexts null) has no
+        # first relevant rank to count, never "not retrieved"
+        labelled = bool(t and t.relevant_doc_ids and t.has_contexts)
         base.append((sid, t.question if t else "", t.outcome if t else "", d.category if d else None,
                      ", ".join(d.secondary) if d else "", d.rule if d else "", labelled,
                      first_relevant_rank(t) if labelled else None, len(t.chunks) if t else 0,
@@ -363,6 +377,7 @@ def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None,
     return {"sample_id": sid, "question": question, "reference": reference, "answer": answer,
             "outcome": trace.outcome if trace else "", "error": trace.error if trace else None,
             "relevant_doc_ids": relevant, "relevant_found": found, "metrics": metrics, "claims": claims,
+            "retrieval_known": trace is None or trace.has_contexts,
             "claim_judge": judge, "segments": highlight_segments(answer, claims.get(judge, [])) if judge else
             [{"text": answer, "verdict": None, "claim": None}], "correctness": correctness, "chunks": chunks,
             "latency_ms": dict(latency), "diagnosis": diagnosis, "probe": d.probe if d is not None else None,
@@ -479,7 +494,7 @@ def rankings(run: Run) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, l
     modes: Counter = Counter()
     for sid in run.sample_ids:
         t = run.trace(sid)
-        if t is None or not t.relevant_doc_ids:
+        if t is None or not t.relevant_doc_ids or not t.has_contexts:  # contexts null: retrieval unknown, not recall 0
             continue
         chunks = t.ranked()
         qrels[sid] = {d: 1 for d in t.relevant_doc_ids}
@@ -566,7 +581,9 @@ def compare_metrics(a: Run, b: Run, n_resamples: int = 1000) -> pd.DataFrame:
             xb = vb[key].dropna() if key in vb else pd.Series(dtype=float)
             common = xa.index.intersection(xb.index)
             if len(common) >= MIN_BOOTSTRAP:
-                lo, hi = bootstrap_ci((xb[common] - xa[common]).to_numpy(), n_resamples=n_resamples)
+                diffs = (xb[common] - xa[common]).to_numpy()
+                row["delta"] = float(diffs.mean())  # over the samples its CI resamples, never outside it
+                lo, hi = bootstrap_ci(diffs, n_resamples=n_resamples)
                 row["n_paired"] = len(common)
             elif min(len(xa), len(xb)) >= MIN_BOOTSTRAP:
                 lo, hi = _unpaired_ci(xa.to_numpy(), xb.to_numpy(), n_resamples)
@@ -575,13 +592,16 @@ def compare_metrics(a: Run, b: Run, n_resamples: int = 1000) -> pd.DataFrame:
             row["delta_ci_low"], row["delta_ci_high"] = lo, hi
             row["change"] = ("regression" if hi is not None and hi < 0 else
                              "improvement" if lo is not None and lo > 0 else "within noise")
+        elif ma and mb:  # in both runs' summaries, unmeasured in one of them
+            row["change"] = "unmeasured in B" if mb["mean"] is None else "unmeasured in A"
         else:
             row["change"] = "only in A" if ma else "only in B"
         rows.append(row)
     df = pd.DataFrame(rows)
     if not len(df):
         return df
-    rank = {"regression": 0, "within noise": 1, "improvement": 2, "only in A": 3, "only in B": 4}
+    rank = {"regression": 0, "within noise": 1, "improvement": 2, "unmeasured in A": 3, "unmeasured in B": 3,
+            "only in A": 4, "only in B": 5}
     df["_r"] = df["change"].map(rank)
     df["_d"] = df["delta"].astype(float).fillna(0.0)
     return df.sort_values(["_r", "_d", "metric", "judge"]).drop(columns=["_r", "_d"]).reset_index(drop=True)

@@ -93,15 +93,18 @@ def sidebar(argv_runs: list[str]) -> list[Path]:
     return runs
 
 
-def current() -> rd.Run | None:
-    path = st.session_state.get(RUN_KEY)
-    if not path:
-        return None
+def load_or_say(path: str | Path) -> rd.Run | None:
+    """``load(path)``, or None after one error line naming the run (a damaged run never raises in a page)."""
     try:
         return load(path)
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, ValueError, OSError) as exc:  # InputError is a ValueError
         st.error(f"Could not read {path}: {exc}")
         return None
+
+
+def current() -> rd.Run | None:
+    path = st.session_state.get(RUN_KEY)
+    return load_or_say(path) if path else None
 
 
 def require_run() -> rd.Run:

@@ -166,7 +166,8 @@ def drilldown(d: dict, *, key: str) -> None:
             st.caption("none: the question is labelled unanswerable")
         else:
             for doc, rank in d["relevant_found"].items():
-                st.markdown(f"- `{doc}`: " + (f"retrieved at rank {rank}" if rank else "**not retrieved**"))
+                st.markdown(f"- `{doc}`: " + (f"retrieved at rank {rank}" if rank else "**not retrieved**" if
+                                              d.get("retrieval_known", True) else "retrieval not recorded"))
         if d["latency_ms"]:
             st.markdown("**Latency per stage (ms)**")
             st.dataframe(pd.DataFrame([d["latency_ms"]]).round(1), hide_index=True)
@@ -187,7 +188,8 @@ def _chunks(d: dict, judge: str | None) -> None:
     top = [c for c in chunks if c["in_context"]]
     st.markdown(f"**Retrieved chunks, in rank order** ({len(top)} given to the generator)")
     if not top:
-        st.caption("nothing was retrieved")
+        st.caption("nothing was retrieved" if d.get("retrieval_known", True) else
+                   "the record does not say what was retrieved (contexts null)")
     for c in top:
         tags = []
         if c["relevant"] is True:

@@ -22,7 +22,9 @@ pb = c2.selectbox("Run B (after)", paths, index=0, format_func=lambda p: Path(p)
 if pa == pb:
     st.warning("Pick two different runs.")
     st.stop()
-ra, rb = state.load(pa), state.load(pb)
+ra, rb = state.load_or_say(pa), state.load_or_say(pb)
+if ra is None or rb is None:
+    st.stop()
 cmp = state.compare(state.key(ra), state.key(rb), ra, rb)
 m = cmp["metrics"]
 st.caption(f"{cmp['common']:,} samples in both · {len(cmp['only_a'])} only in A · {len(cmp['only_b'])} only in B · "

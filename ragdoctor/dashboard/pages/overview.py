@@ -90,7 +90,10 @@ if calibrated:
 # --- failure categories ---------------------------------------------------------------------------------------------
 st.subheader("Failure categories")
 cats = rd.category_counts(run)
-if not len(cats):
+if not len(cats) and run.diagnoses_stale:
+    st.info("The diagnoses are from an earlier evaluation of this run (or damaged), so they are not shown: run "
+            "`ragdoctor diagnose` on this run folder again.")
+elif not len(cats):
     st.info("No diagnoses yet: run `ragdoctor diagnose` on this run folder.")
 else:
     left, right = st.columns([3, 2])

@@ -24,7 +24,9 @@ curve = state.recall_curve(*state.key(run), run).assign(run=run.name)
 others = [p for p in state.open_runs() if p != str(run.path)]
 extra = st.multiselect("Overlay other open runs", others, format_func=lambda p: Path(p).name, key="r_overlay")
 for p in extra:
-    other = state.load(p)
+    other = state.load_or_say(p)
+    if other is None:
+        continue
     c = state.recall_curve(*state.key(other), other)
     curve = pd.concat([curve, c.assign(run=other.name)], ignore_index=True)
 curve["line"] = curve["run"] + " · " + curve["ranking"]
@@ -57,7 +59,8 @@ with left:
     st.altair_chart(bars.properties(height=280), width="stretch")
 with right:
     ranks = df.loc[df["labelled"], "first_relevant_rank"]
-    st.metric("relevant in the first chunk", f"{(ranks == 1).mean():.0%}")
+    first_share = float((ranks == 1).fillna(False).sum()) / len(ranks) if len(ranks) else 0.0  # never retrieved: not 1
+    st.metric("relevant in the first chunk", f"{first_share:.0%}")
     st.metric("never retrieved (top-k and candidates)", int(ranks.isna().sum()))
     k_ctx = int(df["n_retrieved"].max() or 0)
     if k_ctx:

@@ -207,3 +207,42 @@ def test_the_new_metrics_are_in_the_metric_tables(tmp_path):
     assert table.set_index("metric").loc["noise_sensitivity", "n"] > 0
     assert {"noise_sensitivity", "context_utilisation:lexical"} <= set(run.samples.columns)
     assert list(rd.metric_columns(run.samples)) == ["groundedness", "noise_sensitivity", "context_utilisation"]
+
+
+def test_damaged_or_stale_derived_files_never_hide_or_misstate_the_run(runs, tmp_path):
+    """Audit, session 26: a damaged results.parquet or summary.json locked the run out (or raised in a page), and
+    diagnoses from an earlier evaluation were shown as the current categories."""
+    import os
+    import shutil
+
+    run_dir = shutil.copytree(runs[0], tmp_path / "run")
+    good = rd.load_run(run_dir)
+    assert good.diagnoses and not good.diagnoses_stale
+    (run_dir / "results.parquet").write_bytes(b"not parquet")
+    (run_dir / "summary.json").write_text('{"metrics": 5}')
+    damaged = rd.load_run(run_dir)
+    assert set(damaged.results["sample_id"]) == set(good.results["sample_id"])  # from results.jsonl
+    assert damaged.summary is not None and damaged.summary["metrics"]  # recomputed from the judgements
+    # a later evaluation (config.json rewritten) makes the diagnoses stale: not shown, and said
+    report = json.loads((run_dir / "diagnosis.json").read_text())
+    report["run_key"] = "an-earlier-one"
+    (run_dir / "diagnosis.json").write_text(json.dumps(report))
+    stale = rd.load_run(run_dir)
+    assert stale.diagnoses_stale and not stale.diagnoses and stale.report is None
+    assert stale.samples["category"].isna().all()
+    report.pop("run_key")  # a report written before run keys: stale when config.json is newer than the diagnoses
+    (run_dir / "diagnosis.json").write_text(json.dumps(report))
+    os.utime(run_dir / "diagnoses.jsonl", ns=(1, 1))
+    assert rd.load_run(run_dir).diagnoses_stale
+
+
+def test_retrieval_not_recorded_is_not_retrieval_missed(tmp_path):
+    t = make_trace("known", SAMPLES["ok-block"])
+    unknown = make_trace("unknown", SAMPLES["ok-block"]).model_copy(update={"contexts": None, "candidates": []})
+    for tr in (t, unknown):
+        append_json_line(tmp_path / "traces.jsonl", tr)
+    run = rd.load_run(tmp_path)
+    frame = run.samples.set_index("sample_id")
+    assert frame.loc["known", "labelled"] and not frame.loc["unknown", "labelled"]
+    assert rd.recall_curve(run)["n_queries"].max() == 1  # the unknown one is not a recall of 0
+    assert run.detail("unknown")["retrieval_known"] is False
