@@ -334,8 +334,8 @@ CASES = [
     Case("eval-input-empty", ["eval", ROWS, *EV], 2, r"inputs/x\.jsonl: no records found", prep=raw(ROWS, b"\n\n")),
     Case("eval-input-only-bad", ["eval", ROWS, *EV], 2, r"no valid records \(2 bad lines skipped; first: line 1: "
          r"field 'question': missing required field\)", prep=write(ROWS, [{"id": "a"}, [1, 2]])),
-    Case("eval-one-bad-line", ["eval", ROWS, *EV], 0, r"inputs/x\.jsonl:2: field 'contexts\[0\]\.rank': must be an "
-         r"integer >= 1", "ok", write(ROWS, [ROW, {**ROW, "id": "b", "contexts": [{"text": "t", "rank": 0}]}]),
+    Case("eval-one-bad-line", ["eval", ROWS, *EV], 0, r"inputs/x\.jsonl:2: field 'contexts\[0\]\.rank': must be a "
+         r"whole number >= 1, got 0", "ok", write(ROWS, [ROW, {**ROW, "id": "b", "contexts": [{"text": "t", "rank": 0}]}]),
          file_has("ev/input_errors.txt", "inputs/x.jsonl:2:")),
     Case("eval-nan-score", ["eval", ROWS, *EV], 0, r"inputs/x\.jsonl:2: malformed JSON: NaN is not a JSON number",
          "ok", raw(ROWS, (json.dumps(ROW) + '\n{"id": "b", "question": "q?", "contexts": [{"text": "t", "score": NaN}]}'

@@ -124,7 +124,8 @@ def test_evaluate_never_scores_llama_index_placeholder_answer(tmp_path):
 
 def test_gate_refuses_a_minimum_on_a_lower_is_better_metric(tmp_path):
     result = ragdoctor.evaluate([ROW], judges="lexical", metrics="groundedness", out=tmp_path / "run")
-    assert result.gate({"groundedness": 0.5}).passed and result.gate({"groundedness:lexical": 1.0}, ci_lower=True)
+    assert result.gate({"groundedness": 0.5}).passed and result.gate({"groundedness:lexical": 0.2}, ci_lower=True)
+    assert not result.gate({"groundedness:lexical": 1.0}, ci_lower=True)  # one sample: its CI is no certainty
     with pytest.raises(InputError, match="lower is better"):
         result.gate({"noise_sensitivity": 0.5})
 
