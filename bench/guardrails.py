@@ -122,7 +122,7 @@ def latency(traces_on, traces_off) -> dict:
                                                 for k, v in nemo.items()}
     # What the rails add to a question that goes all the way through: everything but retrieval and generation.
     # (A paired on-minus-off total is not used: llama.cpp reuses its prompt cache when the same prompt comes twice.)
-    added = [t.latency_ms["total"] - t.latency_ms["retrieve"] - t.latency_ms["generate"]
+    added = [t.latency_ms["total"] - t.latency_ms.get("retrieve", 0.0) - t.latency_ms.get("generate", 0.0)
              for t in traces_on if t.outcome != "blocked" or t.guardrails.get("blocked_by") == "output"]
     out["added_per_generated_answer"] = {"n": len(added), "p50": pct(added, 50), "p95": pct(added, 95)}
     off_total = [t.latency_ms["total"] for t in traces_off]

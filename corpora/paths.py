@@ -8,6 +8,10 @@ from pathlib import Path
 
 from corpora.errors import InputError
 
+# shared/data beside the checkout (human-labelled dev sets, the judge training pool in train/): found from the
+# repository, never from the current folder
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
 
 def input_file(path: str | Path) -> Path:
     """``path`` as a readable file, else InputError (missing, a folder, unreadable)."""

@@ -168,12 +168,14 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
         fire("unmeasured", "the answer is wrong against the reference, but what went wrong cannot be told: "
              "groundedness is unmeasured", correctness=c, reasons=reasons)
     corr = sig.metrics.get("answer_correctness")
-    if not fired and corr is not None and corr.status == "unmeasured" and sig.unanswerable is not True:
+    unknown = corr is not None and corr.status == "unmeasured" and sig.unanswerable is not True
+    if unknown and all(f[0] == "noisy_context" for f in fired):
         fire("unmeasured", "answer correctness could not be measured: whether the answer is right is unknown",
              reasons=reasons)
 
     metrics_used = {m: {"value": r.value, "judge": r.judge, "status": r.status} for m, r in sig.metrics.items()}
-    if not fired or fired[0][0] in ("noisy_context",) and not wrong and (g is None or g >= th.ungrounded):
+    if not fired or fired[0][0] in ("noisy_context",) and not wrong and not unknown and \
+            (g is None or g >= th.ungrounded):
         secondary = [f[0] for f in fired]
         return Diagnosis(sample_id=j.sample_id, category="ok", secondary=list(dict.fromkeys(secondary)),
                          rule="no failure rule fired" if not fired else "answer right; context noisy",

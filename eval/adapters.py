@@ -24,7 +24,7 @@ from corpora.run_folder import latest
 from rag.prompt import EMPTY_RESPONSE
 
 GENERIC_FIELDS = frozenset({"id", "question", "contexts", "answer", "reference", "relevant_ids", "relevant_doc_ids",
-                            "outcome", "metadata", "error"})
+                            "outcome", "metadata", "error", "reference_context_ids"})
 RAGAS_FIELDS = frozenset({"id", "user_input", "retrieved_contexts", "response", "reference", "relevant_ids", "metadata",
                           "reference_contexts", "retrieved_context_ids", "reference_context_ids", "multi_responses",
                           "rubrics", "persona_name", "query_style", "query_length"})

@@ -21,7 +21,7 @@ from corpora.errors import InputError
 from corpora.labels import human_values, read_labels
 from corpora.records import Label
 from corpora.run_folder import RESULTS_TABLE, RunFolder
-from eval.mathx import wilson_interval
+from eval.mathx import MIN_BOOTSTRAP, wilson_interval
 from eval.meta.stats import auroc, auroc_ranks, bootstrap
 from eval.metrics import find
 from eval.ppi import MIN_LABELS, judge_mean, labels_mean, ppi_mean
@@ -35,7 +35,7 @@ def _unit(x: float) -> float:
     return min(1.0, max(0.0, float(x)))
 
 
-MIN_PER_CLASS = 5  # labels of each class before the AUROC gets a bootstrap CI
+MIN_PER_CLASS = MIN_BOOTSTRAP  # labels of each class before the AUROC gets a bootstrap CI
 
 
 def agreement(y: np.ndarray, f: np.ndarray, cut: float, *, n_resamples: int = 1000, seed: int = 0) -> dict:

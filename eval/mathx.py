@@ -74,6 +74,14 @@ def mean_ci(values: Sequence[float], *, n_resamples: int = 2000, seed: int = 0) 
     return bootstrap_ci(x.tolist(), n_resamples=n_resamples, seed=seed)
 
 
+def difference_ci(diffs: Sequence[float], *, n_resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """95% CI of the mean of paired differences of two [0, 1] scores (each in [-1, 1]): as ``mean_ci`` on the
+    differences mapped to [0, 1], then mapped back; five samples that all went from 1 to 0 are a likely regression,
+    not a certain one."""
+    lo, hi = mean_ci([(float(d) + 1) / 2 for d in diffs], n_resamples=n_resamples, seed=seed)
+    return 2 * lo - 1, 2 * hi - 1
+
+
 def wilson_interval(hits: float, n: int, z: float = 1.959964) -> tuple[float, float]:
     """The Wilson score 95% interval of a proportion ``hits / n``: honest at 0/n and n/n (a bootstrap of n agreeing
     labels gives [1, 1], certainty from a handful)."""

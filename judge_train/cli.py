@@ -10,14 +10,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from corpora.errors import UsageError
-from corpora.paths import output_file
+from corpora.paths import SHARED_DATA, output_file
 
-# the training pool, beside the checkout (shared/data/README.md): found from the repository, not the current folder
-POOL = str(Path(__file__).resolve().parents[1].parent / "shared" / "data" / "train")
+POOL = str(SHARED_DATA / "train")  # the training pool (shared/data/README.md), found from the repository
 REPLACED = "replaced if it exists and is one a judge command wrote"  # judge_train/out_folder.py checks it
 
 
 def _config_from_args(args):
+    from judge_train.data import DataConfig
     from judge_train.train import TrainConfig, load_recipe
 
     cfg = load_recipe(args.from_config) if args.from_config else TrainConfig()
@@ -26,7 +26,11 @@ def _config_from_args(args):
         value = getattr(args, key)
         if value is not None:
             over[key] = value
-    data = {**cfg.data.model_dump(), **({"data_dir": args.data_dir} if args.data_dir else {})}
+    data = cfg.data.model_dump()
+    if args.data_dir:
+        data["data_dir"] = args.data_dir
+    elif data["data_dir"] == DataConfig.model_fields["data_dir"].default and not Path(data["data_dir"]).is_dir():
+        data["data_dir"] = POOL  # the recipes' relative default, from outside the checkout's parent: the pool itself
     try:  # validated again: a flag's value meets the recipe's own limits (model_copy would take anything)
         return TrainConfig.model_validate({**cfg.model_dump(), **over, "data": data})
     except ValidationError as exc:

@@ -60,9 +60,12 @@ def strip_citations(answer: str) -> str:
 EMPTY_RESPONSE = "Empty Response"
 
 
-# after a refusal, a contrast that goes on to claim something: "I don't know exactly, but X was founded in 1850"
-_HEDGE = re.compile(r"[,;:\s-]\s*(?:but|however|although|though|yet|still|that said)\b\W+(?:\w+\W+){2,}\w",
+# after a refusal, a contrast at a clause boundary that goes on to claim something: "I don't know exactly, but X was
+# founded in 1850" (not: "..., but you may check the manual", "However, I can help with other questions")
+_HEDGE = re.compile(r"(?:[,;:.!?-]\s*|\s-\s*)(?:but|however|although|though|that said)\b[\s,]*(?P<tail>[^.!?]*)",
                     re.IGNORECASE)
+_COURTESY = re.compile(r"(?:you|i can|i could|i'd|i would|i'm|i am|i hope|please|feel free|let me|we|check|consult|"
+                       r"refer|try|sorry|unfortunately|perhaps you|it may help)\b", re.IGNORECASE)
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'", "\u2032": "'"})
 
 
@@ -76,11 +79,15 @@ def is_refusal(answer: str) -> bool:
     with any apostrophe. Not a hedge: a refusal phrase followed by a contrast that goes on to claim something ("I
     don't know exactly, but ...") is an answer, and its claims are checked."""
     text = normalise_quotes(strip_citations(answer))
-    if not text or len(text.split()) > 40:
+    if not text:
         return False
+    if REFUSAL.lower().rstrip(".") in text.lower():  # the prompt's own refusal sentence: a refusal, whatever follows
+        return True
     found = _REFUSAL_PATTERNS.search(text)
-    at = text.lower().find(REFUSAL.lower().rstrip("."))
-    if not found and at < 0:
+    if not found or len(text.split()) > 40:
         return False
-    start = min(x for x in (found.start() if found else None, at if at >= 0 else None) if x is not None)
-    return not _HEDGE.search(text, start)
+    for hedge in _HEDGE.finditer(text, found.end()):
+        tail = hedge.group("tail").strip()
+        if len(tail.split()) >= 3 and not _COURTESY.match(tail) and not _REFUSAL_PATTERNS.search(tail):
+            return False  # the contrast goes on to claim something: an answer, its claims checked
+    return True

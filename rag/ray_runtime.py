@@ -117,9 +117,9 @@ def _probe(address: str) -> None:
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_S):
             pass
-    except OSError as exc:
-        raise UsageError(f"--ray-address {address}: nothing answers there within {PROBE_S:g} s "
-                         f"({exc.strerror or type(exc).__name__})") from None
+    except (OSError, UnicodeError) as exc:  # UnicodeError: a host name that is no name ("a..b")
+        why = getattr(exc, "strerror", None) or type(exc).__name__
+        raise UsageError(f"--ray-address {address}: nothing answers there within {PROBE_S:g} s ({why})") from None
 
 
 def actor_map(ds: Any, fn: Any, *, num_workers: int, gpus_per_worker: float, **kwargs: Any) -> Any:

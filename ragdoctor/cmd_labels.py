@@ -99,7 +99,7 @@ def measured_metrics(run: Path) -> set[str]:
 def cmd_summary(args: argparse.Namespace) -> int:
     from corpora.labels import read_labels  # noqa: PLC0415
     from corpora.run_folder import RunFolder  # noqa: PLC0415
-    from eval.calibration import for_run, run_results, uncounted_labels  # noqa: PLC0415
+    from eval.calibration import calibrate, run_results, uncounted_labels  # noqa: PLC0415
     from eval.gate import load_summary  # noqa: PLC0415
     from ragdoctor.cmd_eval import render_eval_summary  # noqa: PLC0415
 
@@ -107,10 +107,11 @@ def cmd_summary(args: argparse.Namespace) -> int:
     summary = load_summary(run)
     print(render_eval_summary(summary))
     folder = RunFolder(run if run.is_dir() else run.parent)
-    rows = for_run(folder)
+    results, labels = run_results(folder), read_labels(folder)  # read once: a bad label line is reported once
+    rows = calibrate(results, labels)
     if rows:
         print("\n" + render_calibrated(rows))
-    uncounted = uncounted_labels(run_results(folder), read_labels(folder))
+    uncounted = uncounted_labels(results, labels)
     if uncounted:
         print(f"\n{sum(uncounted.values())} label(s) not counted: "
               + "; ".join(f"{n} {why}" for why, n in sorted(uncounted.items())))

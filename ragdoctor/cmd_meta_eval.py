@@ -9,14 +9,14 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from corpora.errors import InputError, UsageError, report_skipped
-from corpora.paths import output_folder
+from corpora.paths import SHARED_DATA, output_folder
 from eval.judges.registry import JUDGES, JudgeOptions, check_nli_model, default_nli_path
 from eval.meta.datasets import DATASETS, DEFAULT_FILES, TASK_METRICS, default_path, load_records
 from eval.meta.scoring import REDUCERS
 from rag.models import DEFAULT_GGUF
 from ragdoctor.table import ci_text, render
 
-DATA_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA_ROOT = SHARED_DATA
 POOL = "pool"  # the held-out slices of the judge training pool, one task per source (judge_train/suite.py)
 HEADERS = ["metric", "judge", "n", "AUROC", "95% CI", "bal.acc", "95% CI", "thr", "spearman", "95% CI",
            "pairwise", "95% CI", "vs lexical (paired 95% CI)", "ECE", "sec", "pairs/s", "cut", "flags"]

@@ -57,7 +57,8 @@ def labelled_queries(corpus: str, questions: str | None, split: str | None, own_
     if not labelled:
         raise UsageError(f"{source}: no question names a relevant document (relevant_doc_ids, or a qrels grade above "
                          "0): nothing to measure retrieval against")
-    unlabelled = [q for q in qs if q not in labelled and not q.labelled_unanswerable]
+    kept = {q.id for q in labelled}
+    unlabelled = [q for q in qs if q.id not in kept and not q.labelled_unanswerable]
     if unlabelled:
         warn(f"{source}: {len(unlabelled)} of {len(qs)} questions name no relevant document (no labels, or every "
              f"grade 0; first: {unlabelled[0].id!r}): left out of the measurement")

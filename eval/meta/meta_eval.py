@@ -143,8 +143,9 @@ def _say_unmeasured(r: dict) -> None:
                "every item has the same label (AUROC needs both classes)")
         r["unmeasured"] = why
         r["flags"].append(f"unmeasured: {why}")
-    elif not any(r.get(f"{k}_ci") and r[f"{k}_ci"][0] is not None for k in ("pairwise_accuracy", "auroc", "spearman")):
-        r["flags"].append(f"no CI: fewer than {MIN_UNITS} records or groups to resample")
+    elif not (r.get(f"{key}_ci") and r[f"{key}_ci"][0] is not None):
+        r["flags"].append(f"no CI for {key}: fewer than {MIN_UNITS} records or groups to resample, or too few "
+                          "resamples where it is defined (e.g. one label class in most)")
 
 
 def _paired(task_rows: dict, judge: str, kind: str, opts: MetaEvalOptions) -> dict:

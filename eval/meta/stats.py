@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
+from eval.mathx import MIN_BOOTSTRAP
 from scipy.stats import rankdata, spearmanr
 from sklearn.metrics import roc_auc_score
 
@@ -89,7 +91,7 @@ def pairwise_accuracy(good: ArrayLike, bad: ArrayLike) -> float | None:
     return float(out.mean()) if out.size else None
 
 
-MIN_UNITS = 5  # fewer records (or groups) than this: the bootstrap's resamples are too few distinct ones for a CI
+MIN_UNITS = MIN_BOOTSTRAP  # fewer records (or groups): the bootstrap's resamples are too few distinct ones for a CI
 
 
 def units(n: int, groups: Sequence | None) -> int:

@@ -19,13 +19,17 @@ def rules(t: Trace, judge: str) -> MetricResult | None:
     return None
 
 
+def reference_claims(t: Trace) -> list[str]:
+    """The claims of the reference a chunk may support (the whole reference when it has none to split)."""
+    return standalone(decompose(t.reference or ""), t.question) or [t.reference or ""]
+
+
 def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
     with_ref = [i for i, t in enumerate(traces) if t.reference and unanswerable(t) is not True]
     no_ref = [i for i in range(len(traces)) if i not in set(with_ref)]
     # a chunk is relevant when it supports some claim of the reference: one chunk per fact of a two-fact reference
     # are both relevant (the whole reference as one claim is supported by neither)
-    claims = {i: standalone(decompose(traces[i].reference or ""), traces[i].question) or [traces[i].reference or ""]
-              for i in with_ref}
+    claims = {i: reference_claims(traces[i]) for i in with_ref}
     ref_scores = v.verify([(claims[i], [(c.chunk_id, c.text)]) for i in with_ref for c in traces[i].chunks])
     rel = v.relevance([(traces[i].question, c.text) for i in no_ref for c in traces[i].chunks])
     flat = iter([max(x.score for x in verdicts) for verdicts in ref_scores] + [float(x) for x in rel])
@@ -42,12 +46,12 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
 
 
 def asks(t: Trace, r: MetricResult) -> list[Ask]:
-    """Without a reference, every chunk's relevance ask; with one, the reference checked against each chunk that
-    was found not relevant (a relevant verdict was decided)."""
+    """Without a reference, every chunk's relevance ask; with one, each claim of the reference checked against each
+    chunk that was found not relevant (a relevant verdict was decided)."""
     if not r.evidence.get("with_reference"):
         return [Ask(question=t.question, passage=c.text) for c in t.chunks]
-    return [Ask(claim=t.reference or "", texts=(c.text,)) for c, ch in zip(t.chunks, r.evidence.get("chunks", []))
-            if not ch["relevant"]]
+    return [Ask(claim=claim, texts=(c.text,)) for c, ch in zip(t.chunks, r.evidence.get("chunks", []))
+            if not ch["relevant"] for claim in reference_claims(t)]
 
 
 METRIC = Metric(

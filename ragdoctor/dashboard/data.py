@@ -5,7 +5,7 @@ folder (corpora/run_folder.py): no streamlit, no models.
 A run holds what its commands wrote (``run``: traces; ``eval``: judgements, summary; ``diagnose``: diagnoses), and
 every view shows what the run has. Nothing here computes a metric: values come from the judgements, categories from
 the diagnoses, retrieval metrics from ``eval.retrieval_metrics`` (pytrec_eval), confidence intervals from
-``summary.json`` and ``eval.mathx.bootstrap_ci``; metric cuts and judge preference from their declarations. Frames
+``summary.json`` and ``eval.mathx.difference_ci``; metric cuts and judge preference from their declarations. Frames
 are built column-wise so a run of thousands of samples shapes in well under a second."""
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from diagnostics.taxonomy import DEFINITIONS
 from eval.calibration import calibrate
 from eval.gate import GateConfig, check, primary
 from eval.judges.registry import trust_rank
-from eval.mathx import MIN_BOOTSTRAP, bootstrap_ci
+from eval.mathx import MIN_BOOTSTRAP, difference_ci
 from eval.metrics import find
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics
 from eval.summary import RESULT_COLUMNS, results_frame, summarize
@@ -583,7 +583,7 @@ def compare_metrics(a: Run, b: Run, n_resamples: int = 1000) -> pd.DataFrame:
             if len(common) >= MIN_BOOTSTRAP:
                 diffs = (xb[common] - xa[common]).to_numpy()
                 row["delta"] = float(diffs.mean())  # over the samples its CI resamples, never outside it
-                lo, hi = bootstrap_ci(diffs, n_resamples=n_resamples)
+                lo, hi = difference_ci(diffs.tolist(), n_resamples=n_resamples)
                 row["n_paired"] = len(common)
             elif min(len(xa), len(xb)) >= MIN_BOOTSTRAP:
                 lo, hi = _unpaired_ci(xa.to_numpy(), xb.to_numpy(), n_resamples)
@@ -592,8 +592,9 @@ def compare_metrics(a: Run, b: Run, n_resamples: int = 1000) -> pd.DataFrame:
             row["delta_ci_low"], row["delta_ci_high"] = lo, hi
             row["change"] = ("regression" if hi is not None and hi < 0 else
                              "improvement" if lo is not None and lo > 0 else "within noise")
-        elif ma and mb:  # in both runs' summaries, unmeasured in one of them
-            row["change"] = "unmeasured in B" if mb["mean"] is None else "unmeasured in A"
+        elif ma and mb:  # in both runs' summaries, unmeasured in one of them (or both)
+            row["change"] = ("unmeasured in both" if ma["mean"] is None and mb["mean"] is None else
+                             "unmeasured in B" if mb["mean"] is None else "unmeasured in A")
         else:
             row["change"] = "only in A" if ma else "only in B"
         rows.append(row)
@@ -601,7 +602,7 @@ def compare_metrics(a: Run, b: Run, n_resamples: int = 1000) -> pd.DataFrame:
     if not len(df):
         return df
     rank = {"regression": 0, "within noise": 1, "improvement": 2, "unmeasured in A": 3, "unmeasured in B": 3,
-            "only in A": 4, "only in B": 5}
+            "unmeasured in both": 3, "only in A": 4, "only in B": 5}
     df["_r"] = df["change"].map(rank)
     df["_d"] = df["delta"].astype(float).fillna(0.0)
     return df.sort_values(["_r", "_d", "metric", "judge"]).drop(columns=["_r", "_d"]).reset_index(drop=True)

@@ -194,3 +194,10 @@ def test_claims_without_their_fields_are_skipped_not_a_crash():
     assert d.category == "grounded_yet_hallucinated"
     j = Judgement(sample_id="f", results=r)
     assert judge_disagreements([j])["lexical_vs_nli"]["claims"] == 1  # the one well-formed claim
+
+
+def test_unknown_correctness_with_a_noisy_context_is_not_ok():
+    M = MetricResult
+    d = _wrong_case("g", [M.ok("groundedness", "nli", 1.0), M.ok("context_precision", "nli", 0.0),
+                          M.unmeasured("answer_correctness", "nli", "judge failed: TimeoutError")])
+    assert d.category != "ok"

@@ -68,3 +68,13 @@ def test_mean_ci_never_claims_certainty_from_few_or_equal_values():
     assert mean_ci([0.0, 0.0]) == wilson_interval(0, 2)
     x = np.linspace(0.2, 0.8, 40)
     assert mean_ci(x) == bootstrap_ci(x)  # ordinary data: the bootstrap, unchanged
+
+
+def test_difference_ci_of_equal_paired_differences_is_not_certainty():
+    from eval.mathx import difference_ci
+
+    lo, hi = difference_ci([-1.0] * 5)  # five samples that all went from 1 to 0: a likely regression, not [-1, -1]
+    assert lo == -1.0 and -0.2 < hi < 0
+    x = list(np.linspace(-0.3, 0.5, 40))
+    lo, hi = difference_ci(x)
+    assert lo < float(np.mean(x)) < hi

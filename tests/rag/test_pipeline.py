@@ -95,6 +95,12 @@ def test_prompt_helpers():
     # a hedge is an answer: its claims must be checked, never waved through as a refusal
     assert not is_refusal("I don't know exactly, but Acme was founded by John Smith in 1850 in Boston.")
     assert not is_refusal("The context does not specify the batch size, but it says the model uses 8 GPUs.")
+    # ... and a polite refusal that goes on to a courtesy or another refusal is still a refusal
+    for polite in ("I'm sorry, but I cannot find that in the documents, however you may check the manual.",
+                   "I don't know based on the provided documents. However, I can help with other questions.",
+                   "I don't know; the documents still do not mention it.",
+                   "The provided documents do not mention the release date yet, sorry about that."):
+        assert is_refusal(polite), polite
     assert is_refusal("Sorry, the context does not mention the H100 price.")
     assert is_refusal("There is no information about NVLink bandwidth in the provided documents.")
     assert is_refusal("That is not mentioned in the context [a#0].")

@@ -28,7 +28,8 @@ if ra is None or rb is None:
 cmp = state.compare(state.key(ra), state.key(rb), ra, rb)
 m = cmp["metrics"]
 st.caption(f"{cmp['common']:,} samples in both · {len(cmp['only_a'])} only in A · {len(cmp['only_b'])} only in B · "
-           "delta = B − A; its 95% CI is a paired bootstrap over the samples both runs measured")
+           "delta = the mean of B − A over the samples both runs measured (5 or more; else B's mean − A's), with "
+           "its paired 95% CI; fewer than 5 samples: no CI and no verdict")
 
 if not len(m):
     st.info("Neither run has a summary.json (evaluate them first).")
