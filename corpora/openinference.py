@@ -79,8 +79,8 @@ class Span:
 def detect(path: str | Path) -> str | None:
     """"otlp" or "phoenix" when the file holds OpenInference spans in one of the shapes read here, else None."""
     p = Path(path)
-    if p.suffix == ".parquet":
-        return "phoenix" if p.is_file() else None
+    if p.suffix == ".parquet":  # Phoenix's spans dataframe, by its columns (a table of rows is not spans)
+        return "phoenix" if p.is_file() and _is_phoenix_row(dict.fromkeys(_parquet_columns(p))) else None
     try:
         with open(p, "rb") as fh:
             head = fh.read(65536).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
@@ -102,6 +102,17 @@ def detect(path: str | Path) -> str | None:
         return "phoenix" if m and (m.group(1).startswith(("context", "attributes.")) or m.group(1) in (
             "name", "span_kind", "parent_id", "span_id")) else None
     return None
+
+
+def _parquet_columns(path: Path) -> list[str]:
+    """The column names of a parquet file (nested struct fields as dotted names); [] when it cannot be read as one."""
+    import pyarrow.parquet as pq  # noqa: PLC0415 - lazy: only a .parquet input needs it
+
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, ValueError):
+        return []
+    return list(schema.names)
 
 
 def _is_phoenix_row(obj: dict) -> bool:

@@ -221,7 +221,18 @@ def load_traces(path: str | Path, warnings: list[str] | None = None) -> tuple[li
     path = Path(path).expanduser()
     if openinference.detect(path):
         return openinference.load(path)
+    if path.suffix == ".parquet" and path.is_file():  # a table of rows (a ragas or generic export): row N is "line" N
+        return _read(path, list(enumerate((_row_of(r) for r in _parquet_rows(path)), 1)), warnings)
     return _read(path, None, warnings)
+
+
+def _parquet_rows(path: Path) -> list[dict[str, Any]]:
+    import pandas as pd  # noqa: PLC0415 - lazy: only a .parquet input needs it
+
+    try:
+        return pd.read_parquet(path).to_dict("records")
+    except (OSError, ValueError) as exc:
+        raise InputError(path, f"cannot be read as parquet ({' '.join(str(exc).split())[:200]})") from None
 
 
 # --- objects, for the Python API (ragdoctor.evaluate) ----------------------------------------------------------------

@@ -92,3 +92,19 @@ def test_llama_index_rows_refuse_fields_they_would_drop_and_keep_the_placeholder
     assert [e.field for e in errors] == ["contexts", "user_input"]
     (empty,) = traces
     assert empty.outcome == "error" and "placeholder 'Empty Response'" in (empty.error or "")
+
+
+def test_a_parquet_table_of_rows_is_read_as_rows_not_as_spans(tmp_path):
+    import pandas as pd
+
+    rows = [{"user_input": "What does the KV cache store?", "retrieved_contexts": ["The KV cache stores keys."],
+             "response": "Keys.", "reference": "Keys."},
+            {"user_input": "", "retrieved_contexts": ["x"], "response": "y"}]
+    pd.DataFrame(rows).to_parquet(tmp_path / "ragas.parquet")
+    traces, errors = load_traces(tmp_path / "ragas.parquet")
+    assert [t.question for t in traces] == ["What does the KV cache store?"] and traces[0].context_texts == [
+        "The KV cache stores keys."]
+    assert [e.one_line() for e in errors] == [f"{tmp_path / 'ragas.parquet'}:2: field 'user_input': is blank"]
+    (tmp_path / "bad.parquet").write_text("garbage")
+    with pytest.raises(InputError, match="cannot be read as parquet"):
+        load_traces(tmp_path / "bad.parquet")
