@@ -39,6 +39,8 @@ errors: list[InputError] = []
 labels = read_labels(run.folder, errors)
 for e in errors[:5]:
     st.warning(f"skipped bad label line: {e.one_line()}")
+if len(errors) > 5:
+    st.warning(f"... and {len(errors) - 5} more bad label line(s) skipped ({len(errors)} in all)")
 prog = ld.progress(run, labels, metrics, stratify, skipped=st.session_state[SKIPPED])
 
 pcols = st.columns(len(metrics))
