@@ -218,6 +218,47 @@ class LogIndex(Mapping[str, R]):
         return len(self._lines)
 
 
+def _count(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _unit_or_none(v: object) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0)
+
+
+def _row_problem(m: object) -> str:
+    """What is wrong with one summary row ("" when nothing): every reader (gate, summary, the dashboard) takes its
+    names, counts and estimates as eval.summary writes them, so a hand-edited or foreign row is caught here, once."""
+    if not isinstance(m, dict):
+        return "is not an object"
+    for key in ("metric", "judge"):
+        if not isinstance(m.get(key), str) or not m[key]:
+            return f"has no '{key}' name"
+    for key in ("n", "n_unmeasured", "n_not_applicable"):
+        if not _count(m.get(key, 0)) or (key == "n" and key not in m):
+            return f"'{key}' is not a count"
+    for key in ("mean", "ci_low", "ci_high"):
+        if not _unit_or_none(m.get(key)):
+            return f"'{key}' is not a number within [0, 1]"
+        if m["n"] > 0 and m.get(key) is None:
+            return f"has measured values but no '{key}'"
+    return ""
+
+
+def summary_problem(summary: object) -> str:
+    """What makes ``summary`` (a parsed summary.json) not one eval.summary writes ("" when nothing): the gate refuses
+    it with this reason, the other readers (RunFolder.summary) take it as missing."""
+    if not isinstance(summary, dict) or not isinstance(summary.get("metrics"), list):
+        return "no 'metrics' list"
+    for i, m in enumerate(summary["metrics"]):
+        problem = _row_problem(m)
+        if problem:
+            return f"metrics[{i}] {problem}"
+    if not _unit_or_none(summary.get("unmeasured_share")):
+        return "unmeasured_share is not a number within [0, 1]"
+    return ""
+
+
 class RunFolder:
     """One run's folder. ``traces_file`` is where its traces log lives when not at ``path/traces.jsonl``
     (``ragdoctor run --out FILE``)."""
@@ -434,9 +475,7 @@ class RunFolder:
     def summary(self) -> dict | None:
         """summary.json, or None when it is missing, malformed or left by an earlier evaluation (see stale_summary)."""
         summary = self.read_json(SUMMARY)
-        shaped = isinstance(summary, dict) and isinstance(summary.get("metrics"), list) and all(
-            isinstance(m, dict) and {"metric", "judge", "n", "mean"} <= set(m) for m in summary["metrics"])
-        return summary if shaped and not self.stale_summary(summary) else None  # type: ignore[return-value]
+        return summary if not summary_problem(summary) and not self.stale_summary(summary) else None
 
     def stale_summary(self, summary: dict) -> bool:
         """A summary left by an earlier evaluation (the latest one was killed before it wrote its own)."""

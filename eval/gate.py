@@ -23,7 +23,7 @@ from xml.sax.saxutils import escape, quoteattr
 from corpora.errors import InputError, UsageError
 from corpora.jsonl import loads_strict
 from corpora.paths import output_file
-from corpora.run_folder import SUMMARY, RunFolder
+from corpora.run_folder import SUMMARY, RunFolder, summary_problem
 from eval.judges.registry import JUDGES, judges_for, trust_rank
 from eval.metrics import METRIC_NAMES, find
 from eval.ppi import MIN_LABELS
@@ -167,43 +167,11 @@ def load_summary(run: str | Path) -> dict:
         raise InputError(path, "not valid UTF-8") from None
     except (ValueError, RecursionError) as exc:  # NaN, Infinity, a key twice: no summary this project writes
         raise InputError(path, f"not a ragdoctor summary (malformed JSON: {exc})") from None
-    if not isinstance(summary, dict) or not isinstance(summary.get("metrics"), list):
-        raise InputError(path, "not a ragdoctor summary (no 'metrics' list)")
-    for i, m in enumerate(summary["metrics"]):
-        problem = _row_problem(m)
-        if problem:
-            raise InputError(path, f"not a ragdoctor summary (metrics[{i}] {problem})")
-    if not _unit_or_none(summary.get("unmeasured_share")):
-        raise InputError(path, "not a ragdoctor summary (unmeasured_share is not a number within [0, 1])")
+    problem = summary_problem(summary)
+    if problem:
+        raise InputError(path, f"not a ragdoctor summary ({problem})")
     _check_current(path, summary)
     return summary
-
-
-def _count(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
-
-
-def _unit_or_none(v: object) -> bool:
-    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0)
-
-
-def _row_problem(m: object) -> str:
-    """What is wrong with one summary row ("" when nothing): every reader (gate, summary, the dashboard) takes its
-    names, counts and estimates as eval.summary writes them, so a hand-edited or foreign row is refused here, once."""
-    if not isinstance(m, dict):
-        return "is not an object"
-    for key in ("metric", "judge"):
-        if not isinstance(m.get(key), str) or not m[key]:
-            return f"has no '{key}' name"
-    for key in ("n", "n_unmeasured", "n_not_applicable"):
-        if not _count(m.get(key, 0)) or (key == "n" and key not in m):
-            return f"'{key}' is not a count"
-    for key in ("mean", "ci_low", "ci_high"):
-        if not _unit_or_none(m.get(key)):
-            return f"'{key}' is not a number within [0, 1]"
-        if m["n"] > 0 and m.get(key) is None:
-            return f"has measured values but no '{key}'"
-    return ""
 
 
 def _check_current(path: Path, summary: dict) -> None:
