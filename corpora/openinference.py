@@ -376,7 +376,7 @@ def _otlp_spans(path: Path, line: int | None, export: dict, errors: list[InputEr
                                          field=f"resourceSpans[{r}].{key}[{s_i}]"))
                 continue
             for k, raw in enumerate(items(ss.get("spans"), f"resourceSpans[{r}].{key}[{s_i}].spans", "spans")):
-                where = f"resourceSpans[{r}].scopeSpans[{s_i}].spans[{k}]"
+                where = f"resourceSpans[{r}].{key}[{s_i}].spans[{k}]"
                 try:
                     yield _otlp_span(raw, where)
                 except (ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -467,11 +467,11 @@ def _docs(span: Span, prefix: str, errors: list[InputError], path: Path) -> list
             errors.append(InputError(path, f"span {span.span_id}: {prefix}.{i}: no document.content; document "
                                            "skipped", field=span.where or None))
             continue
-        score = _score(d.get("document.score"))
-        if score is None and d.get("document.score") is not None:
-            errors.append(InputError(path, f"span {span.span_id}: {prefix}.{i}.document.score "
-                                           f"{d.get('document.score')!r} is not a finite number; left empty",
-                                     field=span.where or None))
+        given = d.get("document.score")
+        score = _score(given)
+        if score is None and given is not None:
+            errors.append(InputError(path, f"span {span.span_id}: {prefix}.{i}.document.score {given!r} is not a "
+                                           "finite number; left empty", field=span.where or None))
         meta = _doc_metadata(d)
         doc_id = next((str(meta[k]) for k in _DOC_ID_KEYS if meta.get(k) not in (None, "")), None)
         ident = d.get("document.id")

@@ -106,16 +106,18 @@ class RayEngine:
         ds = ray.data.from_items(rows, override_num_blocks=min(len(rows), MAX_BLOCKS))
         ds = actor_map(ds, JudgeWorker, num_workers=self.num_workers, gpus_per_worker=self.gpus_per_worker,
                        fn_constructor_args=(self.build, list(metrics)))
-        latest: dict[str, list] = {}
-        for row in worker_rows(ds, "a Ray worker could not judge (the judgements made so far are saved; a rerun "
-                                   "resumes)"):
-            sent = json.loads(row["requests"])
-            latest[sent["worker"]] = sent["counts"]
+        latest: dict[str, list] = {}  # each worker's cumulative counts, as its latest batch reported them
+        try:
+            for row in worker_rows(ds, "a Ray worker could not judge (the judgements made so far are saved; a rerun "
+                                       "resumes)"):
+                sent = json.loads(row["requests"])
+                latest[sent["worker"]] = sent["counts"]
+                ran = json.loads(row["judges"])
+                if ran != expected:
+                    raise UsageError(f"a Ray worker built other judges than the driver ({', '.join(ran)} instead of "
+                                     f"{', '.join(expected)}): every node needs the same judge models and ragdoctor "
+                                     "version")
+                yield [Judgement.model_validate_json(j) for j in json.loads(row["judgements"])]
+        finally:  # added up once, however the stream ended
             counts = [c for worker in latest.values() for c in worker]
             self.request_counts = merge_request_counts(counts) if counts else {}
-            ran = json.loads(row["judges"])
-            if ran != expected:
-                raise UsageError(f"a Ray worker built other judges than the driver ({', '.join(ran)} instead of "
-                                 f"{', '.join(expected)}): every node needs the same judge models and ragdoctor "
-                                 "version")
-            yield [Judgement.model_validate_json(j) for j in json.loads(row["judgements"])]

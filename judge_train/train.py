@@ -113,8 +113,8 @@ def _batches(examples: list[Example], batch_size: int, rng: random.Random) -> li
 
 
 def planned_steps(n: int, cfg: TrainConfig) -> int:
-    """Optimiser steps the recipe takes over ``n`` training examples (groups for rerank): as fine_tune and
-    fine_tune_listwise plan them."""
+    """Optimiser steps the recipe takes over ``n`` training examples (groups for rerank): what fine_tune and
+    fine_tune_listwise run, and what train checks before the model loads."""
     if n == 0:
         return 0
     if cfg.task == "rerank":
@@ -209,7 +209,7 @@ def fine_tune_listwise(ce, groups: list[RerankGroup], cfg: TrainConfig, device: 
 
     rng = random.Random(cfg.seed)
     order = [groups[i] for _ in range(math.ceil(cfg.epochs)) for i in rng.sample(range(len(groups)), len(groups))]
-    total = max(1, int(round(len(groups) * cfg.epochs / cfg.batch_size)))  # never past the end of ``order``
+    total = planned_steps(len(groups), cfg)  # never past the end of ``order``
     batches = [order[s * cfg.batch_size : (s + 1) * cfg.batch_size] for s in range(total)]
 
     def loss_of(batch: list[RerankGroup], forward):
@@ -228,7 +228,7 @@ def fine_tune(ce, examples: list[Example], cfg: TrainConfig, device: str, log: L
 
     rng = random.Random(cfg.seed)
     plan = [_batches(examples, cfg.batch_size, rng) for _ in range(math.ceil(cfg.epochs))]
-    total = int(round(len(plan[0]) * cfg.epochs))
+    total = planned_steps(len(examples), cfg)  # len(plan[0]) * epochs: _batches makes ceil(n / batch_size)
     batches = [[examples[i] for i in b] for epoch in plan for b in epoch][:total]
     loss_fn = torch.nn.BCEWithLogitsLoss()
 

@@ -34,10 +34,18 @@ def app_path() -> Path:
     return Path(spec.origin)
 
 
-def free_port(host: str = "127.0.0.1") -> int:
+def _bind(host: str, port: int, *, reuse: bool = False) -> int:
+    """Bind ``host``:``port`` for a moment (0: any free port) and return the port; OSError when it cannot be.
+    ``reuse``: as the server will (SO_REUSEADDR: a port in TIME_WAIT is no bar)."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
-        s.bind((host, 0))
+        if reuse:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((host, port))
         return int(s.getsockname()[1])
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    return _bind(host, 0)
 
 
 def streamlit_command(app: Path, runs: list[str], host: str, port: int) -> list[str]:
@@ -132,17 +140,12 @@ def pick_port(host: str, port: int | None) -> int:
         raise UsageError(f"--host {host}: cannot listen there ({exc.strerror or exc})") from None
     if port:
         try:
-            with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server will: TIME_WAIT is no bar
-                s.bind((host, port))
+            return _bind(host, port, reuse=True)
         except OSError as exc:
             raise UsageError(f"--port {port}: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
-        return port
     if port is None:
         try:
-            with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
-                s.bind((host, DEFAULT_PORT))
-            return DEFAULT_PORT
+            return _bind(host, DEFAULT_PORT)
         except OSError:
             pass
     return free_port(host)

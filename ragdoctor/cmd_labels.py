@@ -90,10 +90,12 @@ def cmd_label(args: argparse.Namespace) -> int:
 
 
 def measured_metrics(run: Path) -> set[str]:
-    """The metrics the run's evaluation measured (empty before any evaluation)."""
+    """The metrics the run's evaluation measured (empty before any evaluation): its config.json says, no need to
+    parse results.jsonl a second time (run_sample_ids did)."""
     from corpora.run_folder import RunFolder  # noqa: PLC0415
 
-    return {r.metric for j in RunFolder(run).judgements() for r in j.results}
+    metrics = (RunFolder(run).config() or {}).get("metrics")
+    return {str(m) for m in metrics} if isinstance(metrics, list) else set()
 
 
 def cmd_summary(args: argparse.Namespace) -> int:

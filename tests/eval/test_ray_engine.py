@@ -296,3 +296,28 @@ def load_traces_rows(rows):
 
     with tempfile.TemporaryDirectory() as d:
         return load_traces(write_jsonl(Path(d) / "in.jsonl", rows))
+
+
+@contextmanager
+def one_request_judges(request_stats=None):
+    """Lexical, and one request counted as its LLM client would (per worker, at build)."""
+    from rag.fleet import RequestStats
+
+    stats = RequestStats()
+    stats.started("http://a/v1")
+    stats.finished("http://a/v1", None)
+    if request_stats is not None:
+        request_stats.append(stats)
+    yield [ScorerJudge(LexicalScorer(), config_id="lexical:v1")]
+
+
+def test_the_driver_adds_up_the_workers_request_counts_after_a_run(ray_local, traces, tmp_path):
+    from eval.ray_engine import RayEngine
+
+    engine = RayEngine(one_request_judges, num_workers=2)
+    with one_request_judges() as judges:
+        evaluate(traces[:8], metrics=["groundedness"], judges=judges, run=tmp_path / "run", batch_size=2,
+                 progress=False, engine=engine)
+    counts = engine.request_counts
+    assert counts is not None and 1 <= counts["requests"] == counts["ok"] <= 2  # one per worker that judged
+    assert counts["endpoints"]["http://a/v1"]["requests"] == counts["requests"]
