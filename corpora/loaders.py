@@ -6,7 +6,7 @@ from pathlib import Path
 
 from corpora.errors import InputError, report_skipped, warn
 from corpora.jsonl import parse_model, read_records
-from corpora.records import Document, Question
+from corpora.records import Document, Question, relevant_docs
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 DOC_FIELDS = {"id", "text", "title", "metadata"}
@@ -149,7 +149,7 @@ def load_beir(folder: str | Path, split: str = "test", skipped: list[str] | None
         unique(qid, lineno)  # a second query with one id would overwrite the first's ranking and count twice
         if qid not in qrels:
             return None
-        relevant = sorted(d for d, g in qrels[qid].items() if g > 0)
+        relevant = relevant_docs(qrels[qid])
         return parse_model(Question, {"id": qid, "question": obj.get("text", ""), "relevant_doc_ids": relevant,
                                     "metadata": {"qrels": qrels[qid]}}, qpath, lineno)
 

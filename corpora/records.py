@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import unicodedata
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -52,6 +53,11 @@ def says_something(text: str) -> bool:
     """The text holds a letter or digit (any script): "", "  ", "...", "???" and emoji alone say nothing a judge
     could read."""
     return any(c.isalnum() for c in text)
+
+
+def relevant_docs(grades: Mapping[str, float]) -> list[str]:
+    """The documents a graded relevance label (qrels: {doc id: grade}) calls relevant: a grade above 0, sorted."""
+    return sorted(d for d, g in grades.items() if g > 0)
 
 
 def words_or_none(v: str | None) -> str | None:
@@ -153,7 +159,7 @@ class Question(BaseModel, Labels):
                 and float(g).is_integer() for d, g in qrels.items()):
             raise ValueError("qrels must be an object of document id -> whole-number grade, e.g. "
                              '{"doc1": 2, "doc7": 0}')
-        relevant = sorted(d for d, g in qrels.items() if g > 0)
+        relevant = relevant_docs(qrels)
         given = info.data.get("relevant_doc_ids")
         if given is not None and sorted(set(given)) != relevant:
             raise ValueError(f"qrels names {relevant} relevant (grade > 0) but relevant_doc_ids is "

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import faiss
 import numpy as np
 
+from corpora.records import relevant_docs
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics
 from rag import faiss_index
 from rag.config import IndexConfig
@@ -141,7 +142,7 @@ def run_lab(vectors: np.ndarray, queries: np.ndarray, *, doc_ids: Sequence[str],
             log(f"{v.name}: {row['factory']}, {row['index_bytes'] / 2**20:.2f} MiB, p50 {row['p50_ms']:.3f} ms")
     flat = positions["flat"]
     flat_bytes = rows[0]["index_bytes"]
-    labelled = {q: r for q, r in (qrels or {}).items() if any(g > 0 for g in r.values())}  # a relevant document
+    labelled = {q: r for q, r in (qrels or {}).items() if relevant_docs(r)}
     for row in rows:
         pos = positions[row["name"]]
         row["recall@10_vs_flat"] = recall_vs(pos, flat)

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from corpora.records import relevant_docs
 from eval.index_lab import doc_ranking
 from eval.meta.stats import paired_difference
 from eval.retrieval_metrics import retrieval_metrics
@@ -130,7 +131,7 @@ def run_lab(store, embedder, questions: Sequence[str], query_ids: Sequence[str],
     k1=, b=)`` rebuilds BM25 for the settings that change it (the store's own is put back afterwards); ``reranker``
     (rag.reranker.CrossEncoderReranker) is needed by the settings with a rerank share. ``keep_per_query`` adds
     ``query_ids`` and ``per_query`` (setting name -> nDCG@10 per query, in that order) for paired comparisons."""
-    keep = [i for i, q in enumerate(query_ids) if any(g > 0 for g in qrels.get(q, {}).values())]
+    keep = [i for i, q in enumerate(query_ids) if relevant_docs(qrels.get(q, {}))]
     ids, questions = [query_ids[i] for i in keep], [questions[i] for i in keep]
     halves = np.array([half(q) for q in ids])
     if not ids:  # nothing to rank against: no rows (a mean over no query would be NaN), and the reason

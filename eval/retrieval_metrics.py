@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from corpora.records import relevant_docs
+
 
 def ranking_to_run(ranked_ids: Sequence[str]) -> dict[str, float]:
     """A ranked list (first occurrence wins) as a pytrec_eval run with strictly decreasing scores."""
@@ -18,7 +20,7 @@ def retrieval_metrics(qrels: Mapping[str, Mapping[str, int]], rankings: Mapping[
     """Per query: recall@k, P@k, ndcg@k for each k, and mrr@max(k). Only queries with >= 1 relevant id count."""
     import pytrec_eval  # noqa: PLC0415 - lazy: 0.2 s, and the CLI's parser imports this module
 
-    labelled = {q: {d: int(g) for d, g in rel.items()} for q, rel in qrels.items() if any(g > 0 for g in rel.values())}
+    labelled = {q: {d: int(g) for d, g in rel.items()} for q, rel in qrels.items() if relevant_docs(rel)}
     if not labelled:
         return {}
     kmax = max(ks)

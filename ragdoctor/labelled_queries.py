@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corpora.errors import UsageError, warn
+from corpora.records import relevant_docs
 
 
 @dataclass
@@ -18,7 +19,7 @@ class LabelledQueries:
 
     def warn_unknown(self, corpus_ids: set[str]) -> None:
         """Relevant documents the index does not hold: each such query can never score full marks; say so, once."""
-        warn_unknown_labels(self.source, (d for r in self.qrels.values() for d, g in r.items() if g > 0), corpus_ids)
+        warn_unknown_labels(self.source, (d for r in self.qrels.values() for d in relevant_docs(r)), corpus_ids)
 
 
 def labelled_queries(corpus: str, questions: str | None, split: str | None, own_index: bool, *,
@@ -53,7 +54,7 @@ def labelled_queries(corpus: str, questions: str | None, split: str | None, own_
                     else {d: 1 for d in (q.relevant_doc_ids or [])}) for q in qs}
     # a query without a relevant document (no labels, or every grade 0) has no nDCG to measure: left out, and said
     # (questions labelled unanswerable have none by design: left out without a word)
-    labelled = [q for q in qs if any(g > 0 for g in qrels[q.id].values()) or not labelled_only]
+    labelled = [q for q in qs if relevant_docs(qrels[q.id]) or not labelled_only]
     if not labelled:
         raise UsageError(f"{source}: no question names a relevant document (relevant_doc_ids, or a qrels grade above "
                          "0): nothing to measure retrieval against")
