@@ -24,12 +24,23 @@ def add_labels(run: str | Path | RunFolder, labels: Iterable[Label]) -> Path:
     user's own file of that name, or one a symlink leads to) is refused, never appended to."""
     path = output_file(labels_path(run), what="labels log")
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_file() and path.read_bytes().strip() and not read_all_labels(run, errors=[]):
+    if path.is_file() and path.stat().st_size and not _holds_a_label(path) and path.read_bytes().strip():
         raise InputError(path, "holds no label line: not a ragdoctor labels log (refusing to append to it)")
     repair_torn_tail(path, drop=False)
     for label in labels:
         append_json_line(path, label)
     return path
+
+
+def _holds_a_label(path: Path) -> bool:
+    """Whether some line of ``path`` is a label: read up to the first one (an append need not parse the whole log)."""
+    for lineno, obj in iter_json_lines(path, on_error=lambda _e: None):
+        try:
+            parse_model(Label, obj, path, lineno)
+            return True
+        except InputError:
+            continue
+    return False
 
 
 def add_label(run: str | Path | RunFolder, sample_id: str, metric: str, value: float, who: str, *,
