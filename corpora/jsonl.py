@@ -117,6 +117,32 @@ def iter_json_lines(path: str | Path, on_error: Callable[[InputError], None] | N
 BASIC_TAGS = {"str", "int", "float", "bool", "none", "list", "dict", "tuple", "set", "bytes"}
 
 
+def json_object_problem(path: str | Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(the JSON object in ``path``, None), or (None, why it cannot be read: missing, not UTF-8, malformed, not an
+    object). For files written whole (a config, a model folder's JSON), not line by line."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, "file not found"
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 (byte {exc.start})"
+    except json.JSONDecodeError as exc:
+        return None, f"malformed JSON at line {exc.lineno}: {exc.msg}"
+    except (OSError, ValueError) as exc:
+        return None, f"unreadable ({' '.join(str(exc).split())})"
+    if not isinstance(data, dict):
+        return None, f"not a JSON object (a {type(data).__name__})"
+    return data, None
+
+
+def read_json_object(path: str | Path) -> dict[str, Any]:
+    """The JSON object in ``path``; InputError naming the file when it cannot be read as one."""
+    data, why = json_object_problem(path)
+    if data is None:
+        raise InputError(path, why or "unreadable")
+    return data
+
+
 def _is_union_tag(part: object) -> bool:
     """Whether a location part is the name pydantic gives a member of a union (``str``, ``list[str]``,
     ``function-after[...]``, a model's class name), not a field name, dict key or list index."""

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ValidationError
 from tqdm import tqdm
 
 from corpora.errors import InputError, warn
-from corpora.jsonl import append_json_line, read_log, repair_torn_tail
+from corpora.jsonl import append_json_line, json_object_problem, read_log, repair_torn_tail
 from corpora.paths import output_file, output_folder
 from corpora.records import Diagnosis, Judgement, Trace, _hash
 
@@ -417,17 +417,10 @@ class RunFolder:
         path = self.file(CONFIG)
         if not path.exists():
             return None, None
-        try:
-            cfg = json.loads(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError:
-            return None, "not valid UTF-8"
-        except json.JSONDecodeError as exc:
-            return None, f"malformed JSON at line {exc.lineno}: {exc.msg}"
-        except (OSError, ValueError) as exc:
-            return None, f"unreadable ({exc})"
-        if not isinstance(cfg, dict):
-            return None, "not an evaluation's config.json (not a JSON object)"
-        return cfg, None
+        cfg, why = json_object_problem(path)
+        if why is not None and why.startswith("not a JSON object"):
+            why = "not an evaluation's config.json (not a JSON object)"
+        return cfg, why
 
     def current_keys(self) -> tuple[str, dict[str, str]] | None:
         """(eval hash, {sample id: sample hash}) of the run's current samples, from config.json; None when unknown."""

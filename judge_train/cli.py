@@ -72,7 +72,7 @@ def _inputs_problem(stages: list[str | None], data_dir: str, recorded: list[str 
     from it: without it a fold would be taken to have seen no source and score every record)."""
     from judge_train.crossfit import stage_chain
     from judge_train.out_folder import UNFINISHED
-    from judge_train.stage_files import read_json_object
+    from corpora.jsonl import read_json_object
 
     missing = [p for p in [*stages, *recorded] if p and not Path(p, "config.json").is_file()]
     if missing:
@@ -123,7 +123,7 @@ def cmd_judge_refit(args) -> int:
 def _judge_problem(judge: Path) -> str | None:
     if not ((judge / "combiner.json").is_file() and (judge / "package.json").is_file()):
         return f"not a judge folder made by 'ragdoctor judge combine' (no combiner.json and package.json): {judge}"
-    from judge_train.stage_files import read_json_object
+    from corpora.jsonl import read_json_object
 
     read_json_object(judge / "package.json")  # InputError naming it when damaged
     spec = read_json_object(judge / "combiner.json").get("support")

@@ -20,7 +20,8 @@ from pathlib import Path
 from corpora.digest import sha256_file
 from corpora.errors import UsageError
 from judge_train.out_folder import finished, fresh, replaceable_out
-from judge_train.stage_files import load_weights, read_json_object, stage_recipe
+from corpora.jsonl import read_json_object
+from judge_train.stage_files import load_weights, stage_recipe
 
 WEIGHTS = "model.safetensors"
 RECORDS = ("training_config.json", "data_manifest.json")

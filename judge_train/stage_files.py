@@ -3,26 +3,11 @@ package.json, model.safetensors): anything damaged, truncated or of another kind
 file and field, found before any work, never a traceback from deep inside training or packaging."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from corpora.errors import InputError
-
-
-def read_json_object(path: Path) -> dict[str, Any]:
-    """The JSON object in ``path`` (InputError when it is missing, not UTF-8, malformed, or not an object)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(path, "file not found") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not valid UTF-8 (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"malformed JSON at line {exc.lineno}: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise InputError(path, f"not a JSON object (a {type(data).__name__})")
-    return data
+from corpora.jsonl import read_json_object
 
 
 def stage_recipe(stage: Path) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from rag.precision import native_bf16
 from judge_train.data import (DataConfig, Example, build_examples, manifest, read_pool, read_relevance_pool,
                                    relevance_examples)
 from judge_train.out_folder import finished, fresh, replaceable_out
-from judge_train.stage_files import read_json_object
+from corpora.jsonl import read_json_object
 from judge_train.rerank_data import RerankGroup, rerank_groups
 
 RECIPE = "cross-encoder-stage"

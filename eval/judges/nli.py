@@ -32,13 +32,13 @@ On a GPU they run as loaded.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from corpora.errors import UsageError
+from corpora.jsonl import read_json_object
 from eval.judges import features as F
 from eval.judges.base import ClaimItem, ClaimScore, Support
 from eval.judges.lexical import unigram_precision
@@ -136,7 +136,7 @@ class CompactJudgeScorer:
         self.support_features: tuple[str, ...] = SUPPORT_FEATURES + (("nli_max",) if self.nli_ce else ())
         if combiner == "auto":
             path = self.model_dir / "combiner.json"
-            combiner = json.loads(path.read_text()) if path.exists() else None
+            combiner = read_json_object(path) if path.exists() else None
         self.spec: dict = combiner or {}  # type: ignore[assignment]
         self.support_combiner = Combiner(self.spec["support"]) if self.spec.get("support") else None
         self.relevance_combiner = Combiner(self.spec["relevance"]) if self.spec.get("relevance") else None
@@ -147,7 +147,7 @@ class CompactJudgeScorer:
                 raise UsageError(f"{self.model_dir / 'combiner.json'}: field '{what}.features': '{unknown[0]}' is not "
                                  f"a feature this folder computes (it computes {', '.join(known)})")
         idf_path = self.model_dir / "idf.json"
-        self.idf: dict[str, float] = json.loads(idf_path.read_text()) if idf_path.exists() else {}
+        self.idf: dict[str, float] = read_json_object(idf_path) if idf_path.exists() else {}
         self.idf_unseen = max(self.idf.values()) if self.idf else 1.0
         self._ready: set[int] = set()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from corpora.digest import folder_digest
-from corpora.errors import UsageError
+from corpora.errors import InputError, UsageError
 from corpora.records import MetricResult, Trace
 from eval.judges.base import Judge, JudgeUnavailable
 from eval.judges.embedding import EmbeddingScorer
@@ -193,7 +193,7 @@ def check_nli_model(path: str | Path | None, flag: str = "--nli-model", *, load:
     if path is not None and load:
         try:
             load_scorer(path).load()
-        except UsageError:
+        except InputError:  # a damaged combiner.json or idf.json: the one line names the file
             raise
         except Exception as exc:  # noqa: BLE001 - whatever transformers raises for a folder that is no model
             raise UsageError(f"{flag} {path}: cannot be loaded ({type(exc).__name__}: "

@@ -7,7 +7,8 @@ import pytest
 
 from corpora.errors import InputError
 from judge_train.out_folder import UNFINISHED, finished, fresh, replaceable_out
-from judge_train.stage_files import load_weights, read_json_object, stage_recipe
+from corpora.jsonl import read_json_object
+from judge_train.stage_files import load_weights, stage_recipe
 from ragdoctor.cli import main
 from tests.judge_train.test_out_folder import _stage
 

@@ -1,7 +1,9 @@
 """The judge registry (eval/judges/registry.py): a name -> how to build it, which metrics it measures, its trust."""
+import re
+
 import pytest
 
-from corpora.errors import UsageError
+from corpora.errors import InputError, UsageError
 from corpora.records import Trace
 from eval.judges.registry import (
     JUDGE_PREFERENCE,
@@ -67,6 +69,12 @@ def test_a_named_nli_model_folder_is_checked_before_any_work(tmp_path):
     (tmp_path / "support").mkdir()  # a judge folder's shape: its support model is loaded and fails the same way
     with pytest.raises(UsageError, match="cannot be loaded"):
         check_nli_model(tmp_path, load=True)
+    for name, text, why in (("combiner.json", '{"support": {"features": [', "malformed JSON at line 1"),
+                            ("idf.json", '["the", 1.0]', r"not a JSON object \(a list\)")):
+        (tmp_path / name).write_text(text)  # a damaged judge file: the one line names it, not a decoder's message
+        with pytest.raises(InputError, match=rf"^{re.escape(str(tmp_path / name))}: {why}"):
+            check_nli_model(tmp_path, load=True)
+        (tmp_path / name).unlink()
 
 
 def test_the_fact_checks_threshold_reaches_its_judge(monkeypatch):
