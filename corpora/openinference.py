@@ -282,7 +282,7 @@ _STATUS_CODES = {0: "UNSET", 1: "OK", 2: "ERROR"}  # OTLP's StatusCode enum: the
 def _status_code(code: Any) -> str:
     if isinstance(code, int) and not isinstance(code, bool):
         return _STATUS_CODES.get(code, str(code))
-    if isinstance(code, str) and code.isdigit():
+    if isinstance(code, str) and code.isascii() and code.isdigit():
         return _STATUS_CODES.get(int(code), code)
     return str(code or "").upper().removeprefix("STATUS_CODE_")
 
@@ -414,7 +414,7 @@ def _indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     for k, v in attrs.items():
         if k.startswith(head):
             n, _, rest = k[len(head):].partition(".")
-            if n.isdigit():
+            if n.isascii() and n.isdigit():
                 items.setdefault(int(n), {})[rest] = v
     return [items[i] for i in sorted(items)]
 

@@ -237,11 +237,17 @@ def _parquet_rows(path: Path) -> list[dict[str, Any]]:
 
 # --- objects, for the Python API (ragdoctor.evaluate) ----------------------------------------------------------------
 
-def _plain(value: Any) -> Any:
-    """A DataFrame cell as JSON would hold it: NaN/None missing, numpy arrays and scalars as Python values."""
-    if hasattr(value, "tolist"):
+def _plain(value: Any, *, cell: bool = True) -> Any:
+    """A DataFrame cell as JSON would hold it: NaN/None missing, numpy arrays and scalars as Python values, also inside
+    its lists and dicts (a context's numpy doc id, metadata's numpy bool). Only a whole cell's NaN is pandas' "missing";
+    a NaN inside is kept, for the field's own check to refuse."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
         value = value.tolist()
-    return None if isinstance(value, float) and math.isnan(value) else value
+    if isinstance(value, dict):
+        return {k: _plain(v, cell=False) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, cell=False) for v in value]
+    return None if cell and isinstance(value, float) and math.isnan(value) else value
 
 
 def _is_llama_response(obj: Any) -> bool:
@@ -299,8 +305,10 @@ def traces_from(data: Any, warnings: list[str] | None = None) -> tuple[list[Trac
     ``(question, response)`` pairs or in a dict's ``response``. Bad rows are errors (``rows:N: field ...``)."""
     if isinstance(data, (str, Path)):
         return load_traces(data, warnings)
-    if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame
-        items: Iterable[Any] = data.to_dict("records")
+    if hasattr(data, "to_dicts") and hasattr(data, "columns"):  # a polars DataFrame
+        items: Iterable[Any] = data.to_dicts()
+    elif hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame
+        items = data.to_dict("records")
     elif hasattr(data, "samples") and type(data).__module__.startswith("ragas"):  # a ragas EvaluationDataset
         items = data.samples
     elif isinstance(data, Iterable) and not isinstance(data, (bytes, dict)):

@@ -16,6 +16,7 @@ import json
 import math
 import numbers
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
@@ -94,6 +95,31 @@ def check_metric_name(name: str, where: str) -> str:
     return name.strip()
 
 
+def given_minimums(thresholds: object, where: str) -> dict[str, float]:
+    """Minimums given as a mapping of 'metric' or 'metric:judge' to a number in [0, 1], checked as ``--min`` is: a key
+    that is no metric name, the same name twice ("groundedness" and "groundedness ") or a value out of range is a
+    UsageError naming ``where``. None: no minimums."""
+    if thresholds is None:
+        return {}
+    if not isinstance(thresholds, Mapping):
+        raise UsageError(f"{where}: expected a mapping of metric (or metric:judge) to a minimum, got {thresholds!r}")
+    minimums: dict[str, float] = {}
+    for key, value in thresholds.items():
+        if not isinstance(key, str):
+            raise UsageError(f"{where}: the key {key!r} is not a metric name")
+        name = check_metric_name(key, where)
+        if name in minimums:
+            raise UsageError(f"{where}: '{name}' is given twice")
+        minimums[name] = unit_threshold(value, f"{where}[{key!r}]")
+    return minimums
+
+
+def check_ppi_flags(ppi: bool, ppi_fallback: bool) -> None:
+    """``ppi_fallback`` changes nothing without ``ppi``: refused, as ``ragdoctor gate`` refuses it."""
+    if ppi_fallback and not ppi:
+        raise UsageError("ppi_fallback: needs ppi=True (a fallback from no PPI estimate would change nothing)")
+
+
 def load_gate_config(pyproject: str | Path | None = None) -> GateConfig:
     """[tool.ragdoctor.gate] of ``pyproject``; None: of ./pyproject.toml when there is one (no thresholds when not). A
     file named but missing, a mistyped table under [tool.ragdoctor] or a key twice is an InputError: a gate that
@@ -162,6 +188,9 @@ def load_summary(run: str | Path) -> dict:
     try:
         summary = loads_strict(path.read_bytes().decode("utf-8-sig"))
     except json.JSONDecodeError as exc:
+        if path.name != SUMMARY:  # results.jsonl, traces.jsonl: a file of the run, not its summary
+            raise InputError(path, f"not a ragdoctor summary (malformed JSON at line {exc.lineno}: {exc.msg}); give "
+                                   f"the run folder or its {SUMMARY}") from None
         raise InputError(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
     except UnicodeDecodeError:
         raise InputError(path, "not valid UTF-8") from None

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import norm
 
 Values = Sequence[float] | np.ndarray
 MIN_LABELS = 30  # fewer human labels than this: no PPI estimate (the normal approximation is not trusted)
@@ -41,6 +41,11 @@ class Estimate:
     def as_dict(self) -> dict:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
 
+
+
+def _z(alpha: float) -> float:
+    """The two-sided normal quantile (1.96 at alpha 0.05); the standard library's, so this module loads no scipy."""
+    return NormalDist().inv_cdf(1 - alpha / 2)
 
 def _arr(x: Values) -> np.ndarray:
     a = np.asarray(x, dtype=np.float64).reshape(-1)
@@ -86,7 +91,7 @@ def ppi_mean(y_labeled: Values, f_labeled: Values, f_unlabeled: Values, *,
         raise ValueError("PPI needs at least 2 labelled and 1 unlabelled sample")
     lam = power_tuning(y, f, fu) if tuned else 1.0
     theta = lam * float(fu.mean()) + float((y - lam * f).mean())
-    z = float(norm.ppf(1 - alpha / 2))
+    z = _z(alpha)
     var = lam**2 * _var(fu) / fu.size + _labelled_var(y, y - lam * f, z)
     half = z * var**0.5
     return Estimate("ppi++" if tuned else "ppi", theta, theta - half, theta + half, int(y.size), int(fu.size), lam)
@@ -97,7 +102,7 @@ def labels_mean(y_labeled: Values, *, alpha: float = 0.05) -> Estimate:
     y = _arr(y_labeled)
     if y.size < 2:
         raise ValueError("need at least 2 labels")
-    z = float(norm.ppf(1 - alpha / 2))
+    z = _z(alpha)
     half = z * _labelled_var(y, y, z) ** 0.5
     m = float(y.mean())
     return Estimate("labels only", m, m - half, m + half, int(y.size), 0)
@@ -106,6 +111,6 @@ def labels_mean(y_labeled: Values, *, alpha: float = 0.05) -> Estimate:
 def judge_mean(f_all: Values, *, alpha: float = 0.05) -> Estimate:
     """The judge's plain mean over every sample (biased by whatever bias the judge has), normal interval."""
     f = _arr(f_all)
-    half = float(norm.ppf(1 - alpha / 2)) * (_var(f) / max(1, f.size)) ** 0.5
+    half = _z(alpha) * (_var(f) / max(1, f.size)) ** 0.5
     m = float(f.mean()) if f.size else float("nan")
     return Estimate("judge only", m, m - half, m + half, 0, int(f.size))

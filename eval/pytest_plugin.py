@@ -18,13 +18,17 @@ entry point, so installing ragdoctor is enough."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import wraps
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from corpora.errors import UsageError
-from eval.gate import GateConfig, check, check_metric_name, load_gate_config, load_summary, unit_threshold
+from corpora.errors import InputError, UsageError
+
+# eval.gate is imported when a gate runs, not here: pytest loads this plugin in every suite of an environment that has
+# ragdoctor installed, most of which never gate
 
 
 class GateFailed(AssertionError):
@@ -41,32 +45,53 @@ def assert_gate(run: str | Path, *, min: Mapping[str, float] | None = None, max_
                 ci_lower: bool = False, ppi: bool | None = None, ppi_fallback: bool | None = None,
                 pyproject: str | Path | None = None) -> list:
     """Raise :class:`GateFailed` listing every failed check; return the checks when all pass. ``ppi``/``ppi_fallback``
-    as ``ragdoctor gate --ppi/--ppi-fallback`` (None: as pyproject.toml says)."""
+    as ``ragdoctor gate --ppi/--ppi-fallback`` (None: as pyproject.toml says). ``min`` is checked as the CLI's
+    ``--min`` and ``EvalResult.gate`` check theirs (a name given twice, a value out of [0, 1]: UsageError)."""
+    __tracebackhide__ = True
+    from eval import gate as rules  # noqa: PLC0415 - see above
+
     if not isinstance(run, (str, Path)) or not str(run).strip():
         raise UsageError(f"ragdoctor_gate: run must be a run folder (a path), got {run!r}")
     if min is not None and not isinstance(min, Mapping):
         raise UsageError(f"ragdoctor_gate: min must be a mapping of metric to minimum, got {min!r}")
-    base = load_gate_config(pyproject)
-    given = {check_metric_name(str(k), "min"): unit_threshold(v, f"min[{k!r}]") for k, v in (min or {}).items()}
+    given = rules.given_minimums(min, "ragdoctor_gate: min")
+    base = rules.load_gate_config(pyproject)
     use_ppi = base.use_ppi if ppi is None else _flag(ppi, "ppi")
-    cfg = GateConfig({**base.minimums, **given},
-                     base.max_unmeasured if max_unmeasured is None
-                     else unit_threshold(max_unmeasured, "max_unmeasured"),
-                     _flag(ci_lower, "ci_lower") or base.use_ci_lower, use_ppi,
-                     base.ppi_fallback if ppi_fallback is None else _flag(ppi_fallback, "ppi_fallback"))
+    fallback = base.ppi_fallback if ppi_fallback is None else _flag(ppi_fallback, "ppi_fallback")
+    if ppi_fallback is not None:  # given here, not by pyproject.toml: a fallback that can change nothing is a misuse
+        rules.check_ppi_flags(use_ppi, fallback)
+    cfg = rules.GateConfig({**base.minimums, **given},
+                           base.max_unmeasured if max_unmeasured is None
+                           else rules.unit_threshold(max_unmeasured, "max_unmeasured"),
+                           _flag(ci_lower, "ci_lower") or base.use_ci_lower, use_ppi, fallback)
     if not cfg.minimums and cfg.max_unmeasured is None:
         raise GateFailed("no thresholds given and none in [tool.ragdoctor.gate]")
-    summary = load_summary(run)
+    summary = rules.load_summary(run)
     calibrated = None
     if cfg.use_ppi:  # the labels in force now, as `ragdoctor gate --ppi` reads them
         from eval.calibration import for_run  # noqa: PLC0415 - only needed with labels
 
         calibrated = for_run(Path(run) if Path(run).is_dir() else Path(run).parent)
-    checks = check(summary, cfg, calibrated)
+    checks = rules.check(summary, cfg, calibrated)
     failed = [c.message for c in checks if not c.passed]
     if failed:
         raise GateFailed(f"ragdoctor gate failed for {run}: " + "; ".join(failed))
     return checks
+
+
+def _one_line_failures(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A failed gate or a misuse fails the test with its one-line message, not a traceback through this plugin."""
+
+    @wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        try:
+            return fn(*args, **kwargs)
+        except (GateFailed, InputError) as exc:
+            message = f"{type(exc).__name__}: {exc}"
+        pytest.fail(message, pytrace=False)  # outside the handler: pytest would print the chained exception too
+
+    return call
 
 
 def _pyproject(config: pytest.Config) -> Path | None:
@@ -77,6 +102,7 @@ def _pyproject(config: pytest.Config) -> Path | None:
 
 @pytest.fixture
 def ragdoctor_gate(request):
+    @_one_line_failures
     def gate(run: str | Path, **kwargs):
         kwargs.setdefault("pyproject", _pyproject(request.config))
         return assert_gate(run, **kwargs)
@@ -93,10 +119,15 @@ def pytest_configure(config):
 def pytest_runtest_call(item):
     marker = item.get_closest_marker("ragdoctor_gate")
     if marker is not None:
-        try:
-            bound = inspect.signature(assert_gate).bind(*marker.args, **marker.kwargs)
-        except TypeError as exc:
-            raise UsageError(f"@pytest.mark.ragdoctor_gate(run, min=..., max_unmeasured=..., ci_lower=..., ppi=...): "
-                             f"{exc}") from None
-        bound.arguments.setdefault("pyproject", _pyproject(item.config))
-        assert_gate(*bound.args, **bound.kwargs)
+        _gate_marker(item, marker)
+
+
+@_one_line_failures
+def _gate_marker(item: pytest.Item, marker: pytest.Mark) -> None:
+    try:
+        bound = inspect.signature(assert_gate).bind(*marker.args, **marker.kwargs)
+    except TypeError as exc:
+        raise UsageError(f"@pytest.mark.ragdoctor_gate(run, min=..., max_unmeasured=..., ci_lower=..., ppi=...): "
+                         f"{exc}") from None
+    bound.arguments.setdefault("pyproject", _pyproject(item.config))
+    assert_gate(*bound.args, **bound.kwargs)

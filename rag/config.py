@@ -240,10 +240,11 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
-                environ: dict[str, str] | None = None) -> PipelineConfig:
-    """File (TOML, optional ``[pipeline]`` table) < environment < explicit overrides (CLI flags)."""
+                environ: dict[str, str] | None = None, *, source: str | None = None) -> PipelineConfig:
+    """File (TOML, optional ``[pipeline]`` table) < environment < explicit overrides (CLI flags, or the API's dict);
+    ``source`` names the overrides in an error when no file is given."""
     data: dict[str, Any] = {}
-    source = str(path) if path else "<config>"
+    source = str(path) if path else (source or "<config>")
     if path is not None:
         p = input_file(path)
         try:

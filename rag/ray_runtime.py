@@ -112,7 +112,7 @@ def _on_loopback(private: bool) -> Iterator[None]:
 def _probe(address: str) -> None:
     """An address naming a host and port must answer (Ray itself retries a dead address for minutes)."""
     host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not port.isdigit() or not host:
+    if not sep or not (port.isascii() and port.isdigit()) or not host:
         return  # "auto", or a form Ray reads itself
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_S):

@@ -42,8 +42,11 @@ def run_questions(answer: Callable[[Question], Trace], questions: Iterable[Quest
     run = run if isinstance(run, RunFolder) else RunFolder.of_traces(run)
     run.check_traces_writable()
     questions = list(questions)
-    if len({q.id for q in questions}) != len(questions):
-        raise InputError(run.traces.path, "two questions share an id: every question needs its own id", field="id")
+    seen: dict[str, int] = {}
+    for n, q in enumerate(questions, 1):
+        if seen.setdefault(q.id, n) != n:  # the questions given, not the log, are at fault
+            raise InputError("questions", f"the id {q.id!r} is also question {seen[q.id]}'s: every question needs its "
+                                          f"own id", line=n, field="id")
     run.traces.path.parent.mkdir(parents=True, exist_ok=True)
     keys = {q.id: q.content_hash(salt) for q in questions}
     by_id = {q.id: q for q in questions}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +20,13 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
-from corpora.errors import InputError, UsageError
+from corpora.errors import InputError, UsageError, report_skipped, warn
 from corpora.jsonl import validation_error
+from corpora.paths import output_folder
 from corpora.records import Diagnosis, Judgement, Question, Trace
-from corpora.run_folder import RunFolder
+from corpora.run_folder import MARKERS, RunFolder
 from eval.adapters import traces_from
-from eval.gate import Check, GateConfig, check, check_metric_name, unit_threshold
+from eval.gate import Check, GateConfig, check, check_ppi_flags, given_minimums, unit_threshold
 from eval.judges.base import Judge
 from eval.judges.registry import DEFAULT_METRICS, parse_metrics
 from eval.judging import evaluate as judge_traces
@@ -93,20 +94,10 @@ class EvalResult:
         for name, flag in (("ci_lower", ci_lower), ("ppi", ppi), ("ppi_fallback", ppi_fallback)):
             if not isinstance(flag, bool):
                 raise UsageError(f"{name}: must be True or False, got {flag!r}")
-        if thresholds is not None and not isinstance(thresholds, Mapping):
-            raise UsageError(f"thresholds: expected a dict of metric (or metric:judge) -> minimum, got {thresholds!r}")
-        minimums: dict[str, float] = {}
-        for key, value in (thresholds or {}).items():
-            if not isinstance(key, str):
-                raise UsageError(f"thresholds: the key {key!r} is not a metric name")
-            name = check_metric_name(key, "thresholds")
-            if name in minimums:
-                raise UsageError(f"thresholds: '{name}' is given twice")
-            minimums[name] = unit_threshold(value, f"thresholds[{key!r}]")
+        minimums = given_minimums(thresholds, "thresholds")
         if not minimums and max_unmeasured is None:
             raise UsageError("no thresholds: give thresholds={metric: minimum} or max_unmeasured")
-        if ppi_fallback and not ppi:
-            raise UsageError("ppi_fallback: needs ppi=True (a fallback from no PPI estimate would change nothing)")
+        check_ppi_flags(ppi, ppi_fallback)
         cfg = GateConfig(minimums, None if max_unmeasured is None else unit_threshold(max_unmeasured, "max_unmeasured"),
                          ci_lower, ppi, ppi_fallback)
         checks = check(self.summary_data, cfg, self.calibrated_rows() if ppi else None)
@@ -137,16 +128,26 @@ class EvalResult:
 
 def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
              judges: str | Sequence[str] | Sequence[Judge] | None = None, out: str | Path | None = None,
-             nli_model: str | None = None, judge_base_url: str | None = None, judge_model: str | None = None,
-             batch_size: int = 16, progress: bool = False) -> EvalResult:
+             nli_model: str | None = None, nli_threshold: float | None = None, judge_base_url: str | None = None,
+             judge_model: str | None = None, batch_size: int = 16, limit: int | None = None,
+             progress: bool = False) -> EvalResult:
     """Score ``data`` (a pandas DataFrame, a list of dicts, a JSONL path, a ragas ``EvaluationDataset``, Trace objects,
     or llama-index ``Response`` objects as ``(question, response)`` pairs) into the run folder ``out`` (default: a new
     temporary folder). ``metrics`` and ``judges`` are names as the CLI takes them (or built judges); by default the
     fast judges and every metric they measure. A rerun into the same folder resumes. Bad rows are skipped and listed
-    in ``input_errors``; a record with no valid row raises ``InputError``. ``nli_model``, ``judge_base_url`` and
-    ``judge_model`` are read by the judges named (nli; llm and ragas): given for none of them, they are refused."""
+    in ``input_errors`` and, like ambiguous input (``warnings``), reported on the ``ragdoctor.notices`` logger (stderr
+    unless you configure logging); a record with no valid row raises ``InputError``. ``limit``: the first N records.
+    ``nli_model``, ``nli_threshold`` (P(supported) at which a claim counts as supported, in (0, 1)),
+    ``judge_base_url`` and ``judge_model`` are read by the judges named (nli; llm and ragas): given for none of them,
+    they are refused."""
     batch_size = positive_int(batch_size, "batch_size")
-    options = {"nli_model": nli_model, "judge_base_url": judge_base_url, "judge_model": judge_model}
+    limit = None if limit is None else positive_int(limit, "limit")
+    if nli_threshold is not None:
+        nli_threshold = open_unit(nli_threshold, "nli_threshold")
+    if not isinstance(progress, bool):
+        raise UsageError(f"progress: must be True or False, got {progress!r}")
+    options = {"nli_model": nli_model, "nli_threshold": nli_threshold, "judge_base_url": judge_base_url,
+               "judge_model": judge_model}
     built = judges is not None and not isinstance(judges, str) and _built(judges)
     if built:
         judge_objs: list[Judge] = list(judges)  # type: ignore[arg-type]
@@ -166,10 +167,16 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
         names = selection.metrics
     warnings: list[str] = []
     traces, errors = traces_from(data, warnings)
+    for err in errors:
+        report_skipped(err)
+    for note in warnings:
+        warn(note)
+    traces = traces[:limit] if limit else traces
     run = RunFolder(out if out is not None else tempfile.mkdtemp(prefix="ragdoctor-"))
     with ExitStack() as stack:
         if not built:
             judge_objs = stack.enter_context(flow.built_judges(selection, nli_model=nli_model,
+                                                               nli_threshold=nli_threshold,
                                                                judge_base_url=judge_base_url,
                                                                judge_model=judge_model or DEFAULT_GGUF))
         ev = judge_traces(traces, metrics=names, judges=judge_objs, run=run, batch_size=batch_size,
@@ -197,6 +204,13 @@ def positive_int(value: object, name: str) -> int:
     return int(value)
 
 
+def open_unit(value: object, name: str) -> float:
+    """A number strictly between 0 and 1 (never a bool or a string), else UsageError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < 1:
+        raise UsageError(f"{name}: must be a number > 0 and < 1, got {value!r}")
+    return float(value)
+
+
 class Pipeline:
     """The RAG pipeline: ``index()`` builds (or checks) the index, ``ask(question)`` answers one question as a Trace,
     ``run(questions, out)`` answers a question set into a run folder (resumable). ``config`` is a PipelineConfig, a
@@ -206,11 +220,8 @@ class Pipeline:
     def __init__(self, config: PipelineConfig | dict | str | Path | None = None, *, llm: object | None = None):
         if isinstance(config, PipelineConfig):
             self.config = config
-        elif isinstance(config, dict):
-            try:
-                self.config = PipelineConfig.model_validate(config)
-            except ValidationError as exc:
-                raise validation_error("config", None, exc) from None
+        elif isinstance(config, dict):  # the dict overrides the RAGDOCTOR_* environment, as flags do
+            self.config = load_config(None, overrides=config, source="config")
         elif config is None or isinstance(config, (str, Path)):
             self.config = load_config(config)
         else:
@@ -256,7 +267,10 @@ class Pipeline:
                 raise UsageError(f"questions: expected a JSONL path or an iterable of questions, got "
                                  f"{type(questions).__name__}")
             objects = [_question(q, i) for i, q in enumerate(questions, 1)]
+            if not objects:
+                raise InputError("questions", "no questions given")
         run = RunFolder(out)
+        output_folder(run.path, markers=MARKERS)  # never into a folder of the user's own files
         result = flow.answer_questions(cfg, run.traces.path, questions=objects, limit=limit, llm=self.llm,
                                        progress=progress)
         flow.write_run_summary(run, result.traces)

@@ -475,6 +475,9 @@ CASES = [
     Case("gate-summary-malformed", [*GATE, "--min", "groundedness=0.5"], 2, r"runs/r1/summary\.json: not a ragdoctor "
          r"summary", prep=raw("runs/r1/summary.json", b'{"metrics": [{"metric": "groundedness"}]}')),
     Case("gate-no-thresholds", [*GATE], 2, r"no thresholds"),
+    Case("gate-at-the-results-log", ["gate", "runs/r1/results.jsonl", "--min", "groundedness=0.1"], 2,
+         r"runs/r1/results\.jsonl: not a ragdoctor summary \(malformed JSON at line 2: Extra data\); give the run "
+         r"folder or its summary\.json"),
     Case("gate-stale-summary", [*GATE, "--min", "groundedness=0.1"], 2, r"runs/r1/summary\.json: is from an earlier "
          r"evaluation", prep=lambda ws: (ws / "runs/r1/config.json").write_text(
              (ws / "runs/r1/config.json").read_text().replace('"run_key": "', '"run_key": "0'))),

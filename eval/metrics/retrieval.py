@@ -9,13 +9,14 @@ from eval.retrieval_metrics import retrieval_metrics
 
 KINDS = ("recall", "precision", "mrr", "ndcg")
 DEFAULTS = ("recall@5", "mrr@10", "ndcg@10")
-NAMES = f"{'/'.join(KINDS)}@K (K a positive integer)"
+NAMES = f"{'/'.join(KINDS)}@K (K a positive integer written as 5, not 05)"
 
 
 def family(name: str) -> Metric | None:
-    """The metric ``kind@k`` (k a positive integer), or None when ``name`` is not one."""
+    """The metric ``kind@k`` (k a positive integer in ASCII digits, no leading zero), or None when ``name`` is
+    not one."""
     kind, sep, k = name.partition("@")
-    if not (sep and kind in KINDS and k.isdigit() and int(k) > 0):
+    if not (sep and kind in KINDS and k.isascii() and k.isdigit() and k == str(int(k)) and int(k) > 0):
         return None
 
     def labels(t: Trace, judge: str) -> MetricResult | None:

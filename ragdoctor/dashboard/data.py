@@ -208,6 +208,9 @@ def samples_frame(results: pd.DataFrame, judgements: Mapping[str, Judgement], tr
         wide.columns = [f"{m}:{jn}" for m, jn in wide.columns]
     else:
         wide = pd.DataFrame(index=pd.Index([], name="sample_id"))
+    # a (metric, judge) that measured no sample keeps its column, all NaN: absent would read as "never asked"
+    asked = list(dict.fromkeys(f"{m}:{jn}" for m, jn in zip(results["metric"], results["judge"], strict=True)))
+    wide = wide.reindex(columns=[*wide.columns, *(c for c in asked if c not in wide.columns)]).astype(float)
     unmeasured = results[results["status"] == "unmeasured"].groupby("sample_id").size()
     frame = frame.merge(wide, left_on="sample_id", right_index=True, how="left")
     frame["n_unmeasured"] = frame["sample_id"].map(unmeasured).fillna(0).astype(int)

@@ -62,6 +62,12 @@ def test_use_ppi_from_pyproject_without_labels(): pass
 
 def test_ppi_off_by_argument(ragdoctor_gate):
     ragdoctor_gate("run", min={"groundedness": 0.1}, ppi=False)
+
+def test_min_twice(ragdoctor_gate):
+    ragdoctor_gate("run", min={"groundedness": 0.9, "groundedness ": 0.1})
+
+def test_fallback_without_ppi(ragdoctor_gate):
+    ragdoctor_gate("run", min={"groundedness": 0.1}, ppi=False, ppi_fallback=True)
 '''
 
 
@@ -72,8 +78,11 @@ def test_misuse_is_a_usage_error_and_use_ppi_in_pyproject_is_honoured(tmp_path):
     (tmp_path / "test_user.py").write_text(MISUSE)
     proc = child_pytest(tmp_path, "test_user.py")
     out = proc.stdout
-    assert "4 failed, 1 passed" in out, out + proc.stderr
+    assert "6 failed, 1 passed" in out, out + proc.stderr
     assert "UsageError: ragdoctor_gate: min must be a mapping" in out
+    assert "ragdoctor_gate: min: 'groundedness' is given twice" in out  # the stricter of the two is never dropped
+    assert "ppi_fallback: needs ppi=True" in out
+    assert "def assert_gate" not in out and "rules." not in out and "During handling" not in out  # one line each
     assert out.count("UsageError: @pytest.mark.ragdoctor_gate(") == 2 and "AttributeError" not in out
     assert "no PPI-corrected estimate for judge nli: 0 labels, need 30" in out
 

@@ -37,5 +37,5 @@ def test_a_failed_answer_is_asked_again(tmp_path):
 
 
 def test_two_questions_with_one_id_are_refused(tmp_path):
-    with pytest.raises(InputError, match="two questions share an id"):
+    with pytest.raises(InputError, match=r"^questions:2: field 'id': the id 'q1' is also question 1's"):
         run_questions(answerer([]), [QS[0], QS[0]], tmp_path / "t.jsonl", config_hash="c", progress=False)

@@ -155,7 +155,7 @@ def test_gate_thresholds_and_flags_are_checked(tmp_path):
                             ({"thresholds": {"groundedness": 0.1}, "ppi_fallback": True}, "ppi_fallback: needs ppi"),
                             ({"thresholds": {"groundedness": 0.5, " groundedness": 0.9}}, "'groundedness' is given twice"),
                             ({"thresholds": {"groundedness": 0.5}, "ci_lower": "no"}, "ci_lower: must be True or False"),
-                            ({"thresholds": [("groundedness", 0.5)]}, "thresholds: expected a dict"),
+                            ({"thresholds": [("groundedness", 0.5)]}, "thresholds: expected a mapping"),
                             ({"thresholds": {5: 0.5}}, "the key 5 is not a metric name")]:
         with pytest.raises(UsageError, match=message):
             result.gate(**kwargs)
@@ -176,6 +176,12 @@ def test_gate_thresholds_and_flags_are_checked(tmp_path):
     ({"batch_size": "4"}, UsageError, "batch_size: must be an integer >= 1"),
     ({"judge_base_url": "http://127.0.0.1:9"}, UsageError, "judge_base_url: only the llm and ragas judges read it"),
     ({"judge_model": "qwen2.5-1.5b"}, UsageError, "judge_model: only the llm and ragas judges read it"),
+    ({"nli_threshold": 0.7}, UsageError, "nli_threshold: only the nli judge reads it"),
+    ({"nli_threshold": 1.0, "judges": "nli"}, UsageError, r"nli_threshold: must be a number > 0 and < 1, got 1\.0"),
+    ({"nli_threshold": float("nan"), "judges": "nli"}, UsageError, "nli_threshold: must be a number > 0 and < 1"),
+    ({"limit": 0}, UsageError, "limit: must be an integer >= 1, got 0"),
+    ({"progress": "yes"}, UsageError, "progress: must be True or False, got 'yes'"),
+    ({"metrics": "recall@05"}, UsageError, "unknown metric 'recall@05'"),
 ])
 def test_evaluate_refuses_what_it_would_misread_before_writing(tmp_path, kwargs, error, message):
     args = {"data": [ROW], "judges": "lexical", "out": tmp_path / "run", **kwargs}
@@ -207,7 +213,44 @@ def test_pipeline_refuses_bad_config_questions_and_limits_in_one_line(tmp_path):
     assert not (tmp_path / "a").exists()
     result = pipe.run(["What does the KV cache store?"], out=tmp_path / "b")  # a plain string is a question
     assert [t.sample_id for t in result.traces] == ["q1"]
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("my notes")
+    for call, message in [(lambda: pipe.run([], out=tmp_path / "c"), "questions: no questions given"),
+                          (lambda: pipe.run([{"id": "x", "question": "A?"}, {"id": "y", "question": "B?"},
+                                             {"id": "x", "question": "C?"}], out=tmp_path / "c"),
+                           r"^questions:3: field 'id': the id 'x' is also question 1's"),
+                          (lambda: pipe.run(["Q?"], out=tmp_path / "mine"), "is not a ragdoctor run folder")]:
+        with pytest.raises(InputError, match=message):
+            call()
+    assert not (tmp_path / "c").exists() and sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
     pipe.close()
+
+
+def test_a_config_dict_overrides_the_environment_as_flags_do(monkeypatch):
+    monkeypatch.setenv("RAGDOCTOR_RETRIEVAL__TOP_K", "7")
+    assert ragdoctor.Pipeline({"chunking": {}}).config.retrieval.top_k == 7  # the environment fills what it leaves
+    assert ragdoctor.Pipeline({"retrieval": {"top_k": 3}}).config.retrieval.top_k == 3
+    monkeypatch.setenv("RAGDOCTOR_RETRIEVL__TOP_K", "7")  # a misspelt section is refused on every path
+    with pytest.raises(InputError, match="RAGDOCTOR_RETRIEVL"):
+        ragdoctor.Pipeline({"chunking": {}})
+
+
+def test_evaluate_reports_skipped_rows_and_ambiguous_fields(tmp_path, caplog):
+    rows = [{**ROW, "refrence": "Keys."}, {"id": "bad", "question": 5}, {**ROW, "id": "kv2"}]
+    with caplog.at_level("WARNING", logger="ragdoctor.notices"):
+        result = ragdoctor.evaluate(rows, judges="lexical", metrics="groundedness", limit=1, out=tmp_path / "run")
+    said = [r.getMessage() for r in caplog.records]
+    assert "skipped bad record: rows:2: field 'question': must be a string, got int" in said
+    assert any("'refrence' is not one ragdoctor reads" in m for m in said)
+    assert [j.sample_id for j in result.judgements] == ["kv"]  # limit: the first record
+
+
+def test_to_pandas_keeps_a_column_for_a_metric_no_sample_measured(tmp_path):
+    rows = [{"id": i, "question": "What does the KV cache store?", "answer": "Keys and values.", "reference": "Keys."}
+            for i in ("a", "b")]  # no contexts: groundedness unmeasured for every sample
+    table = ragdoctor.evaluate(rows, judges="lexical", out=tmp_path / "run").to_pandas()
+    assert table["groundedness"].isna().all() and table["groundedness:lexical"].isna().all()
+    assert table["answer_correctness"].notna().all()
 
 
 def test_a_row_with_a_lone_surrogate_is_a_bad_row_not_a_crash(tmp_path):

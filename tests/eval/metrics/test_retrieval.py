@@ -8,7 +8,11 @@ from tests.eval.metrics.records import CUR, NOISE, OLD, trace
 
 
 @pytest.mark.parametrize("name, known", [("recall@5", True), ("ndcg@10", True), ("mrr@1", True), ("recall@0", False),
-                                         ("recall", False), ("f1@5", False), ("recall@x", False)])
+                                         ("recall", False), ("f1@5", False), ("recall@x", False),
+                                         # one spelling per k: "recall@05" would be judged under a name the
+                                         # results never carry; "²" and "٥" are digits to str.isdigit only
+                                         ("recall@05", False), ("recall@\u00b2", False), ("recall@\u0665", False),
+                                         ("recall@+5", False), ("recall@ 5", False)])
 def test_names(name, known):
     assert (find(name) is not None) is known
 
