@@ -66,26 +66,18 @@ def cmd_judge_train(args) -> int:
     return 0
 
 
-def _inputs_problem(stages: list[str | None], data_dir: str, recorded: list[str | None] = ()) -> str | None:
-    """What is wrong with the stage folders given (None entries: options not given) and the training pool, if any.
-    ``recorded``: stages that must carry their recipe (what a fold or a replacement support model trained on is read
-    from it: without it a fold would be taken to have seen no source and score every record)."""
-    from judge_train.crossfit import stage_chain
-    from judge_train.out_folder import UNFINISHED
-    from corpora.jsonl import read_json_object
+def _inputs_problem(stages: list[tuple[str | None, str]], data_dir: str, recorded: list[tuple[str | None, str]] = ()
+                    ) -> str | None:
+    """What is wrong with the stage folders given, as (folder, the task its recipe must record) pairs (None folders:
+    options not given), and the training pool, if any; found before any work. ``recorded``: stages that must carry
+    their recipe (what a fold or a replacement support model trained on is read from it: without it a fold would be
+    taken to have seen no source and score every record)."""
+    from judge_train.stage_files import stage_problem
 
-    missing = [p for p in [*stages, *recorded] if p and not Path(p, "config.json").is_file()]
-    if missing:
-        return f"not a trained stage folder: {missing[0]}"
-    unfinished = [p for p in [*stages, *recorded] if p and Path(p, UNFINISHED).exists()]
-    if unfinished:
-        return f"{unfinished[0]}: a judge command stopped before it finished writing it"
-    unrecorded = [p for p in recorded if p and not Path(p, "training_config.json").is_file()]
-    if unrecorded:
-        return f"no training_config.json in {unrecorded[0]}: which sources it trained on cannot be told"
-    for p in filter(None, [*stages, *recorded]):  # damaged records: InputError naming the file, before any work
-        read_json_object(Path(p, "config.json"))
-        list(stage_chain(Path(p)))
+    for folder, task, must_record in [*((f, t, False) for f, t in stages), *((f, t, True) for f, t in recorded)]:
+        why = stage_problem(Path(folder), task=task, recorded=must_record) if folder else None
+        if why:
+            return why
     return None if Path(data_dir).is_dir() else f"training pool not found: {data_dir} (pass --data-dir DIR)"
 
 
@@ -99,7 +91,8 @@ def cmd_judge_combine(args) -> int:
     from judge_train.package import build
 
     data_dir = args.data_dir or POOL
-    _refuse(_inputs_problem([args.support, args.relevance, args.nli], data_dir, args.cross_fit))
+    _refuse(_inputs_problem([(args.support, "support"), (args.relevance, "relevance"), (args.nli, "support")],
+                            data_dir, [(f, "support") for f in args.cross_fit]))
     build(Path(args.support), Path(args.relevance) if args.relevance else None, Path(args.out), data_dir,
           per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True),
           nli=Path(args.nli) if args.nli else None, cross_fit=[Path(p) for p in args.cross_fit])
@@ -112,7 +105,8 @@ def cmd_judge_refit(args) -> int:
 
     data_dir = args.data_dir or POOL
     judge = Path(args.judge)
-    _refuse(_judge_problem(judge) or _inputs_problem([], data_dir, [*args.cross_fit, args.support]))
+    _refuse(_judge_problem(judge) or _inputs_problem([], data_dir, [(f, "support") for f in
+                                                                    [*args.cross_fit, args.support]]))
     refit_support(judge, Path(args.out), data_dir, cross_fit=[Path(p) for p in args.cross_fit],
                   per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True),
                   support=Path(args.support) if args.support else None)
@@ -124,11 +118,19 @@ def _judge_problem(judge: Path) -> str | None:
     if not ((judge / "combiner.json").is_file() and (judge / "package.json").is_file()):
         return f"not a judge folder made by 'ragdoctor judge combine' (no combiner.json and package.json): {judge}"
     from corpora.jsonl import read_json_object
+    from judge_train.out_folder import UNFINISHED
+    from judge_train.stage_files import WEIGHTS, weights_problem
 
+    if (judge / UNFINISHED).exists():
+        return f"{judge}: a judge command stopped before it finished writing it"
     read_json_object(judge / "package.json")  # InputError naming it when damaged
     spec = read_json_object(judge / "combiner.json").get("support")
     if not isinstance(spec, dict) or not spec.get("features"):
         return f"{judge / 'combiner.json'}: field 'support': no support combiner to refit or report"
+    for model in ("support", "relevance", "nli"):
+        why = weights_problem(judge / model / WEIGHTS) if (judge / model).is_dir() else None
+        if why:
+            return f"{judge / model / WEIGHTS}: {why}"
     return None
 
 
@@ -146,7 +148,7 @@ def cmd_judge_crossfit_report(args) -> int:
 
     data_dir = args.data_dir or POOL
     judge = Path(args.judge)
-    _refuse(_judge_problem(judge) or _inputs_problem([], data_dir, args.cross_fit))
+    _refuse(_judge_problem(judge) or _inputs_problem([], data_dir, [(f, "support") for f in args.cross_fit]))
     # checked before minutes of scoring; only an earlier report of this kind is replaced
     json_out = output_file(args.json, what="cross-fitted report", signature='"combiner_features"') if args.json else None
     report = cross_fitted_report(judge, [Path(p) for p in args.cross_fit], data_dir, per_label=args.per_label,

@@ -14,55 +14,63 @@ scored by the full model, as before.
 """
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from judge_train.stage_files import stage_recipe
+from corpora.errors import InputError
+from corpora.jsonl import read_json_object
+from judge_train.stage_files import stage_chain
 from judge_train.combine import ClaimRows, claim_rows
 from judge_train.data import PoolRecord
 
 Log = Callable[[str], None]
 
 
-def stage_chain(stage: Path) -> Iterator[tuple[Path, dict]]:
-    """(folder, recipe) of a trained stage, then of the stage it started from, and so on while the base is a stage
-    folder here (each folder once)."""
-    visited: set[Path] = set()
-    while stage.is_dir() and (stage / "training_config.json").is_file() and stage.resolve() not in visited:
-        visited.add(stage.resolve())
-        recipe = stage_recipe(stage)
-        yield stage, recipe
-        stage = Path(recipe["base_model"])
-
-
 def trained_sources(stage: Path) -> set[str]:
-    """The pool sources a stage (and every stage it started from) trained on: those with a cap above 0."""
-    return {s for _, recipe in stage_chain(stage)
-            for s, cap in recipe["data"].get("cap_per_label", {}).items() if cap and cap > 0}
+    """The pool sources a stage (and every stage it started from) trained on: those with a cap above 0. A weight mix
+    (judge interpolate) has seen its base's sources too: from its record, or from the base's folder when it is here;
+    InputError when neither says and the base is not the stage the mix's recipe started from."""
+    seen: set[str] = set()
+    for folder, recipe in stage_chain(stage):
+        seen |= {s for s, cap in recipe["data"].get("cap_per_label", {}).items() if cap and cap > 0}
+        mix = read_json_object(folder / "training_config.json").get("interpolated")
+        if not isinstance(mix, dict):
+            continue
+        if isinstance(mix.get("base_sources"), list):
+            seen |= {str(s) for s in mix["base_sources"]}
+        elif Path(str(mix.get("base", ""))).joinpath("training_config.json").is_file():
+            seen |= trained_sources(Path(mix["base"]))
+        elif str(mix.get("base")) != recipe["base_model"]:  # the chain walked above covers that base
+            raise InputError(folder / "training_config.json", f"the mix's base {mix.get('base')} is not here and its "
+                             f"record does not list the sources it trained on", field="interpolated.base")
+    return seen
 
 
-def origin_sources(records: Sequence[PoolRecord]) -> list[frozenset[str]]:
+def origin_sources(records: Sequence[PoolRecord], pool: Sequence[PoolRecord] = ()) -> list[frozenset[str] | None]:
     """Each record's pool source(s). A synthetic record is made from records of real sources and takes theirs, found by
-    group: swapped claims ('<group>:orig' / ':swap') and buried evidence ('<group>') one, joined claims
-    ('<group>+<group>') two."""
-    by_group = {r.group: r.source for r in records if not r.source.startswith("synthetic_")}
-    out = []
+    group among ``records`` and ``pool`` (the records it may have been made from, when a sample left them out):
+    swapped claims ('<group>:orig' / ':swap') and buried evidence ('<group>') one, joined claims ('<group>+<group>')
+    two. None when an origin is found in neither: no fold can be known never to have seen it."""
+    by_group = {r.group: r.source for r in [*pool, *records] if not r.source.startswith("synthetic_")}
+    out: list[frozenset[str] | None] = []
     for r in records:
         if not r.source.startswith("synthetic_"):
             out.append(frozenset({r.source}))
             continue
         groups = [g.removesuffix(":orig").removesuffix(":swap") for g in r.group.split("+")]
-        out.append(frozenset(by_group.get(g, r.source) for g in groups))
+        found = [by_group.get(g) for g in groups]
+        out.append(None if None in found else frozenset(s for s in found if s is not None))
     return out
 
 
-def assign_folds(records: Sequence[PoolRecord], folds: Sequence[set[str]]) -> list[int]:
+def assign_folds(records: Sequence[PoolRecord], folds: Sequence[set[str]], pool: Sequence[PoolRecord] = ()
+                 ) -> list[int]:
     """Per record, the index of the first fold model that never trained on its (origin) sources, or -1 (the full
-    model) when every fold saw one of them."""
-    return [next((k for k, seen in enumerate(folds) if not (src & seen)), -1) for src in origin_sources(records)]
+    model) when every fold saw one of them or its origin is unknown."""
+    return [-1 if src is None else next((k for k, seen in enumerate(folds) if not (src & seen)), -1)
+            for src in origin_sources(records, pool)]
 
 
 def merge_rows(parts: Sequence[tuple[np.ndarray, ClaimRows]], n_records: int) -> ClaimRows:
@@ -87,10 +95,10 @@ def merge_rows(parts: Sequence[tuple[np.ndarray, ClaimRows]], n_records: int) ->
 
 
 def cross_fitted_rows(full, fold_scorers: Sequence[tuple[object, set[str]]], records: Sequence[PoolRecord],
-                      log: Log) -> tuple[ClaimRows, dict]:
+                      log: Log, pool: Sequence[PoolRecord] = ()) -> tuple[ClaimRows, dict]:
     """Feature rows of ``records``, each from the fold scorer that never trained on its source (the full scorer where
-    every fold did), and the count of records each scorer gave."""
-    fold_of = np.asarray(assign_folds(records, [seen for _, seen in fold_scorers]))
+    every fold did), and the count of records each scorer gave; ``pool``: see origin_sources."""
+    fold_of = np.asarray(assign_folds(records, [seen for _, seen in fold_scorers], pool))
     parts, counts = [], {}
     for k, scorer in [(-1, full), *enumerate(s for s, _ in fold_scorers)]:
         idx = np.flatnonzero(fold_of == k)
@@ -116,15 +124,17 @@ def cross_fitted_report(judge: Path, cross_fit: Sequence[Path], data_dir: str, *
     model for what it memorised."""
     from eval.judges.nli import CompactJudgeScorer
     from judge_train.combine import _predict, eligible_sources, per_source_auroc, record_min, worst_margin
-    from judge_train.suite import HELDOUT_PERCENT, support_report_records
+    from judge_train.suite import HELDOUT_PERCENT, support_pool, support_report_records
 
-    records = support_report_records(data_dir, per_label, seed, HELDOUT_PERCENT if percent is None else percent)
+    pool = support_pool(data_dir)  # the report samples each source: a synthetic record's origin may be left out of it
+    records = support_report_records(data_dir, per_label, seed, HELDOUT_PERCENT if percent is None else percent,
+                                     support=pool)
     full = CompactJudgeScorer(judge, combiner={})
     folds = [(CompactJudgeScorer(judge, combiner={}, support=f), trained_sources(f)) for f in cross_fit]
     names = [fold_name(f) for f in cross_fit]
     log(f"cross-fitted report: {len(records)} records of the report half, {len(folds)} fold models")
-    rows, counts = cross_fitted_rows(full, folds, records, log)
-    spec = json.loads((judge / "combiner.json").read_text())["support"]
+    rows, counts = cross_fitted_rows(full, folds, records, log, pool)
+    spec = read_json_object(judge / "combiner.json")["support"]
     features = list(full.support_features)
     n = len(rows.label)
     scores = {"lexical_win": record_min(rows.x[:, features.index("lexical_win")], rows.record, n),
@@ -133,7 +143,7 @@ def cross_fitted_report(judge: Path, cross_fit: Sequence[Path], data_dir: str, *
                                      rows.record, n)}
     per = {k: per_source_auroc(v, rows) for k, v in scores.items()}
     ok = eligible_sources(rows)
-    scorer_of = ["full model" if k < 0 else names[k] for k in assign_folds(records, [seen for _, seen in folds])]
+    scorer_of = ["full model" if k < 0 else names[k] for k in assign_folds(records, [seen for _, seen in folds], pool)]
     per_source = {s: {"n": rows.source.count(s), "enough_records": s in ok,
                       "scored_by": sorted({scorer_of[i] for i, src in enumerate(rows.source) if src == s}),
                       **{k: per[k][s] for k in scores}} for s in sorted(set(rows.source))}

@@ -21,9 +21,8 @@ from corpora.digest import sha256_file
 from corpora.errors import UsageError
 from judge_train.out_folder import finished, fresh, replaceable_out
 from corpora.jsonl import read_json_object
-from judge_train.stage_files import load_weights, stage_recipe
+from judge_train.stage_files import WEIGHTS, load_weights, stage_problem, stage_recipe
 
-WEIGHTS = "model.safetensors"
 RECORDS = ("training_config.json", "data_manifest.json")
 
 
@@ -41,6 +40,28 @@ def records_dir(model: Path) -> Path | None:
     return None
 
 
+# what makes two cross-encoders one architecture beyond their tensors' names and shapes: the same layers, activation
+# and labels, and the same tokenizer vocabulary and casing (a mix of two tokenizations reads neither)
+ARCHITECTURE_KEYS = ("model_type", "hidden_act", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                     "intermediate_size", "vocab_size", "max_position_embeddings", "type_vocab_size", "id2label",
+                     "position_embedding_type", "layer_norm_eps")
+
+
+def _same_model(base: Path, tuned: Path) -> None:
+    """UsageError naming the first config.json key or tokenizer part in which the two folders differ."""
+    ca, cb = read_json_object(base / "config.json"), read_json_object(tuned / "config.json")
+    for key in ARCHITECTURE_KEYS:
+        if ca.get(key) != cb.get(key):
+            raise UsageError(f"{base} and {tuned} are different models: config.json field '{key}' is "
+                             f"{ca.get(key)!r} against {cb.get(key)!r}")
+    ta, tb = base / "tokenizer.json", tuned / "tokenizer.json"
+    if ta.is_file() and tb.is_file():
+        ja, jb = read_json_object(ta), read_json_object(tb)
+        for part in ("model", "normalizer", "pre_tokenizer"):  # not truncation: max_length may differ per stage
+            if ja.get(part) != jb.get(part):
+                raise UsageError(f"{base} and {tuned} have different tokenizers: tokenizer.json's '{part}' differs")
+
+
 def mix_name(recipe: str, weight: float) -> str:
     return f"{recipe}-wise{weight:g}"
 
@@ -52,17 +73,26 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
     import torch
     from safetensors.torch import save_file
 
+    from judge_train.crossfit import trained_sources
+
     if not 0.0 <= weight <= 1.0:
         raise UsageError(f"--weight must lie in [0, 1], got {weight:g}")
     for folder in (base, tuned):
         if not (folder / WEIGHTS).is_file():
             raise UsageError(f"not a cross-encoder folder (no {WEIGHTS}): {folder}")
+        why = stage_problem(folder)
+        if why:
+            raise UsageError(why)
     replaceable_out(out, [base, tuned], what="stage folder")
-    records = records_dir(tuned)
-    if records is None:
-        raise UsageError(f"no training records for {tuned} (training_config.json, or a judge folder's stages/)")
+    records, base_records = records_dir(tuned), records_dir(base)
+    for folder, found in ((tuned, records), (base, base_records)):
+        if found is None:  # the mix's record must say what both halves trained on (cross-fitting reads it)
+            raise UsageError(f"no training records for {folder} (training_config.json, or a judge folder's stages/)")
     tc = read_json_object(records / "training_config.json")
-    stage_recipe(records)  # its recipe names the mix: checked before anything is written
+    task, base_task = stage_recipe(records).get("task"), stage_recipe(base_records).get("task")
+    if task != base_task:
+        raise UsageError(f"{base} is a {base_task} stage and {tuned} a {task} stage: a mix needs two of one task")
+    _same_model(base, tuned)
     a, b = load_weights(base / WEIGHTS), load_weights(tuned / WEIGHTS)
     if a.keys() != b.keys():
         odd = sorted(a.keys() ^ b.keys())[0]
@@ -71,12 +101,17 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
         if a[key].shape != b[key].shape:
             raise UsageError(f"{base} and {tuned} are different architectures: tensor {key!r} has shape "
                              f"{tuple(a[key].shape)} against {tuple(b[key].shape)}")
+        if a[key].is_floating_point() != b[key].is_floating_point() or (
+                not a[key].is_floating_point() and not torch.equal(a[key], b[key])):
+            raise UsageError(f"{base} and {tuned} differ in tensor {key!r} ({a[key].dtype} against {b[key].dtype}"
+                             f"{'' if a[key].dtype != b[key].dtype else ', other values'}): not two runs of one "
+                             f"architecture (a quantised copy?)")
     mixed = {}
     for key in a:
         if a[key].is_floating_point():
             t = (1.0 - weight) * a[key].to(torch.float32) + weight * b[key].to(torch.float32)
             mixed[key] = t.to(b[key].dtype).contiguous()
-        else:  # integer buffers (position ids): the tuned model's
+        else:  # integer buffers (position ids), equal in both (checked above)
             mixed[key] = b[key].contiguous()
     fresh(out)
     for f in tuned.iterdir():  # config, tokenizer, sentence-transformers files: the tuned model's
@@ -85,7 +120,8 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
             shutil.copy2(f, out / f.name)
     save_file(mixed, str(out / WEIGHTS), metadata={"format": "pt"})
     record = {"base": str(base), "base_sha256": sha256_file(base / WEIGHTS), "tuned": str(tuned),
-              "tuned_recipe": tc["recipe"]["recipe"], "tuned_sha256": sha256_file(tuned / WEIGHTS), "weight": weight}
+              "tuned_recipe": tc["recipe"]["recipe"], "tuned_sha256": sha256_file(tuned / WEIGHTS), "weight": weight,
+              "base_sources": sorted(trained_sources(base_records))}  # the mix has seen them too
     tc["recipe"]["recipe"] = mix_name(tc["recipe"]["recipe"], weight)
     tc["interpolated"] = record
     (out / "training_config.json").write_text(json.dumps(tc, indent=1) + "\n")

@@ -37,6 +37,8 @@ def finished(out: Path) -> None:
 def replaceable_out(out: str | Path, inputs: Iterable[str | Path | None] = (), *, what: str = "judge folder") -> Path:
     """``out`` as a folder this command may replace; InputError or UsageError (one line, exit 2) when it may not.
     ``inputs``: the folders and files the command reads (None entries: options not given)."""
+    if Path(out).is_symlink():  # replacing it would follow the link, or fail on it with a message naming nothing
+        raise UsageError(f"--out {out} is a symbolic link (to {Path(out).resolve()}): give a folder itself")
     target = Path(out).resolve()
     for given in inputs:
         if given is None or str(given) == "":

@@ -3,11 +3,16 @@ package.json, model.safetensors): anything damaged, truncated or of another kind
 file and field, found before any work, never a traceback from deep inside training or packaging."""
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from corpora.errors import InputError
 from corpora.jsonl import read_json_object
+from judge_train.out_folder import UNFINISHED
+
+WEIGHTS = "model.safetensors"
 
 
 def stage_recipe(stage: Path) -> dict[str, Any]:
@@ -30,3 +35,57 @@ def load_weights(path: Path) -> dict:
         return load_file(str(path))
     except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types for a damaged file
         raise InputError(path, f"cannot be read as safetensors weights ({' '.join(str(exc).split())})") from None
+
+
+def stage_chain(stage: Path) -> Iterator[tuple[Path, dict]]:
+    """(folder, recipe) of a trained stage, then of the stage it started from, and so on while the base is a stage
+    folder here (each folder once)."""
+    visited: set[Path] = set()
+    while stage.is_dir() and (stage / "training_config.json").is_file() and stage.resolve() not in visited:
+        visited.add(stage.resolve())
+        recipe = stage_recipe(stage)
+        yield stage, recipe
+        stage = Path(recipe["base_model"])
+
+
+def weights_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be a safetensors file (missing, no header, truncated), read from its header alone, without
+    loading a tensor; None when it can."""
+    if not path.is_file():
+        return "file not found (the model's weights)"
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+        n = int.from_bytes(head, "little") if len(head) == 8 else -1
+        if not 0 < n <= min(size - 8, 100_000_000):
+            return "not a safetensors file (no header)"
+        try:
+            meta = json.loads(fh.read(n))
+            end = max((int(v["data_offsets"][1]) for k, v in meta.items() if k != "__metadata__"), default=0)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+            return "not a safetensors file (its header is not a tensor table)"
+    if size < 8 + n + end:
+        return f"truncated ({size} bytes; its header says {8 + n + end})"
+    return None
+
+
+def stage_problem(folder: Path, *, task: str | None = None, recorded: bool = False) -> str | None:
+    """Why ``folder`` cannot be read as a trained stage (a cross-encoder folder a judge command wrote or was given),
+    found before any work; None when it can. ``task``: the task its recipe must record, when it records one
+    ("support" for --support and --cross-fit, "relevance" for --relevance); ``recorded``: it must carry its recipe
+    (what a fold trained on is read from it). Damaged JSON records raise InputError naming the file."""
+    if not (folder / "config.json").is_file():
+        return f"not a trained stage folder (no config.json): {folder}"
+    if (folder / UNFINISHED).exists():
+        return f"{folder}: a judge command stopped before it finished writing it"
+    read_json_object(folder / "config.json")
+    records = folder / "training_config.json"
+    if records.is_file():
+        list(stage_chain(folder))
+        got = stage_recipe(folder).get("task")
+        if task is not None and isinstance(got, str) and got != task:
+            return f"{folder} is a {got} stage, not a {task} stage"
+    elif recorded:
+        return f"no training_config.json in {folder}: which sources it trained on cannot be told"
+    why = weights_problem(folder / WEIGHTS)
+    return f"{folder / WEIGHTS}: {why}" if why else None

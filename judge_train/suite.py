@@ -47,11 +47,16 @@ def report_records(records: list, signal: str, per_label: int, rng: random.Rando
     return out, len(held)
 
 
+def support_pool(data_dir: str | Path) -> list:
+    """Every support record of the pool, as ``pool_tasks`` reads it."""
+    return read_pool(DataConfig(data_dir=str(data_dir), cap_per_label=dict(SUPPORT_CAPS)))[0]
+
+
 def support_report_records(data_dir: str | Path, per_label: int = 150, seed: int = 0,
-                           percent: int = HELDOUT_PERCENT) -> list:
+                           percent: int = HELDOUT_PERCENT, support: list | None = None) -> list:
     """The support records ``pool_tasks`` scores, the same sample in the same order (judge_train/crossfit.py scores
-    them cross-fitted)."""
-    support, _ = read_pool(DataConfig(data_dir=str(data_dir), cap_per_label=dict(SUPPORT_CAPS)))
+    them cross-fitted); ``support``: the pool's support records when already read (support_pool)."""
+    support = support_pool(data_dir) if support is None else support
     by_source, _ = report_records(support, "support", per_label, random.Random(seed), seed, percent)
     return [r for rows in by_source.values() for r in rows]
 

@@ -34,10 +34,16 @@ def test_synthetic_records_take_the_sources_they_were_made_from():
             _rec("synthetic_long_evidence", "hqa:2"), _rec("synthetic_conjunctions", "begin:1+hqa:2"),
             _rec("synthetic_swaps", "gone:9:orig")]
     assert origin_sources(recs) == [{"begin"}, {"halueval_qa"}, {"begin"}, {"halueval_qa"}, {"halueval_qa"},
-                                    {"begin", "halueval_qa"}, {"synthetic_swaps"}]
-    # fold 0 never saw begin, fold 1 never saw halueval_qa; a record of both sources needs a fold that saw neither
+                                    {"begin", "halueval_qa"}, None]
+    # fold 0 never saw begin, fold 1 never saw halueval_qa; a record of both sources needs a fold that saw neither;
+    # one whose origin is unknown (not in the sample) is no fold's to score: the full model, never fold 0 by default
     folds = [{"halueval_qa", "mnli"}, {"begin", "mnli"}]
-    assert assign_folds(recs, folds) == [0, 1, 0, 1, 1, -1, 0]
+    assert assign_folds(recs, folds) == [0, 1, 0, 1, 1, -1, -1]
+    # the report samples each source on its own: the origin is then found in the pool it was sampled from
+    sample = [_rec("synthetic_swaps", "begin:1:orig"), _rec("synthetic_conjunctions", "begin:1+hqa:2")]
+    assert origin_sources(sample) == [None, None]
+    assert origin_sources(sample, pool=recs[:2]) == [{"begin"}, {"begin", "halueval_qa"}]
+    assert assign_folds(sample, folds, pool=recs[:2]) == [0, -1]
     assert assign_folds([_rec("mnli", "mnli:1")], folds) == [-1]  # every fold saw it: the full model scores it
     made = swap_records([_rec("begin", "begin:7")], per_label=1, seed=0)
     assert made and {frozenset({"begin"})} == set(origin_sources([_rec("begin", "begin:7"), *made])[1:])

@@ -5,7 +5,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from corpora.errors import UsageError
+from corpora.errors import InputError, UsageError
 from judge_train.crossfit import trained_sources
 from judge_train.interpolate import interpolate, records_dir
 
@@ -62,13 +62,28 @@ def test_what_cannot_be_mixed_is_refused_in_one_line(tmp_path):
     base = _model(tmp_path / "nli", 0.0, "nli")
     tuned = _model(tmp_path / "support", 1.0, "support")
     other = _model(tmp_path / "other", 1.0, "other", extra={"classifier.bias": torch.zeros(3)})
-    wide = tmp_path / "wide"
-    wide.mkdir()
+    wide = _model(tmp_path / "wide", 0.0, "wide")
     save_file({"layer.weight": torch.zeros(2, 4), "position_ids": torch.arange(4)}, str(wide / "model.safetensors"))
+    ints = _model(tmp_path / "ints", 0.0, "ints", extra={"position_ids": torch.arange(1, 5)})
+    quantised = _model(tmp_path / "q", 0.0, "q", extra={"layer.weight": torch.zeros(2, 3, dtype=torch.int8)})
+    relu = _model(tmp_path / "relu", 0.0, "relu")
+    (relu / "config.json").write_text(json.dumps({"name": "relu", "hidden_act": "relu"}))
+    relevance = _model(tmp_path / "relevance", 0.0, "relevance")
+    tc = json.loads((relevance / "training_config.json").read_text())
+    tc["recipe"]["task"] = "relevance"
+    (relevance / "training_config.json").write_text(json.dumps(tc))
+    unfinished = _model(tmp_path / "unfinished", 0.0, "nli")
+    (unfinished / ".unfinished").write_text("")
     cases = [((base, tuned, 1.5), "--weight must lie in"), ((tmp_path / "nowhere", tuned, 0.5), "no model.safetensors"),
              ((base, _model(tmp_path / "bare", 1.0), 0.5), "no training records"),
+             ((_model(tmp_path / "bare-base", 1.0), tuned, 0.5), "no training records for"),  # what it saw: unknown
              ((base, other, 0.5), "tensor 'classifier.bias' is in one only"),
-             ((wide, tuned, 0.5), "tensor 'layer.weight' has shape (2, 4) against (2, 3)")]
+             ((wide, tuned, 0.5), "tensor 'layer.weight' has shape (2, 4) against (2, 3)"),
+             ((ints, tuned, 0.5), "differ in tensor 'position_ids' (torch.int64 against torch.int64, other values)"),
+             ((quantised, tuned, 0.5), "differ in tensor 'layer.weight' (torch.int8 against torch.float16"),
+             ((relu, tuned, 0.5), "config.json field 'hidden_act' is 'relu' against None"),
+             ((relevance, tuned, 0.5), "is a relevance stage and"),
+             ((unfinished, tuned, 0.5), "stopped before it finished writing it")]
     for (b, t, a), msg in cases:
         with pytest.raises(UsageError, match=r"\A[^\n]*" + __import__("re").escape(msg)):
             interpolate(b, t, a, tmp_path / "out")
@@ -94,3 +109,32 @@ def test_cli_interpolate_and_crossfit_report_exit_2_in_one_line(tmp_path, capsys
     assert main(["judge", "crossfit-report", str(tmp_path), "--cross-fit", str(tuned), "--data-dir", str(pool)]) == 2
     err = capsys.readouterr().err.strip()
     assert "not a judge folder" in err and "\n" not in err
+
+
+def test_a_mix_has_seen_what_its_base_saw(tmp_path):
+    """Cross-fitting must not score a source with a mix whose base trained on it (30% of its weights)."""
+    base = _model(tmp_path / "full", 0.0, "full-support", base="minilm")
+    tc = json.loads((base / "training_config.json").read_text())
+    tc["recipe"]["data"]["cap_per_label"] = {"begin": 9}
+    (base / "training_config.json").write_text(json.dumps(tc))
+    fold = _model(tmp_path / "fold", 1.0, "fold", base="minilm")  # trained on faithdial only
+    record = interpolate(base, fold, 0.7, tmp_path / "mix")
+    assert record["base_sources"] == ["begin"]
+    assert trained_sources(tmp_path / "mix") == {"begin", "faithdial"}
+    mix = json.loads((tmp_path / "mix" / "training_config.json").read_text())
+    del mix["interpolated"]["base_sources"]  # a record written before base_sources: read from the base's folder
+    (tmp_path / "mix" / "training_config.json").write_text(json.dumps(mix))
+    assert trained_sources(tmp_path / "mix") == {"begin", "faithdial"}
+    base.rename(tmp_path / "moved")  # ...and when that folder is gone, nobody can tell: refused, never "nothing"
+    with pytest.raises(InputError, match=r"field 'interpolated.base': the mix's base .*full is not here"):
+        trained_sources(tmp_path / "mix")
+
+
+def test_a_symbolic_link_as_out_is_refused_naming_it(tmp_path):
+    base = _model(tmp_path / "nli", 0.0, "nli")
+    tuned = _model(tmp_path / "support", 1.0, "support")
+    interpolate(base, tuned, 0.5, tmp_path / "real")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(UsageError, match=r"^--out .*link is a symbolic link \(to .*real\)"):
+        interpolate(base, tuned, 0.5, tmp_path / "link")
+    assert (tmp_path / "real" / "model.safetensors").is_file()

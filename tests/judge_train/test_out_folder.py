@@ -49,9 +49,12 @@ def test_a_foreign_folder_a_file_and_overlaps_with_inputs_are_refused(tmp_path):
 
 
 def _stage(path, recipe="s"):
+    import torch
+    from safetensors.torch import save_file
+
     path.mkdir(parents=True)
     (path / "config.json").write_text("{}")
-    (path / "model.safetensors").write_bytes(b"weights")
+    save_file({"layer.weight": torch.zeros(2, 3)}, str(path / "model.safetensors"))
     (path / "training_config.json").write_text(json.dumps({"recipe": {"recipe": recipe, "base_model": "minilm",
                                                                       "data": {}}}))
     return path
@@ -71,11 +74,12 @@ def test_every_judge_command_refuses_a_users_folder_before_any_work(tmp_path, ca
             "combine": ["judge", "combine", "--support", str(stage), "--data-dir", str(pool)],
             "refit": ["judge", "refit", str(judge), "--data-dir", str(pool)],
             "interpolate": ["judge", "interpolate", str(stage), str(stage), "--weight", "0.5"]}[command]
+    weights = (stage / "model.safetensors").read_bytes()
     for out, msg in ((mine, "is not a ragdoctor"), (tmp_path, "would be replaced before its input")):
         assert main([*argv, "--out", str(out)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("ragdoctor: error: ") and err.count("\n") == 1 and msg in err, err
-    assert (mine / "notes.txt").read_text() == "keep me" and (stage / "model.safetensors").read_bytes() == b"weights"
+    assert (mine / "notes.txt").read_text() == "keep me" and (stage / "model.safetensors").read_bytes() == weights
 
 
 def test_crossfit_report_checks_its_json_path_before_scoring(tmp_path, capsys):

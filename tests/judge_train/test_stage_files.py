@@ -54,7 +54,10 @@ def test_an_unfinished_folder_is_replaced_by_the_rerun_and_refused_as_an_input(t
     (["judge", "train", "--from-config", "bad.json"], "bad.json: malformed JSON at line 1"),
     (["judge", "train", "--from-config", "unknown.json"], "unknown.json: field 'epochz': unknown field"),
     (["judge", "combine", "--support", "stage"], "stage/training_config.json: field 'recipe': missing"),
-    (["judge", "interpolate", "weights", "weights", "--weight", "0.5"], "cannot be read as safetensors weights"),
+    (["judge", "interpolate", "weights", "weights", "--weight", "0.5"], "model.safetensors: not a safetensors file"),
+    (["judge", "combine", "--support", "weights"], "weights/model.safetensors: not a safetensors file"),
+    (["judge", "combine", "--support", "half"], "half/model.safetensors: truncated"),
+    (["judge", "combine", "--support", "relevance", "--relevance", "relevance"], "is a relevance stage, not a support "),
     (["judge", "train", "--from-config", "stage/training_config.json", "--out", "stage"],
      "would be replaced before its input stage/training_config.json is read"),
 ])
@@ -68,6 +71,12 @@ def test_damaged_judge_inputs_are_one_line_before_any_work(tmp_path, capsys, mon
     (tmp_path / "stage" / "training_config.json").write_text("{}")
     weights = _stage(tmp_path / "weights")
     (weights / "model.safetensors").write_bytes(b"garbage")
+    whole = _stage(tmp_path / "half") / "model.safetensors"  # a copy cut short: its header promises more bytes
+    whole.write_bytes(whole.read_bytes()[:-4])
+    relevance = _stage(tmp_path / "relevance")
+    tc = json.loads((relevance / "training_config.json").read_text())
+    tc["recipe"]["task"] = "relevance"
+    (relevance / "training_config.json").write_text(json.dumps(tc))
     out = [] if "--out" in argv else ["--out", "runs/x"]
     pool = [] if argv[1] == "interpolate" else ["--data-dir", "pool"]
     assert main([*argv, *pool, *out]) == 2
