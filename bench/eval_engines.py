@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -26,6 +27,7 @@ from rag.offline import set_offline_env  # noqa: E402
 
 set_offline_env()
 
+from corpora.errors import InputError  # noqa: E402
 from corpora.records import Trace  # noqa: E402
 from eval.adapters import load_traces  # noqa: E402
 from ragdoctor import flow  # noqa: E402
@@ -77,29 +79,41 @@ def main(argv: list[str] | None = None) -> int:
 
     def timed(name: str, engine: str, ray_opts: flow.RayOptions | None) -> None:
         start = time.perf_counter()
-        run = flow.evaluate_file(src, tmp / name, selection, batch_size=args.batch_size, progress=False,
-                                 engine=engine, ray=ray_opts)
+        try:
+            run = flow.evaluate_file(src, tmp / name, selection, batch_size=args.batch_size, progress=False,
+                                     engine=engine, ray=ray_opts)
+        except InputError as exc:  # e.g. --gpus-per-worker 1 on a machine without a GPU: this row only
+            report["engines"][name] = {"unmeasured": str(exc)}
+            print(f"{name}: unmeasured: {exc}", file=sys.stderr)
+            return
         secs = time.perf_counter() - start
         pairs = claim_pairs(run.judgements)
         runs[name] = run
         report["engines"][name] = {"seconds": round(secs, 2), "samples_per_s": round(len(traces) / secs, 3),
                                    "claim_pairs": pairs, "claim_pairs_per_s": round(pairs / secs, 2)}
 
-    timed("local", "local", None)
-    t = time.perf_counter()
-    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, address="local", logging_level="WARNING")
-    report["ray_init_s"] = round(time.perf_counter() - t, 2)
     try:
-        for n in (int(w) for w in args.workers.split(",") if w.strip()):
-            timed(f"ray x{n}", "ray", flow.RayOptions(num_workers=n, gpus_per_worker=args.gpus_per_worker))
+        timed("local", "local", None)
+        if "local" not in runs:
+            print(f"eval_engines bench: {report['engines']['local']['unmeasured']}", file=sys.stderr)
+            return 2
+        t = time.perf_counter()
+        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, address="local", logging_level="WARNING")
+        report["ray_init_s"] = round(time.perf_counter() - t, 2)
+        try:
+            for n in (int(w) for w in args.workers.split(",") if w.strip()):
+                timed(f"ray x{n}", "ray", flow.RayOptions(num_workers=n, gpus_per_worker=args.gpus_per_worker))
+        finally:
+            ray.shutdown()
     finally:
-        ray.shutdown()
+        shutil.rmtree(tmp, ignore_errors=True)  # run folders and the embedding cache of this bench alone
     same = all(verdicts(r.judgements) == verdicts(runs["local"].judgements) for r in runs.values())
     report["identical_verdicts"] = same
     report["load_avg_end"] = os.getloadavg()
     base = report["engines"]["local"]["samples_per_s"]
     rows = [(name, len(traces), r["seconds"], r["samples_per_s"], r["claim_pairs_per_s"],
-             f"{r['samples_per_s'] / base:.2f}x") for name, r in report["engines"].items()]
+             f"{r['samples_per_s'] / base:.2f}x") if "unmeasured" not in r else
+            (name, len(traces), "-", "-", "-", f"unmeasured: {r['unmeasured']}") for name, r in report["engines"].items()]
     print(render(["engine", "samples", "seconds", "samples/s", "claim pairs/s", "vs local"], rows,
                  title=f"{','.join(selection.judges)} on {','.join(selection.metrics)}, batch {args.batch_size}"))
     print(f"\nray.init: {report['ray_init_s']} s (not in the rows); verdicts identical across engines: {same}")

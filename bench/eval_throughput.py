@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -94,40 +95,43 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     cache = tempfile.mkdtemp(prefix="ragdoctor-bench-")
-    os.environ["RAGDOCTOR_CACHE"] = cache  # cold caches: every judge call is really made
-    traces = Path(args.traces) if args.traces else fake_traces(Path(cache) / "traces.jsonl")
-    samples, _ = load_traces(traces)
-    embedder = make_embedder("minilm")
-    opts = JudgeOptions(embedder=embedder)
-    report: dict = {"traces": str(traces), "n_samples": len(samples), "metrics": METRICS, "families": {}}
-    for name in ("lexical", "embedding", "nli"):
-        try:
-            judge = make_judge(name, opts)
-        except Exception as exc:  # noqa: BLE001 - reported, not raised
-            report["families"][name] = {"unavailable": str(exc)}
-            continue
-        report["families"][name] = time_judge(judge, samples)
-    if not args.skip_llm:
-        few = samples[: args.llm_limit]
-        gen = PipelineConfig(generation=GenerationConfig(base_url=args.judge_base_url, model=args.judge_model))
-        with open_generator(gen) as llm:
-            for name in ("llm", "ragas"):
-                judge = make_judge(name, JudgeOptions(embedder=embedder, llm_factory=lambda: llm))
-                if not isinstance(judge, UnavailableJudge):
-                    report["families"][name] = time_judge(judge, few)
-            report["families"]["plain ragas evaluate()"] = time_plain_ragas(llm, embedder, few)
-        ours = report["families"].get("ragas", {}).get("samples_per_s")
-        plain = report["families"]["plain ragas evaluate()"]["samples_per_s"]
-        if ours and plain:
-            report["ragas_judge_vs_plain_ratio"] = round(ours / plain, 3)
-    rows = [(name, r.get("samples"), r.get("seconds"), r.get("samples_per_s"), r.get("unmeasured", r.get("nan_values")),
-             r.get("unavailable", "")) for name, r in report["families"].items()]
-    print(render(["judge family", "samples", "seconds", "samples/s", "unmeasured/NaN", "note"], rows,
-                 title=f"full metric set ({len(METRICS)} metrics) per sample"))
-    if "ragas_judge_vs_plain_ratio" in report:
-        print(f"\nragdoctor's ragas judge vs plain ragas evaluate(): {report['ragas_judge_vs_plain_ratio']}x samples/s")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    try:
+        os.environ["RAGDOCTOR_CACHE"] = cache  # cold caches: every judge call is really made
+        traces = Path(args.traces) if args.traces else fake_traces(Path(cache) / "traces.jsonl")
+        samples, _ = load_traces(traces)
+        embedder = make_embedder("minilm")
+        opts = JudgeOptions(embedder=embedder)
+        report: dict = {"traces": str(traces), "n_samples": len(samples), "metrics": METRICS, "families": {}}
+        for name in ("lexical", "embedding", "nli"):
+            try:
+                judge = make_judge(name, opts)
+            except Exception as exc:  # noqa: BLE001 - reported, not raised
+                report["families"][name] = {"unavailable": str(exc)}
+                continue
+            report["families"][name] = time_judge(judge, samples)
+        if not args.skip_llm:
+            few = samples[: args.llm_limit]
+            gen = PipelineConfig(generation=GenerationConfig(base_url=args.judge_base_url, model=args.judge_model))
+            with open_generator(gen) as llm:
+                for name in ("llm", "ragas"):
+                    judge = make_judge(name, JudgeOptions(embedder=embedder, llm_factory=lambda: llm))
+                    if not isinstance(judge, UnavailableJudge):
+                        report["families"][name] = time_judge(judge, few)
+                report["families"]["plain ragas evaluate()"] = time_plain_ragas(llm, embedder, few)
+            ours = report["families"].get("ragas", {}).get("samples_per_s")
+            plain = report["families"]["plain ragas evaluate()"]["samples_per_s"]
+            if ours and plain:
+                report["ragas_judge_vs_plain_ratio"] = round(ours / plain, 3)
+        rows = [(name, r.get("samples"), r.get("seconds"), r.get("samples_per_s"), r.get("unmeasured", r.get("nan_values")),
+                 r.get("unavailable", "")) for name, r in report["families"].items()]
+        print(render(["judge family", "samples", "seconds", "samples/s", "unmeasured/NaN", "note"], rows,
+                     title=f"full metric set ({len(METRICS)} metrics) per sample"))
+        if "ragas_judge_vs_plain_ratio" in report:
+            print(f"\nragdoctor's ragas judge vs plain ragas evaluate(): {report['ragas_judge_vs_plain_ratio']}x samples/s")
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)  # cold caches of this bench alone: not left in /tmp
     print(f"\nJSON: {args.out}")
     return 0
 

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from corpora.bundled import bundled_questions  # noqa: E402
-from corpora.labels import add_labels, read_labels  # noqa: E402
+from corpora.labels import add_labels  # noqa: E402
 from corpora.records import Label, Question, Trace  # noqa: E402
 from corpora.run_folder import RunFolder  # noqa: E402
 from eval.answerability import refused  # noqa: E402
@@ -81,6 +81,16 @@ def planted_labels(run_dir: Path, n: int, seed: int = 0) -> list[Label]:
     return out
 
 
+def _ours(line: str) -> bool:
+    """A labels.jsonl line this script wrote (who = WHO). Everything else, a person's labels (earlier ones too, which
+    the log keeps as history) and lines that do not parse, is never touched."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and row.get("who") == WHO
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run", help="an evaluated run folder of the bundled questions (e.g. from `ragdoctor demo`)")
@@ -96,10 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     if not labels:
         print(f"bench/ppi_demo.py: {run_dir}: no sample of the bundled question set to label", file=sys.stderr)
         return 2
-    others = [lb for lb in read_labels(run_dir) if lb.who != WHO]
     folder = RunFolder(run_dir)
-    if folder.file("labels.jsonl").exists():  # replace this labeller's earlier labels, keep everyone else's
-        folder.write_text("labels.jsonl", "".join(lb.model_dump_json() + "\n" for lb in others))
+    if folder.file("labels.jsonl").exists():  # drop this script's earlier labels; every other line stays verbatim
+        lines = folder.file("labels.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [line for line in lines if not _ours(line)]
+        if len(kept) < len(lines):
+            folder.write_text("labels.jsonl", "".join(kept))
     add_labels(run_dir, labels)
     rows = [r for r in for_run(run_dir) if r["metric"] in METRICS]
     per = {m: sum(lb.metric == m for lb in labels) for m in METRICS}

@@ -32,6 +32,7 @@ from rag.offline import set_offline_env  # noqa: E402
 
 set_offline_env()
 
+from corpora.errors import InputError  # noqa: E402
 from eval.meta.stats import paired_difference  # noqa: E402
 from eval.retrieval_lab import Setting, half, run_lab  # noqa: E402
 from rag.bm25 import BM25Index  # noqa: E402
@@ -103,14 +104,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "retrieval_default.json")
     args = ap.parse_args(argv)
     load_start = list(os.getloadavg())
+    items = [item.partition(":") for item in filter(None, args.datasets.split(","))]
+    missing = [str(args.data_dir / name) for name, _, _ in items if name != "bundled" and not (args.data_dir / name).is_dir()]
+    if missing:
+        print(f"retrieval_default bench: data folder not found: {', '.join(missing)} (use --data-dir)", file=sys.stderr)
+        return 2
     results = []
-    for item in filter(None, args.datasets.split(",")):
-        name, _, split = item.partition(":")
-        corpus = "bundled" if name == "bundled" else str(args.data_dir / name)
-        results.append(measure(corpus, split or "test", args.index_root / name, args.embedding_backend,
-                               args.embedder, args.reranker))
-        r = results[-1]
-        print(f"{name}: {r['queries']} queries, {r['seconds']} s", file=sys.stderr)
+    try:
+        for name, _, split in items:
+            corpus = "bundled" if name == "bundled" else str(args.data_dir / name)
+            results.append(measure(corpus, split or "test", args.index_root / name, args.embedding_backend,
+                                   args.embedder, args.reranker))
+            r = results[-1]
+            print(f"{name}: {r['queries']} queries, {r['seconds']} s", file=sys.stderr)
+    except InputError as exc:  # a corpus, split or model that cannot be read: one line, as the CLI says it
+        print(f"retrieval_default bench: {exc}", file=sys.stderr)
+        return 2
     rows = []
     for r in results:
         for part in ("all", "choose", "confirm"):

@@ -53,7 +53,7 @@ class Check:
     @property
     def message(self) -> str:
         if self.observed is None:
-            return f"{self.name}: not measured ({self.detail})"
+            return f"{self.name}: no value to check ({self.detail})"
         rel = ">=" if self.kind == "min" else "<="
         ci = f" [95% CI {self.ci[0]:.3f}-{self.ci[1]:.3f}]" if self.ci[0] is not None else ""
         verdict = "ok" if self.passed else f"FAIL by {abs(self.observed - self.threshold):.3f}"
@@ -135,7 +135,10 @@ def load_gate_config(pyproject: str | Path | None = None) -> GateConfig:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(path, f"malformed TOML: {exc}") from None
-    ours = data.get("tool", {}).get("ragdoctor", {})
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise InputError(path, "[tool] must be a table (tool = ... is no table of tools)")
+    ours = tool.get("ragdoctor", {})
     if not isinstance(ours, dict):
         raise InputError(path, "[tool.ragdoctor] must be a table")
     if set(ours) - {"gate"}:
@@ -243,7 +246,8 @@ def check(summary: dict, cfg: GateConfig, calibrated: list[dict] | None = None) 
     checks: list[Check] = []
     measured_any = any(m["n"] > 0 for m in summary.get("metrics", []))
     if not measured_any:
-        checks.append(Check("measured values", False, None, 1.0, "min", detail="the run has no measured values"))
+        checks.append(Check("measured values", False, None, 1.0, "min", detail="the run has no measured values",
+                            estimate="none"))
     for name, threshold in cfg.minimums.items():
         metric, _, judge = name.partition(":")
         row = primary(summary, metric, judge or None)
@@ -255,10 +259,19 @@ def check(summary: dict, cfg: GateConfig, calibrated: list[dict] | None = None) 
                       _judge_check(name, row, threshold, cfg))
     if cfg.max_unmeasured is not None:
         share = summary.get("unmeasured_share")
-        share = 1.0 if share is None else share
-        checks.append(Check("unmeasured share", share <= cfg.max_unmeasured, share, cfg.max_unmeasured, "max",
-                            estimate="unmeasured share"))
+        if share is None:  # no result was measured or unmeasured: not 1.0, which nothing in the run says
+            checks.append(Check("unmeasured share", True, None, cfg.max_unmeasured, "max", estimate="none",
+                                detail="every result is not applicable: nothing was measured or left unmeasured"))
+        else:
+            checks.append(Check("unmeasured share", share <= cfg.max_unmeasured, share, cfg.max_unmeasured, "max",
+                                estimate="unmeasured share"))
     return checks
+
+
+def junit_path(path: str | Path, suite: str = "ragdoctor.gate") -> Path:
+    """Where a JUnit report may be written: refused (one line) when it is a folder or a file that is no report of this
+    kind. Checked before the verdict, so a refusal never hides it."""
+    return output_file(path, what="JUnit report", signature=f'<testsuite name="{suite}"')
 
 
 def write_junit(checks: list[Check], path: str | Path, suite: str = "ragdoctor.gate") -> None:
@@ -274,6 +287,6 @@ def write_junit(checks: list[Check], path: str | Path, suite: str = "ragdoctor.g
         cases.append(f'  <testcase classname="{suite}" name={quoteattr(c.name)}>{body}</testcase>')
     xml = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="{suite}" tests="{len(checks)}" '
            f'failures="{failures}" errors="0">\n' + "\n".join(cases) + "\n</testsuite>\n")
-    path = output_file(path, what="JUnit report", signature=f'<testsuite name="{suite}"')
+    path = junit_path(path, suite)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(xml, encoding="utf-8")

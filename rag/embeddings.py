@@ -11,6 +11,7 @@ from typing import Protocol
 
 import numpy as np
 
+from corpora.digest import folder_digest
 from corpora.errors import InputError
 from rag import embedding_backends, models
 
@@ -198,5 +199,8 @@ def make_embedder(model: str = "minilm", *, batch_size: int = 32, device: str = 
     if not (path / "modules.json").exists() and not (path / "config.json").exists():
         raise InputError(path, "not a sentence-transformers model folder (no modules.json/config.json)",
                          field="embedding.model")
-    return SentenceTransformerEmbedder(path, f"st:{path.resolve()}", batch_size=batch_size, device=device, cache=cache,
+    # the folder's contents name it, not only its path: weights retrained or replaced in place are another embedder
+    # (the index is rebuilt, the embedding cache missed), never vectors of two models in one index
+    model_id = f"st:{path.resolve()}@{folder_digest(path)}"
+    return SentenceTransformerEmbedder(path, model_id, batch_size=batch_size, device=device, cache=cache,
                                        backend=backend)

@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
         register(sub, pipeline_options)
     for p in list(all_parsers(parser))[1:]:  # --debug after the command works too
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    for p in all_parsers(parser):  # `gate --max 0.5` is no flag, not --max-unmeasured guessed from a prefix
+        p.allow_abbrev = False
     return once_only(checked_numbers(parser))
 
 

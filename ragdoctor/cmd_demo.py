@@ -35,8 +35,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     ev = flow.evaluate_file(run.file(TRACES), run.path, selection, nli_model=args.nli_model)
     print(render_eval_summary(ev.summary))
     print("\n== 4/5 gate (thresholds from [tool.ragdoctor.gate] in pyproject.toml) ==")
-    code, checks = flow.gate_run(run.path, gate_config(args.pyproject), run.file(GATE_REPORT))
-    print(render_checks(code, checks))
+    thresholds = gate_config(args.pyproject)
+    if thresholds.minimums or thresholds.max_unmeasured is not None:
+        code, checks = flow.gate_run(run.path, thresholds, run.file(GATE_REPORT))
+        print(render_checks(code, checks))
+    else:  # `ragdoctor gate` refuses to pass a run against nothing; so does the demo
+        print("gate skipped: no thresholds ([tool.ragdoctor.gate] in ./pyproject.toml, or pass --pyproject FILE)")
     print("\n== 5/5 diagnose ==")
     _, _, report = flow.diagnose_run(run.path)
     print(render_categories(report))

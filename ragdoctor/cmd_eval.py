@@ -114,7 +114,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     cfg = gate_config(args.pyproject, args.min, args.max_unmeasured, args.ci_lower, args.ppi, args.ppi_fallback)
     if not cfg.minimums and cfg.max_unmeasured is None:
         raise UsageError("no thresholds: pass --min METRIC=VALUE or set [tool.ragdoctor.gate] in pyproject.toml")
-    junit = args.junit or (Path(args.run) / GATE_REPORT if Path(args.run).is_dir() else None)
+    junit = args.junit or (Path(args.run) if Path(args.run).is_dir() else Path(args.run).parent) / GATE_REPORT
     code, checks = flow.gate_run(args.run, cfg, junit)
     print(render_checks(code, checks))
     return code

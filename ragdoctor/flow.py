@@ -26,7 +26,7 @@ from diagnostics.classify import classify
 from diagnostics.probes import probe_run
 from diagnostics.report import diagnose
 from eval.adapters import load_traces
-from eval.gate import Check, GateConfig, check, load_summary, write_junit
+from eval.gate import Check, GateConfig, check, junit_path, load_summary, write_junit
 from eval.guard_adapter import make_fact_check
 from eval.judge_cache import CachedLLM
 from eval.judges.base import Judge
@@ -356,6 +356,8 @@ def probe(run_dir: str | Path, cfg: PipelineConfig, judgements: list[Judgement],
 def gate_run(run: str | Path, cfg: GateConfig, junit: str | Path | None = None) -> tuple[int, list[Check]]:
     """The gate's checks of a run (or its summary.json); 0 when every one passed, else 1. JUnit XML to ``junit``.
     With ``cfg.use_ppi`` the run's labels.jsonl is read now (labels added since the evaluation count)."""
+    if junit:
+        junit_path(junit)  # a path that cannot take the report is refused before any verdict is reached
     summary = load_summary(run)
     calibrated = None
     if cfg.use_ppi:

@@ -475,6 +475,17 @@ CASES = [
     Case("gate-summary-malformed", [*GATE, "--min", "groundedness=0.5"], 2, r"runs/r1/summary\.json: not a ragdoctor "
          r"summary", prep=raw("runs/r1/summary.json", b'{"metrics": [{"metric": "groundedness"}]}')),
     Case("gate-no-thresholds", [*GATE], 2, r"no thresholds"),
+    Case("gate-abbreviated-flag", [*GATE, "--max", "0.5", "--min", "groundedness=0.1"], 2,
+         r"gate: unrecognized arguments: --max 0\.5"),  # never read as --max-unmeasured
+    Case("gate-pyproject-tool-not-a-table", ["gate", "runs/r1", "--pyproject", "user/p.toml"], 2,
+         r"user/p\.toml: \[tool\] must be a table", prep=raw("user/p.toml", b'tool = "x"\n')),
+    Case("gate-junit-a-users-file-before-the-verdict", [*GATE, "--min", "answer_correctness=0.99", "--junit",
+                                                        "user/notes.txt"], 2,
+         r"user/notes\.txt: exists and is not a ragdoctor JUnit report"),
+    Case("gate-summary-file-writes-its-folders-report", ["gate", "runs/r1/summary.json", "--pyproject", "none.toml",
+                                                         "--min", "groundedness=0.0"], 0, "", "ok",
+         check=lambda ws, out, err: None if "<testsuite" in (ws / "runs/r1/gate.xml").read_text()
+         else pytest.fail("no gate.xml beside the summary")),
     Case("gate-at-the-results-log", ["gate", "runs/r1/results.jsonl", "--min", "groundedness=0.1"], 2,
          r"runs/r1/results\.jsonl: not a ragdoctor summary \(malformed JSON at line 2: Extra data\); give the run "
          r"folder or its summary\.json"),
@@ -493,7 +504,7 @@ CASES = [
          r"min names 'groundedness' twice",
          prep=raw("user/p.toml", b'[tool.ragdoctor.gate]\nmin = { groundedness = 0.5, "groundedness " = 0.9 }\n')),
     Case("gate-ppi-too-few-labels", [*GATE, "--min", "groundedness=0.1", "--ppi"], 1, "", "unmeasured",
-         check=lambda ws, out, err: None if "0 labels, need 30" in out and "not measured" in out
+         check=lambda ws, out, err: None if "0 labels, need 30" in out and "no value to check" in out
          else pytest.fail(out)),
     Case("gate-ppi-bad-labels-line", [*GATE, "--min", "groundedness=0.1", "--ppi", "--ppi-fallback"], 0,
          r"skipped bad record: runs/r1/labels\.jsonl:1: field 'metric': Input should be", "ok",

@@ -53,6 +53,11 @@ def test_ppi_demo_writes_planted_labels_and_reports_corrected_means(tmp_path, ca
     rows = {r["metric"]: r for r in json.loads(out.read_text())["rows"]}
     for m in mod.METRICS:
         assert rows[m]["status"] == "ok" and rows[m]["ci_low"] <= rows[m]["mean"] <= rows[m]["ci_high"]
-    assert mod.main([str(run), "--n", "32"]) == 0  # a rerun replaces its own labels, keeps the person's
+    add_label(run, "qa01", "groundedness", 0, "a person")  # a person changed their mind: the log keeps both
+    log = run / "labels.jsonl"
+    log.write_text(log.read_text() + '{"sample_id": "qa02", "value": "yes", "who": "bob"}\n')  # a hand-edited bad line
+    theirs = [line for line in log.read_text().splitlines() if mod.WHO not in line]
+    assert mod.main([str(run), "--n", "32"]) == 0  # a rerun replaces its own labels, keeps every other line
     again = read_labels(run)
     assert len([lb for lb in again if lb.who == mod.WHO]) == 64 and any(lb.who == "a person" for lb in again)
+    assert [line for line in log.read_text().splitlines() if mod.WHO not in line] == theirs

@@ -29,6 +29,17 @@ def test_gate_logic():
     assert not all(c.passed for c in check(_summary(0.9), GateConfig({"context_precision": 0.5})))
 
 
+def test_a_share_the_summary_does_not_give_is_never_invented():
+    """Every result not applicable: the summary's unmeasured share is null. The run still fails (nothing measured),
+    but the share check reports no value, never 1.000, and every check carries an estimate for JUnit."""
+    summary = {"metrics": [{"metric": "context_recall", "judge": "lexical", "n": 0, "mean": None}],
+               "unmeasured_share": None}
+    checks = check(summary, GateConfig(max_unmeasured=0.05))
+    share = next(c for c in checks if c.name == "unmeasured share")
+    assert share.observed is None and "1.000" not in share.message and "not applicable" in share.message
+    assert not all(c.passed for c in checks) and all(c.estimate for c in checks)
+
+
 def test_a_bare_metric_is_read_from_the_most_trusted_judge_whatever_the_listing_order():
     row = lambda judge, mean, n=10: {"metric": "groundedness", "judge": judge, "n": n, "mean": mean,  # noqa: E731
                                      "ci_low": mean, "ci_high": mean}

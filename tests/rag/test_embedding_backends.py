@@ -151,3 +151,17 @@ def test_ray_workers_build_the_configured_backend():
     worker = EmbedWorker("minilm", 8, "cpu", "torch-bf16")  # the model itself loads on first use
     assert worker.embedder.backend == "torch-bf16" and worker.embedder.cache is None
     assert EmbedWorker("minilm", 8, "cpu").embedder.backend == "torch"
+
+
+def test_a_model_folder_is_named_by_its_contents_not_only_its_path(tmp_path):
+    """Weights retrained or replaced in place are another embedder: its id (which the index manifest and the
+    embedding cache key on) changes, so the index is rebuilt and no cached vector of the old model is reused."""
+    folder = tmp_path / "my-embedder"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"old weights")
+    before = make_embedder(str(folder), use_cache=False).model_id
+    assert before.startswith(f"st:{folder.resolve()}@")
+    assert make_embedder(str(folder), use_cache=False).model_id == before  # the same folder: the same embedder
+    (folder / "model.safetensors").write_bytes(b"new weights")
+    assert make_embedder(str(folder), use_cache=False).model_id != before
