@@ -229,5 +229,9 @@ def call_with_retries(attempt: Callable[[int], tuple[str, Callable[[], T]]], pol
             sleep(delay)
             tries += 1
             continue
+        except BaseException as exc:  # a bug below, or Ctrl+C: the request is over all the same, and it failed
+            stats.finished(url, RequestError(str(exc), kind="interrupted", retryable=False))
+            stats.failed(url, "interrupted" if isinstance(exc, KeyboardInterrupt) else "internal")
+            raise
         stats.finished(url, None)
         return result

@@ -4,14 +4,16 @@ not write), the index is built in a temporary sibling, and the two are swapped i
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from corpora.errors import InputError
+from corpora.errors import InputError, warn
 from rag.manifest import is_index_manifest
 
 INDEX_FILES = frozenset({"manifest.json", "chunks.jsonl", "dense.faiss", "dense.ivfdata", "bm25"})
@@ -65,12 +67,69 @@ def _clear_leftovers(target: Path) -> None:
                 shutil.rmtree(p, ignore_errors=True)
 
 
+_HELD: dict[tuple[Path, int], list] = {}  # (lock file, thread) -> [open file, depth]: re-entrant in one thread
+_HELD_GUARD = threading.RLock()
+
+
+@contextmanager
+def index_lock(index_dir: str | Path) -> Iterator[None]:
+    """Hold the index folder's lock (an exclusive ``flock`` on a file named by the folder's absolute path, in the
+    cache folder: nothing is left beside the index) for a check-and-build: two processes building one index wait for
+    each other instead of deleting each other's work (the first builds, the second then finds it current).
+    Re-entrant in one thread; a no-op where ``fcntl`` does not exist."""
+    from rag.models import cache_dir  # noqa: PLC0415 - rag.models imports much; an index lock needs only this
+
+    target = Path(index_dir).expanduser().resolve()
+    lock = cache_dir() / "locks" / f"index-{hashlib.sha256(os.fsencode(target)).hexdigest()[:16]}.lock"
+    key = (lock, threading.get_ident())
+    with _HELD_GUARD:
+        held = _HELD.get(key)
+        if held is not None:
+            held[1] += 1
+    if held is not None:
+        try:
+            yield
+        finally:
+            with _HELD_GUARD:
+                held[1] -= 1
+        return
+    try:
+        import fcntl  # noqa: PLC0415 - POSIX only
+    except ImportError:
+        yield
+        return
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(lock, "a")  # noqa: SIM115 - held open for the lock's lifetime
+    try:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            warn(f"{index_dir}: another process is building this index; waiting for it to finish")
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        with _HELD_GUARD:
+            _HELD[key] = [fh, 1]
+        try:
+            yield
+        finally:
+            with _HELD_GUARD:
+                _HELD.pop(key, None)
+            fcntl.flock(fh, fcntl.LOCK_UN)
+    finally:
+        fh.close()
+
+
 @contextmanager
 def building(index_dir: str | Path) -> Iterator[Path]:
     """Yield a fresh temporary sibling of ``index_dir`` to write the index into; on a clean exit it replaces
-    ``index_dir`` atomically, on an exception it is removed and ``index_dir`` is untouched."""
+    ``index_dir`` atomically, on an exception it is removed and ``index_dir`` is untouched. Holds the index's lock, so
+    the leftovers it clears are a killed build's, never a live one's."""
     target = check_index_target(index_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
+    with index_lock(target):
+        yield from _build_in(target)
+
+
+def _build_in(target: Path) -> Iterator[Path]:
     _clear_leftovers(target)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
     try:

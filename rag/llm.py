@@ -7,6 +7,7 @@ bundled llama.cpp server); ``FakeLLM`` answers from the prompt's context blocks 
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import re
 import time
@@ -170,15 +171,32 @@ class OpenAIChatLLM:
         details = getattr(usage, "prompt_tokens_details", None)
         timings = getattr(completion, "timings", None)  # llama.cpp's own: prompt_n, cache_n, prompt_ms, ...
         prompt_ms = timings.get("prompt_ms") if isinstance(timings, dict) else None
+        model = getattr(completion, "model", None)
+        # the answer is what was asked for; the bookkeeping a server adds is kept only when it is a sane number (a
+        # NaN time or a "lots" token count would otherwise lose the answer, or a trace that cannot be read back)
         return LLMResponse(
             text=text,
-            model=getattr(completion, "model", None) or self.model,
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            cached_tokens=getattr(details, "cached_tokens", None),
-            prompt_ms=float(prompt_ms) if isinstance(prompt_ms, int | float) else None,
+            model=model if isinstance(model, str) and model else self.model,
+            prompt_tokens=_count(getattr(usage, "prompt_tokens", None)),
+            completion_tokens=_count(getattr(usage, "completion_tokens", None)),
+            cached_tokens=_count(getattr(details, "cached_tokens", None)),
+            prompt_ms=_finite(prompt_ms),
             latency_s=latency_s,
         )
+
+
+def _count(value: Any) -> int | None:
+    """A token count a server reported: a whole number >= 0, else None (not counted)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return int(value) if value >= 0 and float(value).is_integer() else None
+
+
+def _finite(value: Any) -> float | None:
+    """A time a server reported: a finite number >= 0, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        return None
+    return float(value)
 
 
 _STOPWORDS = frozenset(

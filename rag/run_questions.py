@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpora.errors import InputError
+from corpora.errors import NOTICES, InputError
 from corpora.records import Question, Trace
 from corpora.run_folder import RunFolder, latest
 
@@ -77,9 +77,22 @@ def _concurrently(make: Callable[[list[Question]], list[Trace]], batches: list[l
     """Each batch made on a pool of ``workers`` threads, yielded as it completes (the caller appends it)."""
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="answer") as pool:
         futures = {pool.submit(make, [q for q, _ in batch]): [i for _, i in batch] for batch in batches}
+        given: set = set()
         try:
             for future in as_completed(futures):
+                given.add(future)
                 yield list(zip(futures[future], future.result()))
+        except KeyboardInterrupt:  # the requests in flight finish anyway (threads are joined): keep their answers
+            for future in futures:
+                future.cancel()
+            running = [f for f in futures if f not in given and not f.cancelled()]
+            if running:
+                NOTICES.warning("interrupted: saving the %d answer(s) in flight (Ctrl+C again drops them)",
+                                len(running))
+            for future in as_completed(running):
+                if future.exception() is None:
+                    yield list(zip(futures[future], future.result()))
+            raise
         finally:
             for future in futures:  # killed or failed: do not start the questions still queued
                 future.cancel()

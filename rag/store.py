@@ -26,7 +26,7 @@ from rag import faiss_index, ondisk_index
 from rag.bm25 import BM25Index
 from rag.chunking import chunk_documents, embedding_text, hf_tokenizer, whitespace_tokenizer
 from rag.config import ChunkingConfig, IndexConfig
-from rag.index_dir import building, check_index_target
+from rag.index_dir import building, check_index_target, index_lock
 from rag.manifest import (
     MANIFEST_VERSION,
     REBUILD,
@@ -223,6 +223,15 @@ def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunk
     With ``strict_embedder`` an index built by another embedder is an error (IndexMismatch) instead of a rebuild:
     querying commands use it, so a wrong ``--embedder`` never silently replaces a user's index."""
     index_dir = Path(index_dir)
+    check_index_target(index_dir)  # a folder that may not hold an index is refused before its lock is taken
+    with index_lock(index_dir):  # another process building it: wait, then find it current instead of rebuilding
+        return _ensure_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg, rebuild=rebuild,
+                             strict_embedder=strict_embedder, dense_builder=dense_builder)
+
+
+def _ensure_index(docs: list[Document], index_dir: Path, embedder, *, chunking: ChunkingConfig,
+                  index_cfg: IndexConfig, rebuild: bool, strict_embedder: bool,
+                  dense_builder) -> tuple[IndexStore, bool]:
     if not rebuild and (index_dir / "manifest.json").exists():
         if is_index_manifest(index_dir) and manifest_version(index_dir) != MANIFEST_VERSION:  # an older ragdoctor's
             return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg,

@@ -273,3 +273,33 @@ def test_new_index_keys_keep_the_config_hash_of_flat_runs():
     assert PipelineConfig().config_hash() != "1e14c3c73cf5"  # session 21's defaults answer differently
     assert PipelineConfig(index=IndexConfig(kind="ivfpq")).config_hash() != \
         PipelineConfig(index=IndexConfig(kind="ivfpq", refine="none")).config_hash()
+
+
+def test_two_builds_of_one_index_wait_for_each_other(tmp_path, caplog):
+    """A second process (here: thread) that needs the index while another builds it waits for the lock, then finds
+    the index current: it neither deletes the first build's files nor builds it again."""
+    import threading
+    import time
+
+    from rag.index_dir import index_lock
+
+    docs = _docs(8)
+    order: list[str] = []
+
+    def first():
+        with index_lock(tmp_path / "i"):
+            order.append("first holds the lock")
+            time.sleep(0.5)
+            ensure_index(docs, tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig())
+            order.append("first built")
+
+    t = threading.Thread(target=first)
+    t.start()
+    while not order:
+        time.sleep(0.01)
+    with caplog.at_level("WARNING", logger="ragdoctor.notices"):
+        _, built = ensure_index(docs, tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig())
+    t.join()
+    assert order == ["first holds the lock", "first built"] and not built
+    assert any("another process is building this index" in r.getMessage() for r in caplog.records)
+    assert not [p for p in tmp_path.iterdir() if ".building-" in p.name]

@@ -360,3 +360,37 @@ def test_bundled_qwen_answers_one_question():
     finally:
         server.stop()
     assert refuses_connections(port)
+
+
+def test_a_servers_odd_bookkeeping_never_costs_the_answer():
+    """Token counts and timings a server adds are kept only when they are sane numbers: a NaN time (the JSON module
+    reads it) would make a trace that cannot be read back, and a count of "lots" lost the answer."""
+    from types import SimpleNamespace
+
+    llm = OpenAIChatLLM("http://127.0.0.1:9/v1", model="m", max_retries=0)
+    for usage, timings in [(SimpleNamespace(prompt_tokens="lots", completion_tokens=10.5, prompt_tokens_details=None),
+                            {"prompt_ms": float("nan")}),
+                           (SimpleNamespace(prompt_tokens=-3, completion_tokens=True, prompt_tokens_details=None),
+                            {"prompt_ms": float("inf")})]:
+        reply = SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content="Paris."))], usage=usage,
+                                timings=timings, model=None)
+        got = llm._parse(reply, 0.1)
+        assert got.text == "Paris." and got.model == "m"
+        assert got.prompt_tokens is None and got.completion_tokens is None and got.prompt_ms is None
+    good = SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content="Paris."))], timings={"prompt_ms": 12},
+                           usage=SimpleNamespace(prompt_tokens=7, completion_tokens=2.0, prompt_tokens_details=None))
+    got = llm._parse(good, 0.1)
+    assert (got.prompt_tokens, got.completion_tokens, got.prompt_ms) == (7, 2, 12.0)
+
+
+def test_a_request_that_ends_in_an_unexpected_error_is_counted_as_failed():
+    from rag.fleet import RequestStats, RetryPolicy, call_with_retries
+
+    stats = RequestStats()
+
+    def attempt(i):
+        return "http://x", lambda: (_ for _ in ()).throw(ValueError("a bug"))
+
+    with pytest.raises(ValueError):
+        call_with_retries(attempt, RetryPolicy(max_retries=2), stats, jitter=lambda: 0.0, sleep=lambda s: None)
+    assert (stats.requests, stats.ok, stats.in_flight, stats.failures) == (1, 0, 0, {"internal": 1})

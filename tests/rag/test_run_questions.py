@@ -39,3 +39,27 @@ def test_a_failed_answer_is_asked_again(tmp_path):
 def test_two_questions_with_one_id_are_refused(tmp_path):
     with pytest.raises(InputError, match=r"^questions:2: field 'id': the id 'q1' is also question 1's"):
         run_questions(answerer([]), [QS[0], QS[0]], tmp_path / "t.jsonl", config_hash="c", progress=False)
+
+
+def test_ctrl_c_with_answers_in_flight_keeps_them(tmp_path):
+    """With --concurrency, the requests in flight finish anyway (their threads are joined): their answers are saved,
+    the queued questions are not started, and the interrupt still ends the run."""
+    import threading
+    import time
+
+    started = threading.Barrier(3)
+
+    def answer(q: Question) -> Trace:
+        if q.id != "boom":
+            started.wait(timeout=5)  # both slow answers are in flight before the interrupt
+            time.sleep(0.2)
+        else:
+            started.wait(timeout=5)
+            raise KeyboardInterrupt
+        return Trace.of(q, contexts=[], answer="an answer", config_hash="c")
+
+    qs = [Question(id=i, question=f"Question {i}?") for i in ("slow1", "slow2", "boom", "queued")]
+    out = tmp_path / "traces.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        run_questions(answer, qs, out, config_hash="c", progress=False, concurrency=3)
+    assert sorted(RunFolder.of_traces(out).latest_traces()) == ["slow1", "slow2"]
