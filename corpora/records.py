@@ -148,9 +148,13 @@ class Question(BaseModel, Labels):
     @field_validator("metadata")
     @classmethod
     def _graded_labels(cls, metadata: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-        """``metadata.qrels`` (graded labels: {doc id: whole-number grade}, what the labs read before
-        ``relevant_doc_ids``) must be that shape and name the same relevant documents (grade > 0) as
+        """``metadata.answerable`` is a boolean when given (as evaluation rows require). ``metadata.qrels`` (graded
+        labels: {doc id: whole-number grade}, what the labs read before ``relevant_doc_ids``) must be that shape and
+        name the same relevant documents (grade > 0) as
         ``relevant_doc_ids`` when both are given: two labels that disagree are refused, never one of them in silence."""
+        answerable = metadata.get("answerable")
+        if answerable is not None and not isinstance(answerable, bool):  # "false" would read as "no label"
+            raise ValueError(f"metadata.answerable must be true or false, got {answerable!r}")
         qrels = metadata.get("qrels")
         if qrels is None:
             return metadata

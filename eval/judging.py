@@ -46,7 +46,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 11  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 12  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -57,6 +57,7 @@ METRICS_VERSION = 11  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     refusals with any apostrophe, and hedges ("I don't know, but X") judged as answers; contexts in rank order;
 #     a question blocked before retrieval is not applicable to the context metrics; a long answer blocks only the
 #     metrics that read it
+# 12: a citation bracket of several ids ("[a#0, b#1]") or of a doc id with spaces is stripped from the answer's claims
 
 
 def eval_hash(metrics: Sequence[str], judges: Sequence[Judge]) -> str:

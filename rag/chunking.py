@@ -22,7 +22,23 @@ def hf_tokenizer(model_dir: str) -> Tokenize:
     tok = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
     tok.no_padding()
     tok.no_truncation()
-    return lambda text: tok.encode(text, add_special_tokens=False).ids
+    unk = tok.token_to_id("[UNK]")
+
+    def tokenize(text: str) -> list[int]:
+        """Token ids; an unknown-token run counts as one token per 4 characters it covers. WordPiece maps any word it
+        cannot split (Thai or Japanese written without spaces, base64, a 300-character URL) to a single [UNK], so a
+        600-character run would count as 1 token: chunks and context budgets would be far past their size."""
+        enc = tok.encode(text, add_special_tokens=False)
+        if unk is None or unk not in enc.ids:
+            return enc.ids
+        out: list[int] = []
+        for t, (start, end) in zip(enc.ids, enc.offsets, strict=True):
+            out.append(t)
+            if t == unk:
+                out.extend([unk] * max(0, -(-(end - start) // 4) - 1))
+        return out
+
+    return tokenize
 
 
 def whitespace_tokenizer(text: str) -> list[int]:

@@ -143,6 +143,22 @@ class RetrievalConfig(_Strict):
         return out
 
 
+def http_url(url: str) -> str:
+    """An OpenAI-compatible server's URL, normalised (no trailing '/': the client drops it anyway); ValueError when it
+    is no http(s) URL with a host and a valid port (a malformed one would fail every question, or crash the client)."""
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    text = url.strip()
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number in range
+    except ValueError as exc:
+        raise ValueError(f"not a valid URL ({exc}): {url!r}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"must be an http(s) URL such as http://127.0.0.1:8000/v1, got {url!r}")
+    return text.rstrip("/")
+
+
 class GenerationConfig(_Strict):
     base_url: str | list[str] | None = Field(None, description="OpenAI-compatible URL, or a list of them (a fleet: "
                                              "round-robin); None starts the bundled model")
@@ -154,8 +170,18 @@ class GenerationConfig(_Strict):
     # how requests are sent, not what they answer: left out of the config hash (RUNTIME_ONLY)
     concurrency: int = Field(1, ge=1, le=1024, description="questions answered at once (the bundled model gets as "
                                                               "many parallel slots)")
-    timeout: float = Field(300.0, gt=0, description="seconds per request")
+    timeout: float = Field(300.0, gt=0, description="seconds a request may take in all (its whole reply)")
     max_retries: int = Field(1, ge=0, le=100, description="retries of a request on 429, 5xx and connection errors")
+
+    @field_validator("base_url")
+    @classmethod
+    def _urls(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if value is None:
+            return None
+        urls = list(dict.fromkeys(http_url(u) for u in ([value] if isinstance(value, str) else value)))
+        if not urls:
+            raise ValueError("an empty list of URLs (leave it out for the bundled model)")
+        return urls[0] if len(urls) == 1 else urls
 
     def urls(self) -> list[str]:
         """The endpoints ([] for the bundled model)."""
@@ -198,6 +224,8 @@ class PipelineConfig(_Strict):
             exclude["embedding"] = {"backend"}
         data = self.model_dump(exclude=exclude)  # rails off: the same hash as before the section existed
         data["index"] = self.index.hash_fields()
+        if isinstance(self.generation.base_url, list):  # a fleet's order changes where requests go, not answers
+            data["generation"]["base_url"] = sorted(self.generation.base_url)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -261,12 +289,26 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
             data = data["pipeline"]
         if not isinstance(data, dict):
             raise InputError(p, "[pipeline] must be a table")
-    data = _merge(data, _env_overrides(dict(os.environ if environ is None else environ)))
-    data = _merge(data, {k: v for k, v in (overrides or {}).items() if v is not None})
+    from_env = _env_overrides(dict(os.environ if environ is None else environ))
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    data = _merge(_merge(data, from_env), given)
     try:
         return PipelineConfig.model_validate(data)
-    except ValidationError as exc:
-        raise validation_error(source, None, exc) from None
+    except ValidationError as exc:  # named by where the bad value came from: a flag or the API's dict, the
+        loc = [str(p) for p in exc.errors()[0]["loc"]]  # environment, else the file
+        where = source if path is None or _holds(given, loc) else (
+            f"environment variable {ENV_PREFIX}{'__'.join(loc[:2]).upper()}" if _holds(from_env, loc) else source)
+        raise validation_error(where, None, exc) from None
+
+
+def _holds(tree: dict[str, Any], loc: list[str]) -> bool:
+    """Whether a nested dict sets the value at ``loc`` (or the section holding it)."""
+    node: Any = tree
+    for part in loc:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
 
 
 def set_path(overrides: dict[str, Any], dotted: str, value: Any) -> None:

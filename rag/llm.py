@@ -10,6 +10,7 @@ import itertools
 import math
 import os
 import re
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
@@ -113,6 +114,7 @@ class OpenAIChatLLM:
         key = api_key or os.environ.get("OPENAI_API_KEY") or "local"
         # our own retry loop (rag/fleet.py) replaces the client's: it counts, honours Retry-After and fails over
         self._clients = [OpenAI(base_url=u, api_key=key, timeout=timeout, max_retries=0) for u in self.base_urls]
+        self.timeout = timeout  # the whole request's, not only each read's (a reply trickled byte by byte)
 
     def chat(
         self, messages: Messages, *, temperature: float = 0.0, max_tokens: int = 256, seed: int = 0
@@ -137,13 +139,16 @@ class OpenAIChatLLM:
         start = time.perf_counter()
         where = self.model_id if len(self._clients) == 1 else f"{self.model}@{self.base_urls[k]}"
         try:
-            completion = self._clients[k].chat.completions.create(
+            completion = _within(self.timeout, lambda: self._clients[k].chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 temperature=temperature,
                 max_tokens=max_tokens,
                 seed=seed,
-            )
+            ))
+        except TimeoutError:
+            raise RequestError(f"{where}: no complete reply within {self.timeout:g} s (the request timeout)",
+                               kind="timeout", retryable=True) from None
         except openai.APIStatusError as exc:
             status = exc.status_code
             retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
@@ -183,6 +188,28 @@ class OpenAIChatLLM:
             prompt_ms=_finite(prompt_ms),
             latency_s=latency_s,
         )
+
+
+def _within(seconds: float, call: Callable[[], Any]) -> Any:
+    """``call()``'s result, or TimeoutError when it has not returned after ``seconds``: the HTTP client's timeout
+    bounds each read, so a server that trickles its reply could hold a request (and a Ctrl+C) for ever. The call runs
+    on a daemon thread, which is left to end with its connection when it is given up on."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread as is
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="llm-request", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise TimeoutError
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def _count(value: Any) -> int | None:

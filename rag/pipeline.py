@@ -7,7 +7,7 @@ import time
 from corpora.records import Candidate, Chunk, Question, Trace
 from rag.config import PipelineConfig
 from rag.context_budget import leading_sentences, pack
-from rag.llm import LLMResponse
+from rag.llm import LLMError, LLMResponse
 from rag.prompt import RETRY_NUDGE, build_messages, cited_ids, context_line, is_refusal, strip_citations
 from rag.reranker import RerankStage
 from rag.retrievers import make_retriever
@@ -99,7 +99,10 @@ class Pipeline:
         text = reply.text.strip()
         if text and not strip_citations(text):  # small models sometimes reply with a bare citation: ask once more
             retry = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": RETRY_NUDGE}]
-            again = self.llm.chat(retry, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed)
+            try:
+                again = self.llm.chat(retry, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed)
+            except LLMError:  # the first reply stands (its answer metrics are unmeasured: no words to check)
+                return text, usage
             text = again.text.strip()
             more = again.usage() if isinstance(again, LLMResponse) else {}
             usage = {k: usage[k] + more[k] for k in usage} if usage.keys() == more.keys() else {}

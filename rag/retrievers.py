@@ -38,6 +38,10 @@ class _StoreRetriever(BaseRetriever):
     def search(self, query: str, k: int | None = None) -> list[Hit]:
         return self.search_batch([query], k or self.cfg.top_k)[0]
 
+    def _k(self, k: int) -> int:
+        """At most every chunk: a top_k of 2**31 asks faiss to allocate results for chunks that do not exist."""
+        return max(1, min(k, len(self.store.nodes)))
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [NodeWithScore(node=self.store.nodes[h.position], score=h.score)
                 for h in self.search(query_bundle.query_str)]
@@ -46,6 +50,7 @@ class DenseRetriever(_StoreRetriever):
     name = "dense"
 
     def search_batch(self, queries: list[str], k: int) -> list[list[Hit]]:
+        k = self._k(k)
         vecs = self.embedder.embed(queries)
         if len(queries) == 1:  # the single-query path goes through llama-index's vector store
             query = VectorStoreQuery(query_embedding=vecs[0].tolist(), similarity_top_k=k)
@@ -63,7 +68,7 @@ class BM25Retriever(_StoreRetriever):
         if self.store.bm25 is None:
             raise RuntimeError(f"index at {self.store.index_dir} was built without BM25")
         return [[Hit(i, s, {"bm25_score": s, "bm25_rank": r}) for r, (i, s) in enumerate(row, 1)]
-                for row in self.store.bm25.search_batch(queries, k)]
+                for row in self.store.bm25.search_batch(queries, self._k(k))]
 
 class HybridRetriever(_StoreRetriever):
     """Dense and BM25 candidates (``candidate_k`` each) fused by reciprocal rank fusion, or by a convex combination of
@@ -77,7 +82,7 @@ class HybridRetriever(_StoreRetriever):
         self.bm25 = BM25Retriever(store, embedder, cfg)
 
     def search_batch(self, queries: list[str], k: int) -> list[list[Hit]]:
-        n = max(k, self.cfg.candidate_k)
+        n = self._k(max(k, self.cfg.candidate_k))
         out = []
         for d_hits, b_hits in zip(self.dense.search_batch(queries, n), self.bm25.search_batch(queries, n)):
             signals: dict[int, dict[str, float]] = {}

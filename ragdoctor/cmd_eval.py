@@ -58,7 +58,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     run_dir = Path(args.out) if args.out else default_eval_dir(source, args.name)
     sent: list[dict] = []
     result = flow.evaluate_file(source, run_dir, selection, nli_model=args.nli_model, nli_threshold=args.nli_threshold,
-                                judge_base_url=base_urls(args.judge_base_url),
+                                judge_base_url=base_urls(args.judge_base_url, "--judge-base-url"),
                                 judge_model=args.judge_model or DEFAULT_GGUF,
                                 limit=args.limit, batch_size=args.batch_size, engine=args.engine, ray=ray_options(args),
                                 judge_concurrency=args.judge_concurrency or 1, request_stats=sent)

@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 
 from corpora.errors import UsageError
-from rag.config import PipelineConfig, load_config, set_path
+from rag.config import PipelineConfig, http_url, load_config, set_path
 
 PIPELINE_GROUPS = ("index", "retrieval", "generation")
 
@@ -59,7 +59,8 @@ def _generation_options(g) -> None:
                    "it for a fleet (requests go round-robin, a retry to the next one); default: bundled model")
     g.add_argument("--concurrency", type=int, help="requests in flight at once (default 1; the bundled model gets "
                    "as many parallel slots)")
-    g.add_argument("--request-timeout", type=float, help="seconds per model request (default 300)")
+    g.add_argument("--request-timeout", type=float, help="seconds a model request may take in all, reading its reply "
+                                                         "included (default 300)")
     g.add_argument("--max-retries", type=int, help="retries of a request on 429, 5xx, timeouts and dropped "
                    "connections, with backoff and Retry-After honoured (default 1)")
     g.add_argument("--model", help="bundled GGUF name/path, or the server's model name")
@@ -94,15 +95,18 @@ def given_pipeline_flags(args: argparse.Namespace) -> list[str]:
     return [f"--{d.replace('_', '-')}" for d in dests if getattr(args, d, None) is not None]
 
 
-def base_urls(given: list[str] | str | None) -> str | list[str] | None:
+def base_urls(given: list[str] | str | None, flag: str = "--base-url") -> str | list[str] | None:
     """Repeated --base-url / --judge-base-url: one URL stays a string (the same config hash as before fleets), several
-    are a fleet; a blank one is a usage error."""
+    are a fleet; a blank one, or one that is no http(s) URL, is a usage error naming ``flag``."""
     if given is None or isinstance(given, str):
         return given
     urls = [u.strip() for u in given]
     if not all(urls):
-        raise UsageError("--base-url: a blank URL")
-    urls = list(dict.fromkeys(urls))
+        raise UsageError(f"{flag}: a blank URL")
+    try:
+        urls = list(dict.fromkeys(http_url(u) for u in urls))
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
     return urls[0] if len(urls) == 1 else urls
 
 

@@ -45,3 +45,14 @@ def test_chunking_is_deterministic():
     a = [n.text for n in chunk_documents([_doc(20)], cfg, whitespace_tokenizer)]
     b = [n.text for n in chunk_documents([_doc(20)], cfg, whitespace_tokenizer)]
     assert a == b
+
+
+def test_a_run_the_tokenizer_cannot_split_counts_by_its_length():
+    """WordPiece maps a word it cannot split (Thai without spaces, a 3,000-character token) to one [UNK]: counted as
+    one token, a chunk of 128 "tokens" held 6,000 characters and a context budget let them all through."""
+    count = hf_tokenizer(str(minilm_path()))
+    assert len(count("The KV cache stores keys.")) == 6  # text the vocabulary covers: unchanged
+    assert len(count("\u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35" * 100)) >= 600 / 4
+    docs = [Document(id="huge", text="x" * 3000 + " capital of Spain is Madrid " + "y" * 3000)]
+    nodes = chunk_documents(docs, ChunkingConfig(chunk_size=128, chunk_overlap=16), count)
+    assert max(len(n.text) for n in nodes) <= 4 * 128 + 64

@@ -303,3 +303,12 @@ def test_two_builds_of_one_index_wait_for_each_other(tmp_path, caplog):
     assert order == ["first holds the lock", "first built"] and not built
     assert any("another process is building this index" in r.getMessage() for r in caplog.records)
     assert not [p for p in tmp_path.iterdir() if ".building-" in p.name]
+
+
+@pytest.mark.parametrize("mode", ["dense", "bm25", "hybrid"])
+def test_a_top_k_beyond_the_corpus_returns_every_chunk_once(tmp_path, mode):
+    store, _ = ensure_index(_docs(4), tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig())
+    retriever = make_retriever(store, FakeEmbedder(), RetrievalConfig(mode=mode, rerank=False))
+    for batch in (["kv cache"], ["kv cache", "lora rank"]):  # one query goes through llama-index's store, more through faiss
+        hits = retriever.search_batch(batch, 2**31)
+        assert all(len({h.position for h in row}) == len(row) <= len(store.nodes) for row in hits)

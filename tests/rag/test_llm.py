@@ -394,3 +394,45 @@ def test_a_request_that_ends_in_an_unexpected_error_is_counted_as_failed():
     with pytest.raises(ValueError):
         call_with_retries(attempt, RetryPolicy(max_retries=2), stats, jitter=lambda: 0.0, sleep=lambda s: None)
     assert (stats.requests, stats.ok, stats.in_flight, stats.failures) == (1, 0, 0, {"internal": 1})
+
+
+def test_the_request_timeout_bounds_the_whole_reply_not_each_read():
+    """A server that trickles a valid reply a byte at a time never trips a per-read timeout: the request timeout is
+    the whole request's, so the call gives up after it (and may be retried), not when the server is done."""
+    import http.server
+    import json as _json
+    import threading
+
+    body = _json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Paris."},
+                                     "finish_reason": "stop"}]}).encode()
+
+    class Trickle(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                for byte in body:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(0.05)  # each read is quick; the whole reply takes ~10 s
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        llm = OpenAIChatLLM(f"http://127.0.0.1:{server.server_address[1]}/v1", model="m", timeout=0.6, max_retries=0)
+        start = time.perf_counter()
+        with pytest.raises(LLMError, match=r"no complete reply within 0\.6 s"):
+            llm.chat([{"role": "user", "content": "Q?"}])
+        assert time.perf_counter() - start < 3
+        assert llm.stats.failures == {"timeout": 1}
+    finally:
+        server.shutdown()

@@ -9,7 +9,7 @@ from corpora.run_folder import RunFolder
 from rag.config import PipelineConfig
 from rag.fake_server import FakeOpenAIServer
 from rag.llm import FakeLLM
-from rag.prompt import REFUSAL, build_messages, cited_ids, is_refusal
+from rag.prompt import REFUSAL, build_messages, cited_ids, is_refusal, strip_citations
 from rag.run_questions import run_questions
 from rag.session import open_pipeline
 
@@ -88,6 +88,10 @@ def test_prompt_helpers():
     msgs = build_messages("Q?", [("d#0", "line one\nline two")])
     assert "[d#0] line one line two" in msgs[1]["content"] and REFUSAL in msgs[0]["content"]
     assert cited_ids("x [d#0] y [d#0] [zz#1] [not a cite]", {"d#0"}) == ["d#0"]
+    # a folder corpus names documents by path (spaces), and models cite several ids in one bracket
+    answer = "It is 8 [My Notes.md#0] and 16 [a#1, b#2]; see [1] and [Smith, J.md#3]."
+    assert cited_ids(answer) == ["My Notes.md#0", "a#1", "b#2", "Smith, J.md#3"]
+    assert strip_citations(answer) == "It is 8 and 16; see [1] and."
     assert is_refusal(REFUSAL) and is_refusal("The provided documents do not contain the answer.")
     assert not is_refusal("The KV cache holds keys and values; it does not contain weights.")
     assert is_refusal("I don\u2019t know based on the provided documents.")  # the apostrophe models write
