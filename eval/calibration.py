@@ -127,14 +127,16 @@ def find_row(rows: list[dict], metric: str, judge: str) -> dict | None:
     return next((r for r in rows if r["metric"] == metric and r["judge"] == judge), None)
 
 
-def uncounted_labels(results: pd.DataFrame, labels: Iterable[Label]) -> dict[str, int]:
-    """Labels no summary counts, by why: their sample is not in this run's results, or their metric was not measured
-    here (said, never dropped in silence)."""
-    ids, measured = set(results["sample_id"]), set(results["metric"])
+def uncounted_labels(results: pd.DataFrame, labels: Iterable[Label], run_samples: Iterable[str] = ()
+                     ) -> dict[str, int]:
+    """Labels no summary counts, by why: their sample is not in this run, it is (``run_samples``: config.json's) but
+    its judgement could not be read, or their metric was not measured here (said, never dropped in silence)."""
+    ids, measured, in_run = set(results["sample_id"]), set(results["metric"]), set(run_samples)
     out: dict[str, int] = {}
     for metric, by in human_values(labels).items():
         for sid in by:
-            why = ("sample not in this run" if sid not in ids else
+            why = ("judgement unreadable or missing (rerun `ragdoctor eval`)" if sid not in ids and sid in in_run else
+                   "sample not in this run" if sid not in ids else
                    f"{metric} not measured by this run" if metric not in measured else None)
             if why:
                 out[why] = out.get(why, 0) + 1

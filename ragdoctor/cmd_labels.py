@@ -113,7 +113,8 @@ def cmd_summary(args: argparse.Namespace) -> int:
     rows = calibrate(results, labels)
     if rows:
         print("\n" + render_calibrated(rows))
-    uncounted = uncounted_labels(results, labels)
+    keys = folder.current_keys()
+    uncounted = uncounted_labels(results, labels, keys[1] if keys else ())
     if uncounted:
         print(f"\n{sum(uncounted.values())} label(s) not counted: "
               + "; ".join(f"{n} {why}" for why, n in sorted(uncounted.items())))

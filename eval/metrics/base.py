@@ -87,8 +87,14 @@ class Metric:
         return None
 
     def fixed(self, t: Trace, judge: str) -> MetricResult | None:
-        """The result the rules fix for this trace, or None when a judge has to look."""
-        return self.missing(t, judge) or self.rules(t, judge)
+        """The result the rules fix for this trace, or None when a judge has to look. A record the metric does not
+        apply to (no relevance labels, no reference) is not applicable whether or not it carries contexts: missing
+        contexts make it unmeasured only where it could have been measured."""
+        missing = self.missing(t, judge)
+        if missing is None:
+            return self.rules(t, judge)
+        ruled = self.rules(t, judge)
+        return ruled if ruled is not None and ruled.status == "not_applicable" else missing
 
     def apply(self, v: Verifier | None, judge: str, traces: list[Trace]) -> list[MetricResult]:
         """One result per trace: the rules' where they fix one, the computation's (one batch) for the others."""

@@ -183,3 +183,13 @@ def test_agreement_intervals_do_not_claim_certainty_from_a_few_labels():
     assert one["accuracy_ci"][0] < 0.25 and one["accuracy_ci"][1] == 1.0
     few = agreement(np.array([1.0, 1.0, 0.0]), np.array([0.9, 0.8, 0.1]), 0.5)
     assert few["auroc"] == 1.0 and few["auroc_ci"] == [None, None] and "5 labels of each class" in few["reason"]
+
+
+def test_a_label_whose_judgement_cannot_be_read_is_not_said_to_be_of_another_run():
+    from eval.calibration import uncounted_labels
+
+    results = frame({"a": 1.0, "c": 0.0})  # b's judgement line was damaged after the evaluation
+    labels = labels_for({"b": 0.0, "z": 1.0}) + labels_for({"a": 1.0}, metric="answer_correctness")
+    assert uncounted_labels(results, labels, run_samples=["a", "b", "c"]) == {
+        "judgement unreadable or missing (rerun `ragdoctor eval`)": 1, "sample not in this run": 1,
+        "answer_correctness not measured by this run": 1}

@@ -1,7 +1,7 @@
 """The retrieval family (eval/metrics/retrieval.py): any kind@k, rules on labels, values from pytrec_eval."""
 import pytest
 
-from corpora.records import Chunk
+from corpora.records import Chunk, Trace
 from eval.judges.labels import LabelsJudge
 from eval.metrics import find, get
 from tests.eval.metrics.records import CUR, NOISE, OLD, trace
@@ -28,3 +28,16 @@ def test_rules_and_values():
         trace(sample_id="m", relevant_doc_ids=["cur"], contexts=[OLD])
     assert [r.value for r in LabelsJudge().judge("recall@2", [hit, miss])] == [1.0, 0.0]
     assert LabelsJudge().judge("mrr@10", [hit])[0].value == 0.5
+
+
+def test_a_record_without_contexts_is_not_applicable_where_nothing_could_apply():
+    """No contexts make a metric unmeasured only where it could have been measured: without relevance labels the
+    retrieval metrics, and without a reference context recall, are not applicable either way (an unmeasured there
+    would count against --max-unmeasured for labels nobody gave)."""
+    bare = Trace(sample_id="s", question="What is the default block size?", answer="It is 16.", contexts=None)
+    assert get("recall@5").fixed(bare, "labels").status == "not_applicable"
+    assert get("context_recall").fixed(bare, "lexical").status == "not_applicable"
+    assert get("groundedness").fixed(bare, "lexical").status == "unmeasured"  # it applies: its contexts are missing
+    labelled = bare.model_copy(update={"relevant_doc_ids": ["cur"], "reference": "16 tokens."})
+    assert get("recall@5").fixed(labelled, "labels").status == "unmeasured"
+    assert get("context_recall").fixed(labelled, "lexical").status == "unmeasured"
