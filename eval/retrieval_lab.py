@@ -217,7 +217,7 @@ def _verdict(rows: list[dict], per_query: dict[str, np.ndarray], halves: np.ndar
     diff = paired_difference(lambda idx: float(a[idx].mean()), lambda idx: float(b[idx].mean()), len(a),
                              n_resamples=2000, seed=seed)
     out["confirm"] = {"chosen": float(a.mean()), "current": float(b.mean()), "difference": diff["difference"],
-                      "ci": list(diff["ci"]), "verdict": diff["verdict"]}
+                      "ci": list(diff["ci"]), "verdict": diff["verdict"], "reason": diff.get("reason")}
     return out
 
 

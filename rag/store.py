@@ -247,13 +247,16 @@ def _ensure_index(docs: list[Document], index_dir: Path, embedder, *, chunking: 
             and manifest.factory == faiss_index.factory_string(index_cfg, manifest.n_chunks, manifest.dim) \
             and (manifest.index.on_disk or not index_cfg.on_disk)  # on-disk lists serve any search; asked for, a
         # memory index is rebuilt on disk; never the reverse (a corpus put on disk may not fit in memory)
-        stale = check_build_settings(manifest, chunking=chunking, checksum=corpus_checksum(docs))
+        checksum = corpus_checksum(docs)
+        stale = check_build_settings(manifest, chunking=chunking, checksum=checksum)
         if same_embedder and same_dense and not stale:
             if manifest.index.model_dump(include=BM25_KEYS) != index_cfg.model_dump(include=BM25_KEYS):
                 return rebuild_bm25(index_dir, embedder, index_cfg=index_cfg), True
             return load_index(index_dir, embedder, index_cfg=index_cfg), False
         why = stale + ([] if same_embedder else ["another embedder"]) + ([] if same_dense else ["other index settings"])
-        warn(f"{index_dir}: the index is rebuilt ({'; '.join(why)}): it held {manifest.n_documents} documents, "
-             f"now {len(docs)} (pass the --corpus it was built from to use it as it is)")
+        corpus_changed = manifest.corpus_checksum != checksum
+        warn(f"{index_dir}: the index is rebuilt ({'; '.join(why)})" + (
+            f": it held {manifest.n_documents} documents, now {len(docs)} (pass the --corpus it was built from to use "
+            f"it as it is)" if corpus_changed else ""))
     return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg,
                                dense_builder=dense_builder), True

@@ -89,11 +89,15 @@ def _print(lab: dict, toml_snippet) -> None:
         return
     c = lab["confirm"]
     lo, hi = c["ci"]
-    ci = "CI unmeasured" if lo is None else f"95% CI {lo:+.3f}..{hi:+.3f}"
+    ci = "no CI" if lo is None else f"95% CI {lo:+.3f}..{hi:+.3f}"
+    verdict = c["verdict"] or f"unmeasured: {c.get('reason') or 'no CI'}"
     print(f"\nchosen on {lab['n_choose']} queries: {lab['chosen']}")
     print(f"confirmed on the other {lab['n_confirm']}: nDCG@10 {c['chosen']:.3f} vs current {c['current']:.3f} "
-          f"({c['difference']:+.3f}, {ci}: {c['verdict'] or 'unmeasured'})")
-    if lab["chosen"] == lab["current"] or c["verdict"] != "beats":
+          f"({c['difference']:+.3f}, {ci}: {verdict})")
+    if lab["chosen"] == lab["current"]:
+        print("keep the current configuration: it is the best setting on the choosing half")
+        return
+    if c["verdict"] != "beats":
         print("keep the current configuration: the best setting does not beat it on the confirming half")
         return
     chosen = next(r for r in lab["rows"] if r["name"] == lab["chosen"])

@@ -140,9 +140,12 @@ def paired_difference(stat_a: Callable[[np.ndarray], float | None], stat_b: Call
     everything = np.arange(n)
     a, b = (stat_a(everything), stat_b(everything)) if n else (None, None)
     if a is None or b is None:
-        return {"difference": None, "ci": (None, None), "verdict": None}
+        return {"difference": None, "ci": (None, None), "verdict": None,
+                "reason": "no items" if not n else "a statistic is undefined on these items"}
     if units(n, groups) < MIN_UNITS:  # a difference, but no CI and so no verdict (see bootstrap)
-        return {"difference": float(a - b), "ci": (None, None), "verdict": None}
+        return {"difference": float(a - b), "ci": (None, None), "verdict": None,
+                "reason": f"{units(n, groups)} {'groups' if groups is not None else 'items'} to resample, fewer "
+                          f"than {MIN_UNITS}"}
     draw = resampler(n, groups, seed)
 
     def diff(idx: np.ndarray) -> float | None:
@@ -151,7 +154,8 @@ def paired_difference(stat_a: Callable[[np.ndarray], float | None], stat_b: Call
 
     lo, hi = _percentile_ci([diff(draw()) for _ in range(n_resamples)], n_resamples, confidence)
     verdict = None if lo is None or hi is None else ("beats" if lo > 0 else "loses" if hi < 0 else "ties")
-    return {"difference": float(a - b), "ci": (lo, hi), "verdict": verdict}
+    out = {"difference": float(a - b), "ci": (lo, hi), "verdict": verdict}
+    return out if verdict else {**out, "reason": "the statistic is undefined on too many resamples"}
 
 
 def stratified_split(labels: ArrayLike, dev_fraction: float = 0.5, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

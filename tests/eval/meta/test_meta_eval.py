@@ -421,3 +421,12 @@ def test_too_few_units_give_no_ci_and_no_verdict():
                                 groups=one)
     assert d["difference"] is not None and d["ci"] == (None, None) and d["verdict"] is None
     assert stats.bootstrap(lambda i: float(s[i].mean()), 3, n_resamples=200) == (None, None)  # three records
+
+
+def test_a_difference_without_a_verdict_says_why():
+    few = stats.paired_difference(lambda i: float(i.size), lambda i: 1.0, 3, n_resamples=50)
+    assert few["verdict"] is None and few["reason"] == "3 items to resample, fewer than 5"
+    none = stats.paired_difference(lambda i: None, lambda i: 1.0, 10, n_resamples=50)
+    assert none["difference"] is None and none["reason"] == "a statistic is undefined on these items"
+    ok = stats.paired_difference(lambda i: float(i.size) + 1, lambda i: float(i.size), 10, n_resamples=50)
+    assert ok["verdict"] == "beats" and "reason" not in ok
