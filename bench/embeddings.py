@@ -220,7 +220,9 @@ def print_table(results: dict) -> None:
         delta = "" if q is None or base is None else f"{q - base:+.4f}"
         rows.append([name, results["kinds"][name], f"{b['passages_per_s']:.1f}", f"{b['speedup_vs_fp32']:.2f}x",
                      f"{s['passages_per_s']:.1f}", f"{s['speedup_vs_fp32']:.2f}x",
-                     f"{min(b['cosine_min'], s['cosine_min']):.5f}", fmt(q) if q is not None else "unmeasured", delta])
+                     f"{min(b['cosine_min'], s['cosine_min']):.5f}",
+                     fmt(q) if q is not None else f"unmeasured ({results.get('ndcg_unmeasured') or 'no result'})",
+                     delta])
     print(render(["variant", "kind", "bundled p/s", "vs fp32", "scifact p/s", "vs fp32", "cos min",
                   "nDCG@10", "vs fp32"], rows))
     for corpus, pad in results["padding"].items():
@@ -273,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
             names = [n for n in enc if kinds[n] == "backend" or args.ndcg_candidates]
             log(f"SciFact nDCG@10 for {', '.join(names)}")
             results["scifact_ndcg"] = scifact_ndcg(names, enc, args.data_dir, args.max_docs, args.batch_size)
+        results["ndcg_unmeasured"] = ("--no-ndcg" if args.no_ndcg else None if args.ndcg_candidates else
+                                      "candidates: pass --ndcg-candidates")
     import torch  # noqa: PLC0415 - loaded by now
 
     results["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform(), "torch": torch.__version__,

@@ -130,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         print(" | ".join(str(c) for c in cells))
         if r["fallback_reason"]:
             print(f"  {r['kind']}: {r['fallback_reason']}")
+    if not gpus:
+        print("gpu columns: unmeasured (faiss sees no GPU here: a CPU-only faiss build or no CUDA device)")
     out = {"when": datetime.now(UTC).isoformat(timespec="seconds"), "faiss": faiss.__version__,
            "gpus": gpus, "omp_threads": faiss.omp_get_max_threads(), "cpu_count": os.cpu_count(),
            "machine": platform.machine(), "args": vars(args), "rows": rows}
