@@ -57,7 +57,7 @@ METRICS_VERSION = 12  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     refusals with any apostrophe, and hedges ("I don't know, but X") judged as answers; contexts in rank order;
 #     a question blocked before retrieval is not applicable to the context metrics; a long answer blocks only the
 #     metrics that read it
-# 12: a citation bracket of several ids ("[a#0, b#1]") or of a doc id with spaces is stripped from the answer's claims;
+# 12: a citation bracket of several ids ("[a#0, b#1]") is stripped from the answer's claims;
 #     a record without contexts is not applicable (not unmeasured) to a metric that could not apply to it anyway
 #     (retrieval metrics without labels, context recall without a reference)
 

@@ -80,7 +80,8 @@ def assert_gate(run: str | Path, *, min: Mapping[str, float] | None = None, max_
 
 
 def _one_line_failures(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A failed gate or a misuse fails the test with its one-line message, not a traceback through this plugin."""
+    """A failed gate or a misuse fails the marked test with its one-line message, not a traceback through this plugin
+    (a marker has no frame of the test's own to show)."""
 
     @wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -102,10 +103,19 @@ def _pyproject(config: pytest.Config) -> Path | None:
 
 @pytest.fixture
 def ragdoctor_gate(request):
-    @_one_line_failures
     def gate(run: str | Path, **kwargs):
+        """A failed gate raises GateFailed (an AssertionError: pytest.raises, xfail(raises=) and except clauses
+        catch it) and a misuse UsageError, each raised here: the traceback stops at the test's own call."""
+        __tracebackhide__ = True
         kwargs.setdefault("pyproject", _pyproject(request.config))
-        return assert_gate(run, **kwargs)
+        error: InputError
+        try:
+            return assert_gate(run, **kwargs)
+        except UsageError as exc:
+            error = UsageError(str(exc))
+        except InputError as exc:  # a run or pyproject.toml that cannot be read, from deep inside eval.gate
+            error = InputError(None, str(exc))
+        raise error  # outside the handler: no chained traceback through the library
 
     gate.__doc__ = assert_gate.__doc__
     return gate

@@ -21,7 +21,7 @@ from corpora.digest import sha256_file
 from corpora.errors import UsageError
 from judge_train.out_folder import finished, fresh, replaceable_out
 from corpora.jsonl import read_json_object
-from judge_train.stage_files import WEIGHTS, load_weights, stage_problem, stage_recipe
+from judge_train.stage_files import WEIGHTS, load_weights, stage_chain, stage_problem, stage_recipe
 
 RECORDS = ("training_config.json", "data_manifest.json")
 
@@ -90,8 +90,10 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
             raise UsageError(f"no training records for {folder} (training_config.json, or a judge folder's stages/)")
     tc = read_json_object(records / "training_config.json")
     task, base_task = stage_recipe(records).get("task"), stage_recipe(base_records).get("task")
-    if task != base_task:
-        raise UsageError(f"{base} is a {base_task} stage and {tuned} a {task} stage: a mix needs two of one task")
+    started_from = {Path(r["base_model"]).resolve() for _, r in stage_chain(records)}
+    if task != base_task and base.resolve() not in started_from:  # a stage and the one it was tuned from may differ
+        raise UsageError(f"{base} is a {base_task} stage and {tuned} a {task} stage, and {tuned} was not tuned from "
+                         f"it: a mix needs two of one task, or a stage and its starting point")
     _same_model(base, tuned)
     a, b = load_weights(base / WEIGHTS), load_weights(tuned / WEIGHTS)
     if a.keys() != b.keys():

@@ -144,8 +144,9 @@ class RetrievalConfig(_Strict):
 
 
 def http_url(url: str) -> str:
-    """An OpenAI-compatible server's URL, normalised (no trailing '/': the client drops it anyway); ValueError when it
-    is no http(s) URL with a host and a valid port (a malformed one would fail every question, or crash the client)."""
+    """An OpenAI-compatible server's URL, as given (it is part of the config hash: a resumed run must find its traces);
+    ValueError when it is no http(s) URL with a host and a valid port (a malformed one would fail every question, or
+    crash the client)."""
     from urllib.parse import urlsplit  # noqa: PLC0415
 
     text = url.strip()
@@ -156,7 +157,7 @@ def http_url(url: str) -> str:
         raise ValueError(f"not a valid URL ({exc}): {url!r}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"must be an http(s) URL such as http://127.0.0.1:8000/v1, got {url!r}")
-    return text.rstrip("/")
+    return url
 
 
 class GenerationConfig(_Strict):
@@ -178,10 +179,10 @@ class GenerationConfig(_Strict):
     def _urls(cls, value: str | list[str] | None) -> str | list[str] | None:
         if value is None:
             return None
-        urls = list(dict.fromkeys(http_url(u) for u in ([value] if isinstance(value, str) else value)))
+        urls = [http_url(u) for u in ([value] if isinstance(value, str) else value)]
         if not urls:
             raise ValueError("an empty list of URLs (leave it out for the bundled model)")
-        return urls[0] if len(urls) == 1 else urls
+        return value
 
     def urls(self) -> list[str]:
         """The endpoints ([] for the bundled model)."""
@@ -224,8 +225,6 @@ class PipelineConfig(_Strict):
             exclude["embedding"] = {"backend"}
         data = self.model_dump(exclude=exclude)  # rails off: the same hash as before the section existed
         data["index"] = self.index.hash_fields()
-        if isinstance(self.generation.base_url, list):  # a fleet's order changes where requests go, not answers
-            data["generation"]["base_url"] = sorted(self.generation.base_url)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -296,8 +295,8 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
         return PipelineConfig.model_validate(data)
     except ValidationError as exc:  # named by where the bad value came from: a flag or the API's dict, the
         loc = [str(p) for p in exc.errors()[0]["loc"]]  # environment, else the file
-        where = source if path is None or _holds(given, loc) else (
-            f"environment variable {ENV_PREFIX}{'__'.join(loc[:2]).upper()}" if _holds(from_env, loc) else source)
+        where = source if _holds(given, loc) or not _holds(from_env, loc) else \
+            f"environment variable {ENV_PREFIX}{'__'.join(loc[:2]).upper()}"
         raise validation_error(where, None, exc) from None
 
 

@@ -67,7 +67,7 @@ def _clear_leftovers(target: Path) -> None:
                 shutil.rmtree(p, ignore_errors=True)
 
 
-_HELD: dict[tuple[Path, int], list] = {}  # (lock file, thread) -> [open file, depth]: re-entrant in one thread
+_HELD: dict[tuple[Path, int], list] = {}  # (index folder, thread) -> [open file, depth]: re-entrant in one thread
 _HELD_GUARD = threading.RLock()
 
 
@@ -80,8 +80,7 @@ def index_lock(index_dir: str | Path) -> Iterator[None]:
     from rag.models import cache_dir  # noqa: PLC0415 - rag.models imports much; an index lock needs only this
 
     target = Path(index_dir).expanduser().resolve()
-    lock = cache_dir() / "locks" / f"index-{hashlib.sha256(os.fsencode(target)).hexdigest()[:16]}.lock"
-    key = (lock, threading.get_ident())
+    key = (target, threading.get_ident())
     with _HELD_GUARD:
         held = _HELD.get(key)
         if held is not None:
@@ -98,13 +97,19 @@ def index_lock(index_dir: str | Path) -> Iterator[None]:
     except ImportError:
         yield
         return
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    fh = open(lock, "a")  # noqa: SIM115 - held open for the lock's lifetime
+    try:
+        lock = cache_dir() / "locks" / f"index-{hashlib.sha256(os.fsencode(target)).hexdigest()[:16]}.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(lock, "a")  # noqa: SIM115 - held open for the lock's lifetime
+    except OSError as exc:  # a read-only or odd cache folder: build as before, unguarded, and say so
+        warn(f"{index_dir}: no build lock (the cache folder: {exc.strerror or exc}); two builds at once may collide")
+        yield
+        return
     try:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            warn(f"{index_dir}: another process is building this index; waiting for it to finish")
+            warn(f"{index_dir}: another ragdoctor process (or thread) is building this index; waiting for it")
             fcntl.flock(fh, fcntl.LOCK_EX)
         with _HELD_GUARD:
             _HELD[key] = [fh, 1]

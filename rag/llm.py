@@ -147,7 +147,7 @@ class OpenAIChatLLM:
                 seed=seed,
             ))
         except TimeoutError:
-            raise RequestError(f"{where}: no complete reply within {self.timeout:g} s (the request timeout)",
+            raise RequestError(f"{where}: timed out: no complete reply within {self.timeout:g} s (the request timeout)",
                                kind="timeout", retryable=True) from None
         except openai.APIStatusError as exc:
             status = exc.status_code

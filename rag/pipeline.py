@@ -97,7 +97,7 @@ class Pipeline:
         reply = self.llm.chat(messages, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed)
         usage = reply.usage() if isinstance(reply, LLMResponse) else {}
         text = reply.text.strip()
-        if text and not strip_citations(text):  # small models sometimes reply with a bare citation: ask once more
+        if text and not strip_citations(text, {cid for cid, _ in contexts}):  # a bare citation: ask once more
             retry = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": RETRY_NUDGE}]
             try:
                 again = self.llm.chat(retry, temperature=g.temperature, max_tokens=g.max_tokens, seed=g.seed)

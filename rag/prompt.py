@@ -15,10 +15,11 @@ SYSTEM_PROMPT = (
 )
 RETRY_NUDGE = "Answer the question itself in one or two complete sentences, then cite the passage ids."
 
-# a citation is a bracket of chunk ids ("[kv#0]", "[kv#0, lora#2]"); an id is "<doc id>#<n>", and a doc id may hold
-# spaces (a folder corpus names documents by file path: "[My Notes.md#0]")
+# a citation is a bracket of chunk ids ("[kv#0]", "[kv#0, lora#2]"); an id is "<doc id>#<n>". A doc id may hold spaces
+# (a folder corpus names documents by file path: "[My Notes.md#0]"), but "[fixed in PR#45]" is prose: an id with a
+# space is a citation only where the chunk ids are known (the pipeline's own contexts)
 _BRACKET = re.compile(r"\s*\[([^\[\]\n]{1,400})\]")
-_ONE_ID = re.compile(r"\S(?:[^\n]*\S)?#\d+")
+_ONE_ID = re.compile(r"[^\s\[\]]+#\d+")
 _SOURCES = r"(?:documents?|context|passages?|sources?|texts?|information provided|provided information)"
 _REFUSAL_PATTERNS = re.compile(
     r"\bi (?:do not|don't|cannot|can't|am unable to) (?:know|answer|find|tell|determine)"
@@ -48,26 +49,27 @@ def build_messages(question: str, contexts: list[tuple[str, str]]) -> list[dict[
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-def _bracket_ids(inside: str) -> list[str]:
+def _bracket_ids(inside: str, known: set[str] | None = None) -> list[str]:
     """The chunk ids a bracket cites ([] when it is no citation): one id, or several separated by commas or
-    semicolons (a doc id with a comma of its own is read whole first)."""
+    semicolons; with ``known``, exactly those ids (spaces and commas allowed), else ids without spaces."""
     whole = inside.strip()
-    if _ONE_ID.fullmatch(whole) and not re.search(r"#\d+\s*[,;]", whole):
+    if known is not None and whole in known:
         return [whole]
     parts = [p.strip() for p in re.split(r"[,;]", whole)]
+    if known is not None:
+        return parts if all(p in known for p in parts) else []
     return parts if all(_ONE_ID.fullmatch(p) for p in parts) else []
 
 
 def cited_ids(answer: str, known: set[str] | None = None) -> list[str]:
     """Chunk ids cited as [id] (or [id, id]) in the answer, in order, deduplicated (restricted to ``known`` when
     given)."""
-    ids = list(dict.fromkeys(i for m in _BRACKET.finditer(answer) for i in _bracket_ids(m.group(1))))
-    return [i for i in ids if known is None or i in known]
+    return list(dict.fromkeys(i for m in _BRACKET.finditer(answer) for i in _bracket_ids(m.group(1), known)))
 
 
-def strip_citations(answer: str) -> str:
+def strip_citations(answer: str, known: set[str] | None = None) -> str:
     """The answer without its citation brackets (a bracket that cites nothing, "[1]" or "[note]", stays)."""
-    return _BRACKET.sub(lambda m: "" if _bracket_ids(m.group(1)) else m.group(0), answer).strip()
+    return _BRACKET.sub(lambda m: "" if _bracket_ids(m.group(1), known) else m.group(0), answer).strip()
 
 
 # what llama-index answers (BaseSynthesizer's default empty_response) when the retriever found no node or the LLM said

@@ -221,42 +221,53 @@ def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunk
     """Load the index if it is current for these documents and settings, else (re)build it. Returns (store, built).
 
     With ``strict_embedder`` an index built by another embedder is an error (IndexMismatch) instead of a rebuild:
-    querying commands use it, so a wrong ``--embedder`` never silently replaces a user's index."""
+    querying commands use it, so a wrong ``--embedder`` never silently replaces a user's index. A current index is
+    loaded without waiting for anything; a build holds the index's lock (rag.index_dir.index_lock), and what to do is
+    decided again under it: a process that waited for another's build then finds the index current."""
     index_dir = Path(index_dir)
+    plan = "build" if rebuild else _plan(docs, index_dir, embedder, chunking, index_cfg, strict_embedder)[0]
+    if plan == "load":
+        return load_index(index_dir, embedder, index_cfg=index_cfg), False
     check_index_target(index_dir)  # a folder that may not hold an index is refused before its lock is taken
-    with index_lock(index_dir):  # another process building it: wait, then find it current instead of rebuilding
-        return _ensure_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg, rebuild=rebuild,
-                             strict_embedder=strict_embedder, dense_builder=dense_builder)
-
-
-def _ensure_index(docs: list[Document], index_dir: Path, embedder, *, chunking: ChunkingConfig,
-                  index_cfg: IndexConfig, rebuild: bool, strict_embedder: bool,
-                  dense_builder) -> tuple[IndexStore, bool]:
-    if not rebuild and (index_dir / "manifest.json").exists():
-        if is_index_manifest(index_dir) and manifest_version(index_dir) != MANIFEST_VERSION:  # an older ragdoctor's
-            return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg,
-                               dense_builder=dense_builder), True
-        manifest = read_manifest(index_dir)
-        same_embedder = (manifest.embedder_id, manifest.embedding_backend) == (embedder.model_id, backend_of(embedder))
-        if strict_embedder and not same_embedder:
-            check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim,
-                             normalized=embedder.normalize, backend=backend_of(embedder))
-        search_time = {"nprobe", "ef_search", "use_gpu", "refine_k_factor", "on_disk"}
-        same_dense = manifest.index.model_dump(exclude=search_time | BM25_KEYS) == \
-            index_cfg.model_dump(exclude=search_time | BM25_KEYS) \
-            and manifest.factory == faiss_index.factory_string(index_cfg, manifest.n_chunks, manifest.dim) \
-            and (manifest.index.on_disk or not index_cfg.on_disk)  # on-disk lists serve any search; asked for, a
-        # memory index is rebuilt on disk; never the reverse (a corpus put on disk may not fit in memory)
-        checksum = corpus_checksum(docs)
-        stale = check_build_settings(manifest, chunking=chunking, checksum=checksum)
-        if same_embedder and same_dense and not stale:
-            if manifest.index.model_dump(include=BM25_KEYS) != index_cfg.model_dump(include=BM25_KEYS):
-                return rebuild_bm25(index_dir, embedder, index_cfg=index_cfg), True
+    with index_lock(index_dir):
+        plan, why = ("build", None) if rebuild else _plan(docs, index_dir, embedder, chunking, index_cfg,
+                                                          strict_embedder)
+        if plan == "load":
             return load_index(index_dir, embedder, index_cfg=index_cfg), False
-        why = stale + ([] if same_embedder else ["another embedder"]) + ([] if same_dense else ["other index settings"])
-        corpus_changed = manifest.corpus_checksum != checksum
-        warn(f"{index_dir}: the index is rebuilt ({'; '.join(why)})" + (
-            f": it held {manifest.n_documents} documents, now {len(docs)} (pass the --corpus it was built from to use "
-            f"it as it is)" if corpus_changed else ""))
-    return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg,
-                               dense_builder=dense_builder), True
+        if plan == "bm25":
+            return rebuild_bm25(index_dir, embedder, index_cfg=index_cfg), True
+        if why:
+            warn(why)
+        return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg,
+                           dense_builder=dense_builder), True
+
+
+def _plan(docs: list[Document], index_dir: Path, embedder, chunking: ChunkingConfig, index_cfg: IndexConfig,
+          strict_embedder: bool) -> tuple[str, str | None]:
+    """What the saved index needs: "load" (current), "bm25" (only BM25's parameters changed) or "build", with the
+    warning a rebuild of an existing index says (None: there is none, or it is an older ragdoctor's)."""
+    if not (index_dir / "manifest.json").exists():
+        return "build", None
+    if is_index_manifest(index_dir) and manifest_version(index_dir) != MANIFEST_VERSION:  # an older ragdoctor's
+        return "build", None
+    manifest = read_manifest(index_dir)
+    same_embedder = (manifest.embedder_id, manifest.embedding_backend) == (embedder.model_id, backend_of(embedder))
+    if strict_embedder and not same_embedder:
+        check_compatible(manifest, index_dir, embedder_id=embedder.model_id, dim=embedder.dim,
+                         normalized=embedder.normalize, backend=backend_of(embedder))
+    search_time = {"nprobe", "ef_search", "use_gpu", "refine_k_factor", "on_disk"}
+    same_dense = manifest.index.model_dump(exclude=search_time | BM25_KEYS) == \
+        index_cfg.model_dump(exclude=search_time | BM25_KEYS) \
+        and manifest.factory == faiss_index.factory_string(index_cfg, manifest.n_chunks, manifest.dim) \
+        and (manifest.index.on_disk or not index_cfg.on_disk)  # on-disk lists serve any search; asked for, a
+    # memory index is rebuilt on disk; never the reverse (a corpus put on disk may not fit in memory)
+    checksum = corpus_checksum(docs)
+    stale = check_build_settings(manifest, chunking=chunking, checksum=checksum)
+    if same_embedder and same_dense and not stale:
+        same_bm25 = manifest.index.model_dump(include=BM25_KEYS) == index_cfg.model_dump(include=BM25_KEYS)
+        return ("load" if same_bm25 else "bm25"), None
+    why = stale + ([] if same_embedder else ["another embedder"]) + ([] if same_dense else ["other index settings"])
+    corpus_changed = manifest.corpus_checksum != checksum
+    return "build", f"{index_dir}: the index is rebuilt ({'; '.join(why)})" + (
+        f": it held {manifest.n_documents} documents, now {len(docs)} (pass the --corpus it was built from to use it "
+        f"as it is)" if corpus_changed else "")

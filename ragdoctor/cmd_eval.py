@@ -6,9 +6,9 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from corpora.errors import UsageError
+from corpora.errors import InputError, UsageError, warn
 from corpora.run_folder import GATE_REPORT, TRACES
-from eval.gate import GateConfig, load_gate_config, parse_threshold
+from eval.gate import GateConfig, junit_path, load_gate_config, parse_threshold
 from eval.judges.registry import DEFAULT_METRICS, JUDGES
 from rag.fleet import render_requests
 from rag.models import DEFAULT_GGUF
@@ -114,7 +114,14 @@ def cmd_gate(args: argparse.Namespace) -> int:
     cfg = gate_config(args.pyproject, args.min, args.max_unmeasured, args.ci_lower, args.ppi, args.ppi_fallback)
     if not cfg.minimums and cfg.max_unmeasured is None:
         raise UsageError("no thresholds: pass --min METRIC=VALUE or set [tool.ragdoctor.gate] in pyproject.toml")
-    junit = args.junit or (Path(args.run) if Path(args.run).is_dir() else Path(args.run).parent) / GATE_REPORT
+    junit = args.junit
+    if junit is None:  # the default report beside the summary: a place that cannot take it never costs the verdict
+        junit = (Path(args.run) if Path(args.run).is_dir() else Path(args.run).parent) / GATE_REPORT
+        try:
+            junit_path(junit)
+        except InputError as exc:
+            warn(f"no JUnit report written ({exc}); pass --junit PATH for one")
+            junit = None
     code, checks = flow.gate_run(args.run, cfg, junit)
     print(render_checks(code, checks))
     return code

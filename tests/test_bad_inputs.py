@@ -491,6 +491,9 @@ CASES = [
     Case("gate-junit-a-users-file-before-the-verdict", [*GATE, "--min", "answer_correctness=0.99", "--junit",
                                                         "user/notes.txt"], 2,
          r"user/notes\.txt: exists and is not a ragdoctor JUnit report"),
+    Case("gate-default-report-over-a-users-file", [*GATE, "--min", "answer_correctness=0.99"], 1,
+         r"warning: no JUnit report written \(runs/r1/gate\.xml: exists and is not a ragdoctor JUnit report", "ok",
+         prep=raw("runs/r1/gate.xml", b"my own notes\n")),  # the verdict (exit 1) still comes
     Case("gate-summary-file-writes-its-folders-report", ["gate", "runs/r1/summary.json", "--pyproject", "none.toml",
                                                          "--min", "groundedness=0.0"], 0, "", "ok",
          check=lambda ws, out, err: None if "<testsuite" in (ws / "runs/r1/gate.xml").read_text()

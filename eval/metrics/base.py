@@ -62,6 +62,9 @@ class Metric:
     needs: frozenset[Need]
     compute: Compute
     rules: Rules = _no_rules
+    # the part of the rules that makes the metric not applicable whatever was retrieved (no relevance labels, no
+    # reference): it wins over "no contexts", which makes a metric unmeasured only where it could have been measured
+    applies: Rules = _no_rules
     texts: Callable[[Trace], list[str]] = _no_texts
     asks: Callable[[Trace, MetricResult], list[Ask]] = _no_asks
     cut: float = 0.5
@@ -77,6 +80,8 @@ class Metric:
         applicable (as a blocked answer is for the answer metrics), never a retrieval failure."""
         if "contexts" in self.needs and not t.has_contexts and t.outcome == "blocked":
             return MetricResult.not_applicable(self.name, judge, BLOCKED_BEFORE_RETRIEVAL)
+        if "contexts" in self.needs and not t.has_contexts and (na := self.applies(t, judge)) is not None:
+            return na  # no labels or no reference: it could not apply whatever was retrieved
         if "contexts" in self.needs and not t.has_contexts:
             why = t.metadata.get("contexts_missing")  # an imported trace may say why (no retrieval span recorded)
             return MetricResult.unmeasured(self.name, judge, f"{NO_CONTEXTS}: {why}" if why else NO_CONTEXTS)
@@ -87,14 +92,8 @@ class Metric:
         return None
 
     def fixed(self, t: Trace, judge: str) -> MetricResult | None:
-        """The result the rules fix for this trace, or None when a judge has to look. A record the metric does not
-        apply to (no relevance labels, no reference) is not applicable whether or not it carries contexts: missing
-        contexts make it unmeasured only where it could have been measured."""
-        missing = self.missing(t, judge)
-        if missing is None:
-            return self.rules(t, judge)
-        ruled = self.rules(t, judge)
-        return ruled if ruled is not None and ruled.status == "not_applicable" else missing
+        """The result the rules fix for this trace, or None when a judge has to look."""
+        return self.missing(t, judge) or self.rules(t, judge)
 
     def apply(self, v: Verifier | None, judge: str, traces: list[Trace]) -> list[MetricResult]:
         """One result per trace: the rules' where they fix one, the computation's (one batch) for the others."""

@@ -10,11 +10,17 @@ from eval.metrics.verify import Verifier
 NAME = "context_recall"
 
 
-def rules(t: Trace, judge: str) -> MetricResult | None:
+def applies(t: Trace, judge: str) -> MetricResult | None:
     if not t.reference:
         return MetricResult.not_applicable(NAME, judge, "no reference answer")
     if unanswerable(t):
         return MetricResult.not_applicable(NAME, judge, "question is unanswerable: nothing to recall")
+    return None
+
+
+def rules(t: Trace, judge: str) -> MetricResult | None:
+    if (na := applies(t, judge)) is not None:
+        return na
     if not t.contexts:
         return MetricResult.ok(NAME, judge, 0.0, claims=[], note="no context retrieved")
     return None
@@ -29,6 +35,7 @@ METRIC = Metric(
     summary="share of the reference's claims supported by the chunks",
     needs=frozenset({"contexts", "reference"}),
     rules=rules,
+    applies=applies,
     compute=compute,
     texts=lambda t: [t.reference or "", " ".join(t.context_texts)],
     asks=lambda t, r: unsupported_claims(r, [("claims", t.context_texts, "")]),

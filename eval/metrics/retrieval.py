@@ -19,10 +19,15 @@ def family(name: str) -> Metric | None:
     if not (sep and kind in KINDS and k.isascii() and k.isdigit() and k == str(int(k)) and int(k) > 0):
         return None
 
-    def labels(t: Trace, judge: str) -> MetricResult | None:
+    def labelled(t: Trace, judge: str) -> MetricResult | None:
         if not t.relevant_doc_ids:
             why = "no relevant documents (unanswerable)" if unanswerable(t) else "no relevance labels"
             return MetricResult.not_applicable(name, judge, why)
+        return None
+
+    def labels(t: Trace, judge: str) -> MetricResult | None:
+        if (na := labelled(t, judge)) is not None:
+            return na
         if t.contexts and not t.doc_ids_known:
             return MetricResult.unmeasured(name, judge, "the contexts carry no doc_id to compare with the relevant ids")
         return None
@@ -34,5 +39,5 @@ def family(name: str) -> Metric | None:
                                 retrieved=t.retrieved_doc_ids[:10]) for t in traces]
 
     return Metric(name=name, summary=f"{kind} at rank {k} against the labelled relevant documents (pytrec_eval)",
-                  needs=frozenset({"contexts", "labels"}), rules=labels, compute=compute, model=False,
+                  needs=frozenset({"contexts", "labels"}), rules=labels, applies=labelled, compute=compute, model=False,
                   default=name in DEFAULTS, display=10 + KINDS.index(kind))

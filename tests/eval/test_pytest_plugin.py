@@ -31,6 +31,12 @@ def test_marker_fails_on_ci_lower_bound():
 @pytest.mark.ragdoctor_gate("run", min={"groundedness": 0.7})
 def test_marker_passes():
     pass
+
+def test_a_failed_gate_is_an_assertion_error_a_test_can_expect(ragdoctor_gate):
+    from eval.pytest_plugin import GateFailed
+
+    with pytest.raises(GateFailed):
+        ragdoctor_gate("run", min={"groundedness": 0.9})
 '''
 
 
@@ -40,7 +46,7 @@ def test_fixture_and_marker(tmp_path):
     (tmp_path / "test_user.py").write_text(USER_TESTS)
     proc = child_pytest(tmp_path, "test_user.py")
     out = proc.stdout
-    assert "2 failed, 2 passed" in out, out + proc.stderr
+    assert "2 failed, 3 passed" in out, out + proc.stderr
     assert "groundedness: 0.820" in out and "FAIL by 0.080" in out
     assert "CI lower bound" in out
 

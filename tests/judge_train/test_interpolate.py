@@ -138,3 +138,21 @@ def test_a_symbolic_link_as_out_is_refused_naming_it(tmp_path):
     with pytest.raises(UsageError, match=r"^--out .*link is a symbolic link \(to .*real\)"):
         interpolate(base, tuned, 0.5, tmp_path / "link")
     assert (tmp_path / "real" / "model.safetensors").is_file()
+
+
+def test_a_stage_mixes_with_its_starting_point_of_another_task(tmp_path):
+    """The relevance stage was tuned from the general-NLI stage (a support stage): that mix is what WiSE-FT is, so the
+    task check allows it, while two unrelated stages of different tasks stay refused."""
+    nli = _model(tmp_path / "nli", 0.0, "nli", base="minilm")
+    relevance = _model(tmp_path / "relevance", 2.0, "relevance-stage", base=nli)
+    tc = json.loads((relevance / "training_config.json").read_text())
+    tc["recipe"]["task"] = "relevance"
+    (relevance / "training_config.json").write_text(json.dumps(tc))
+    nli_tc = json.loads((nli / "training_config.json").read_text())
+    nli_tc["recipe"]["task"] = "support"
+    (nli / "training_config.json").write_text(json.dumps(nli_tc))
+    assert interpolate(nli, relevance, 0.5, tmp_path / "mix")["weight"] == 0.5
+    other = _model(tmp_path / "other", 0.0, "other", base="minilm")
+    (other / "training_config.json").write_text(json.dumps({**nli_tc, "recipe": {**nli_tc["recipe"], "recipe": "o"}}))
+    with pytest.raises(UsageError, match="was not tuned from it"):
+        interpolate(other, relevance, 0.5, tmp_path / "mix2")

@@ -88,10 +88,15 @@ def test_prompt_helpers():
     msgs = build_messages("Q?", [("d#0", "line one\nline two")])
     assert "[d#0] line one line two" in msgs[1]["content"] and REFUSAL in msgs[0]["content"]
     assert cited_ids("x [d#0] y [d#0] [zz#1] [not a cite]", {"d#0"}) == ["d#0"]
-    # a folder corpus names documents by path (spaces), and models cite several ids in one bracket
-    answer = "It is 8 [My Notes.md#0] and 16 [a#1, b#2]; see [1] and [Smith, J.md#3]."
-    assert cited_ids(answer) == ["My Notes.md#0", "a#1", "b#2", "Smith, J.md#3"]
-    assert strip_citations(answer) == "It is 8 and 16; see [1] and."
+    # a folder corpus names documents by path (spaces), and models cite several ids in one bracket; an id with a
+    # space is a citation only among the known chunk ids, so bracketed prose keeps its words
+    answer = "It is 8 [My Notes.md#0] and 16 [a#1, b#2]; see [1], [Smith, J.md#3] and [fixed in PR#45]."
+    known = {"My Notes.md#0", "a#1", "b#2", "Smith, J.md#3"}
+    assert cited_ids(answer, known) == ["My Notes.md#0", "a#1", "b#2", "Smith, J.md#3"]
+    assert strip_citations(answer, known) == "It is 8 and 16; see [1], and [fixed in PR#45]."
+    assert cited_ids(answer) == ["a#1", "b#2"]  # ids unknown: only those without spaces
+    assert strip_citations(answer) == ("It is 8 [My Notes.md#0] and 16; see [1], [Smith, J.md#3] and [fixed in "
+                                       "PR#45].")
     assert is_refusal(REFUSAL) and is_refusal("The provided documents do not contain the answer.")
     assert not is_refusal("The KV cache holds keys and values; it does not contain weights.")
     assert is_refusal("I don\u2019t know based on the provided documents.")  # the apostrophe models write

@@ -1,7 +1,7 @@
 """The retrieval family (eval/metrics/retrieval.py): any kind@k, rules on labels, values from pytrec_eval."""
 import pytest
 
-from corpora.records import Chunk, Trace
+from corpora.records import Chunk
 from eval.judges.labels import LabelsJudge
 from eval.metrics import find, get
 from tests.eval.metrics.records import CUR, NOISE, OLD, trace
@@ -34,10 +34,14 @@ def test_a_record_without_contexts_is_not_applicable_where_nothing_could_apply()
     """No contexts make a metric unmeasured only where it could have been measured: without relevance labels the
     retrieval metrics, and without a reference context recall, are not applicable either way (an unmeasured there
     would count against --max-unmeasured for labels nobody gave)."""
-    bare = Trace(sample_id="s", question="What is the default block size?", answer="It is 16.", contexts=None)
-    assert get("recall@5").fixed(bare, "labels").status == "not_applicable"
-    assert get("context_recall").fixed(bare, "lexical").status == "not_applicable"
-    assert get("groundedness").fixed(bare, "lexical").status == "unmeasured"  # it applies: its contexts are missing
-    labelled = bare.model_copy(update={"relevant_doc_ids": ["cur"], "reference": "16 tokens."})
-    assert get("recall@5").fixed(labelled, "labels").status == "unmeasured"
-    assert get("context_recall").fixed(labelled, "lexical").status == "unmeasured"
+    import ragdoctor
+
+    bare = {"id": "s", "question": "What is the default block size?", "answer": "It is 16."}  # no contexts at all
+    labelled = {**bare, "id": "l", "relevant_ids": ["cur"], "reference": "16 tokens."}
+    result = ragdoctor.evaluate([bare, labelled], judges="lexical,labels",  # the path `ragdoctor eval` takes
+                                metrics="recall@5,context_recall,context_precision,groundedness")
+    got = {(j.sample_id, r.metric): r.status for j in result.judgements for r in j.results}
+    assert got[("s", "recall@5")] == got[("s", "context_recall")] == "not_applicable"
+    # it applies where it could have been measured: the contexts are missing, so unmeasured, never 0 or n/a
+    assert got[("s", "groundedness")] == got[("s", "context_precision")] == "unmeasured"
+    assert got[("l", "recall@5")] == got[("l", "context_recall")] == "unmeasured"
