@@ -88,7 +88,8 @@ def wilson_interval(hits: float, n: int, z: float = 1.959964) -> tuple[float, fl
     p = hits / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # at 0/n the lower bound is 0 and at n/n the upper bound is 1 exactly (the float sum can land a hair inside)
+    return (0.0 if p <= 0 else max(0.0, centre - half)), (1.0 if p >= 1 else min(1.0, centre + half))
 
 
 def cosine_to_unit(cos: float) -> float:

@@ -51,20 +51,19 @@ def build_messages(question: str, contexts: list[tuple[str, str]]) -> list[dict[
 
 def _bracket_ids(inside: str, known: set[str] | None = None) -> list[str]:
     """The chunk ids a bracket cites ([] when it is no citation): one id, or several separated by commas or
-    semicolons; with ``known``, exactly those ids (spaces and commas allowed), else ids without spaces."""
+    semicolons. An id is one of ``known`` (spaces and commas allowed) or any ``<id>#<n>`` without spaces."""
     whole = inside.strip()
-    if known is not None and whole in known:
+    if known and whole in known:
         return [whole]
     parts = [p.strip() for p in re.split(r"[,;]", whole)]
-    if known is not None:
-        return parts if all(p in known for p in parts) else []
-    return parts if all(_ONE_ID.fullmatch(p) for p in parts) else []
+    return parts if all((known and p in known) or _ONE_ID.fullmatch(p) for p in parts) else []
 
 
 def cited_ids(answer: str, known: set[str] | None = None) -> list[str]:
     """Chunk ids cited as [id] (or [id, id]) in the answer, in order, deduplicated (restricted to ``known`` when
     given)."""
-    return list(dict.fromkeys(i for m in _BRACKET.finditer(answer) for i in _bracket_ids(m.group(1), known)))
+    ids = dict.fromkeys(i for m in _BRACKET.finditer(answer) for i in _bracket_ids(m.group(1), known))
+    return [i for i in ids if known is None or i in known]
 
 
 def strip_citations(answer: str, known: set[str] | None = None) -> str:

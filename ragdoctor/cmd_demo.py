@@ -25,7 +25,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     questions = None if args.full or cfg.questions != "bundled" else demo_questions()
     what = (f"{len(questions)} of the bundled questions, every planted kind (--full: all)" if questions is not None
             else "the question set")
-    print(f"\n== 2/5 answer {what} (bundled model; a rerun resumes) ==")
+    if args.limit:
+        what = f"the first {args.limit} of {what}"
+    model = "bundled model" if not cfg.generation.base_url else f"model {cfg.generation.model} at the given server"
+    print(f"\n== 2/5 answer {what} ({model}; a rerun resumes) ==")
     result = flow.answer_questions(cfg, run.file(TRACES), questions=questions, limit=args.limit)
     print(render_summary(flow.write_run_summary(run, result.traces, result.requests)))
     if result.requests is not None and (result.requests["retries"] or result.requests["failed"]):

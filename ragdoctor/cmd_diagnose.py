@@ -38,6 +38,9 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         given += given_pipeline_flags(args)
         if given:
             raise UsageError(f"{', '.join(given)}: only --probes reads {'them' if len(given) > 1 else 'it'}")
+    if args.guardrails:  # the probes call the generator with chosen passages: no rail would run on them
+        raise UsageError("--guardrails: the probes regenerate answers from passages they choose, past the rails; "
+                         "run the pipeline with --guardrails instead")
     judge = args.probe_judge or "nli"
     if args.nli_model is not None and judge != "nli":
         raise UsageError(f"--nli-model: only the nli probe judge reads it, and --probe-judge is {judge}")
@@ -64,5 +67,5 @@ def register(sub: argparse._SubParsersAction, pipeline_options) -> None:
     p.add_argument("--probe-judge", choices=("nli", "lexical", "embedding", "llm", "ragas"),
                    help="judge for the probes' answer correctness (default nli)")
     p.add_argument("--nli-model", help="CrossEncoder folder for the nli judge")
-    pipeline_options(p)
+    pipeline_options(p, "index", "generation")  # the probes choose their passages: no retrieval flag applies
     p.set_defaults(func=cmd_diagnose)

@@ -129,7 +129,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction, pipeline_options) -> None:  # noqa: ARG001 - eval runs no pipeline
     p = sub.add_parser("eval", help="score traces or any (question, contexts, answer) JSONL into a run folder")
-    p.add_argument("traces", help="traces.jsonl from `ragdoctor run`, a generic JSONL, or ragas EvaluationDataset rows")
+    p.add_argument("traces", help="traces.jsonl from `ragdoctor run`, a generic JSONL, ragas EvaluationDataset rows, "
+                                  "a .parquet of rows, or OpenInference spans (OTLP JSON, a Phoenix export)")
     p.add_argument("--metrics", help=f"comma-separated (default {','.join(DEFAULT_METRICS)})")
     p.add_argument("--judges", help=f"comma-separated from {','.join(JUDGES)} (default: nli when shipped, lexical, "
                                     "embedding, labels)")

@@ -50,8 +50,8 @@ def _retrieval_options(g) -> None:
     g.add_argument("--context-tokens", type=int, help="pack the ranked chunks that fit whole into this many tokens "
                    "(>= 32, the embedder's tokenizer) instead of taking the top-k")
     g.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
-                   help="rerank the first stage's best chunks with the bundled reranker (rerank-minilm) "
-                   "(retrieval.rerank; model, depth and weight in the config)")
+                   help="rerank the first stage's best chunks with the bundled reranker (rerank-minilm); on by "
+                   "default (retrieval.rerank; model, depth and weight in the config)")
 
 
 def _generation_options(g) -> None:

@@ -551,6 +551,10 @@ CASES = [
     Case("diagnose-probe-judge-typo", ["diagnose", "runs/r1", "--probes", "--probe-judge", "lexcal"], 2,
          r"--probe-judge: invalid choice"),
     Case("diagnose-ok", ["diagnose", "runs/r1"], 0, "", "ok"),
+    Case("diagnose-probes-retrieval-flag", ["diagnose", "runs/r1", "--probes", "--top-k", "1"], 2,
+         r"unrecognized arguments: --top-k 1"),  # the probes choose their passages: a retrieval flag would do nothing
+    Case("diagnose-probes-guardrails", ["diagnose", "runs/r1", "--probes", "--guardrails"], 2,
+         r"--guardrails: the probes regenerate answers from passages they choose, past the rails"),
     Case("diagnose-damaged-config", ["diagnose", "runs/r1"], 2,
          r"runs/r1/config\.json: malformed JSON .*cannot tell which judgements are current",
          prep=raw("runs/r1/config.json", b'{"truncated": ')),

@@ -7,7 +7,9 @@ lexical judge's answer_correctness rows and the diagnoses: METRICS_VERSION 8 mad
 claim recall (traces: 0.269 -> 0.444, rows: 0.625 -> 0.750), so qa07, qa09 and qa31, right answers with claims the
 reference does not state, are now `ok`, not grounded_yet_hallucinated); and (session 26) the CIs of means over fewer
 than 5 values or all-equal values, which are Wilson intervals now (a bootstrap of such values claimed a zero-width or
-too-narrow interval; no mean moved), and the grounded_yet_hallucinated rule's wording (no category moved). And a run folder written by that earlier
+too-narrow interval; no mean moved), and the grounded_yet_hallucinated rule's wording (no category moved); and
+(session 27, METRICS_VERSION 12) the retrieval metrics of the one row with neither contexts nor relevance labels,
+not applicable now (were unmeasured: rows' unmeasured share 0.191 -> 0.165; no value moved). And a run folder written by that earlier
 version (tests/data/legacy_run, judgements carrying an EvalSample) is still read by every reader: diagnose, gate, the
 dashboard, and a resumed eval; its stored judgements are diagnosed by today's rules (diagnoses.legacy.json: as
 diagnoses.traces.json, except qa11, whose old lexical evidence called its reference covered)."""

@@ -94,6 +94,7 @@ def test_prompt_helpers():
     known = {"My Notes.md#0", "a#1", "b#2", "Smith, J.md#3"}
     assert cited_ids(answer, known) == ["My Notes.md#0", "a#1", "b#2", "Smith, J.md#3"]
     assert strip_citations(answer, known) == "It is 8 and 16; see [1], and [fixed in PR#45]."
+    assert strip_citations("[x#9]", known) == ""  # an id without spaces is a citation even when not retrieved
     assert cited_ids(answer) == ["a#1", "b#2"]  # ids unknown: only those without spaces
     assert strip_citations(answer) == ("It is 8 [My Notes.md#0] and 16; see [1], [Smith, J.md#3] and [fixed in "
                                        "PR#45].")

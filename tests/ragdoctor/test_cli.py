@@ -70,7 +70,7 @@ def test_demo_runs_the_whole_flow_with_fake_models(tmp_path):
 
     answered = [json.loads(line)["sample_id"] for line in (run / "traces.jsonl").read_text().splitlines()]
     assert answered == [q.id for q in demo_questions()[:3]]  # the stratified default set, not the first questions
-    assert "== 2/5 answer 24 of the bundled questions, every planted kind (--full: all)" in out
+    assert "== 2/5 answer the first 3 of 24 of the bundled questions, every planted kind (--full: all) (model " in out
     (tmp_path / "pyproject.toml").unlink()  # no thresholds: the demo says so, never "passed (0/0 checks)"
     with FakeOpenAIServer() as srv:
         again = ragdoctor("demo", "--limit", "3", "--embedder", "fake", "--index-dir", str(tmp_path / "idx"),

@@ -107,7 +107,7 @@ def test_gate_ppi_without_enough_labels_fails_with_the_reason_unless_told_to_fal
     base = ["gate", str(labelled), "--pyproject", os.devnull, "--ppi", "--min", "answer_correctness:lexical=0.1"]
     assert main(base) == 1
     out = capsys.readouterr().out
-    assert "not measured" in out and "5 labels, need 30" in out and "--ppi-fallback" in out
+    assert "no value to check" in out and "5 labels, need 30" in out and "--ppi-fallback" in out
     case = _junit(labelled)["answer_correctness:lexical"]
     assert case["props"]["estimate"] == "none (too few labels)" and "5 labels, need 30" in case["failure"]
     assert main([*base, "--ppi-fallback"]) == 0
