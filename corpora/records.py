@@ -55,6 +55,12 @@ def says_something(text: str) -> bool:
     return any(c.isalnum() for c in text)
 
 
+def answerable_problem(metadata: Mapping[str, Any]) -> str | None:
+    """Why ``metadata.answerable`` cannot be read (None when absent or a boolean): "false" would read as no label."""
+    value = metadata.get("answerable")
+    return None if value is None or isinstance(value, bool) else f"must be true or false, got {value!r}"
+
+
 def relevant_docs(grades: Mapping[str, float]) -> list[str]:
     """The documents a graded relevance label (qrels: {doc id: grade}) calls relevant: a grade above 0, sorted."""
     return sorted(d for d, g in grades.items() if g > 0)
@@ -150,11 +156,11 @@ class Question(BaseModel, Labels):
     def _graded_labels(cls, metadata: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
         """``metadata.answerable`` is a boolean when given (as evaluation rows require). ``metadata.qrels`` (graded
         labels: {doc id: whole-number grade}, what the labs read before ``relevant_doc_ids``) must be that shape and
-        name the same relevant documents (grade > 0) as
-        ``relevant_doc_ids`` when both are given: two labels that disagree are refused, never one of them in silence."""
-        answerable = metadata.get("answerable")
-        if answerable is not None and not isinstance(answerable, bool):  # "false" would read as "no label"
-            raise ValueError(f"metadata.answerable must be true or false, got {answerable!r}")
+        name the same relevant documents (grade > 0) as ``relevant_doc_ids`` when both are given: two labels that
+        disagree are refused, never one of them in silence."""
+        why = answerable_problem(metadata)
+        if why:
+            raise ValueError(f"metadata.answerable {why}")
         qrels = metadata.get("qrels")
         if qrels is None:
             return metadata

@@ -19,7 +19,7 @@ from typing import Any
 from corpora import openinference
 from corpora.errors import InputError, warn
 from corpora.jsonl import parse_records, read_records
-from corpora.records import Chunk, Trace
+from corpora.records import Chunk, Trace, answerable_problem
 from corpora.run_folder import latest
 from rag.prompt import EMPTY_RESPONSE
 
@@ -139,9 +139,9 @@ def _row(obj: dict[str, Any], default_id: str, *, ragas: bool) -> Trace:
         if len(ids) != len(contexts):
             raise FieldError("retrieved_context_ids", f"{len(ids)} ids for {len(contexts)} retrieved_contexts")
         contexts = [c.model_copy(update={"doc_id": d, "chunk_id": d}) for c, d in zip(contexts, ids)]
-    answerable = metadata.get("answerable")
-    if answerable is not None and not isinstance(answerable, bool):
-        raise FieldError("metadata.answerable", f"must be true or false, got {answerable!r}")
+    why = answerable_problem(metadata)
+    if why:
+        raise FieldError("metadata.answerable", why)
     return Trace(sample_id=_ident(obj.get("id"), "id") or default_id, question=question, contexts=contexts,
                  answer=_text(obj, ans) or "", reference=_text(obj, "reference"),
                  relevant_doc_ids=relevant,

@@ -42,10 +42,10 @@ class Estimate:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
 
 
-
 def _z(alpha: float) -> float:
     """The two-sided normal quantile (1.96 at alpha 0.05); the standard library's, so this module loads no scipy."""
     return NormalDist().inv_cdf(1 - alpha / 2)
+
 
 def _arr(x: Values) -> np.ndarray:
     a = np.asarray(x, dtype=np.float64).reshape(-1)

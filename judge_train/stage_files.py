@@ -81,8 +81,8 @@ def stage_problem(folder: Path, *, task: str | None = None, recorded: bool = Fal
     read_json_object(folder / "config.json")
     records = folder / "training_config.json"
     if records.is_file():
-        list(stage_chain(folder))
-        got = stage_recipe(folder).get("task")
+        chain = list(stage_chain(folder))  # read whole: a damaged record of a stage it started from is found too
+        got = chain[0][1].get("task")
         if task is not None and isinstance(got, str) and got != task:
             return f"{folder} is a {got} stage, not a {task} stage"
     elif recorded:

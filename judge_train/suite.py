@@ -66,7 +66,7 @@ def pool_tasks(data_dir: str | Path, per_label: int = 150, seed: int = 0,
     """One Task per source of the held-out slice (at most ``per_label`` records of each label), and the number of
     held-out records they were drawn from."""
     rng = random.Random(seed)
-    support, _ = read_pool(DataConfig(data_dir=str(data_dir), cap_per_label=dict(SUPPORT_CAPS)))
+    support = support_pool(data_dir)
     relevance, _ = read_relevance_pool(DataConfig(data_dir=str(data_dir), cap_per_label=dict(RELEVANCE_CAPS)), seed)
     tasks: list[Task] = []
     total = 0

@@ -67,8 +67,8 @@ def _clear_leftovers(target: Path) -> None:
                 shutil.rmtree(p, ignore_errors=True)
 
 
-_HELD: dict[tuple[Path, int], list] = {}  # (index folder, thread) -> [open file, depth]: re-entrant in one thread
-_HELD_GUARD = threading.RLock()
+_HELD: set[tuple[Path, int]] = set()  # (index folder, thread) holding its lock: re-entrant in one thread
+_HELD_GUARD = threading.Lock()
 
 
 @contextmanager
@@ -82,15 +82,9 @@ def index_lock(index_dir: str | Path) -> Iterator[None]:
     target = Path(index_dir).expanduser().resolve()
     key = (target, threading.get_ident())
     with _HELD_GUARD:
-        held = _HELD.get(key)
-        if held is not None:
-            held[1] += 1
-    if held is not None:
-        try:
-            yield
-        finally:
-            with _HELD_GUARD:
-                held[1] -= 1
+        held = key in _HELD
+    if held:  # an outer frame of this thread holds it, and lets it go
+        yield
         return
     try:
         import fcntl  # noqa: PLC0415 - POSIX only
@@ -112,12 +106,12 @@ def index_lock(index_dir: str | Path) -> Iterator[None]:
             warn(f"{index_dir}: another ragdoctor process (or thread) is building this index; waiting for it")
             fcntl.flock(fh, fcntl.LOCK_EX)
         with _HELD_GUARD:
-            _HELD[key] = [fh, 1]
+            _HELD.add(key)
         try:
             yield
         finally:
             with _HELD_GUARD:
-                _HELD.pop(key, None)
+                _HELD.discard(key)
             fcntl.flock(fh, fcntl.LOCK_UN)
     finally:
         fh.close()

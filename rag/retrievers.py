@@ -82,7 +82,7 @@ class HybridRetriever(_StoreRetriever):
         self.bm25 = BM25Retriever(store, embedder, cfg)
 
     def search_batch(self, queries: list[str], k: int) -> list[list[Hit]]:
-        n = self._k(max(k, self.cfg.candidate_k))
+        n = max(k, self.cfg.candidate_k)  # dense and BM25 each clamp it to the corpus
         out = []
         for d_hits, b_hits in zip(self.dense.search_batch(queries, n), self.bm25.search_batch(queries, n)):
             signals: dict[int, dict[str, float]] = {}

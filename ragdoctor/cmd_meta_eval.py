@@ -9,6 +9,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from corpora.errors import InputError, UsageError, report_skipped
+from corpora.jsonl import json_object_problem
 from corpora.paths import SHARED_DATA, output_folder
 from eval.judges.registry import JUDGES, JudgeOptions, check_nli_model, default_nli_path
 from eval.meta.datasets import DATASETS, DEFAULT_FILES, TASK_METRICS, default_path, load_records
@@ -128,11 +129,8 @@ def meta_eval_folder(out: Path, source: Path) -> Path:
     out = output_folder(out, markers=("results.json",), what="meta-eval folder")
     report = out / "results.json"
     if report.exists():
-        try:
-            body = json.loads(report.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            body = None
-        if not (isinstance(body, dict) and {"dataset", "results"} <= set(body)):
+        body, _ = json_object_problem(report)
+        if not (body is not None and {"dataset", "results"} <= set(body)):
             raise InputError(report, "is not a meta-eval report: refusing to replace it (choose another --out)")
     for name in WRITES:
         if (out / name).exists() and source.exists() and (out / name).resolve() == source.resolve():

@@ -142,10 +142,9 @@ def paired_difference(stat_a: Callable[[np.ndarray], float | None], stat_b: Call
     if a is None or b is None:
         return {"difference": None, "ci": (None, None), "verdict": None,
                 "reason": "no items" if not n else "a statistic is undefined on these items"}
-    if units(n, groups) < MIN_UNITS:  # a difference, but no CI and so no verdict (see bootstrap)
+    if (u := units(n, groups)) < MIN_UNITS:  # a difference, but no CI and so no verdict (see bootstrap)
         return {"difference": float(a - b), "ci": (None, None), "verdict": None,
-                "reason": f"{units(n, groups)} {'groups' if groups is not None else 'items'} to resample, fewer "
-                          f"than {MIN_UNITS}"}
+                "reason": f"{u} {'groups' if groups is not None else 'items'} to resample, fewer than {MIN_UNITS}"}
     draw = resampler(n, groups, seed)
 
     def diff(idx: np.ndarray) -> float | None:

@@ -50,8 +50,9 @@ def asks(t: Trace, r: MetricResult) -> list[Ask]:
     chunk that was found not relevant (a relevant verdict was decided)."""
     if not r.evidence.get("with_reference"):
         return [Ask(question=t.question, passage=c.text) for c in t.chunks]
+    claims = reference_claims(t)
     return [Ask(claim=claim, texts=(c.text,)) for c, ch in zip(t.chunks, r.evidence.get("chunks", []))
-            if not ch["relevant"] for claim in reference_claims(t)]
+            if not ch["relevant"] for claim in claims]
 
 
 METRIC = Metric(
