@@ -8,19 +8,30 @@ Trace per root span. Pure JSON: no OpenTelemetry import. Two shapes are read, de
     Phoenix spans a Phoenix spans export (``get_spans_dataframe()`` written with ``to_json(orient="records")``, lines or
                   an array, or ``to_parquet``): one span per row with ``context.span_id``, ``parent_id``, ``span_kind``,
                   ``start_time``, ``end_time``, ``status_code`` and ``attributes.*`` (flat, or nested as Phoenix keeps
-                  ``retrieval.documents`` as a list of ``{"document.id", ...}``)
+                  ``retrieval.documents`` as a list of ``{"document.id", ...}``); also the Phoenix REST API's page
+                  ``{"data": [rows], "next_cursor": ...}``
 
-A trace is assembled per root span (a span without a parent) of kind CHAIN or AGENT (below a root of no OpenInference
-kind, such as an HTTP server span, per outermost CHAIN or AGENT span reached through spans of no kind): the question is
-its ``input.value``, the answer its ``output.value``; the contexts are the documents of the outermost RETRIEVER spans
-below it (``retrieval.documents.N.document.id/content/score/metadata``; a RERANKER's ``reranker.output_documents``
-replace them, the rest become candidates); the prompt is the last LLM span's ``llm.input_messages`` (or
-``llm.prompts``); the latency per stage is the span times. A trace without a RETRIEVER span has ``contexts`` None (its
-context metrics are unmeasured, saying no retrieval was recorded), distinct from a retriever that found nothing
-(``[]``).
+A trace is assembled per root span (a span without a parent; an all-zero parent id is OpenTelemetry's "no parent") of
+kind CHAIN or AGENT (below a root of no OpenInference kind, such as an HTTP server span, per outermost CHAIN or AGENT
+span reached through spans of no kind; Phoenix's kind UNKNOWN is no kind): the question is its ``input.value``, the
+answer its ``output.value`` (unwrapped from a JSON object by its known keys; a JSON object with none is kept as its
+text, with a warning); the contexts are the documents of the outermost RETRIEVER spans below it
+(``retrieval.documents.N.document.id/content/score/metadata``), where a RERANKER's ``reranker.output_documents``
+replace those of its branch and the rest become candidates; the prompt is the last LLM span's ``llm.input_messages``
+(or ``llm.prompts``); the latency per stage is the time its spans cover (parallel spans counted once). A trace without
+a RETRIEVER span has ``contexts`` None (its context metrics are unmeasured, saying no retrieval was recorded), distinct
+from a retriever that found nothing (``[]``).
+
+A reranker's branch is the nearest span above it with a RETRIEVER below it: its own query for a plain engine, its
+sub-question for a query split into several (a root CHAIN with a CHAIN per sub-question, each retrieving and
+reranking). So the contexts are the output documents of every outermost RERANKER plus the documents of the RETRIEVER
+spans in no reranker's branch, in the start order of those spans, each document once, ranked 1..n; the other retrieved
+documents are candidates ranked after them.
 
 A malformed span is reported (``file:line`` or the span's place in the export, and its id) and skipped, and so is a
-span whose parent is not in the file; the rest are read."""
+span whose parent is not in the file; the rest are read. Text that cannot be written as UTF-8 (a lone surrogate) is
+reported naming the span and the attribute: the document is skipped, or the trace when it is the question, the
+answer or the prompt."""
 from __future__ import annotations
 
 import base64
@@ -36,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from corpora.errors import InputError, warn
-from corpora.jsonl import loads_strict
+from corpora.jsonl import _valid_unicode, loads_strict
 from corpora.paths import input_file, output_folder
 from corpora.records import Candidate, Chunk, Trace
 from corpora.run_folder import MARKERS, RunFolder
@@ -66,7 +77,10 @@ class Span:
 
     @property
     def kind(self) -> str:
-        return str(self.attrs.get("openinference.span.kind") or "").upper()
+        """The OpenInference span kind, upper case; "" for none (Phoenix writes UNKNOWN for a span without one, such
+        as an HTTP server span: the same span as an OTLP export without the attribute)."""
+        kind = str(self.attrs.get("openinference.span.kind") or "").upper()
+        return "" if kind == "UNKNOWN" else kind
 
     @property
     def ms(self) -> float | None:
@@ -76,32 +90,57 @@ class Span:
 
 # --- reading a file ----------------------------------------------------------------------------------------------
 
+DETECT_BYTES = 16 << 20  # what detect reads at most: a first line this long is scanned for markers, not parsed
+
+
 def detect(path: str | Path) -> str | None:
-    """"otlp" or "phoenix" when the file holds OpenInference spans in one of the shapes read here, else None."""
+    """"otlp" or "phoenix" when the file holds OpenInference spans in one of the shapes read here, else None. The
+    first line is parsed whole when it is one JSON value (a JSONL export, a one-line document: a Phoenix row with long
+    documents is far over any fixed head); else (a pretty-printed document, or a first line over DETECT_BYTES) the
+    first DETECT_BYTES are scanned for the keys of the shapes, wherever they stand (``partialSuccess`` before
+    ``resourceSpans``). Never more than DETECT_BYTES in memory: load reads the file afterwards."""
     p = Path(path)
     if p.suffix == ".parquet":  # Phoenix's spans dataframe, by its columns (a table of rows is not spans)
         return "phoenix" if p.is_file() and _is_phoenix_row(dict.fromkeys(_parquet_columns(p))) else None
     try:
         with open(p, "rb") as fh:
-            head = fh.read(65536).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+            raw = fh.readline(DETECT_BYTES)
+            whole = raw.endswith(b"\n") or len(raw) < DETECT_BYTES
+            head = raw.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+            if re.match(r'\[?\s*\{\s*"resourceSpans"\s*:', head):
+                return "otlp"
+            if whole and head:
+                try:
+                    return _shape_of(json.loads(head))
+                except ValueError:
+                    pass  # not one JSON value on its line: pretty-printed, or not JSON
+            head += fh.read(DETECT_BYTES - len(raw)).decode("utf-8", errors="replace")
     except OSError:
         return None
-    if re.match(r'\[?\s*\{\s*"resourceSpans"\s*:', head):
-        return "otlp"
-    first = head.split("\n", 1)[0]
-    try:
-        obj = json.loads(first)
-    except ValueError:
-        obj = None
+    return _shape_by_markers(head)
+
+
+def _shape_of(obj: Any) -> str | None:
+    """The shape of a file's first JSON value: an OTLP export, a Phoenix row (or an array or REST page of them)."""
     if isinstance(obj, list) and obj:
         obj = obj[0]
+    if isinstance(obj, dict) and _is_rest_page(obj):
+        return _shape_of(obj["data"][:1])
     if isinstance(obj, dict):
         return "otlp" if "resourceSpans" in obj else ("phoenix" if _is_phoenix_row(obj) else None)
-    if head.startswith("["):  # a pretty-printed array of Phoenix rows
-        m = re.match(r'\[\s*\{\s*"([^"]+)"', head)
-        return "phoenix" if m and (m.group(1).startswith(("context", "attributes.")) or m.group(1) in (
-            "name", "span_kind", "parent_id", "span_id")) else None
     return None
+
+
+def _shape_by_markers(head: str) -> str | None:
+    """The shape of a JSON document from its keys in ``head`` (a JSON string that holds a key's text has its quotes
+    escaped, so a quoted name followed by a colon is a key): OTLP's ``resourceSpans``, or a Phoenix row's span id
+    (``context.span_id``, or ``span_id`` in its ``context`` object) with its ``span_kind`` or ``parent_id``."""
+    if not head.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+        return None
+    if re.search(r'"resourceSpans"\s*:', head):
+        return "otlp"
+    span_id = re.search(r'"context\.span_id"\s*:|"context"\s*:\s*\{[^{}]*"span_id"\s*:', head)
+    return "phoenix" if span_id and re.search(r'"(?:span_kind|parent_id)"\s*:', head) else None
 
 
 def _parquet_columns(path: Path) -> list[str]:
@@ -113,6 +152,11 @@ def _parquet_columns(path: Path) -> list[str]:
     except (OSError, ValueError):
         return []
     return list(schema.names)
+
+
+def _is_rest_page(obj: dict) -> bool:
+    """A page of Phoenix's REST API (``GET /v1/projects/{id}/spans``): ``{"data": [rows], "next_cursor": ...}``."""
+    return isinstance(obj.get("data"), list) and "resourceSpans" not in obj and not _is_phoenix_row(obj)
 
 
 def _is_phoenix_row(obj: dict) -> bool:
@@ -152,6 +196,15 @@ def _hex_id(value: Any, what: str) -> str:
     if len(raw) not in (8, 16):
         raise ValueError(f"{what} {value!r} is {len(raw)} bytes, not 8 or 16")
     return raw.hex()
+
+
+def _parent_hex(value: Any, what: str) -> str | None:
+    """A parent span id as hex, or None for no parent: absent, empty, or all zero (OpenTelemetry's invalid span id,
+    which some exporters write for a root span, in hex or base64)."""
+    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+        return None
+    parent = _hex_id(value, what)
+    return None if not parent.strip("0") else parent
 
 
 def _any_value(v: Any) -> Any:
@@ -268,9 +321,9 @@ def _otlp_span(s: Any, where: str) -> Span:
     status = s.get("status") or {}
     if not isinstance(status, dict):
         raise ValueError("status is not an object")
-    parent = s.get("parentSpanId") or None
-    return Span(span_id=_hex_id(s.get("spanId"), "spanId"), parent_id=_hex_id(parent, "parentSpanId") if parent else
-                None, trace_id=_hex_id(s.get("traceId"), "traceId"), name=str(s.get("name") or ""),
+    span_id = _hex_id(s.get("spanId"), "spanId")  # before the parent's: a span without an id is reported as such
+    return Span(span_id=span_id, parent_id=_parent_hex(s.get("parentSpanId"), "parentSpanId"),
+                trace_id=_hex_id(s.get("traceId"), "traceId"), name=str(s.get("name") or ""),
                 start_ns=_unix_nano(s.get("startTimeUnixNano"), "startTimeUnixNano"),
                 end_ns=_unix_nano(s.get("endTimeUnixNano"), "endTimeUnixNano"), attrs=attrs,
                 status=_status_code(status.get("code")), status_message=str(status.get("message") or ""), where=where)
@@ -295,10 +348,8 @@ def _phoenix_span(row: Any, where: str) -> Span:
              and not (isinstance(v, float) and math.isnan(v))}
     if "span_kind" in flat and "openinference.span.kind" not in attrs:
         attrs["openinference.span.kind"] = flat["span_kind"]
-    parent = flat.get("parent_id")
-    parent = None if parent is None or (isinstance(parent, float) and math.isnan(parent)) or parent == "" else parent
     span_id = flat.get("context.span_id", flat.get("span_id"))
-    return Span(span_id=_hex_id(span_id, "context.span_id"), parent_id=_hex_id(parent, "parent_id") if parent else None,
+    return Span(span_id=_hex_id(span_id, "context.span_id"), parent_id=_parent_hex(flat.get("parent_id"), "parent_id"),
                 trace_id=_hex_id(flat.get("context.trace_id"), "context.trace_id"), name=str(flat.get("name") or ""),
                 start_ns=_time_ns(flat.get("start_time"), "start_time"),
                 end_ns=_time_ns(flat.get("end_time"), "end_time"), attrs=attrs,
@@ -345,16 +396,30 @@ def read_spans(path: str | Path, errors: list[InputError]) -> list[Span]:
         if isinstance(doc, InputError):
             errors.append(doc)
             continue
-        for item in (doc if isinstance(doc, list) else [doc]):
+        for item, where in _items(path, line, doc):
             if isinstance(item, dict) and "resourceSpans" in item:
                 spans.extend(_otlp_spans(path, line, item, errors))
             else:
-                where = "" if line is not None else f"[{len(spans)}]"
                 try:
                     spans.append(_phoenix_span(item, where))
                 except (ValueError, TypeError, KeyError, AttributeError) as exc:
                     errors.append(_span_error(path, line, where, item, exc))
     return spans
+
+
+def _items(path: Path, line: int | None, doc: Any) -> Iterator[tuple[Any, str]]:
+    """(export or row, its place for messages) per item of one JSON document: the items of an array, the rows of a
+    Phoenix REST page (a page with a ``next_cursor`` says that the spans of later pages are not in the file), or the
+    document itself."""
+    if isinstance(doc, dict) and _is_rest_page(doc):
+        if doc.get("next_cursor"):
+            warn(f"{path}{f':{line}' if line is not None else ''}: a Phoenix REST page with a next_cursor: the spans "
+                 "of the later pages are not in the file (a span whose parent is there is reported)")
+        yield from ((row, f"data[{i}]") for i, row in enumerate(doc["data"]))
+    elif isinstance(doc, list):
+        yield from ((item, "" if line is not None else f"[{i}]") for i, item in enumerate(doc))
+    else:
+        yield doc, "" if line is not None else "[0]"
 
 
 def _otlp_spans(path: Path, line: int | None, export: dict, errors: list[InputError]) -> Iterator[Span]:
@@ -419,22 +484,52 @@ def _indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     return [items[i] for i in sorted(items)]
 
 
-def _unwrap(value: Any, keys: tuple[str, ...]) -> Any:
-    """The text inside a JSON input/output value ({"query_str": ...}), or the value as it is."""
+def _unwrap(value: Any, keys: tuple[str, ...]) -> tuple[Any, list[str] | None]:
+    """(the text inside a JSON input/output value ({"query_str": ...}), None), or (the value as it is, the keys of a
+    JSON object with no text read here: the caller warns, as its JSON text is not the question or the answer). An
+    object of one key holding a string ({"q": ...}) is that string: nothing else it could mean."""
     if isinstance(value, str) and value.strip().startswith("{"):
         try:
             obj = json.loads(value)
         except ValueError:
-            return value
+            return value, None
         if isinstance(obj, dict):
             for k in keys:
                 if isinstance(obj.get(k), str):
-                    return obj[k]
+                    return obj[k], None
             messages = obj.get("messages")
             if isinstance(messages, list) and messages and isinstance(messages[-1], dict) and \
                     isinstance(messages[-1].get("content"), str):  # a chat's input: its last message
-                return messages[-1]["content"]
-    return value
+                return messages[-1]["content"], None
+            only = list(obj.values())
+            if len(only) == 1 and isinstance(only[0], str):
+                return only[0], None
+            return value, [str(k) for k in obj]
+    return value, None
+
+
+def _text(span: Span, name: str, keys: tuple[str, ...], path: Path) -> Any:
+    """The question or the answer in ``span``'s ``name`` attribute (input.value, output.value), unwrapped; a JSON
+    object with no known key is used as its JSON text with a warning naming the span (never a silent guess)."""
+    value = span.attrs.get(name)
+    bad = _lone_surrogate(value)
+    if bad:
+        raise ValueError(f"{name} {bad}")
+    text, unread = _unwrap(value, keys)
+    if unread is not None:
+        warn(f"{path}: span {span.span_id} ({span.where or span.name}): {name} is a JSON object with no key read as "
+             f"its text (keys: {', '.join(unread[:8])}{', ...' if len(unread) > 8 else ''}): its JSON text is used "
+             "as it is")
+    return text
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """Why ``value`` cannot be written as UTF-8 (a lone surrogate, as JSON's "\\ud800" escape makes), or None."""
+    try:
+        _valid_unicode(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _doc_metadata(d: dict[str, Any]) -> dict[str, Any]:
@@ -467,15 +562,20 @@ def _docs(span: Span, prefix: str, errors: list[InputError], path: Path) -> list
             errors.append(InputError(path, f"span {span.span_id}: {prefix}.{i}: no document.content; document "
                                            "skipped", field=span.where or None))
             continue
+        meta = _doc_metadata(d)
+        doc_id = next((str(meta[k]) for k in _DOC_ID_KEYS if meta.get(k) not in (None, "")), None)
+        ident = d.get("document.id")
+        ident = str(ident) if ident not in (None, "") else f"{span.span_id}-{i}"
+        bad = next((f"{prefix}.{i}.{k} {why}" for k, v in (("document.content", text), ("document.id", ident), (
+            "document.metadata", (doc_id, meta.get("title")))) if (why := _lone_surrogate(v))), None)
+        if bad:  # the text the trace would keep cannot be written: this document is reported, the others kept
+            errors.append(InputError(path, f"span {span.span_id}: {bad}; document skipped", field=span.where or None))
+            continue
         given = d.get("document.score")
         score = _score(given)
         if score is None and given is not None:
             errors.append(InputError(path, f"span {span.span_id}: {prefix}.{i}.document.score {given!r} is not a "
                                            "finite number; left empty", field=span.where or None))
-        meta = _doc_metadata(d)
-        doc_id = next((str(meta[k]) for k in _DOC_ID_KEYS if meta.get(k) not in (None, "")), None)
-        ident = d.get("document.id")
-        ident = str(ident) if ident not in (None, "") else f"{span.span_id}-{i}"
         if ident in seen:
             errors.append(InputError(path, f"span {span.span_id}: {prefix}.{i}: document.id {ident!r} repeats "
                                            f"{prefix}.{seen[ident]}; the first kept", field=span.where or None))
@@ -508,34 +608,93 @@ def _prompt(llm: Span) -> list[dict[str, str]]:
     return [{"role": "user", "content": str(p)} for p in prompts]
 
 
+def _first_each(docs: Iterable[_Doc]) -> list[_Doc]:
+    """The documents in order, each id once (its first occurrence, at its place)."""
+    first: dict[str, _Doc] = {}
+    for d in docs:
+        first.setdefault(d.id, d)
+    return list(first.values())
+
+
+def _branch_of(reranker: Span, up: dict[int, Span], root: Span) -> Span:
+    """The span whose retrievals a reranker reranks: the nearest span above it with a RETRIEVER below it (the query
+    for a plain engine; the sub-question's CHAIN when a query is split), the root at most."""
+    span = up.get(id(reranker), root)
+    while span is not root and not _outermost(span, "RETRIEVER"):
+        span = up.get(id(span), root)
+    return span
+
+
+def _contexts(root: Span, retrievers: list[Span], rerankers: list[Span], errors: list[InputError],
+              path: Path) -> tuple[list[Chunk] | None, list[Candidate]]:
+    """(contexts, candidates) of a query: the output documents of every outermost reranker and the documents of the
+    retrievers in no reranker's branch, in the start order of those spans, each id once and ranked 1..n; the other
+    retrieved documents are candidates ranked after them. None when no retriever or reranker span was recorded."""
+    retrieved = {id(r): _docs(r, "retrieval.documents", errors, path) for r in retrievers}
+    up = {id(c): s for s in (root, *_descendants(root)) for c in s.children}
+    covered: set[int] = set()
+    for rr in rerankers:
+        branch = _branch_of(rr, up, root)
+        covered |= {id(r) for r in _outermost(branch, "RETRIEVER")}
+    sources = sorted([*rerankers, *(r for r in retrievers if id(r) not in covered)], key=lambda s: s.start_ns)
+    used = _first_each(d for s in sources for d in (retrieved[id(s)] if id(s) in retrieved else
+                                                    _docs(s, "reranker.output_documents", errors, path)))
+    used_ids = {d.id for d in used}
+    rest = [d for d in _first_each(d for r in retrievers for d in retrieved[id(r)]) if d.id not in used_ids]
+    contexts = [Chunk(chunk_id=d.id, doc_id=d.doc_id, rank=i, score=d.score, text=d.text, title=d.title)
+                for i, d in enumerate(used, 1)] if retrievers or rerankers else None
+    return contexts, [Candidate(chunk_id=d.id, doc_id=d.doc_id, rank=len(used) + i, score=d.score)
+                      for i, d in enumerate(rest, 1)]
+
+
+def _covered_ms(spans: list[Span]) -> float:
+    """The time a stage's spans cover: parallel spans (two retrievers at once) overlap, so their union, never their
+    sum; spans one after the other add up."""
+    total, end = 0, None
+    for s in sorted(spans, key=lambda s: s.start_ns):
+        if end is None or s.start_ns >= end:
+            total, end = total + s.end_ns - s.start_ns, s.end_ns
+        elif s.end_ns > end:
+            total, end = total + s.end_ns - end, s.end_ns
+    return total / 1e6
+
+
+def _latency(stages: dict[str, list[Span]]) -> tuple[dict[str, float], list[Span]]:
+    """(milliseconds per stage that has spans, the spans that end before they start: their stage is left out, never
+    0)."""
+    latency: dict[str, float] = {}
+    backwards: list[Span] = []
+    for stage, spans in stages.items():
+        bad = [sp for sp in spans if sp.ms is None]
+        backwards += bad
+        if spans and not bad:
+            latency[stage] = _covered_ms(spans)
+    return latency, backwards
+
+
+def _unwritable(root: Span, trace: Trace) -> None:
+    """A trace whose text cannot be written as UTF-8 (a lone surrogate in the prompt, a model name...) raises
+    ValueError naming the span and the attribute it came from, as one line, before anything writes it."""
+    bad = _lone_surrogate(trace.model_dump())
+    if bad:
+        where = next((f"{k} of span {s.span_id}" for s in (root, *_descendants(root)) for k, v in s.attrs.items()
+                      if _lone_surrogate(v)), "a text of the trace")
+        raise ValueError(f"{where} {bad}")
+
+
 def trace_of(root: Span, errors: list[InputError], path: Path) -> Trace:
-    """The Trace of one root span and the spans below it (raises ValueError when the root has no question)."""
-    question = _unwrap(root.attrs.get("input.value"), _QUESTION_KEYS)
+    """The Trace of one root span and the spans below it (raises ValueError when the root has no question, or a text
+    of it that cannot be written)."""
+    question = _text(root, "input.value", _QUESTION_KEYS, path)
     if not isinstance(question, str) or not question.strip():
         raise ValueError("the root span has no input.value (the question)")
     retrievers, rerankers = _outermost(root, "RETRIEVER"), _outermost(root, "RERANKER")
     llms = [s for s in _descendants(root) if s.kind == "LLM"]
-    retrieved: list[_Doc] = []
-    for r in retrievers:
-        retrieved.extend(_docs(r, "retrieval.documents", errors, path))
-    retrieved = list({d.id: d for d in reversed(retrieved)}.values())[::-1]  # first occurrence of each
-    used = _docs(rerankers[-1], "reranker.output_documents", errors, path) if rerankers else retrieved
-    used_ids = {d.id for d in used}
-    contexts = [Chunk(chunk_id=d.id, doc_id=d.doc_id, rank=i, score=d.score, text=d.text, title=d.title)
-                for i, d in enumerate(used, 1)] if retrievers or rerankers else None
-    rest = [d for d in retrieved if d.id not in used_ids]
-    candidates = [Candidate(chunk_id=d.id, doc_id=d.doc_id, rank=len(used) + i, score=d.score)
-                  for i, d in enumerate(rest, 1)]
+    contexts, candidates = _contexts(root, retrievers, rerankers, errors, path)
     prompted = sorted((s for s in llms if _prompt(s)), key=lambda s: s.start_ns)
-    outer_llms = _outermost(root, "LLM")
-    latency: dict[str, float] = {}
-    backwards: list[Span] = []  # spans that end before they start: their stage's latency is left out, not 0
-    for stage, spans in (("total", [root]), ("retrieve", retrievers), ("rerank", rerankers), ("generate", outer_llms)):
-        times = [sp.ms for sp in spans]
-        backwards += [sp for sp, t in zip(spans, times, strict=True) if t is None]
-        if spans and all(t is not None for t in times):
-            latency[stage] = sum(t for t in times if t is not None)
-    answer = _unwrap(root.attrs.get("output.value"), _ANSWER_KEYS)
+    latency, backwards = _latency({"total": [root], "retrieve": retrievers, "rerank": rerankers,
+                                   "generate": _outermost(root, "LLM")})
+    answer = _text(root, "output.value", _ANSWER_KEYS, path)
     answer = answer if isinstance(answer, str) else ("" if answer is None else json.dumps(answer))
     outcome, error = "answered", None
     if root.status == "ERROR":
@@ -555,18 +714,20 @@ def trace_of(root: Span, errors: list[InputError], path: Path) -> Trace:
         metadata["latency_unmeasured"] = why
         warn(f"{path}: {why}: its stage's latency is left out of the trace ({len(backwards)} such span(s) in trace "
              f"{root.trace_id})")
-    return Trace(sample_id=root.span_id, question=question, contexts=contexts, candidates=candidates,
-                 prompt=_prompt(prompted[-1]) if prompted else [], answer=answer, outcome=outcome, error=error,
-                 latency_ms=latency, generator=str(next((s.attrs["llm.model_name"] for s in reversed(prompted)
-                                                         if s.attrs.get("llm.model_name")), "")),
-                 embedder=str(next((e for e in embedders if e), "")), metadata=metadata, created_at="")
+    trace = Trace(sample_id=root.span_id, question=question, contexts=contexts, candidates=candidates,
+                  prompt=_prompt(prompted[-1]) if prompted else [], answer=answer, outcome=outcome, error=error,
+                  latency_ms=latency, generator=str(next((s.attrs["llm.model_name"] for s in reversed(prompted)
+                                                          if s.attrs.get("llm.model_name")), "")),
+                  embedder=str(next((e for e in embedders if e), "")), metadata=metadata, created_at="")
+    _unwritable(root, trace)
+    return trace
 
 
 def _query_roots(root: Span) -> list[Span]:
     """The query spans of a root: the root itself when it is a CHAIN or AGENT span (or of another OpenInference kind,
     counted as not a query); below a root of no OpenInference kind (another instrumentation's span, such as an HTTP
-    server's, around the query), the outermost CHAIN or AGENT spans reached through spans of no kind; the root itself
-    when there are none (an exporter that wrote no span kind)."""
+    server's, around the query; Phoenix's UNKNOWN), the outermost CHAIN or AGENT spans reached through spans of no
+    kind; the root itself when there are none (an exporter that wrote no span kind)."""
     if root.kind:
         return [root]
     out: list[Span] = []
