@@ -73,7 +73,7 @@ def planted_labels(run_dir: Path, n: int, seed: int = 0) -> list[Label]:
             continue
         for metric, value in (("groundedness", grounded(t)), ("answer_correctness", correct(t, q))):
             if value is not None and counts[metric] < n:
-                out.append(Label(sample_id=sid, metric=metric, value=value, who=WHO,
+                out.append(Label(sample_id=sid, metric=metric, value=value, who=WHO, sample_hash=t.content_hash(),
                                  note="derived by bench/ppi_demo.py from the planted ground truth, not a person"))
                 counts[metric] += 1
         if all(c >= n for c in counts.values()):

@@ -1,9 +1,15 @@
 """Human labels of a run's samples: ``labels.jsonl`` in the run folder, append-only (one Label per line, flushed), the
-latest label per (sample, metric, who) winning on read. A person edits this file too, so every bad line is reported as
-``file:line: field 'x': problem`` and skipped (the first line included), never a reason to refuse the whole file."""
+latest label (by its ``when``; file order breaks ties) per (sample, metric, who) winning on read. A person edits this
+file too, so every bad line is reported as ``file:line: field 'x': problem`` and skipped (the first line included),
+never a reason to refuse the whole file.
+
+A label carries the content hash of the sample it judged (``sample_hash``): once the sample's answer changes (the run
+was rerun or re-imported) the label judged another answer and no longer counts; it is said (``stale``), and the
+labelling queue offers the sample again. A label without the hash (written by hand) counts as before."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
 
 from corpora.errors import InputError, report_skipped
@@ -44,14 +50,35 @@ def _holds_a_label(path: Path) -> bool:
 
 
 def add_label(run: str | Path | RunFolder, sample_id: str, metric: str, value: float, who: str, *,
-              note: str | None = None, when: str | None = None) -> Label:
-    """Validate one label (InputError naming the field when it is wrong) and append it."""
-    fields = {"sample_id": sample_id, "metric": metric, "value": value, "who": who, "note": note}
+              note: str | None = None, when: str | None = None, sample_hash: str | None = None) -> Label:
+    """Validate one label (InputError naming the field when it is wrong) and append it. ``sample_hash``: the hash of
+    the sample as the labeller saw it (see sample_hash())."""
+    fields = {"sample_id": sample_id, "metric": metric, "value": value, "who": who, "note": note,
+              "sample_hash": sample_hash}
     if when is not None:
         fields["when"] = when
     label = parse_model(Label, fields, "label", None)
     add_labels(run, [label])
     return label
+
+
+def current_hashes(run: str | Path | RunFolder) -> dict[str, str]:
+    """{sample id: content hash} of the run's samples as they are now: config.json's ``samples`` (what the evaluation
+    judged), or for a run not evaluated yet the latest trace's ``content_hash()``; empty when neither can be read (then
+    no label can be told stale)."""
+    folder = run if isinstance(run, RunFolder) else RunFolder(run)
+    keys = folder.current_keys()
+    if keys is not None:
+        return keys[1]
+    try:
+        return {sid: t.content_hash() for sid, t in folder.latest_traces().items()}
+    except InputError:  # a damaged traces log is reported where it is read for itself, not here
+        return {}
+
+
+def sample_hash(run: str | Path | RunFolder, sample_id: str) -> str | None:
+    """The hash a label of ``sample_id`` records now (None when the run does not say)."""
+    return current_hashes(run).get(sample_id)
 
 
 def read_all_labels(run: str | Path | RunFolder, errors: list[InputError] | None = None) -> list[Label]:
@@ -66,6 +93,7 @@ def read_all_labels(run: str | Path | RunFolder, errors: list[InputError] | None
             out.append(parse_model(Label, obj, path, lineno))
         except InputError as exc:
             bad.append(exc)
+    bad = [_torn(path, e) for e in bad]
     if errors is not None:
         errors.extend(bad)
     else:
@@ -74,23 +102,56 @@ def read_all_labels(run: str | Path | RunFolder, errors: list[InputError] | None
     return out
 
 
+def _torn(path: Path, err: InputError) -> InputError:
+    """A last line without its newline that is not JSON was cut off mid-write (or mid-edit): say so, not only where
+    the JSON parser gave up (its column says nothing to a person)."""
+    if not err.message.startswith("malformed JSON"):
+        return err
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n") or err.line != data.count(b"\n") + 1:
+        return err
+    return InputError(path, f"incomplete last line (no newline at its end: cut off while being written?); "
+                            f"{err.message}", line=err.line, field=err.field)
+
+
 def latest_labels(labels: Iterable[Label]) -> list[Label]:
-    """The latest label per (sample, metric, who), in the order of each key's last line."""
-    out: dict[tuple[str, str, str], Label] = {}
-    for label in labels:
-        out.pop(label.key, None)
-        out[label.key] = label
-    return list(out.values())
+    """The latest label per (sample, metric, who): the latest ``when``, the later line among equal ones; in the file
+    order of the winning lines."""
+    order: dict[tuple[str, str, str], tuple[datetime, int, Label]] = {}
+    for i, label in enumerate(labels):
+        held = order.get(label.key)
+        if held is None or (label.moment, i) >= held[:2]:
+            order[label.key] = (label.moment, i, label)
+    return [label for _, _, label in sorted(order.values(), key=lambda t: t[1])]
 
 
-def read_labels(run: str | Path | RunFolder, errors: list[InputError] | None = None) -> list[Label]:
-    """The labels in force: the latest per (sample, metric, who)."""
-    return latest_labels(read_all_labels(run, errors))
+def is_stale(label: Label, hashes: Mapping[str, str]) -> bool:
+    """The label judged an earlier answer of its sample: it records a hash, and the sample's hash now differs."""
+    now = hashes.get(label.sample_id)
+    return label.sample_hash is not None and now is not None and label.sample_hash != now
+
+
+def read_labels(run: str | Path | RunFolder, errors: list[InputError] | None = None,
+                stale: list[Label] | None = None) -> list[Label]:
+    """The labels in force: labels of an earlier answer of their sample left out (into ``stale`` when given: the
+    latest such label per key that has no current one), then the latest per (sample, metric, who)."""
+    labels = read_all_labels(run, errors)
+    hashes = current_hashes(run) if any(lb.sample_hash for lb in labels) else {}
+    current = latest_labels(lb for lb in labels if not is_stale(lb, hashes))
+    if stale is not None:
+        counted = {lb.key for lb in current}
+        stale.extend(lb for lb in latest_labels(lb for lb in labels if is_stale(lb, hashes)) if lb.key not in counted)
+    return current
+
+
+def labeller_values(labels: Iterable[Label]) -> dict[str, dict[str, list[float]]]:
+    """metric -> {sample id: each labeller's value} (the latest label of each)."""
+    acc: dict[str, dict[str, list[float]]] = {}
+    for label in latest_labels(labels):
+        acc.setdefault(label.metric, {}).setdefault(label.sample_id, []).append(label.value)
+    return acc
 
 
 def human_values(labels: Iterable[Label]) -> dict[str, dict[str, float]]:
     """metric -> {sample id: the mean of its labellers' values} (one labeller: that label)."""
-    acc: dict[str, dict[str, list[float]]] = {}
-    for label in latest_labels(labels):
-        acc.setdefault(label.metric, {}).setdefault(label.sample_id, []).append(label.value)
-    return {m: {sid: sum(v) / len(v) for sid, v in by.items()} for m, by in acc.items()}
+    return {m: {sid: sum(v) / len(v) for sid, v in by.items()} for m, by in labeller_values(labels).items()}

@@ -66,6 +66,24 @@ def relevant_docs(grades: Mapping[str, float]) -> list[str]:
     return sorted(d for d, g in grades.items() if g > 0)
 
 
+def qrels_problem(metadata: Mapping[str, Any], relevant_doc_ids: list[str] | None) -> str | None:
+    """What is wrong with ``metadata.qrels`` (graded labels: {doc id: whole-number grade}, read by the retrieval
+    metrics and the labs before ``relevant_doc_ids``), or None: it must be that shape and name the same relevant
+    documents (grade > 0) as ``relevant_doc_ids`` when both are given (two labels that disagree: neither in silence)."""
+    qrels = metadata.get("qrels")
+    if qrels is None:
+        return None
+    if not isinstance(qrels, dict) or not all(
+            isinstance(d, str) and d.strip() and isinstance(g, (int, float)) and not isinstance(g, bool)
+            and math.isfinite(g) and float(g).is_integer() for d, g in qrels.items()):
+        return 'qrels must be an object of document id -> whole-number grade, e.g. {"doc1": 2, "doc7": 0}'
+    relevant = relevant_docs(qrels)
+    if relevant_doc_ids is not None and sorted(set(relevant_doc_ids)) != relevant:
+        return (f"qrels names {relevant} relevant (grade > 0) but relevant_doc_ids is {sorted(set(relevant_doc_ids))}: "
+                "give one, or make them agree")
+    return None
+
+
 def words_or_none(v: str | None) -> str | None:
     """A pydantic validator: a reference answer without a letter or digit ("", "  ", ".") is no reference (None), so
     every metric reads it as missing (not applicable) instead of scoring against nothing."""
@@ -121,6 +139,15 @@ class Labels:
         return self.metadata.get("answerable") is True
 
     @property
+    def relevance_grades(self) -> dict[str, int]:
+        """{doc id: grade} the retrieval metrics read: ``metadata.qrels`` when given (graded, validated on read), else
+        grade 1 for each of ``relevant_doc_ids``."""
+        qrels = self.metadata.get("qrels")
+        if isinstance(qrels, dict) and qrels:
+            return {str(d): int(g) for d, g in qrels.items()}
+        return {d: 1 for d in self.relevant_doc_ids or []}
+
+    @property
     def outdated_doc_id(self) -> str | None:
         """The outdated member of a conflicting pair planted for this question (the bundled set)."""
         return self._doc("outdated_doc_id")
@@ -161,19 +188,9 @@ class Question(BaseModel, Labels):
         why = answerable_problem(metadata)
         if why:
             raise ValueError(f"metadata.answerable {why}")
-        qrels = metadata.get("qrels")
-        if qrels is None:
-            return metadata
-        if not isinstance(qrels, dict) or not all(
-                isinstance(d, str) and d.strip() and isinstance(g, (int, float)) and not isinstance(g, bool)
-                and float(g).is_integer() for d, g in qrels.items()):
-            raise ValueError("qrels must be an object of document id -> whole-number grade, e.g. "
-                             '{"doc1": 2, "doc7": 0}')
-        relevant = relevant_docs(qrels)
-        given = info.data.get("relevant_doc_ids")
-        if given is not None and sorted(set(given)) != relevant:
-            raise ValueError(f"qrels names {relevant} relevant (grade > 0) but relevant_doc_ids is "
-                             f"{sorted(set(given))}: give one, or make them agree")
+        why = qrels_problem(metadata, info.data.get("relevant_doc_ids"))
+        if why:
+            raise ValueError(why)
         return metadata
 
     @property
@@ -250,6 +267,36 @@ class Trace(BaseModel, Labels):
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
 
+    @field_validator("metadata")
+    @classmethod
+    def _graded(cls, metadata: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        why = qrels_problem(metadata, info.data.get("relevant_doc_ids"))
+        if why:
+            raise ValueError(why)
+        return metadata
+
+    @model_validator(mode="after")
+    def _relevant_from_grades(self) -> Trace:
+        """Graded labels alone (``metadata.qrels``, no ``relevant_doc_ids``): the documents graded above 0 are the
+        relevant ones, for every reader of ``relevant_doc_ids`` (diagnostics, the dashboard)."""
+        if self.relevant_doc_ids is None and isinstance(self.metadata.get("qrels"), dict):
+            self.relevant_doc_ids = relevant_docs(self.metadata["qrels"])
+        return self
+
+    @field_validator("contexts")
+    @classmethod
+    def _ranked(cls, contexts: list[Chunk] | None) -> list[Chunk] | None:
+        """Contexts in rank order (what precision@k and average precision read; list order among equal ranks), each
+        chunk id once: two chunks of one id make citations and per-chunk verdicts ambiguous."""
+        if contexts is None:
+            return None
+        seen: set[str] = set()
+        for c in contexts:
+            if c.chunk_id in seen:
+                raise ValueError(f"two contexts have chunk id {c.chunk_id!r}: each chunk once")
+            seen.add(c.chunk_id)
+        return sorted(contexts, key=lambda c: c.rank)
+
     @classmethod
     def of(cls, q: Question, **fields: Any) -> Trace:
         """A trace of question ``q`` (its labels copied), with ``fields`` set (they win over the question's)."""
@@ -275,7 +322,7 @@ class Trace(BaseModel, Labels):
         """Whether the chunks say which document each came from: a ``doc_id`` on some chunk, or (records that put the
         document id in the chunk id) a chunk id among the relevant ids. Without it no retrieval metric can be read."""
         ids = {c.chunk_id for c in self.chunks}
-        return any(c.doc_id for c in self.chunks) or bool(set(self.relevant_doc_ids or ()) & ids)
+        return any(c.doc_id for c in self.chunks) or bool(set(self.relevance_grades) & ids)
 
     @property
     def retrieved_doc_ids(self) -> list[str]:
@@ -421,19 +468,29 @@ def _utc_iso(v: str) -> str:
     return v
 
 
+def _stripped(v: str) -> str:
+    """A pydantic validator: a name without the spaces around it (" bob" and "bob" are one person)."""
+    return v.strip()
+
+
 class Label(BaseModel):
     """One human judgement of one sample on one metric, appended to the run's labels.jsonl (corpora/labels.py): 0 or 1
-    (no / yes), or a graded score in [0, 1]. The latest label per (sample, metric, who) wins."""
+    (no / yes), or a graded score in [0, 1]. The latest label (by ``when``) per (sample, metric, who) wins, ``who``
+    compared without case ("Alice" and "alice" are one person). ``sample_hash`` is the content hash of the sample as it
+    was labelled (config.json's ``samples`` entry, or its trace's ``content_hash()``): once the sample's answer changes
+    the label no longer counts (it judged another answer). A label without it (written by hand) always counts."""
 
     model_config = ConfigDict(extra="forbid")
 
     sample_id: str = Field(min_length=1)
     metric: LabelMetric
     value: float = Field(ge=0.0, le=1.0)
-    who: Annotated[str, Field(min_length=1), AfterValidator(not_blank), AfterValidator(one_line)]
+    who: Annotated[str, Field(min_length=1), AfterValidator(not_blank), AfterValidator(one_line),
+                   AfterValidator(_stripped)]
     when: Annotated[str, AfterValidator(_utc_iso)] = Field(
         default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     note: str | None = None
+    sample_hash: str | None = None
 
     @field_validator("value", mode="before")
     @classmethod
@@ -444,4 +501,9 @@ class Label(BaseModel):
 
     @property
     def key(self) -> tuple[str, str, str]:
-        return self.sample_id, self.metric, self.who
+        return self.sample_id, self.metric, self.who.casefold()
+
+    @property
+    def moment(self) -> datetime:
+        """``when`` as a time (offsets differ between writers: compared as strings, 01:00+01:00 would follow 00:30Z)."""
+        return datetime.fromisoformat(self.when)

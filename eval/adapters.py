@@ -19,7 +19,7 @@ from typing import Any
 from corpora import openinference
 from corpora.errors import InputError, warn
 from corpora.jsonl import parse_records, read_records
-from corpora.records import Chunk, Trace, answerable_problem
+from corpora.records import Chunk, Trace, answerable_problem, qrels_problem, relevant_docs
 from corpora.run_folder import latest
 from rag.prompt import EMPTY_RESPONSE
 
@@ -97,6 +97,10 @@ def _contexts(value: Any, field: str) -> list[Chunk] | None:
         cid = _ident(c.get("id", c.get("chunk_id")), f"{where}.id") or f"ctx{i + 1}"
         out.append(Chunk(chunk_id=cid, text=text, doc_id=_ident(c.get("doc_id"), f"{where}.doc_id"), rank=rank,
                          score=None if score is None else float(score)))
+    ids = [c.chunk_id for c in out]
+    if len(set(ids)) < len(ids):  # citations and per-chunk verdicts would be ambiguous
+        i = next(i for i, cid in enumerate(ids) if cid in ids[:i])
+        raise FieldError(f"{field}[{i}].id", f"chunk id '{ids[i]}' used twice: each chunk once")
     ranks = [c.rank for c in out]
     if len(set(ranks)) < len(ranks):  # which chunk came first would be decided by list order, in silence
         twice = next(r for r in ranks if ranks.count(r) > 1)
@@ -142,6 +146,11 @@ def _row(obj: dict[str, Any], default_id: str, *, ragas: bool) -> Trace:
     why = answerable_problem(metadata)
     if why:
         raise FieldError("metadata.answerable", why)
+    why = qrels_problem(metadata, relevant)
+    if why:
+        raise FieldError("metadata.qrels", why)
+    if relevant is None and metadata.get("qrels"):  # graded labels alone: their grade > 0 documents are the relevant
+        relevant = relevant_docs(metadata["qrels"])
     return Trace(sample_id=_ident(obj.get("id"), "id") or default_id, question=question, contexts=contexts,
                  answer=_text(obj, ans) or "", reference=_text(obj, "reference"),
                  relevant_doc_ids=relevant,

@@ -4,10 +4,12 @@ labels (AUROC with a bootstrap CI when the labels are binary and both classes ar
 verdict cut). With fewer than ``MIN_LABELS`` labels the corrected estimate is ``unmeasured`` with the reason.
 
 Inputs are the long results table (eval.summary.results_frame: sample x metric x judge) and the labels in force
-(corpora/labels.py); only labels of samples in the run count. A sample labelled by several people counts once, with
-the mean of their values. The labelled samples are the PPI's labelled set, the run's other measured samples its
-unlabelled set (eval/ppi.py). PPI's interval assumes the labelled samples are a random draw from the run: the
-dashboard's labelling queue (eval/labelling.py) keeps them one (a proportional stratified draw over the judge's score).
+(corpora/labels.py); only labels of samples in the run count. A sample labelled by several people counts once, with the
+mean of their values; the judge's agreement (AUROC, accuracy) is read on yes/no labels only, so a sample whose labellers
+disagree (one yes, one no: mean 0.5) is left out of it, and said. The labelled samples are the PPI's labelled set, the
+run's other measured samples its unlabelled set (eval/ppi.py). PPI's interval assumes the labelled samples are a random
+draw from the run: the dashboard's labelling queue (eval/labelling.py) keeps them one (a proportional stratified draw
+over the judge's score).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from corpora.errors import InputError
-from corpora.labels import human_values, read_labels
+from corpora.labels import human_values, labeller_values, read_labels
 from corpora.records import Label
 from corpora.run_folder import RESULTS_TABLE, RunFolder
 from eval.mathx import MIN_BOOTSTRAP, wilson_interval
@@ -38,19 +40,25 @@ def _unit(x: float) -> float:
 MIN_PER_CLASS = MIN_BOOTSTRAP  # labels of each class before the AUROC gets a bootstrap CI
 
 
-def agreement(y: np.ndarray, f: np.ndarray, cut: float, *, n_resamples: int = 1000, seed: int = 0) -> dict:
+def agreement(y: np.ndarray, f: np.ndarray, cut: float, *, n_resamples: int = 1000, seed: int = 0,
+              disputed: int = 0) -> dict:
     """How the judge's scores ``f`` agree with human labels ``y`` on the same samples: AUROC (binary labels, both
-    classes) and accuracy of ``f >= cut`` against ``y >= 0.5``: accuracy with its Wilson 95% interval (honest when
-    every label agrees), AUROC with a percentile bootstrap 95% CI once each class has MIN_PER_CLASS labels."""
+    classes) and accuracy of ``f >= cut`` against the label's yes (> 0.5) or no (< 0.5; a label of exactly 0.5 says
+    neither, and is not counted): accuracy with its Wilson 95% interval (honest when every label agrees), AUROC with a
+    percentile bootstrap 95% CI once each class has MIN_PER_CLASS labels. ``disputed``: samples already left out
+    because their labellers disagree (said in the reason and as ``n_disputed``)."""
     out: dict = {"n": int(y.size), "threshold": cut, "auroc": None, "auroc_ci": [None, None], "accuracy": None,
-                 "accuracy_ci": [None, None], "n_positive": int((y >= 0.5).sum()), "n_negative": int((y < 0.5).sum()),
-                 "reason": None}
+                 "accuracy_ci": [None, None], "n_positive": int((y > 0.5).sum()), "n_negative": int((y < 0.5).sum()),
+                 "n_disputed": disputed, "reason": None}
+    left_out = f"{disputed} sample(s) left out: their labellers disagree" if disputed else None
     if y.size == 0:
-        out["reason"] = "no labelled sample the judge measured"
+        out["reason"] = "; ".join(filter(None, ["no labelled sample the judge measured", left_out]))
         return out
-    hit = ((f >= cut) == (y >= 0.5)).astype(float)
-    out["accuracy"] = _r(hit.mean())
-    out["accuracy_ci"] = [_r(v) for v in wilson_interval(float(hit.sum()), int(hit.size))]
+    said = y != 0.5
+    if said.any():
+        hit = ((f[said] >= cut) == (y[said] > 0.5)).astype(float)
+        out["accuracy"] = _r(hit.mean())
+        out["accuracy_ci"] = [_r(v) for v in wilson_interval(float(hit.sum()), int(hit.size))]
     binary = bool(np.all((y == 0) | (y == 1)))
     if not binary:
         out["reason"] = "AUROC needs yes/no labels (these are graded)"
@@ -64,14 +72,29 @@ def agreement(y: np.ndarray, f: np.ndarray, cut: float, *, n_resamples: int = 10
                                                         n_resamples=n_resamples, seed=seed)]
         else:  # a bootstrap of 2 yes and 1 no is a handful of distinct resamples: no interval worth the name
             out["reason"] = f"AUROC CI needs {MIN_PER_CLASS} labels of each class"
+    unsaid = None if said.any() else "accuracy needs labels that say yes or no (every one is 0.5)"
+    out["reason"] = "; ".join(filter(None, [left_out, out["reason"], unsaid])) or None
     return out
+
+
+def _agreement_of(by: dict[str, list[float]], lab: list[str], y: np.ndarray, f: np.ndarray, cut: float,
+                  **kw) -> dict:
+    """agreement() of a (metric, judge). When every individual label is yes or no, it is read on the samples whose
+    labellers agree: one person's "no" beside another's "yes" is a mean of 0.5, not a graded label, and must not take
+    the AUROC away from the whole metric (nor count as a yes)."""
+    if not all(v in (0.0, 1.0) for s in lab for v in by[s]):
+        return agreement(y, f, cut, **kw)
+    agreed = np.array([len(set(by[s])) == 1 for s in lab], dtype=bool)
+    return agreement(y[agreed], f[agreed], cut, disputed=int((~agreed).sum()), **kw)
 
 
 def calibrate(results: pd.DataFrame, labels: Iterable[Label], *, min_labels: int = MIN_LABELS,
               n_resamples: int = 1000, seed: int = 0) -> list[dict]:
     """One row per (metric, judge) whose metric has a label on a sample of the run (see the module docstring)."""
     ids = set(results["sample_id"])
+    labels = list(labels)
     human = {m: {sid: v for sid, v in by.items() if sid in ids} for m, by in human_values(labels).items()}
+    each = labeller_values(labels)
     rows: list[dict] = []
     ok = results[(results["status"] == "ok") & results["value"].notna()]
     for metric, judge in results[["metric", "judge"]].drop_duplicates().itertuples(index=False):
@@ -89,7 +112,8 @@ def calibrate(results: pd.DataFrame, labels: Iterable[Label], *, min_labels: int
                      "n_judged": len(f_by), "judge_mean": _r(judge_mean(list(f_by.values())).mean) if f_by else None,
                      "status": "unmeasured", "reason": None, "method": None, "mean": None, "ci_low": None,
                      "ci_high": None, "lam": None, "labels_mean": _r(float(y.mean())) if y.size else None,
-                     "agreement": agreement(y, f, m.cut if m else 0.5, n_resamples=n_resamples, seed=seed)}
+                     "agreement": _agreement_of(each[str(metric)], lab, y, f, m.cut if m else 0.5,
+                                                n_resamples=n_resamples, seed=seed)}
         if len(lab) < max(2, min_labels):  # an interval needs two labels whatever min_labels says
             unjudged = f" ({row['n_labels_unjudged']} more on samples this judge did not measure)" \
                 if row["n_labels_unjudged"] else ""
@@ -127,12 +151,16 @@ def find_row(rows: list[dict], metric: str, judge: str) -> dict | None:
     return next((r for r in rows if r["metric"] == metric and r["judge"] == judge), None)
 
 
-def uncounted_labels(results: pd.DataFrame, labels: Iterable[Label], run_samples: Iterable[str] = ()
-                     ) -> dict[str, int]:
+STALE = "labelled an earlier answer of their sample (it changed since; label it again)"
+
+
+def uncounted_labels(results: pd.DataFrame, labels: Iterable[Label], run_samples: Iterable[str] = (),
+                     stale: Iterable[Label] = ()) -> dict[str, int]:
     """Labels no summary counts, by why: their sample is not in this run, it is (``run_samples``: config.json's) but
-    its judgement could not be read, or their metric was not measured here (said, never dropped in silence)."""
+    its judgement could not be read, their metric was not measured here, or (``stale``: read_labels' collector) they
+    judged an earlier answer of their sample (said, never dropped in silence)."""
     ids, measured, in_run = set(results["sample_id"]), set(results["metric"]), set(run_samples)
-    out: dict[str, int] = {}
+    out: dict[str, int] = {STALE: n} if (n := len(list(stale))) else {}
     for metric, by in human_values(labels).items():
         for sid in by:
             why = ("judgement unreadable or missing (rerun `ragdoctor eval`)" if sid not in ids and sid in in_run else

@@ -46,7 +46,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 12  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 13  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -60,6 +60,10 @@ METRICS_VERSION = 12  # 4: Unicode tokens, unmeasured without contexts, [] relev
 # 12: a citation bracket of several ids ("[a#0, b#1]") is stripped from the answer's claims;
 #     a record without contexts is not applicable (not unmeasured) to a metric that could not apply to it anyway
 #     (retrieval metrics without labels, context recall without a reference)
+# 13: numbers compare on every digit (1,048,580 is not 1,048,576); groundedness, context recall, context precision,
+#     noise sensitivity and context utilisation check a claim's digits and identifiers against the passages exactly;
+#     retrieval metrics rank the candidates past the cut, read qrels grades, and match relevant ids naming chunks;
+#     noise sensitivity and context utilisation without a reference are not applicable with or without contexts
 
 
 def eval_hash(metrics: Sequence[str], judges: Sequence[Judge]) -> str:

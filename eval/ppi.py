@@ -15,6 +15,14 @@ With n labelled samples (human label Y_j, judge score f_j) and N unlabelled ones
 The rectifier mean(Y - f) removes the judge's bias; the judge's scores on the unlabelled samples shrink the
 variance. Power tuning picks lambda = cov(Y, f) / ((1 + n/N) var(f)), clipped to [0, 1]: a useless judge gets
 lambda = 0 and the estimate falls back to the labels alone (never worse than ignoring the judge, asymptotically).
+
+Two small-sample corrections keep the interval honest at n = 30 labels (simulated in the tests):
+  - each labelled sample's lambda is fitted without that sample (leave-one-out): a lambda fitted on the very labels it
+    weighs is correlated with their rectifier, which biased the estimate (truth 0.9, a judge right 95% of the time,
+    30 labels: the interval missed on one side 10% of the time instead of 2.5%);
+  - with fewer than MIN_DISAGREEMENTS labelled samples where the label and the judge disagree, var(Y - lambda f) is
+    read off a handful of rare values (often none) and the normal interval is far too narrow: its variance is then at
+    least an Agresti-Coull-style one, lambda^2 var~(Y - f) + (1 - lambda)^2 var~(Y), each with z^2/2 pseudo-samples.
 """
 from __future__ import annotations
 
@@ -26,6 +34,7 @@ import numpy as np
 
 Values = Sequence[float] | np.ndarray
 MIN_LABELS = 30  # fewer human labels than this: no PPI estimate (the normal approximation is not trusted)
+MIN_DISAGREEMENTS = 8  # fewer labelled label/judge disagreements than this: the variance gets a conservative floor
 
 
 @dataclass(frozen=True)
@@ -36,7 +45,7 @@ class Estimate:
     ci_high: float
     n_labeled: int
     n_unlabeled: int
-    lam: float | None = None  # the power-tuning weight of the judge's scores (ppi/ppi++)
+    lam: float | None = None  # the weight of the judge's scores (ppi: 1; ppi++: the mean leave-one-out weight)
 
     def as_dict(self) -> dict:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -58,16 +67,29 @@ def _var(a: np.ndarray) -> float:
     return float(a.var(ddof=1)) if a.size > 1 else 0.0
 
 
-def _labelled_var(y: np.ndarray, rect: np.ndarray, z: float) -> float:
-    """The variance of the labelled term's mean, var(rect) / n; when the labelled term does not vary at all (every
+def _pseudo_var(a: np.ndarray, z: float) -> float:
+    """An Agresti-Coull-style variance of values within [-1, 1]: their mean square with z^2/2 pseudo-values of
+    magnitude 1 added (the Bernoulli p~(1 - p~) for 0/1 values). A variance read off a few rare values, or none,
+    claims a precision the sample cannot give; this one stays about as wide as the exact binomial interval."""
+    p = (float(np.square(np.clip(a, -1.0, 1.0)).sum()) + z**2 / 2) / (a.size + z**2)
+    return p * (1 - p)
+
+
+def _labelled_var(y: np.ndarray, rect: np.ndarray, z: float, f: np.ndarray | None = None, lam: float = 0.0) -> float:
+    """The variance of the labelled term's mean, var(rect) / n. When the labelled term does not vary at all (every
     label the same, say 40 "yes"), the normal interval would have zero width and claim certainty that 40 labels cannot
     give: the Agresti-Coull variance of the labels (z^2/2 pseudo-labels at each end) is used instead, so the interval
-    stays about as wide as the exact binomial one (40 of 40 "yes": lower bound near 0.9, not 1)."""
+    stays about as wide as the exact binomial one (40 of 40 "yes": lower bound near 0.9, not 1). With the judge's
+    scores ``f`` (weight ``lam``), when label and judge disagree on fewer than MIN_DISAGREEMENTS samples, the variance
+    is at least lam^2 var~(y - f) + (1 - lam)^2 var~(y), both Agresti-Coull-style (see the module docstring)."""
     var = _var(rect) / rect.size
     if rect.size and float(rect.max() - rect.min()) == 0.0:
         n = rect.size + z**2
         p = (float(np.clip(y, 0.0, 1.0).sum()) + z**2 / 2) / n
         var = max(var, p * (1 - p) / n)
+    if f is not None and int(np.count_nonzero(np.abs(y - f) > 1e-12)) < MIN_DISAGREEMENTS:
+        floor = lam**2 * _pseudo_var(y - f, z) + (1 - lam) ** 2 * _pseudo_var(np.clip(y, 0.0, 1.0), z)
+        var = max(var, floor / rect.size)
     return var
 
 
@@ -81,6 +103,19 @@ def power_tuning(y: np.ndarray, f: np.ndarray, f_unlabeled: np.ndarray) -> float
     return float(min(1.0, max(0.0, lam)))
 
 
+def loo_power_tuning(y: np.ndarray, f: np.ndarray, f_unlabeled: np.ndarray) -> np.ndarray:
+    """power_tuning() per labelled sample, fitted on the other labelled samples (cross-fitting): the weight of a
+    sample's judge score no longer depends on its own label, which removes the bias a weight fitted on all the labels
+    gives the estimate when they are few. Under 3 labels: every sample gets the weight fitted on all of them."""
+    vf = _var(np.concatenate([f, f_unlabeled]))
+    if y.size < 3 or vf <= 0:
+        return np.full(y.size, power_tuning(y, f, f_unlabeled))
+    m = y.size - 1
+    sy, sf = float(y.sum()), float(f.sum())
+    cov = ((float((y * f).sum()) - y * f) - (sy - y) * (sf - f) / m) / (m - 1)
+    return np.clip(cov / ((1 + y.size / max(1, f_unlabeled.size)) * vf), 0.0, 1.0)
+
+
 def ppi_mean(y_labeled: Values, f_labeled: Values, f_unlabeled: Values, *,
              alpha: float = 0.05, tuned: bool = True) -> Estimate:
     """The PPI (``tuned``: PPI++) estimate of E[Y] and its (1 - alpha) confidence interval."""
@@ -89,10 +124,11 @@ def ppi_mean(y_labeled: Values, f_labeled: Values, f_unlabeled: Values, *,
         raise ValueError(f"{y.size} labels but {f.size} judge scores for the labelled samples")
     if y.size < 2 or fu.size < 1:
         raise ValueError("PPI needs at least 2 labelled and 1 unlabelled sample")
-    lam = power_tuning(y, f, fu) if tuned else 1.0
-    theta = lam * float(fu.mean()) + float((y - lam * f).mean())
+    lams = loo_power_tuning(y, f, fu) if tuned else np.ones(y.size)
+    lam, rect = float(lams.mean()), y - lams * f
+    theta = lam * float(fu.mean()) + float(rect.mean())
     z = _z(alpha)
-    var = lam**2 * _var(fu) / fu.size + _labelled_var(y, y - lam * f, z)
+    var = lam**2 * _var(fu) / fu.size + _labelled_var(y, rect, z, f, lam)
     half = z * var**0.5
     return Estimate("ppi++" if tuned else "ppi", theta, theta - half, theta + half, int(y.size), int(fu.size), lam)
 

@@ -70,13 +70,14 @@ def run_sample_ids(run: Path) -> set[str]:
 
 
 def cmd_label(args: argparse.Namespace) -> int:
-    from corpora.labels import add_label  # noqa: PLC0415
+    from corpora.labels import add_label, sample_hash  # noqa: PLC0415
 
     run = Path(args.run)
     if args.sample not in run_sample_ids(run):
         raise InputError(run, f"no sample '{args.sample}' in this run", field="sample")
-    try:
-        label = add_label(run, args.sample, args.metric, parse_value(args.value), args.who, note=args.note)
+    try:  # the sample's hash as it is now: the label stops counting once its answer changes
+        label = add_label(run, args.sample, args.metric, parse_value(args.value), args.who, note=args.note,
+                          sample_hash=sample_hash(run, args.sample))
     except InputError as exc:
         if exc.path != LABEL_SOURCE or not exc.field:
             raise
@@ -109,12 +110,13 @@ def cmd_summary(args: argparse.Namespace) -> int:
     summary = load_summary(run)
     print(render_eval_summary(summary))
     folder = RunFolder(run if run.is_dir() else run.parent)
-    results, labels = run_results(folder), read_labels(folder)  # read once: a bad label line is reported once
+    stale: list = []
+    results, labels = run_results(folder), read_labels(folder, stale=stale)  # read once: a bad line is reported once
     rows = calibrate(results, labels)
     if rows:
         print("\n" + render_calibrated(rows))
     keys = folder.current_keys()
-    uncounted = uncounted_labels(results, labels, keys[1] if keys else ())
+    uncounted = uncounted_labels(results, labels, keys[1] if keys else (), stale)
     if uncounted:
         print(f"\n{sum(uncounted.values())} label(s) not counted: "
               + "; ".join(f"{n} {why}" for why, n in sorted(uncounted.items())))

@@ -8,6 +8,7 @@ from collections import Counter
 import numpy as np
 
 from corpora.records import Trace
+from eval.metrics.retrieval import ranking
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics
 from ragdoctor.table import render
 
@@ -15,10 +16,10 @@ from ragdoctor.table import render
 def summarize_traces(traces: list[Trace], k: int = 5) -> dict:
     outcomes = Counter(t.outcome for t in traces)
     # labelled questions that were retrieved for: one stopped before retrieval (a guardrail) is no retrieval miss
-    qrels = {t.sample_id: {d: 1 for d in t.relevant_doc_ids} for t in traces
-             if t.relevant_doc_ids and t.contexts is not None}
+    qrels = {t.sample_id: t.relevance_grades for t in traces if t.relevant_doc_ids and t.contexts is not None}
     # the full ranking: the chunks given to the generator and the candidates left out, in the retriever's rank order
-    rankings = {t.sample_id: list(dict.fromkeys(c.doc_id or c.chunk_id for c in t.ranked())) for t in traces}
+    # (as the retrieval metrics read it)
+    rankings = {t.sample_id: ranking(t)[0] for t in traces}
     retrieval = mean_metrics(retrieval_metrics(qrels, rankings, ks=(1, k)))
     stages = sorted({s for t in traces for s in t.latency_ms})
     latency = {s: {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95)), "n": len(v)}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal, InvalidOperation
 from collections.abc import Iterable, Mapping
 
 from eval.judges.lexical import unigram_precision
@@ -38,19 +39,21 @@ _FUNCTION = frozenset("the a an in on at it he she they we i you this that these
                       "how why where for from to of by with is are was were be".split())
 
 
-def numbers(text: str) -> set[str]:
-    """Numbers a text states, normalised: '1,024' -> '1024', '2.50' -> '2.5', 'twelve' -> '12'."""
+def numbers(text: str, *, words: bool = True) -> set[str]:
+    """Numbers a text states, normalised exactly: '1,024' -> '1024', '2.50' -> '2.5', '1e3' is not one, 'twelve' ->
+    '12' (``words``: number words too). Every digit counts: '1,048,580' and '1,048,576' are two numbers."""
     out: set[str] = set()
     for m in _NUM.finditer(text):
         raw = m.group(0).replace(",", "").lstrip("+")
         try:
-            value = float(raw)
-        except ValueError:
+            value = Decimal(raw)
+        except InvalidOperation:
             continue
-        out.add(f"{value:g}" if abs(value) < 1e15 else raw)
-    for w in _WORD.findall(text.lower()):
-        if w in _NUMBER_WORDS:
-            out.add(_NUMBER_WORDS[w])
+        out.add(format(value.normalize(), "f") if value else "0")
+    if words:
+        for w in _WORD.findall(text.lower()):
+            if w in _NUMBER_WORDS:
+                out.add(_NUMBER_WORDS[w])
     return out
 
 

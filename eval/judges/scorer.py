@@ -16,8 +16,9 @@ Unreadable = Callable[[list[str]], str | None]
 class ScorerJudge(Verifier):
     """``max_premises`` caps the sentence windows scored per claim. ``unreadable`` (eval/judges/scripts.py), when
     given, says why the scorer's model cannot read a metric's texts: such traces are unmeasured with that reason
-    instead of scored (after the model-free rules, which still apply). ``config_id`` names the scorer and its settings
-    (eval/judges/registry.py builds it)."""
+    instead of scored (after the model-free rules, which still apply). ``config_id`` names the scorer and every
+    setting that changes a verdict (eval/judges/registry.py builds it; without one: the scorer's name and class, its
+    thresholds and ``max_premises``, so a resumed evaluation never reuses verdicts of other settings)."""
 
     def __init__(self, scorer: Scorer, max_premises: int = 6, unreadable: Unreadable | None = None,
                  config_id: str | None = None):
@@ -25,7 +26,9 @@ class ScorerJudge(Verifier):
         self.name = scorer.name
         self.family = scorer.family
         self.unreadable = unreadable
-        self.config_id = config_id or scorer.name
+        self.config_id = config_id or (
+            f"{scorer.name}:{type(scorer).__qualname__}@support={scorer.support_threshold:g}"
+            f"@relevance={scorer.relevance_threshold:g}@premises={max_premises}")
 
     def supports(self, metric: str) -> bool:
         m = find(metric)

@@ -12,15 +12,13 @@ also states all of the reference, that makes it wrong (value 0). Precision (the 
 claims the reference backs) and the F1 stay in the evidence; ragas's equivalent is FactualCorrectness(mode="recall")."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 from corpora.records import MetricResult, Trace
 from eval.answerability import refused, unanswerable
 from eval.claims import decompose
 from eval.mathx import claim_prf
 from eval.metrics.base import BLOCKED, Metric, no_claims, unsupported_claims
-from eval.metrics.key_facts import missing_facts, polarity_conflict
-from eval.metrics.verify import ClaimVerdict, Verifier
+from eval.metrics.key_facts import polarity_conflict
+from eval.metrics.verify import Verifier, exact_facts
 
 NAME = "answer_correctness"
 
@@ -72,19 +70,6 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
             continue
         out.append(MetricResult.ok(NAME, judge, prf["recall"], **prf, **claims))
     return out
-
-
-def exact_facts(v: ClaimVerdict, other: str, question: str, overruled: str = "unsupported") -> ClaimVerdict:
-    """A supported claim whose number or identifier the other side never states is not supported (key_facts). An
-    answer's claim so overruled is ``contradicted``: the judge read it as the reference's statement, with a number or
-    name the reference does not give; it makes the answer wrong unless the answer also states all of the reference
-    (then it is an addition: "16 tokens per block, so 4,096 tokens fill 256 blocks")."""
-    if v.verdict != "supported":
-        return v
-    missing = missing_facts(v.claim, other, question)
-    if not missing:
-        return v
-    return replace(v, verdict=overruled, note=f"the other side never states {', '.join(missing)}")
 
 
 METRIC = Metric(

@@ -132,7 +132,8 @@ def claims_supported(metric: str, judge: str, v: Verifier, traces: Sequence[Trac
                      text_of: Callable[[Trace], str]) -> list[MetricResult]:
     """Share of ``text_of(trace)``'s claims that some retrieved chunk supports, each claim's verdict as evidence; a
     bare yes/no claim is read after the trace's question (eval.claims.standalone) and its polarity checked."""
-    verdicts = v.verify([(standalone(decompose(text_of(t)), t.question), passages(t)) for t in traces])
+    verdicts = v.verify([(standalone(decompose(text_of(t)), t.question), passages(t)) for t in traces],
+                        given=[t.question for t in traces])
     out = []
     for t, vs in zip(traces, verdicts):
         vs = [polarity_checked(x, t.question) for x in vs]

@@ -8,7 +8,7 @@ from eval.answerability import unanswerable
 from eval.claims import decompose, standalone
 from eval.mathx import average_precision
 from eval.metrics.base import Ask, Metric
-from eval.metrics.verify import Verifier
+from eval.metrics.verify import ClaimVerdict, Verifier
 
 NAME = "context_precision"
 
@@ -17,6 +17,14 @@ def rules(t: Trace, judge: str) -> MetricResult | None:
     if not t.contexts:
         return MetricResult.not_applicable(NAME, judge, "no contexts retrieved")
     return None
+
+
+def _verdict(verdicts: list[ClaimVerdict]) -> tuple[bool, float, str | None]:
+    """A chunk against the reference's claims: relevant when it supports one; its best score; and, when a score at
+    the cut was overruled (exact_facts), why."""
+    best = max(verdicts, key=lambda x: x.score)
+    relevant = any(x.verdict == "supported" for x in verdicts)
+    return relevant, best.score, None if relevant else best.note
 
 
 def reference_claims(t: Trace) -> list[str]:
@@ -30,18 +38,22 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
     # a chunk is relevant when it supports some claim of the reference: one chunk per fact of a two-fact reference
     # are both relevant (the whole reference as one claim is supported by neither)
     claims = {i: reference_claims(traces[i]) for i in with_ref}
-    ref_scores = v.verify([(claims[i], [(c.chunk_id, c.text)]) for i in with_ref for c in traces[i].chunks])
+    pairs = [(i, c) for i in with_ref for c in traces[i].chunks]
+    ref_verdicts = v.verify([(claims[i], [(c.chunk_id, c.text)]) for i, c in pairs],
+                            given=[traces[i].question for i, _ in pairs])
     rel = v.relevance([(traces[i].question, c.text) for i in no_ref for c in traces[i].chunks])
-    flat = iter([max(x.score for x in verdicts) for verdicts in ref_scores] + [float(x) for x in rel])
+    # per chunk: (relevant, score, why not despite its score): against the reference, relevant when it supports some
+    # claim, a claim whose number or identifier the chunk never states included (exact_facts: an outdated chunk with
+    # another number is not relevant whatever its score); against the question, its relevance score at the cut
+    judged = iter([_verdict(verdicts) for verdicts in ref_verdicts]
+                  + [(float(x) >= v.relevance_threshold, float(x), None) for x in rel])
     results: dict[int, MetricResult] = {}
     for i in with_ref + no_ref:
-        chunks = traces[i].chunks
-        scores = [next(flat) for _ in chunks]
-        cut = v.support_threshold if i in set(with_ref) else v.relevance_threshold
-        verdicts = [sc >= cut for sc in scores]
-        results[i] = MetricResult.ok(NAME, judge, average_precision(verdicts), with_reference=i in set(with_ref),
-                                     chunks=[{"chunk_id": c.chunk_id, "relevant": x, "score": round(sc, 4)}
-                                             for c, x, sc in zip(chunks, verdicts, scores)])
+        chunks = [(c, *next(judged)) for c in traces[i].chunks]
+        results[i] = MetricResult.ok(NAME, judge, average_precision([x for _, x, _, _ in chunks]),
+                                     with_reference=i in set(with_ref),
+                                     chunks=[{"chunk_id": c.chunk_id, "relevant": x, "score": round(sc, 4),
+                                              **({"note": why} if why else {})} for c, x, sc, why in chunks])
     return [results[i] for i in range(len(traces))]
 
 

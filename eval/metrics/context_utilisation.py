@@ -10,8 +10,13 @@ from eval.metrics.verify import Verifier
 NAME = "context_utilisation"
 
 
+def applies(t: Trace, judge: str) -> MetricResult | None:
+    """Not applicable whatever was retrieved: no usable reference, or a blocked answer."""
+    return against_reference(NAME, t, judge)
+
+
 def rules(t: Trace, judge: str) -> MetricResult | None:
-    if (fixed := against_reference(NAME, t, judge)) is not None:
+    if (fixed := applies(t, judge)) is not None:
         return fixed
     if not t.contexts:
         return MetricResult.not_applicable(NAME, judge, "no contexts retrieved")
@@ -27,7 +32,7 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
         claims = decompose(t.reference or "")
         items += [(claims, passages(t)), (claims, [("answer", t.answer)])]
         leads += ["", t.question]
-    verdicts = v.verify(items, leads)
+    verdicts = v.verify(items, leads, given=[t.question for t in traces for _ in range(2)])  # exact_facts
     out = []
     for n in range(len(traces)):
         in_context, in_answer = verdicts[2 * n], verdicts[2 * n + 1]
@@ -48,6 +53,7 @@ METRIC = Metric(
     summary="share of the reference's claims found in the context that the answer also makes",
     needs=frozenset({"contexts", "answer", "reference"}),
     rules=rules,
+    applies=applies,
     compute=compute,
     texts=lambda t: [t.reference or "", t.answer, " ".join(t.context_texts), t.question],
     asks=lambda t, r: unsupported_claims(r, [("claims", t.context_texts, ""), ("used", [t.answer], t.question)]),

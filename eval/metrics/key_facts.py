@@ -39,11 +39,13 @@ def leading_polarity(text: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def missing_facts(claim: str, other: str, question: str = "") -> list[str]:
-    """The claim's numbers and identifiers stated neither by ``other`` nor by the question, sorted."""
+def missing_facts(claim: str, other: str, question: str = "", *, words: bool = True) -> list[str]:
+    """The claim's numbers and identifiers stated neither by ``other`` nor by the question, sorted. ``words``: number
+    words ('one', 'twice') count as numbers (against a short reference); without, only numbers written in digits (prose
+    against retrieved passages: 'one of the options' states no number)."""
     given = f"{other}\n{question}"
     compact = _compact(given)
-    missing = sorted(numbers(claim) - numbers(given))
+    missing = sorted(numbers(claim, words=words) - numbers(given))
     missing += sorted(i for i in identifiers(claim) if _compact(i) not in compact)
     return missing
 

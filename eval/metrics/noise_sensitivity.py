@@ -12,11 +12,18 @@ from eval.metrics.verify import Verifier
 NAME = "noise_sensitivity"
 
 
-def rules(t: Trace, judge: str) -> MetricResult | None:
+def applies(t: Trace, judge: str) -> MetricResult | None:
+    """Not applicable whatever was retrieved: no usable reference, a blocked answer, a refusal."""
     if (fixed := against_reference(NAME, t, judge, "no reference answer to tell a wrong claim by")) is not None:
         return fixed
     if refused(t):
         return MetricResult.not_applicable(NAME, judge, "a refusal makes no claim")
+    return None
+
+
+def rules(t: Trace, judge: str) -> MetricResult | None:
+    if (na := applies(t, judge)) is not None:
+        return na
     if not decompose(t.answer):
         return MetricResult.unmeasured(NAME, judge, no_claims(t.answer))
     if not t.contexts:
@@ -34,7 +41,9 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
         for c in t.chunks:
             items += [(answer, [(c.chunk_id, c.text)]), (reference, [(c.chunk_id, c.text)])]
             leads += ["", ""]
-    verdicts = iter(v.verify(items, leads))
+    # numbers and identifiers must match exactly (exact_facts): "32 tokens" is not "16 tokens" to any judge
+    given = [t.question for t in traces for _ in range(1 + 2 * len(t.chunks))]
+    verdicts = iter(v.verify(items, leads, given=given))
     out = []
     for t in traces:
         correct = [x.verdict == "supported" for x in next(verdicts)]
@@ -66,6 +75,7 @@ METRIC = Metric(
             "better; split by relevant and irrelevant chunks)",
     needs=frozenset({"contexts", "answer", "reference"}),
     rules=rules,
+    applies=applies,
     compute=compute,
     texts=lambda t: [t.answer, t.reference or "", " ".join(t.context_texts)],
     asks=asks,

@@ -1,8 +1,13 @@
 """Retrieval metrics against labelled relevant document ids, no model: recall@k, precision@k, mrr@k, ndcg@k (any k),
-computed by pytrec_eval (eval/retrieval_metrics.py) on the document ranking the retrieved chunks imply."""
+computed by pytrec_eval (eval/retrieval_metrics.py) on the document ranking the retrieved chunks imply.
+
+The ranking is every chunk the trace records in rank order: the contexts, then the candidates past the cut (a run
+with top_k 4 has a recall@10 when its retriever ranked 10; without candidates the list ends at the contexts). The
+labels are ``metadata.qrels``' grades when given (nDCG reads them), else grade 1 per relevant document id. Relevant
+ids that name chunks (``kv#0``) rather than documents are matched against the chunk ranking."""
 from __future__ import annotations
 
-from corpora.records import MetricResult, Trace
+from corpora.records import MetricResult, Trace, relevant_docs
 from eval.answerability import unanswerable
 from eval.metrics.base import Metric
 from eval.retrieval_metrics import retrieval_metrics
@@ -10,6 +15,18 @@ from eval.retrieval_metrics import retrieval_metrics
 KINDS = ("recall", "precision", "mrr", "ndcg")
 DEFAULTS = ("recall@5", "mrr@10", "ndcg@10")
 NAMES = f"{'/'.join(KINDS)}@K (K a positive integer written as 5, not 05)"
+
+
+def ranking(t: Trace) -> tuple[list[str], str]:
+    """The ids the relevance labels are compared with, in rank order (contexts, then candidates past the cut), and
+    their level: documents (first occurrence of each), or chunks when the relevant ids name retrieved chunks and no
+    retrieved document."""
+    chunks = t.ranked()
+    relevant = set(t.relevance_grades)
+    docs = [c.doc_id or c.chunk_id for c in chunks]
+    if relevant & {c.chunk_id for c in chunks} and not relevant & set(docs):
+        return [c.chunk_id for c in chunks], "chunk"
+    return list(dict.fromkeys(docs)), "document"
 
 
 def family(name: str) -> Metric | None:
@@ -20,7 +37,7 @@ def family(name: str) -> Metric | None:
         return None
 
     def labelled(t: Trace, judge: str) -> MetricResult | None:
-        if not t.relevant_doc_ids:
+        if not any(g > 0 for g in t.relevance_grades.values()):
             why = "no relevant documents (unanswerable)" if unanswerable(t) else "no relevance labels"
             return MetricResult.not_applicable(name, judge, why)
         return None
@@ -33,10 +50,13 @@ def family(name: str) -> Metric | None:
         return None
 
     def compute(_: object, judge: str, traces: list[Trace]) -> list[MetricResult]:
-        labelled = {t.sample_id: {d: 1 for d in t.relevant_doc_ids or []} for t in traces}
-        per_query = retrieval_metrics(labelled, {t.sample_id: t.retrieved_doc_ids for t in traces}, ks=(int(k),))
-        return [MetricResult.ok(name, judge, per_query[t.sample_id][name], relevant=t.relevant_doc_ids,
-                                retrieved=t.retrieved_doc_ids[:10]) for t in traces]
+        ranked = {t.sample_id: ranking(t) for t in traces}
+        grades = {t.sample_id: t.relevance_grades for t in traces}
+        per_query = retrieval_metrics(grades, {sid: ids for sid, (ids, _) in ranked.items()}, ks=(int(k),))
+        return [MetricResult.ok(name, judge, per_query[t.sample_id][name], relevant=relevant_docs(t.relevance_grades),
+                                retrieved=ranked[t.sample_id][0][:10],
+                                **({"level": "chunk"} if ranked[t.sample_id][1] == "chunk" else {}))
+                for t in traces]
 
     return Metric(name=name, summary=f"{kind} at rank {k} against the labelled relevant documents (pytrec_eval)",
                   needs=frozenset({"contexts", "labels"}), rules=labels, applies=labelled, compute=compute, model=False,

@@ -5,10 +5,12 @@ The claim-level path (a Scorer with ``claim_support``: the shipped ``nli`` judge
 live here: ``claim_candidates`` picks each claim's premise windows, ``Verifier.verify`` scores them in one batch."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from eval.claims import MAX_WINDOW_WORDS, premise_windows, split_sentences
 from eval.judges.base import ClaimItem, Scorer, Support
+from eval.metrics.key_facts import missing_facts
 from eval.tokens import content_tokens
 
 
@@ -62,6 +64,21 @@ class ClaimVerdict:
         return out
 
 
+def exact_facts(v: ClaimVerdict, other: str, question: str, overruled: str = "unsupported", *,
+                words: bool = True) -> ClaimVerdict:
+    """A supported claim whose number or identifier the other side never states is not supported (key_facts), whatever
+    the judge's score ("1,048,000 tokens" against "1,048,576 tokens"; "E5M2" against "E4M3"). Answer correctness calls
+    an answer's claim so overruled ``contradicted``: the judge read it as the reference's statement, with a number or
+    name the reference does not give; it makes the answer wrong unless the answer also states all of the reference
+    (then it is an addition: "16 tokens per block, so 4,096 tokens fill 256 blocks"). ``words``: see missing_facts."""
+    if v.verdict != "supported":
+        return v
+    missing = missing_facts(v.claim, other, question, words=words)
+    if not missing:
+        return v
+    return replace(v, verdict=overruled, note=f"the other side never states {', '.join(missing)}")
+
+
 class Verifier:
     """The primitives over one Scorer; ``max_premises`` caps the sentence windows scored per claim."""
 
@@ -83,14 +100,18 @@ class Verifier:
 
     # claims vs passages -------------------------------------------------------------------------------------------
     def verify(self, items: list[tuple[list[str], list[tuple[str, str]]]],
-               leads: list[str] | None = None) -> list[list[ClaimVerdict]]:
+               leads: list[str] | None = None, *, given: Sequence[str] | None = None) -> list[list[ClaimVerdict]]:
         """For each (claims, [(chunk_id, text)]) find every claim's best supporting sentence window; one batch.
         ``leads`` (one per item) is text put before every window of that item, e.g. the question, so that a short
         reference ("25 MB") reads in context, without the lead ever being a premise on its own.
 
         A scorer with a claim-level path (``claim_support``: the compact judge) sees, per claim, its best windows,
         one more window joining the claim's three best-matching sentences (support often spans sentences that are
-        not adjacent), and the whole evidence; any other scorer scores each (window, claim) pair and keeps the max."""
+        not adjacent), and the whole evidence; any other scorer scores each (window, claim) pair and keeps the max.
+
+        ``given`` (one text per item, e.g. the question; or None): a supported claim whose number written in digits or
+        identifier neither the item's passages nor its given text state is unsupported (exact_facts): a judge reads
+        "1,048,000 tokens" as close to "1,048,576 tokens", and word overlap reads "32 tokens" as "16 tokens"."""
         claim_path = hasattr(self.scorer, "claim_support")
         cands, evidence = [], []
         for k, (claims, passages) in enumerate(items):
@@ -98,9 +119,11 @@ class Verifier:
                                              joined=claim_path)
             cands.append(per_claim)
             evidence.append(ev)
-        if claim_path:
-            return self._verify_claims(items, cands, evidence)
-        return self._verify_pairs(items, cands)
+        out = self._verify_claims(items, cands, evidence) if claim_path else self._verify_pairs(items, cands)
+        if given is None:
+            return out
+        return [[exact_facts(x, evidence[k], given[k], words=False) for x in verdicts]
+                for k, verdicts in enumerate(out)]
 
     def _verify_claims(self, items, cands, evidence) -> list[list[ClaimVerdict]]:
         flat = [ClaimItem(claim, [w for _, w in chosen], evidence[k])

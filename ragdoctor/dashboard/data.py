@@ -30,6 +30,7 @@ from eval.gate import GateConfig, check, primary
 from eval.judges.registry import trust_rank
 from eval.mathx import MIN_BOOTSTRAP, difference_ci
 from eval.metrics import find
+from eval.metrics.retrieval import ranking
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics
 from eval.summary import RESULT_COLUMNS, results_frame, summarize
 
@@ -219,7 +220,9 @@ def samples_frame(results: pd.DataFrame, judgements: Mapping[str, Judgement], tr
     any_disagree = pd.Series(False, index=frame.index)
     gaps = pd.DataFrame(index=frame.index)
     for metric, mcols in cols.items():
-        frame[metric] = frame[mcols].bfill(axis=1).iloc[:, 0] if len(mcols) > 1 else frame[mcols[0]]
+        # the bare column is one judge's: the most trusted that measured any sample, as the gate reads it (falling back
+        # to the next judge per row would mix judges within a column)
+        frame[metric] = frame[next((c for c in mcols if frame[c].notna().any()), mcols[0])]
         if len(mcols) > 1:
             vals = frame[mcols].to_numpy(dtype=float)
             measured = ~np.isnan(vals)
@@ -500,9 +503,9 @@ def rankings(run: Run) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, l
         if t is None or not t.relevant_doc_ids or not t.has_contexts:  # contexts null: retrieval unknown, not recall 0
             continue
         chunks = t.ranked()
-        qrels[sid] = {d: 1 for d in t.relevant_doc_ids}
+        qrels[sid] = t.relevance_grades
         modes[_mode(chunks)] += 1
-        ranked.setdefault("run", {})[sid] = [_doc(c) for c in chunks]
+        ranked.setdefault("run", {})[sid] = ranking(t)[0]  # as the retrieval metrics read it
         for name in ("dense", "bm25"):
             key = f"{name}_rank"
             with_rank = [(c.signals[key], _doc(c)) for c in chunks if key in c.signals]

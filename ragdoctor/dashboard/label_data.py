@@ -58,8 +58,10 @@ def progress(run: Run, labels: Iterable[Label], metrics: Sequence[str], stratify
 
 
 def labels_of(labels: Iterable[Label], sample_id: str, who: str | None = None) -> dict[str, Label]:
-    """The labels in force of one sample (by ``who`` when given), by metric."""
-    return {lb.metric: lb for lb in labels if lb.sample_id == sample_id and (who is None or lb.who == who)}
+    """The labels in force of one sample (by ``who`` when given: compared as Label.key does, without case or the
+    spaces around it), by metric."""
+    me = None if who is None else who.strip().casefold()
+    return {lb.metric: lb for lb in labels if lb.sample_id == sample_id and (me is None or lb.key[2] == me)}
 
 
 def judge_values(run: Run, sample_id: str) -> list[dict]:

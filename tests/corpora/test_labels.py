@@ -84,3 +84,59 @@ def test_a_file_with_no_label_line_is_refused_never_appended_to(tmp_path):
     with pytest.raises(InputError, match="holds no label line: not a ragdoctor labels log"):
         add_label(tmp_path / "run", "s1", "groundedness", 1, "ann")
     assert notes.read_text(encoding="utf-8") == "line one\nimportant last line"
+
+
+def _run_with(tmp_path, samples: dict[str, str]):
+    from corpora.run_folder import RunFolder
+
+    RunFolder(tmp_path).write_config({"eval_hash": "e1"}, samples)
+    return tmp_path
+
+
+def test_a_label_of_an_earlier_answer_no_longer_counts_and_is_said(tmp_path):
+    """A label records the hash of the sample it judged: once the sample's answer changes (config.json's hash differs)
+    the label is left out and handed to ``stale``; a hand-written label without a hash counts as before."""
+    from corpora.labels import sample_hash
+
+    run = _run_with(tmp_path, {"s1": "h1", "s2": "h2-old"})
+    assert sample_hash(run, "s2") == "h2-old" and sample_hash(run, "nope") is None
+    add_label(run, "s1", "groundedness", 1, "ann", sample_hash="h1")
+    add_label(run, "s2", "groundedness", 1, "ann", sample_hash="h2-old")
+    add_label(run, "s2", "groundedness", 0, "bob")  # hand-written: no hash
+    _run_with(tmp_path, {"s1": "h1", "s2": "h2-new"})  # s2 re-answered and re-evaluated
+    stale: list[Label] = []
+    now = read_labels(run, stale=stale)
+    assert [(lb.sample_id, lb.who) for lb in now] == [("s1", "ann"), ("s2", "bob")]
+    assert [(lb.sample_id, lb.who) for lb in stale] == [("s2", "ann")]
+    add_label(run, "s2", "groundedness", 0, "ann", sample_hash="h2-new")  # labelled again: counts, nothing stale
+    stale = []
+    assert human_values(read_labels(run, stale=stale)) == {"groundedness": {"s1": 1.0, "s2": 0.0}} and stale == []
+    add_label(run, "s2", "groundedness", 1, "ann", sample_hash="h2-old", when="2099-01-01T00:00:00+00:00")
+    assert human_values(read_labels(run))["groundedness"]["s2"] == 0.0  # a stale line never wins, however late
+
+
+def test_the_latest_label_is_the_latest_by_when_and_who_is_one_person_whatever_the_case_and_spaces(tmp_path):
+    path = tmp_path / "labels.jsonl"
+    line = '{{"sample_id": "s1", "metric": "groundedness", "value": {v}, "who": "{who}", "when": "{when}"}}\n'
+    path.write_text(line.format(v=1, who="Alice", when="2026-03-02T00:00:00+00:00")
+                    + line.format(v=0, who=" alice", when="2026-03-01T00:00:00+00:00")  # older, written later
+                    + line.format(v=0, who="bob ", when="2026-03-02T01:30:00+02:00")  # 23:30 UTC the day before
+                    + line.format(v=1, who="bob", when="2026-03-01T23:00:00Z"), encoding="utf-8")
+    now = read_labels(tmp_path)
+    assert [(lb.who, lb.value) for lb in now] == [("Alice", 1.0), ("bob", 0.0)]
+    assert {lb.who for lb in read_all_labels(tmp_path)} == {"Alice", "alice", "bob"}  # stripped on validation
+    add_label(tmp_path, "s1", "groundedness", 0, "ALICE ", when="2026-03-02T00:00:00+00:00")  # a tie: the later line
+    assert [(lb.who, lb.value) for lb in read_labels(tmp_path)] == [("bob", 0.0), ("ALICE", 0.0)]
+
+
+def test_a_torn_last_line_is_said_to_be_incomplete(tmp_path):
+    add_label(tmp_path, "s1", "groundedness", 1, "ann")
+    path = tmp_path / "labels.jsonl"
+    path.write_text(path.read_text() + '{"sample_id": "s2", "met', encoding="utf-8")
+    errors: list[InputError] = []
+    assert [lb.sample_id for lb in read_labels(tmp_path, errors)] == ["s1"]
+    assert errors[0].line == 2 and errors[0].message.startswith("incomplete last line")
+    path.write_text(path.read_text() + "\n", encoding="utf-8")  # ended: a malformed line like any other
+    errors = []
+    read_labels(tmp_path, errors)
+    assert errors[0].message.startswith("malformed JSON")

@@ -58,6 +58,24 @@ def test_rows_are_read_as_their_fields_say_and_conflicts_are_refused():
     assert [(c.text, c.rank) for c in t.chunks] == [("a", 1), ("b", 2), ("c", 3)] and t.chunks[1].score == 0.5
     with pytest.raises(FieldError, match="two contexts have rank 1"):
         parse_row({"question": "Q?", "contexts": [{"text": "a", "rank": 1}, {"text": "b", "rank": 1}]}, "l")
+    # one chunk id twice: citations and per-chunk verdicts would be ambiguous (named at the second)
+    with pytest.raises(FieldError, match="chunk id 'kv#0' used twice") as exc:
+        parse_row({"question": "Q?", "contexts": [{"text": "a", "id": "kv#0"}, {"text": "b", "id": "kv#0"}]}, "l")
+    assert exc.value.field == "contexts[1].id"
+    # a trace row: contexts read in rank order, one id once
+    t = parse_row({"sample_id": "s", "question": "Q?", "contexts": [
+        {"chunk_id": "b", "rank": 2, "text": "b"}, {"chunk_id": "a", "rank": 1, "text": "a"}]}, "l")
+    assert [c.chunk_id for c in t.chunks] == ["a", "b"]
+    with pytest.raises(ValueError, match="two contexts have chunk id 'a'"):
+        parse_row({"sample_id": "s", "question": "Q?", "contexts": [
+            {"chunk_id": "a", "rank": 2, "text": "b"}, {"chunk_id": "a", "rank": 1, "text": "a"}]}, "l")
+    # graded labels: read alone (their grade > 0 documents are the relevant ones), checked for shape
+    assert parse_row({"question": "Q?", "metadata": {"qrels": {"a": 2, "b": 0}}}, "l").relevant_doc_ids == ["a"]
+    with pytest.raises(FieldError, match="qrels must be an object") as bad:
+        parse_row({"question": "Q?", "metadata": {"qrels": {"a": "high"}}}, "l")
+    assert bad.value.field == "metadata.qrels"
+    with pytest.raises(FieldError, match="qrels names"):
+        parse_row({"question": "Q?", "relevant_ids": ["b"], "metadata": {"qrels": {"a": 1}}}, "l")
     # two relevance labels that disagree
     with pytest.raises(FieldError, match="relevant_ids and relevant_doc_ids name different documents"):
         parse_row({"question": "Q?", "relevant_ids": ["d1"], "relevant_doc_ids": ["d9"]}, "l")

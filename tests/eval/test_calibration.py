@@ -193,3 +193,35 @@ def test_a_label_whose_judgement_cannot_be_read_is_not_said_to_be_of_another_run
     assert uncounted_labels(results, labels, run_samples=["a", "b", "c"]) == {
         "judgement unreadable or missing (rerun `ragdoctor eval`)": 1, "sample not in this run": 1,
         "answer_correctness not measured by this run": 1}
+
+
+def test_one_second_labeller_disagreeing_leaves_that_sample_out_of_the_agreement_not_the_auroc():
+    """ann labels 40 samples yes/no; bob labels one of them the other way: the mean of the two (0.5) still counts for
+    the PPI mean, but the AUROC and accuracy are read on the 39 samples whose labellers agree, and say one was left
+    out (a 0.5 is neither a yes nor a graded label)."""
+    ids, y, f = population(5, 100)
+    ann = labels_for(dict(zip(ids[:40], y[:40])))
+    bob = labels_for({ids[0]: 1.0 - y[0]}, who="bob")
+    (row,) = calibrate(frame(dict(zip(ids, f))), ann + bob, n_resamples=100)
+    a = row["agreement"]
+    assert row["n_labels"] == 40 and row["labels_mean"] == pytest.approx((y[1:40].sum() + 0.5) / 40)
+    assert a["auroc"] is not None and a["n"] == 39 and a["n_disputed"] == 1
+    assert a["reason"].startswith("1 sample(s) left out: their labellers disagree")
+    assert a["accuracy"] == pytest.approx(((f[1:40] >= 0.75) == (y[1:40] == 1)).mean(), abs=1e-6)
+    assert a["n_positive"] + a["n_negative"] == 39
+
+
+def test_a_graded_label_of_one_half_is_no_yes_for_the_accuracy():
+    from eval.calibration import agreement
+
+    out = agreement(np.array([0.5, 1.0, 0.0, 0.8]), np.array([0.9, 0.9, 0.1, 0.2]), 0.5)
+    assert out["accuracy"] == pytest.approx(2 / 3, abs=1e-6) and out["n_positive"] == 2 and out["n_negative"] == 1
+
+
+def test_stale_labels_are_counted_among_the_labels_not_counted():
+    from eval.calibration import STALE, uncounted_labels
+
+    results = frame({"a": 1.0, "b": 0.0})
+    stale = labels_for({"a": 1.0}, who="bob")
+    assert uncounted_labels(results, labels_for({"a": 1.0}), ["a", "b"], stale) == {STALE: 1}
+    assert "labelled an earlier answer of their sample" in STALE

@@ -7,12 +7,12 @@ from eval import ppi
 
 
 def test_plain_ppi_equals_its_formula():
-    y = np.array([1, 0, 1, 1, 0, 1.0])
-    f = np.array([0.9, 0.4, 0.8, 0.7, 0.3, 0.6])
+    y = np.array([1, 0, 1, 1, 0, 1, 1, 0.0])  # label and judge differ on all 8 (MIN_DISAGREEMENTS): no floor
+    f = np.array([0.9, 0.4, 0.8, 0.7, 0.3, 0.6, 0.5, 0.2])
     fu = np.array([0.5, 0.9, 0.2, 0.8])
     est = ppi.ppi_mean(y, f, fu, tuned=False)
     theta = fu.mean() + (y - f).mean()
-    var = fu.var(ddof=1) / 4 + (y - f).var(ddof=1) / 6
+    var = fu.var(ddof=1) / 4 + (y - f).var(ddof=1) / 8
     assert est.mean == pytest.approx(theta) and est.lam == 1.0
     assert est.ci_high - est.ci_low == pytest.approx(2 * 1.959964 * var**0.5, rel=1e-5)
 
@@ -93,3 +93,27 @@ def test_labels_that_all_agree_never_give_a_zero_width_interval(value):
         width = est.ci_high - est.ci_low
         assert 0.05 < width / 2 < 0.15, est
         assert est.ci_low < value < est.ci_high or abs(est.mean - value) > 0
+
+
+def _accurate_judge(rng, truth, n, big_n, accuracy):
+    """Yes/no labels of a known truth and a yes/no judge right ``accuracy`` of the time: with 30 labels it disagrees
+    with them on a handful of samples, or none."""
+    y_all = (rng.random(n + big_n) < truth).astype(float)
+    f_all = np.where(rng.random(n + big_n) < accuracy, y_all, 1 - y_all)
+    return y_all[:n], f_all[:n], f_all[n:]
+
+
+@pytest.mark.parametrize("truth, n, big_n, accuracy", [(0.9, 30, 500, 0.95), (0.9, 30, 1000, 0.98)])
+def test_coverage_with_30_labels_and_an_accurate_judge(truth, n, big_n, accuracy):
+    """30 labels, a judge right 95-98% of the time: a few disagreements (often none) made PPI++'s variance a guess
+    from rare values and its weight, fitted on the same labels, biased the estimate (coverage 84-89%, the interval
+    above the truth 10% of the time). Now the 95% interval holds the truth in >= 93% of 1500 seeded draws and misses
+    on either side at most 4.5% of the time."""
+    rng = np.random.default_rng(30)
+    draws, low, high = 1500, 0, 0
+    for _ in range(draws):
+        est = ppi.ppi_mean(*_accurate_judge(rng, truth, n, big_n, accuracy))
+        low += est.ci_low > truth
+        high += est.ci_high < truth
+    assert (draws - low - high) / draws >= 0.93, (low, high)
+    assert max(low, high) / draws <= 0.045, (low, high)

@@ -170,3 +170,24 @@ def test_labels_no_summary_counts_are_said(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "2 label(s) not counted: 1 answer_correctness not measured by this run; 1 sample not in this run" in out
     assert "no human labels counted on this run's samples yet" in out
+
+
+def test_a_label_of_an_answer_that_changed_since_is_not_counted_and_summary_says_so(tmp_path, capsys):
+    """`ragdoctor label` records the sample's hash (here, without config.json, its latest trace's); once the sample is
+    answered again, summary leaves the label out and says why."""
+    from corpora.records import Trace
+
+    run = synthetic_run(tmp_path / "run", 10)
+    trace = Trace.model_validate_json((run / "traces.jsonl").read_text().splitlines()[0])
+    assert main(["label", str(run), "--sample", trace.sample_id, "--metric", "groundedness", "--value", "yes",
+                 "--who", "ann"]) == 0
+    assert json.loads((run / "labels.jsonl").read_text())["sample_hash"] == trace.content_hash()
+    capsys.readouterr()
+    assert main(["summary", str(run)]) == 0
+    assert "not counted" not in capsys.readouterr().out
+    with open(run / "traces.jsonl", "a", encoding="utf-8") as fh:  # the sample answered again
+        fh.write(trace.model_copy(update={"answer": "Another answer."}).model_dump_json() + "\n")
+    assert main(["summary", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "1 label(s) not counted: 1 labelled an earlier answer of their sample (it changed since; label it again)" \
+        in out

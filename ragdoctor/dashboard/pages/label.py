@@ -1,7 +1,8 @@
 """Label: a person labels samples one at a time (grounded? correct? relevant contexts?), one click or key per label,
 saved append-only to the run's labels.jsonl with who and when. The judges' verdicts stay hidden unless asked for (they
 anchor). Samples come in an order stratified by the judge's score (eval/labelling.py); already labelled ones are
-skipped. The labels calibrate the judge's means (PPI, eval/calibration.py): shown below once a metric has enough."""
+skipped, and a sample whose answer changed since it was labelled comes back (its labels judged the earlier answer).
+The labels calibrate the judge's means (PPI, eval/calibration.py): shown below once a metric has enough."""
 from __future__ import annotations
 
 import pandas as pd
@@ -55,8 +56,10 @@ if current not in prog.order:  # labelled on every metric (here or elsewhere), s
 
 
 def save(sample_id: str, metric: str, value: float) -> None:
+    shown = run.trace(sample_id)  # the hash of the answer on the page: the label stops counting once it changes
     try:
-        add_label(run.folder, sample_id, metric, value, st.session_state[WHO])
+        add_label(run.folder, sample_id, metric, value, st.session_state[WHO],
+                  sample_hash=shown.content_hash() if shown is not None else None)
         st.session_state[SAVE_ERROR] = None
     except InputError as exc:  # e.g. a name pasted with a tab in it: say so, keep the page
         st.session_state[SAVE_ERROR] = f"label not saved: {exc.one_line()}"

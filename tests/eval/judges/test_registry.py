@@ -37,7 +37,8 @@ def test_every_built_judge_names_its_configuration():
     assert isinstance(unavailable, UnavailableJudge) and unavailable.config_id == "llm:unavailable"
     r = unavailable.judge("groundedness", [Trace(sample_id="s", question="q?")])[0]
     assert r.status == "unmeasured" and r.reason.startswith("judge unavailable: the llm judge needs an LLM")
-    assert ScorerJudge(make_judge("lexical", JudgeOptions()).scorer).config_id == "lexical"
+    assert ScorerJudge(make_judge("lexical", JudgeOptions()).scorer).config_id == \
+        "lexical:LexicalScorer@support=0.75@relevance=0.5@premises=6"  # every setting that changes a verdict
 
 
 def test_parsing_and_coverage_are_usage_errors():

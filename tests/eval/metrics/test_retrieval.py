@@ -1,7 +1,9 @@
 """The retrieval family (eval/metrics/retrieval.py): any kind@k, rules on labels, values from pytrec_eval."""
+import math
+
 import pytest
 
-from corpora.records import Chunk
+from corpora.records import Candidate, Chunk
 from eval.judges.labels import LabelsJudge
 from eval.metrics import find, get
 from tests.eval.metrics.records import CUR, NOISE, OLD, trace
@@ -45,3 +47,39 @@ def test_a_record_without_contexts_is_not_applicable_where_nothing_could_apply()
     # it applies where it could have been measured: the contexts are missing, so unmeasured, never 0 or n/a
     assert got[("s", "groundedness")] == got[("s", "context_precision")] == "unmeasured"
     assert got[("l", "recall@5")] == got[("l", "context_recall")] == "unmeasured"
+
+
+def _apply(name: str, t) -> float:
+    return get(name).apply(LabelsJudge(), "labels", [t])[0]
+
+
+def test_the_ranking_goes_on_past_the_cut_with_the_candidates():
+    # top_k 2 and the relevant document ranked 3rd by the retriever: recall@5 reads the candidates (it was a silent
+    # recall@2), recall@2 the contexts alone
+    t = trace(relevant_doc_ids=["cur"], contexts=[NOISE.model_copy(update={"rank": 1}),
+                                                  OLD.model_copy(update={"rank": 2})],
+              candidates=[Candidate(chunk_id="cur#0", doc_id="cur", rank=3)])
+    assert _apply("recall@5", t).value == 1.0 and _apply("recall@2", t).value == 0.0
+    assert _apply("mrr@10", t).value == pytest.approx(1 / 3)
+
+
+def test_relevant_ids_that_name_chunks_are_matched_against_the_chunk_ranking():
+    kv0 = Chunk(chunk_id="kv#0", doc_id="kv", rank=1, text="a")
+    kv1 = Chunk(chunk_id="kv#1", doc_id="kv", rank=2, text="b")
+    r = get("recall@5").apply(LabelsJudge(), "labels", [trace(relevant_doc_ids=["kv#1"], contexts=[kv0, kv1])])[0]
+    assert r.value == 1.0 and r.evidence["level"] == "chunk"
+    assert _apply("mrr@10", trace(relevant_doc_ids=["kv#1"], contexts=[kv0, kv1])).value == 0.5
+    # a document id among the labels: documents, as before (kv counts once)
+    assert _apply("recall@1", trace(relevant_doc_ids=["kv"], contexts=[kv0, kv1])).value == 1.0
+
+
+def test_ndcg_reads_graded_qrels_and_qrels_alone_are_labels():
+    b = Chunk(chunk_id="b#0", doc_id="b", rank=1, text="b")
+    a = Chunk(chunk_id="a#0", doc_id="a", rank=2, text="a")
+    graded = trace(metadata={"qrels": {"a": 3, "b": 1}}, contexts=[b, a])
+    assert graded.relevant_doc_ids == ["a", "b"]  # the grade > 0 documents, for every reader
+    # trec_eval's gains are the grades: DCG 1/log2(2) + 3/log2(3) against the ideal 3/log2(2) + 1/log2(3)
+    ideal = 3 + 1 / math.log2(3)
+    assert _apply("ndcg@10", graded).value == pytest.approx((1 + 3 / math.log2(3)) / ideal, abs=1e-4)
+    flat = trace(relevant_doc_ids=["a", "b"], contexts=[b, a])
+    assert _apply("ndcg@10", flat).value == 1.0

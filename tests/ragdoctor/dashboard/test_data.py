@@ -246,3 +246,17 @@ def test_retrieval_not_recorded_is_not_retrieval_missed(tmp_path):
     assert frame.loc["known", "labelled"] and not frame.loc["unknown", "labelled"]
     assert rd.recall_curve(run)["n_queries"].max() == 1  # the unknown one is not a recall of 0
     assert run.detail("unknown")["retrieval_known"] is False
+
+
+def test_the_bare_metric_column_is_one_judges():
+    # nli measured s1 only (it cannot read s2's script), lexical both: the bare column is nli's, NaN on s2, as the gate
+    # reads it (falling back to lexical on s2 mixed two judges in one column)
+    results = pd.DataFrame([
+        {"sample_id": "s1", "metric": "groundedness", "judge": "nli", "value": 0.0, "status": "ok", "reason": None},
+        {"sample_id": "s2", "metric": "groundedness", "judge": "nli", "value": None, "status": "unmeasured",
+         "reason": "script"},
+        {"sample_id": "s1", "metric": "groundedness", "judge": "lexical", "value": 1.0, "status": "ok", "reason": None},
+        {"sample_id": "s2", "metric": "groundedness", "judge": "lexical", "value": 1.0, "status": "ok", "reason": None}])
+    frame = rd.samples_frame(results, {}, {}, {}).set_index("sample_id")
+    assert frame.loc["s1", "groundedness"] == 0.0 and pd.isna(frame.loc["s2", "groundedness"])
+    assert frame.loc["s2", "groundedness:lexical"] == 1.0

@@ -48,6 +48,8 @@ def test_label_clicks_append_labels_and_move_to_the_next_sample(run):
         (expected[0], "groundedness", 1.0, "ann"), (expected[0], "answer_correctness", 0.0, "ann"),
         (expected[0], "context_precision", 1.0, "ann")]
     assert all(x["when"].endswith("+00:00") for x in lines)
+    shown = rd.load_run(run).trace(expected[0])
+    assert shown is not None and {x["sample_hash"] for x in lines} == {shown.content_hash()}  # what was labelled
     at.button(key="lab_next").click().run()  # skip: nothing written
     assert current_sample(at) == expected[2] and len(read_labels(run)) == 3
     at.toggle(key="label_show_judges").set_value(True).run()
@@ -106,3 +108,18 @@ def test_compare_page_shows_corrected_estimates_when_both_runs_have_labels(tmp_p
     ppi = next(d.value for d in at.dataframe if "ppi_a" in d.value.columns)
     assert set(ppi["metric"]) == {"groundedness"} and len(ppi) == 2 and ppi["ppi_delta"].notna().all()
     assert ppi["labels_a"].between(30, 35).all() and (ppi["ppi_ci_low_b"] <= ppi["ppi_b"]).all()
+
+
+def test_a_sample_whose_answer_changed_since_it_was_labelled_comes_back_to_the_queue(run):
+    r = rd.load_run(run)
+    first = queue(ld.scores_for(r, "groundedness"))[0]
+    trace = r.trace(first)
+    assert trace is not None
+    add_labels(run, [Label(sample_id=first, metric=m, value=1.0, who="ann", sample_hash=trace.content_hash())
+                     for m in ld.LABEL_SET])
+    prog = ld.progress(r, read_labels(run), list(ld.LABEL_SET), "groundedness")
+    assert first in prog.done and first not in prog.order
+    with open(run / "traces.jsonl", "a", encoding="utf-8") as fh:  # answered again: the labels judged the old answer
+        fh.write(trace.model_copy(update={"answer": "Another answer."}).model_dump_json() + "\n")
+    prog = ld.progress(rd.load_run(run), read_labels(run), list(ld.LABEL_SET), "groundedness")
+    assert first not in prog.done and prog.order[0] == first and prog.counts["groundedness"] == 0

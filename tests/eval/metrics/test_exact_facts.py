@@ -1,0 +1,53 @@
+"""Numbers and identifiers are checked exactly by every metric that reads a claim against passages (METRICS_VERSION
+13): a judge, learned or lexical, reads "32 tokens" as close to "16 tokens" and "1,048,000" as "1,048,576"."""
+from corpora.records import Chunk
+from eval.judges.features import numbers
+from eval.judges.lexical import LexicalScorer
+from eval.judges.scorer import ScorerJudge
+from eval.metrics import get
+from tests.eval.metrics.records import CUR, OLD, REFERENCE, trace
+
+LOOSE = ScorerJudge(LexicalScorer(support_threshold=0.5))  # word overlap alone would call a changed number supported
+
+
+def _one(metric: str, t):
+    return get(metric).apply(LOOSE, "lexical", [t])[0]
+
+
+def test_numbers_compare_on_every_digit():
+    assert numbers("1,048,580 and 1,048,576") == {"1048580", "1048576"}
+    assert numbers("1,999,999 or 2,000,000") == {"1999999", "2000000"}
+    assert numbers("2.50, 2.5 and +2.5") == {"2.5"} and numbers("0.0 and -0") == {"0"}
+    assert numbers("twelve") == {"12"} and numbers("one of the options", words=False) == set()
+
+
+def test_groundedness_does_not_let_a_changed_number_pass():
+    ctx = Chunk(chunk_id="b#0", doc_id="b", rank=1, text="The maximum batch size is 64 requests.")
+    r = _one("groundedness", trace("The maximum batch size is 32 requests.", contexts=[ctx]))
+    assert r.value == 0.0 and "32" in r.evidence["claims"][0]["note"]
+    big = Chunk(chunk_id="w#0", doc_id="w", rank=1, text="The context window is 1,048,576 tokens.")
+    assert _one("groundedness", trace("The context window is 1,048,000 tokens.", contexts=[big])).value == 0.0
+    assert _one("groundedness", trace("The context window is 1048576 tokens.", contexts=[big])).value == 1.0
+    # a number the question gives is no claim of the answer's own
+    q = trace("It holds 16 tokens.", contexts=[Chunk(chunk_id="x#0", doc_id="x", rank=1, text="It holds tokens.")])
+    q = q.model_copy(update={"question": "Does a block hold 16 tokens?"})
+    assert _one("groundedness", q).value == 1.0
+
+
+def test_the_context_metrics_read_the_outdated_number_as_no_support():
+    # the reference says 16; the outdated chunk says 32: it supports no claim of the reference
+    t = trace("The default block size is 32 tokens.", contexts=[OLD.model_copy(update={"rank": 1}),
+                                                                  CUR.model_copy(update={"rank": 2})])
+    cp = _one("context_precision", t)
+    assert [c["relevant"] for c in cp.evidence["chunks"]] == [False, True] and cp.value == 0.5
+    assert _one("context_recall", trace(contexts=[OLD], reference=REFERENCE)).value < 1.0
+    ns = _one("noise_sensitivity", t)
+    assert ns.value > 0  # the wrong claim came from a chunk
+    assert _one("context_utilisation", trace("The default block size is 32 tokens.", contexts=[OLD])).status \
+        == "not_applicable"  # the context holds no claim of the reference
+
+
+def test_no_contexts_and_no_reference_is_not_applicable_to_the_reference_metrics():
+    for metric in ("noise_sensitivity", "context_utilisation", "context_recall"):
+        r = get(metric).apply(LOOSE, "lexical", [trace(contexts=None, reference=None)])[0]
+        assert r.status == "not_applicable", metric
