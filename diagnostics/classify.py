@@ -2,7 +2,9 @@
 the evidence that made it fire. Rules are ordered by what a person should look at first; see taxonomy.py."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from corpora.records import Diagnosis, Judgement, MetricResult, Trace
 from eval.answerability import refused, unanswerable
@@ -78,22 +80,91 @@ def _support_docs(sig: Signals) -> list[dict]:
     return out
 
 
-def answer_wrong(r: MetricResult | None, th: Thresholds) -> bool:
+def evidence_number(r: MetricResult, key: str, bad: dict[str, str] | None = None) -> float | None:
+    """``r.evidence[key]`` as a number in [0, 1], or None when absent. A hand-edited results line may hold anything
+    there (``"recall": "0"``): a non-number is read as absent, and ``bad`` gets ``{"metric.key": why}`` so the
+    diagnosis says what it ignored."""
+    v = r.evidence.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not 0.0 <= v <= 1.0:
+        if bad is not None:
+            bad[f"{r.metric}.{key}"] = f"{v!r} is not a number in [0, 1]: read as absent"
+        return None
+    return float(v)
+
+
+def evidence_flag(r: MetricResult, key: str, bad: dict[str, str] | None = None) -> bool | None:
+    """``r.evidence[key]`` as a bool, or None when absent; anything else is read as absent and noted in ``bad``."""
+    v = r.evidence.get(key)
+    if v is None or isinstance(v, bool):
+        return v
+    if bad is not None:
+        bad[f"{r.metric}.{key}"] = f"{v!r} is not true or false: read as absent"
+    return None
+
+
+def answer_wrong(r: MetricResult | None, th: Thresholds, bad: dict[str, str] | None = None) -> bool:
     """Wrong against the reference: it changes a fact or the yes/no of the reference (``conflict``), it states none
     of the reference (a judge cannot see every contradiction: "static batching is recommended" reads as backed by
     "continuous batching; static batching is only for offline jobs", but states none of it), or most of what it
     claims is not in the reference while it states less than the cut of it. A right but partial answer (its claims
     backed, some of the reference stated) is 'incomplete'; one that states the reference and adds claims it does not
     state (a verbose answer) is right: what it adds is groundedness's business. Judges without claim-level evidence
-    fall back to the value."""
+    fall back to the value. Evidence that is not a number (or, for ``conflict``, a bool) is read as absent and noted
+    in ``bad``."""
     if r is None or not r.measured:
         return False
-    p, rec = r.evidence.get("precision"), r.evidence.get("recall")
-    if r.evidence.get("conflict"):
+    p, rec = evidence_number(r, "precision", bad), evidence_number(r, "recall", bad)
+    if evidence_flag(r, "conflict", bad):
         return True
     if p is None or rec is None:
         return r.value is not None and r.value < th.correct
     return rec == 0.0 or (rec < th.correct and p < th.correct)
+
+
+def correctness_verdict(r: MetricResult | None, th: Thresholds, bad: dict[str, str] | None = None) -> str | None:
+    """What answer correctness says of an answer, as the rules read it: "wrong" (answer_wrong), "incomplete" (not
+    wrong, but its reference-claim recall is below ``th.incomplete_recall``), "right", or None when unmeasured. The
+    disagreement views read the same verdict, so a partial answer the classifier calls incomplete is never counted
+    as wrong (nor as right) there."""
+    if r is None or not r.measured:
+        return None
+    if answer_wrong(r, th, bad):
+        return "wrong"
+    rec = evidence_number(r, "recall", bad)
+    return "incomplete" if rec is not None and rec < th.incomplete_recall else "right"
+
+
+def retrieval_missed(sig: Signals, cp: float | None, wrong: bool, grounded: bool) -> tuple[str, str, dict] | None:
+    """The retrieval rules, the same whether the miss is told by the relevance labels or, without labels, by the
+    context-precision judge (no chunk judged relevant): ``ranked_out`` when a relevant document sat past the top-k
+    cut, else ``retrieval_miss``.
+
+    They fire when nothing relevant was retrieved and the answer is not one the retrieved context backs: a wrong
+    answer, a refusal, an answer whose correctness is unknown, and also a *right* answer the context does not back
+    (groundedness below its cut or some claim unsupported). That last one is right from the model's parametric
+    knowledge, not from retrieval: retrieval still missed (the primary, what to fix), and its claims are unsupported
+    by the context (``ungrounded_hallucination``, secondary, when groundedness is below its ungrounded threshold).
+    A right answer every claim of which the retrieved context backs is no retrieval miss: the context held it, and
+    the labels (or the precision judge) missed a relevant document. Without labels, a question known unanswerable
+    has nothing relevant to retrieve."""
+    s = sig.sample
+    right = not wrong and not sig.refused and sig.value("answer_correctness") is not None
+    if right and grounded:
+        return None
+    if sig.relevant_ranks is not None:  # labelled
+        if sig.relevant_ranks:
+            return None
+        if sig.relevant_beyond_cut:
+            return ("ranked_out", f"relevant document only at rank {sig.relevant_beyond_cut[0]}, past the "
+                    f"top-{len(s.chunks)} cut",
+                    {"relevant": s.relevant_doc_ids, "candidate_ranks": sig.relevant_beyond_cut})
+        return ("retrieval_miss", "no relevant document among the retrieved chunks",
+                {"relevant": s.relevant_doc_ids, "retrieved": s.retrieved_doc_ids})
+    if cp is not None and cp == 0.0 and sig.unanswerable is not True:
+        return ("retrieval_miss", "no retrieved chunk was judged relevant to the question", {"context_precision": cp})
+    return None
 
 
 def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, ...] = JUDGE_PREFERENCE) -> Diagnosis:
@@ -101,24 +172,26 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
     sig = signals(j, preference)
     s = sig.sample
     fired: list[tuple[str, str, dict]] = []  # (category, rule, evidence) in priority order
+    bad: dict[str, str] = {}  # evidence fields that were not numbers (a hand-edited line): read as absent, said so
 
-    def fire(cat: str, rule: str, **ev) -> None:
+    def fire(cat: str, rule: str, **ev: Any) -> None:
         fired.append((cat, rule, ev))
 
     g, c = sig.value("groundedness"), sig.value("answer_correctness")
     cp, ar, cr = sig.value("context_precision"), sig.value("answer_relevance"), sig.value("context_recall")
-    retrieved = s.retrieved_doc_ids
     labelled = sig.relevant_ranks is not None
     context_has_answer = (labelled and bool(sig.relevant_ranks)) or (not labelled and cr is not None and cr >= 0.5)
+    corr = sig.metrics.get("answer_correctness")
+    verdict = correctness_verdict(corr, th, bad)
 
     if s.outcome == "blocked":
         fire("guardrail_block", "outcome == blocked", guardrails=s.guardrails)
     if s.outcome == "error":
         fire("unmeasured", "the pipeline failed for this sample", error=s.error)
-    if sig.unanswerable is True and not sig.refused and s.outcome != "blocked":
+    # an error produced no answer: nothing was answered instead of refused
+    if sig.unanswerable is True and not sig.refused and s.outcome not in ("blocked", "error"):
         fire("missed_refusal", "question is unanswerable and the answer is not a refusal", answer=s.answer[:300])
-    wrong = (answer_wrong(sig.metrics.get("answer_correctness"), th) and sig.unanswerable is False) or \
-        (sig.refused and sig.unanswerable is False)
+    wrong = (verdict == "wrong" and sig.unanswerable is False) or (sig.refused and sig.unanswerable is False)
     gr = sig.metrics.get("groundedness")
     unsupported = _claims(gr, ("unsupported", "contradicted"))
     # grounded means no claim left unsupported: the wrong part may be the unsupported claim (an ungrounded one)
@@ -130,16 +203,8 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
     if wrong and not sig.refused and g is not None and g >= th.ungrounded and not grounded and gr is not None:
         fire("ungrounded_hallucination", f"the answer is wrong against the reference and groundedness {g:.2f} leaves "
              "claims unsupported", unsupported=unsupported, judge=gr.judge, correctness=c)
-    if labelled and not sig.relevant_ranks and (wrong or sig.refused or c is None):
-        if sig.relevant_beyond_cut:
-            fire("ranked_out", f"relevant document only at rank {sig.relevant_beyond_cut[0]}, past the "
-                 f"top-{len(s.chunks)} cut",
-                 relevant=s.relevant_doc_ids, candidate_ranks=sig.relevant_beyond_cut)
-        else:
-            fire("retrieval_miss", "no relevant document among the retrieved chunks", relevant=s.relevant_doc_ids,
-                 retrieved=retrieved)
-    if not labelled and cp is not None and cp == 0.0 and sig.unanswerable is not True:
-        fire("retrieval_miss", "no retrieved chunk was judged relevant to the question", context_precision=cp)
+    if miss := retrieval_missed(sig, cp, wrong, grounded):
+        fire(miss[0], miss[1], **miss[2])
     if labelled and wrong and sig.relevant_ranks and sig.relevant_ranks[0] > th.far_rank:
         fire("ranked_out", f"first relevant chunk at rank {sig.relevant_ranks[0]} (> {th.far_rank})",
              relevant_ranks=sig.relevant_ranks)
@@ -152,35 +217,47 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
     if g is not None and g < th.ungrounded and not sig.refused and gr is not None:
         fire("ungrounded_hallucination", f"groundedness {g:.2f} < {th.ungrounded}", unsupported=unsupported,
              judge=gr.judge)
-    if ar is not None and ar < th.off_topic and not sig.refused:
+    incomplete = verdict == "incomplete" and not sig.refused and sig.unanswerable is False
+    # a short answer correctness calls right (or right but partial: 'incomplete') is on topic whatever relevance says
+    if ar is not None and ar < th.off_topic and not sig.refused and verdict not in ("right", "incomplete"):
         fire("off_topic", f"answer relevance {ar:.2f} < {th.off_topic}", answer_relevance=ar)
-    if c is not None and not wrong and not sig.refused and sig.unanswerable is False:
-        rec = sig.metrics["answer_correctness"].evidence.get("recall")
-        if rec is not None and rec < th.incomplete_recall:
-            fire("incomplete", f"correct claims but reference recall {rec:.2f} < {th.incomplete_recall}", recall=rec)
+    if incomplete and corr is not None:
+        rec = evidence_number(corr, "recall")
+        fire("incomplete", f"correct claims but reference recall {rec:.2f} < {th.incomplete_recall}", recall=rec)
     if cp is not None and cp < th.noisy:
         fire("noisy_context", f"context precision {cp:.2f} < {th.noisy}", context_precision=cp)
+
+    # never "ok" for an answer known wrong, nor one whose correctness, groundedness or (for a refusal) answerability
+    # should have been known and is not: 'unmeasured' with the reasons, ahead of a noisy context
     reasons = {m: r.reason for m, r in sig.metrics.items() if r.status == "unmeasured"}
-    if not fired and g is None and c is None and s.outcome not in ("blocked",):
-        fire("unmeasured", "neither groundedness nor correctness could be measured", reasons=reasons)
-    # never "ok" for an answer known wrong, or one whose correctness should have been measured and was not
-    if wrong and all(f[0] == "noisy_context" for f in fired):
-        fire("unmeasured", "the answer is wrong against the reference, but what went wrong cannot be told: "
-             "groundedness is unmeasured", correctness=c, reasons=reasons)
-    corr = sig.metrics.get("answer_correctness")
     unknown = corr is not None and corr.status == "unmeasured" and sig.unanswerable is not True
-    if unknown and all(f[0] == "noisy_context" for f in fired):
-        fire("unmeasured", "answer correctness could not be measured: whether the answer is right is unknown",
-             reasons=reasons)
+    g_unknown = gr is not None and gr.status == "unmeasured" and not sig.refused
+    if all(f[0] == "noisy_context" for f in fired) and s.outcome != "blocked":
+        why: tuple[str, dict] | None = None
+        if sig.refused and sig.unanswerable is None:
+            why = ("the answer is a refusal and nothing says whether the corpus holds the answer (no reference, no "
+                   "relevance labels, no answerable flag): whether refusing was right is unknown", {})
+        elif g is None and c is None:
+            why = ("neither groundedness nor correctness could be measured", {})
+        elif wrong:
+            why = ("the answer is wrong against the reference, but what went wrong cannot be told: groundedness is "
+                   "unmeasured", {"correctness": c})
+        elif unknown:
+            why = ("answer correctness could not be measured: whether the answer is right is unknown", {})
+        elif g_unknown:
+            why = ("groundedness could not be measured: whether the context backs the answer is unknown", {})
+        if why:
+            fired.insert(0, ("unmeasured", why[0], {**why[1], "reasons": reasons}))
 
     metrics_used = {m: {"value": r.value, "judge": r.judge, "status": r.status} for m, r in sig.metrics.items()}
-    if not fired or fired[0][0] in ("noisy_context",) and not wrong and not unknown and \
-            (g is None or g >= th.ungrounded):
+    ignored = {"ignored_evidence": bad} if bad else {}
+    if not fired or fired[0][0] == "noisy_context" and not wrong and (g is None or g >= th.ungrounded):
         secondary = [f[0] for f in fired]
         return Diagnosis(sample_id=j.sample_id, category="ok", secondary=list(dict.fromkeys(secondary)),
                          rule="no failure rule fired" if not fired else "answer right; context noisy",
-                         evidence={"metrics": metrics_used, **({"noisy": fired[0][2]} if fired else {})})
+                         evidence={"metrics": metrics_used, **({"noisy": fired[0][2]} if fired else {}), **ignored})
     cat, rule, ev = fired[0]
     secondary = [f[0] for f in fired[1:] if f[0] != cat]
     return Diagnosis(sample_id=j.sample_id, category=cat, secondary=list(dict.fromkeys(secondary)), rule=rule,
-                     evidence={**ev, "metrics": metrics_used, "secondary_rules": {f[0]: f[1] for f in fired[1:]}})
+                     evidence={**ev, "metrics": metrics_used, "secondary_rules": {f[0]: f[1] for f in fired[1:]},
+                               **ignored})

@@ -6,7 +6,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from corpora.records import Judgement
-from diagnostics.classify import pick
+from diagnostics.classify import Thresholds, correctness_verdict, pick
+from eval.answerability import refused, unanswerable
 from eval.metrics import get
 
 EXPLANATIONS: dict[str, str] = {
@@ -62,11 +63,13 @@ VIEWS = (
 )
 
 
-def _quadrant(pairs: list[tuple[str, float, float]], view: View) -> dict:
-    x_cut, y_cut = view.cuts
+Point = tuple[str, float, float, bool, bool]  # sample id, x, y, x is yes, y is yes
+
+
+def _quadrant(pairs: list[Point], view: View) -> dict:
     out: dict[str, dict] = {n: {"count": 0, "examples": []} for n in view.names.values()}
-    for sid, x, y in pairs:
-        name = view.names[(x >= x_cut, y >= y_cut)]
+    for sid, _x, _y, x_yes, y_yes in pairs:
+        name = view.names[(x_yes, y_yes)]
         out[name]["count"] += 1
         if len(out[name]["examples"]) < 10:
             out[name]["examples"].append(sid)
@@ -75,25 +78,44 @@ def _quadrant(pairs: list[tuple[str, float, float]], view: View) -> dict:
     return out
 
 
-def _values(judgements: list[Judgement], a: str, b: str) -> list[tuple[str, float, float]]:
+def _yes(j: Judgement, metric: str, value: float, th: Thresholds) -> bool | None:
+    """Whether ``metric`` says yes for this sample. Answer correctness is read as the classifier reads it
+    (classify.correctness_verdict): right is yes, wrong is no, and a partial answer (the classifier's 'incomplete') is
+    neither (None: left out of the view), so a quadrant's explanation never contradicts the diagnosis. An answer to a
+    question known unanswerable is wrong (it should have refused). Other metrics: at or above their cut."""
+    if metric != "answer_correctness":
+        return value >= get(metric).cut
+    if j.trace is not None and unanswerable(j.trace) is True:
+        return False
+    verdict = correctness_verdict(pick(j, metric), th)
+    return None if verdict == "incomplete" else verdict == "right"
+
+
+def _values(judgements: list[Judgement], a: str, b: str, th: Thresholds | None = None) -> list[Point]:
+    """Both metrics measured, the trace neither blocked nor a refusal (told by its text too: a plain JSONL row is
+    always 'answered'), and each metric's yes/no known."""
+    th = th or Thresholds()
     pairs = []
     for j in judgements:
         ra, rb = pick(j, a), pick(j, b)
-        if ra is not None and rb is not None and ra.value is not None and rb.value is not None and ra.measured \
-                and rb.measured:
-            if j.trace and j.trace.outcome in ("refused", "blocked"):
-                continue
-            pairs.append((j.sample_id, ra.value, rb.value))
+        if ra is None or rb is None or ra.value is None or rb.value is None or not ra.measured or not rb.measured:
+            continue
+        if j.trace is not None and (j.trace.outcome == "blocked" or refused(j.trace)):
+            continue
+        xa, yb = _yes(j, a, ra.value, th), _yes(j, b, rb.value, th)
+        if xa is not None and yb is not None:
+            pairs.append((j.sample_id, ra.value, rb.value, xa, yb))
     return pairs
 
 
 def metric_disagreements(judgements: list[Judgement]) -> dict:
     """The groundedness x correctness quadrant and two more metric-vs-metric views (VIEWS), with counts and example
-    ids; refusals and blocked answers are left out (they make no claim to grade)."""
+    ids; refusals (by outcome or by their text) and blocked answers are left out (they make no claim to grade), and so
+    are partial answers on the correctness axis (the classifier's 'incomplete': neither right nor wrong)."""
     values = {v.key: _values(judgements, v.x, v.y) for v in VIEWS}
     out: dict = {v.key: _quadrant(values[v.key], v) for v in VIEWS}
     out["points"] = {"groundedness_x_correctness": [{"sample_id": s, "x": x, "y": y}
-                                                    for s, x, y in values["groundedness_x_correctness"]]}
+                                                    for s, x, y, _, _ in values["groundedness_x_correctness"]]}
     return out
 
 

@@ -44,9 +44,25 @@ def variants(s: Trace, chunks_of: ChunksOf) -> dict[str, list[Chunk]]:
 
 def probe(s: Trace, generate: Generate, correctness: Correctness, chunks_of: ChunksOf,
           threshold: float = 0.5) -> dict:
-    """Run every variant for one sample; return answers, scores, what fixed it and the root cause."""
+    """Run every variant for one sample; return answers, scores, what fixed it and the root cause. A sample whose
+    original answer already passes the test a variant must pass to count as a fix (a refusal of an unanswerable
+    question; else correctness at or above ``threshold``, by the same judge, and no refusal) is skipped: every variant
+    would "fix" what was not broken, and the first would be named a root cause."""
     if not s.relevant_doc_ids:
         return {"skipped": "no relevance labels: probes need to know which documents are relevant"}
+
+    def passes(t: Trace) -> tuple[bool, float | None]:
+        score = correctness(t)
+        ok = refused(t) if unanswerable(t) else score is not None and score >= threshold and not refused(t)
+        return bool(ok), score
+
+    if s.outcome in ("answered", "refused"):  # a blocked or failed original has no answer that could pass
+        ok, before = passes(s)
+        if ok:
+            why = ("a refusal of an unanswerable question" if unanswerable(s) else
+                   f"correctness {before:.2f} >= {threshold}" if before is not None else "")
+            return {"skipped": f"the original answer already passes ({why}): there is no failure of the answer to "
+                               "trace", "correctness": before}
     results = {}
     for name, ctx in variants(s, chunks_of).items():
         try:
@@ -56,9 +72,8 @@ def probe(s: Trace, generate: Generate, correctness: Correctness, chunks_of: Chu
             continue
         new = s.model_copy(update={"answer": answer, "contexts": ctx, "outcome": "answered"})
         new = new.model_copy(update={"outcome": "refused" if refused(new) else "answered"})
-        score = correctness(new)
-        fixed = (refused(new) if unanswerable(new) else score is not None and score >= threshold and not refused(new))
-        results[name] = {"answer": answer, "correctness": score, "fixed": bool(fixed),
+        fixed, score = passes(new)
+        results[name] = {"answer": answer, "correctness": score, "fixed": fixed,
                          "contexts": [c.chunk_id for c in ctx]}
     cause = next((ROOT_CAUSE[n] for n in ROOT_CAUSE if results.get(n, {}).get("fixed")), None)
     answered = any("error" not in r for r in results.values())

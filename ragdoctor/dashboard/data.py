@@ -25,6 +25,7 @@ from corpora.records import Candidate, Chunk, Diagnosis, Judgement, Trace
 from corpora.run_folder import DIAGNOSIS, LABELS, RESULTS, RESULTS_TABLE, RUN_SUMMARY, SUMMARY, RunFolder
 from diagnostics.disagreement import EXPLANATIONS, VIEWS, View, judge_disagreements
 from diagnostics.taxonomy import DEFINITIONS
+from eval.answerability import refused
 from eval.calibration import calibrate
 from eval.gate import GateConfig, check, primary
 from eval.judges.registry import trust_rank
@@ -198,9 +199,9 @@ def samples_frame(results: pd.DataFrame, judgements: Mapping[str, Judgement], tr
         base.append((sid, t.question if t else "", t.outcome if t else "", d.category if d else None,
                      ", ".join(d.secondary) if d else "", d.rule if d else "", labelled,
                      first_relevant_rank(t) if labelled else None, len(t.chunks) if t else 0,
-                     t.latency_ms.get("total") if t else None))
+                     t.latency_ms.get("total") if t else None, bool(t and refused(t))))
     frame = pd.DataFrame(base, columns=["sample_id", "question", "outcome", "category", "secondary", "rule", "labelled",
-                                        "first_relevant_rank", "n_retrieved", "latency_ms"])
+                                        "first_relevant_rank", "n_retrieved", "latency_ms", "refusal"])
     frame["first_relevant_rank"] = frame["first_relevant_rank"].astype("Int64")
     frame["latency_ms"] = frame["latency_ms"].astype(float)
     ok = results[results["status"] == "ok"]
@@ -410,7 +411,12 @@ def quadrant_points(samples: pd.DataFrame, x: str = "groundedness", y: str = "an
     view = QUADRANT_VIEWS.get((x, y)) or View(f"{x}_x_{y}", x, y, {
         (True, True): "high_high", (True, False): "high_low", (False, True): "low_high", (False, False): "low_low"})
     (x_cut, y_cut), names = view.cuts, view.names
-    keep = samples[x_col].notna() & samples[y_col].notna() & ~samples["outcome"].isin(["refused", "blocked"])
+    # refusals told by their text too (a plain JSONL row is always "answered"), and on the correctness axis the answers
+    # the classifier calls incomplete (neither right nor wrong: diagnostics.disagreement reads them so)
+    refusal = samples["refusal"] if "refusal" in samples else False
+    keep = samples[x_col].notna() & samples[y_col].notna() & ~samples["outcome"].isin(["refused", "blocked"]) & ~refusal
+    if "answer_correctness" in (x, y):
+        keep &= samples["category"].ne("incomplete")
     df = samples.loc[keep, ["sample_id", x_col, y_col, "category", "question"]].rename(columns={x_col: "x", y_col: "y"})
     hx, hy = df["x"] >= x_cut, df["y"] >= y_cut
     df["quadrant"] = [names[(a, b)] for a, b in zip(hx, hy)]

@@ -52,7 +52,7 @@ def test_retrieval_miss_and_ranked_out():
     below_the_cut = [Candidate(chunk_id="cur#0", doc_id="cur", rank=7, score=0.1)]
     d = classify(J(contexts=only_noise, g=0.0, c=0.0, candidates=below_the_cut))
     assert d.category == "ranked_out" and d.evidence["candidate_ranks"] == [7]
-    far = [CTX[2].model_copy(update={"rank": i}) for i in (1, 2, 3)] + [CTX[0].model_copy(update={"rank": 4})]
+    far = [CTX[2].model_copy(update={"rank": i, "chunk_id": f"noise#{i}"}) for i in (1, 2, 3)] + [CTX[0].model_copy(update={"rank": 4})]
     d = classify(J(contexts=far, g=0.3, c=0.0))
     assert d.category == "ranked_out"
 
@@ -85,7 +85,7 @@ def test_ungrounded_incomplete_offtopic_ok():
     d = classify(J(answer="16 tokens, stored on the CPU.", g=0.3, c=0.8, claims=unsup))
     assert d.category == "ungrounded_hallucination" and d.evidence["unsupported"][0]["verdict"] == "unsupported"
     assert classify(J(answer="16.", g=1.0, c=0.8, recall=0.3)).category == "incomplete"
-    d = classify(J(answer="LoRA adapters are small.", g=1.0, c=1.0, ar=0.1))
+    d = classify(J(answer="LoRA adapters are small.", g=1.0, reference=None, ar=0.1))  # correctness unknown
     assert d.category == "off_topic"
     d = classify(J(answer="16 tokens.", g=1.0, c=1.0, cp=0.8, ar=0.9))
     assert d.category == "ok" and d.secondary == [] and d.rule == "no failure rule fired"
@@ -201,3 +201,88 @@ def test_unknown_correctness_with_a_noisy_context_is_not_ok():
     d = _wrong_case("g", [M.ok("groundedness", "nli", 1.0), M.ok("context_precision", "nli", 0.0),
                           M.unmeasured("answer_correctness", "nli", "judge failed: TimeoutError")])
     assert d.category != "ok"
+
+
+# --- audit 5 --------------------------------------------------------------------------------------------------------
+REFUSAL_TEXT = "I don't know based on the provided documents."
+
+
+def _quadrant_counts(js):
+    q = metric_disagreements(js)["groundedness_x_correctness"]
+    return {k: v["examples"] for k, v in q.items() if v["count"]}
+
+
+def test_quadrant_leaves_out_refusals_by_text_and_keeps_incomplete_out_of_wrong():
+    """A plain JSONL refusal has outcome 'answered': the refusal is told by its text (eval.answerability.refused); a
+    partial answer the classifier calls incomplete is not 'grounded yet wrong'."""
+    refusal = J("ref", answer=REFUSAL_TEXT, g=1.0, c=0.0)  # outcome 'answered', as every plain row
+    unans = J("unans", answer=REFUSAL_TEXT, g=1.0, c=1.0, reference=None, relevant=(),
+              metadata={"answerable": False})
+    partial = J("part", answer="16 tokens.", g=1.0, c=0.33, precision=1.0, recall=0.33)
+    assert classify(partial).category == "incomplete"
+    assert _quadrant_counts([refusal, unans, partial]) == {}
+    assert _quadrant_counts([partial, J("gw", g=1.0, c=0.0)]) == {"grounded_wrong": ["gw"]}
+    right = J("r", answer="16 tokens.", g=1.0, c=1.0, precision=1.0, recall=1.0)
+    assert _quadrant_counts([right]) == {"grounded_right": ["r"]}
+
+
+def test_a_right_short_answer_is_not_off_topic_and_a_partial_one_is_incomplete():
+    d = classify(J(answer="16.", g=1.0, c=1.0, precision=1.0, recall=1.0, cp=0.9, ar=0.0))
+    assert d.category == "ok"
+    d = classify(J(answer="16.", g=1.0, c=0.33, precision=1.0, recall=0.33, cp=0.9, ar=0.0))
+    assert d.category == "incomplete"
+    d = classify(J(answer="LoRA adapters are small.", g=1.0, ar=0.1, reference=None))  # correctness unknown
+    assert d.category == "off_topic"
+
+
+def test_a_right_answer_with_a_missed_retrieval_is_the_same_with_and_without_labels():
+    """Right from parametric knowledge, the context backing none of it: retrieval_miss (ungrounded secondary) whether
+    the miss is told by the labels or by the context-precision judge; backed by the context, it is no miss."""
+    noise = [CTX[2]]
+    labelled = classify(J(answer="16 tokens.", contexts=noise, g=0.0, c=1.0, precision=1.0, recall=1.0, cp=0.0,
+                          ar=0.9))
+    unlabelled = classify(J(answer="16 tokens.", contexts=noise, relevant=None, g=0.0, c=1.0, precision=1.0,
+                            recall=1.0, cp=0.0, ar=0.9))
+    for d in (labelled, unlabelled):
+        assert d.category == "retrieval_miss" and "ungrounded_hallucination" in d.secondary, d
+    backed_l = classify(J(answer="16 tokens.", contexts=noise, g=1.0, c=1.0, precision=1.0, recall=1.0, ar=0.9))
+    backed_u = classify(J(answer="16 tokens.", contexts=noise, relevant=None, g=1.0, c=1.0, precision=1.0,
+                          recall=1.0, cp=0.0, ar=0.9))
+    assert backed_l.category == backed_u.category == "ok" and "retrieval_miss" not in backed_u.secondary
+
+
+def test_a_refusal_of_unknown_answerability_is_unmeasured():
+    j = J(answer=REFUSAL_TEXT, reference=None, relevant=None, g=1.0, cp=1.0)
+    j.results.append(MetricResult.unmeasured("answer_relevance", "nli",
+                                             "refusal, and no label says whether the question is answerable"))
+    d = classify(j)
+    assert d.category == "unmeasured" and "answerable" in d.rule
+    assert d.evidence["reasons"]["answer_relevance"].startswith("refusal")
+
+
+def test_an_error_on_an_unanswerable_question_is_no_missed_refusal():
+    d = classify(J(outcome="error", error="timed out", answer="", reference=None, relevant=None,
+                   metadata={"kind": "unanswerable"}))
+    assert d.category == "unmeasured" and "missed_refusal" not in d.secondary
+
+
+@pytest.mark.parametrize("field", ["recall", "precision"])
+def test_a_non_number_in_correctness_evidence_is_read_as_absent_and_said(field):
+    ev = {"precision": 1.0, "recall": 0.25, field: "0"}
+    j = J(answer="16 tokens.", g=1.0, cp=0.9, ar=0.9)
+    j.results.append(MetricResult.ok("answer_correctness", "nli", 0.8, **ev))
+    d = classify(j)  # no TypeError
+    assert d.evidence["ignored_evidence"] == {f"answer_correctness.{field}": "'0' is not a number in [0, 1]: "
+                                                                            "read as absent"}
+    diags, report = diagnose([j])
+    assert diags[0].category == d.category and report["n_samples"] == 1
+    bad_conflict = J(answer="16 tokens.", g=1.0, c=1.0, precision=1.0, recall=1.0, conflict="no", cp=0.9, ar=0.9)
+    d = classify(bad_conflict)
+    assert d.category == "ok" and "answer_correctness.conflict" in d.evidence["ignored_evidence"]
+
+
+def test_unmeasured_groundedness_is_never_ok():
+    j = J(answer="16 tokens.", contexts=[], relevant=None, c=1.0, precision=1.0, recall=1.0, ar=0.9)
+    j.results.append(MetricResult.unmeasured("groundedness", "nli", "no contexts in the input record"))
+    d = classify(j)
+    assert d.category == "unmeasured" and d.evidence["reasons"]["groundedness"] == "no contexts in the input record"

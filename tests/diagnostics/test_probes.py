@@ -60,3 +60,14 @@ def test_probe_run_attaches_results_and_survives_generator_errors():
     assert n == 1 and diags[1].probe is None
     assert all("server down" in v["error"] for v in diags[0].probe["variants"].values())
     assert diags[0].probe["root_cause"] == "undetermined"
+
+
+def test_a_sample_whose_answer_is_already_right_is_not_probed():
+    """Audit 5: a right answer diagnosed off_topic got root cause 'noise' (every variant 'fixed' what was not broken)."""
+    right = sample([NOISE.model_copy(update={"rank": 1}), CUR.model_copy(update={"rank": 2})])
+    right.answer = "16."
+    out = probe(right, first_context_generator, correct, chunks_of)
+    assert "root_cause" not in out and "already" in out["skipped"]
+    diags = [Diagnosis(sample_id="s", category="ungrounded_hallucination", rule="r")]
+    probe_run(diags, {"s": right}, first_context_generator, correct, chunks_of, progress=False)
+    assert "root_cause" not in diags[0].probe

@@ -260,3 +260,17 @@ def test_the_bare_metric_column_is_one_judges():
     frame = rd.samples_frame(results, {}, {}, {}).set_index("sample_id")
     assert frame.loc["s1", "groundedness"] == 0.0 and pd.isna(frame.loc["s2", "groundedness"])
     assert frame.loc["s2", "groundedness:lexical"] == 1.0
+
+
+def test_the_quadrant_leaves_out_refusals_told_by_their_text_and_incomplete_answers():
+    # as diagnostics.disagreement does: a plain row's refusal is always "answered"; an incomplete answer is neither
+    # right nor wrong (the classifier's reading), so it never lands in grounded_wrong
+    samples = pd.DataFrame([
+        {"sample_id": "r", "groundedness": 1.0, "answer_correctness": 0.0, "outcome": "answered", "refusal": True,
+         "category": "ok", "question": "q"},
+        {"sample_id": "i", "groundedness": 1.0, "answer_correctness": 0.3, "outcome": "answered", "refusal": False,
+         "category": "incomplete", "question": "q"},
+        {"sample_id": "w", "groundedness": 1.0, "answer_correctness": 0.0, "outcome": "answered", "refusal": False,
+         "category": "grounded_yet_hallucinated", "question": "q"}])
+    points = rd.quadrant_points(samples)
+    assert list(points["sample_id"]) == ["w"] and list(points["quadrant"]) == ["grounded_wrong"]
