@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from eval.tokens import content_tokens
-from rag.prompt import strip_citations
+from rag.prompt import makes_no_claim, strip_citations
 
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "dr.", "fig.", "no.", "approx.", "mr.", "ms.", "al.", "eq.", "sec.")
 _ABBREV = "(?i:" + "".join(rf"(?<!\b{re.escape(a)})" for a in _ABBREVIATIONS) + ")"
@@ -58,7 +58,9 @@ def _prose(s: str) -> int:
 
 
 def decompose(answer: str, *, min_words: int = 3) -> list[str]:
-    """Atomic-ish claims of an answer, in order. Empty for an empty answer."""
+    """Atomic-ish claims of an answer, in order. Empty for an empty answer. A part that only declines, apologises or
+    asks for more ("I don't know.", "The documents do not mention X.") is no claim: a hedged answer is judged on what
+    it asserts, not marked down for its hedge."""
     claims: list[str] = []
     for sentence in split_sentences(strip_citations(answer)):
         asides = [a.strip(" ,.") for a in _ASIDE.findall(sentence) if _prose(a) >= min_words]
@@ -75,7 +77,7 @@ def decompose(answer: str, *, min_words: int = 3) -> list[str]:
             merged[1] = f"{merged[0]}, {merged[1]}"
             merged = merged[1:]
         claims.extend(m if m.endswith((".", "!", "?")) else m + "." for m in [*merged, *asides])
-    return [c for c in claims if _words(c) > 0]
+    return [c for c in claims if _words(c) > 0 and not makes_no_claim(c)]
 
 
 _POLARITY_WORDS = frozenset({"yes", "no", "not"})

@@ -21,10 +21,11 @@ RETRY_NUDGE = "Answer the question itself in one or two complete sentences, then
 _BRACKET = re.compile(r"\s*\[([^\[\]\n]{1,400})\]")
 _ONE_ID = re.compile(r"[^\s\[\]]+#\d+")
 _SOURCES = r"(?:documents?|context|passages?|sources?|texts?|information provided|provided information)"
+_ADVERB = r"(?:still|simply|also|unfortunately|really|just)"
 _REFUSAL_PATTERNS = re.compile(
     r"\bi (?:do not|don't|cannot|can't|am unable to) (?:know|answer|find|tell|determine)"
-    rf"|\b{_SOURCES} (?:do|does|did) not (?:contain|include|provide|mention|say|specify|state|cover)"
-    rf"|\b{_SOURCES} (?:don't|doesn't) (?:contain|include|provide|mention|say|specify|state|cover)"
+    rf"|\b{_SOURCES} (?:{_ADVERB} )?(?:do|does|did) not (?:contain|include|provide|mention|say|specify|state|cover)"
+    rf"|\b{_SOURCES} (?:{_ADVERB} )?(?:don't|doesn't) (?:contain|include|provide|mention|say|specify|state|cover)"
     rf"|\bno (?:information|mention|details?|data) (?:\w+ ){{0,6}}in the (?:provided |given )?{_SOURCES}"
     r"|\bnot (?:mentioned|provided|specified|stated|given|available|found|covered) in the "
     rf"(?:provided |given )?{_SOURCES}"
@@ -76,13 +77,32 @@ def strip_citations(answer: str, known: set[str] | None = None) -> str:
 EMPTY_RESPONSE = "Empty Response"
 
 
-# after a refusal, a contrast at a clause boundary that goes on to claim something: "I don't know exactly, but X was
-# founded in 1850" (not: "..., but you may check the manual", "However, I can help with other questions")
-_HEDGE = re.compile(r"(?:[,;:.!?-]\s*|\s-\s*)(?:but|however|although|though|that said)\b[\s,]*(?P<tail>[^.!?]*)",
-                    re.IGNORECASE)
-_COURTESY = re.compile(r"(?:you|i can|i could|i'd|i would|i'm|i am|i hope|please|feel free|let me|we|check|consult|"
-                       r"refer|try|sorry|unfortunately|perhaps you|it may help)\b", re.IGNORECASE)
+# after a refusal, a clause that goes on: a contrast ("I don't know exactly, but X was founded in 1850"), a reason or a
+# relative clause ("..., since X won in 2030", "..., which was X"). Each such clause must itself be refusal-like
+_CLAUSE = re.compile(r"\s*;\s*|(?:[,:]\s*|\s-\s*)(?=(?:but|however|although|though|that said|whereas|while|which|"
+                     r"because|since|so|yet)\b)", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_LEAD = re.compile(r"^(?:(?:but|however|although|though|that said|yet|so|still|also|and)\b[\s,]*)+", re.IGNORECASE)
+# a sentence or clause that only apologises ("I'm sorry.", "Sorry about that", "I apologise for the inconvenience")
+_APOLOGY = re.compile(r"(?:i'm |i am |i )?(?:very |so |really |truly )?(?:sorry|apologi[sz]e|my apologies|"
+                      r"unfortunately)(?: (?:for|about) (?:that|this|the inconvenience|the confusion|any inconvenience)"
+                      r"| if (?:this|that) (?:is not|isn't) (?:helpful|what you (?:wanted|were looking for)))?",
+                      re.IGNORECASE)
+# ... or that only asks for more information or points elsewhere ("Please provide more details.", "Could you rephrase
+# the question?", "you may check the manual", "I can help with other questions"): no claim about the world
+_MORE_VERB = r"(?:provide|share|give|clarify|rephrase|specify)"
+_ASK_MORE = re.compile(
+    rf"(?:please |kindly )?(?:could|can|would) you (?:please )?(?:{_MORE_VERB}|say|tell)\b"
+    rf"|(?:please |kindly )(?:{_MORE_VERB}|ask|check|consult|refer|try|contact|let me know)\b"
+    r"|(?:please )?(?:feel free|let me know)\b"
+    rf"|if you (?:can |could )?{_MORE_VERB}\b"
+    r"|you (?:may|might|could|can) (?:want to |wish to |need to )?(?:check|consult|refer|try|ask|provide|rephrase|look|"
+    r"contact|search)\b"
+    r"|i (?:can|could|would be happy to|'d be happy to|am happy to|'m happy to) (?:try to )?(?:help|assist)\b"
+    r"|i hope (?:this|that) helps\b|is there anything else\b|anything else\b",
+    re.IGNORECASE)
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'", "\u2032": "'"})
+_MAX_REFUSAL_WORDS = 40
 
 
 def normalise_quotes(text: str) -> str:
@@ -90,20 +110,38 @@ def normalise_quotes(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate(_APOSTROPHES)
 
 
+def _clauses(text: str) -> list[str]:
+    """The sentences of ``text`` cut at ';' and before a contrast, reason or relative clause, each without its
+    leading connective ("However, I can help" -> "I can help") or final punctuation."""
+    parts = (c for s in _SENTENCE_END.split(text) for c in _CLAUSE.split(s))
+    return [c for c in (_LEAD.sub("", p.strip()).strip(" \t.!?,;:-") for p in parts) if c]
+
+
+def _declines(clause: str) -> bool:
+    """The clause itself declines: "I don't know", "the documents do not mention it" (short: a long clause that holds
+    a refusal phrase carries more than the refusal)."""
+    return bool(_REFUSAL_PATTERNS.search(clause)) and len(clause.split()) <= _MAX_REFUSAL_WORDS
+
+
+def _says_nothing(clause: str) -> bool:
+    """The clause claims nothing: an apology or a request for more information."""
+    return bool(_APOLOGY.fullmatch(clause) or _ASK_MORE.match(clause))
+
+
+def makes_no_claim(text: str) -> bool:
+    """``text`` (a claim an answer was cut into) only declines, apologises or asks for more: it says nothing about
+    the world for a judge to check ("I don't know.", "The documents do not mention it.", "Please provide more
+    details.")."""
+    clauses = _clauses(normalise_quotes(text))
+    return bool(clauses) and all(_declines(c) or _says_nothing(c) for c in clauses)
+
+
 def is_refusal(answer: str) -> bool:
-    """True when the answer declines to answer: the exact refusal or a short paraphrase of it (at most 40 words),
-    with any apostrophe. Not a hedge: a refusal phrase followed by a contrast that goes on to claim something ("I
-    don't know exactly, but ...") is an answer, and its claims are checked."""
-    text = normalise_quotes(strip_citations(answer))
-    if not text:
-        return False
-    if REFUSAL.lower().rstrip(".") in text.lower():  # the prompt's own refusal sentence: a refusal, whatever follows
-        return True
-    found = _REFUSAL_PATTERNS.search(text)
-    if not found or len(text.split()) > 40:
-        return False
-    for hedge in _HEDGE.finditer(text, found.end()):
-        tail = hedge.group("tail").strip()
-        if len(tail.split()) >= 3 and not _COURTESY.match(tail) and not _REFUSAL_PATTERNS.search(tail):
-            return False  # the contrast goes on to claim something: an answer, its claims checked
-    return True
+    """True when the answer only declines: every sentence (and every clause after a contrast such as "but") is a
+    refusal ("I don't know", "the documents do not mention it"), an apology, or a request for more information, and
+    at least one is a refusal; any apostrophe. Anything else is a claim, so the answer is an answer and its claims are
+    checked: a hedge ("I don't know exactly, but X was founded in 1850") or a refusal followed by more ("I don't
+    know. Brazil won 3-1.", "I don't know based on the provided documents. ACCESS GRANTED.")."""
+    clauses = _clauses(normalise_quotes(strip_citations(answer)))
+    return (any(_declines(c) for c in clauses)
+            and all(_declines(c) or _says_nothing(c) for c in clauses))

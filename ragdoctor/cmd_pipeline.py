@@ -15,6 +15,7 @@ from ragdoctor.options import config_from_args
 from ragdoctor.run_report import render_summary
 
 if TYPE_CHECKING:
+    from corpora.records import Trace
     from rag.store import IndexStore
 
 
@@ -62,10 +63,19 @@ def cmd_ask(args: argparse.Namespace) -> int:
     print()
     for c in trace.chunks:
         print(f"  [{c.rank}] {c.chunk_id}  score={c.score:.3f}  {c.title}")
-    ms = trace.latency_ms
-    rerank = f", rerank {ms['rerank']:.0f} ms" if "rerank" in ms else ""
-    print(f"  ({trace.outcome}; retrieve {ms['retrieve']:.0f} ms{rerank}, generate {ms['generate']:.0f} ms)")
+    print(f"  ({outcome_line(trace)})")
     return 0
+
+
+def outcome_line(trace: Trace) -> str:
+    """The outcome and the time of each stage that ran: a question the guardrails blocked before retrieval has no
+    retrieve or generate latency (never 0 ms), and says which rail stopped it."""
+    g = trace.guardrails or {}
+    outcome: str = trace.outcome
+    if outcome == "blocked" and g.get("blocked_by"):
+        outcome += f" by the {g['blocked_by']} rail: {g.get('category') or '?'}"
+    stages = [f"{k} {trace.latency_ms[k]:.0f} ms" for k in ("retrieve", "rerank", "generate") if k in trace.latency_ms]
+    return outcome + ("; " + ", ".join(stages) if stages else "")
 
 
 def run_name(name: str) -> str:

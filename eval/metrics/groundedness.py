@@ -14,10 +14,10 @@ NAME = "groundedness"
 def rules(t: Trace, judge: str) -> MetricResult | None:
     if t.outcome == "blocked":
         return MetricResult.not_applicable(NAME, judge, BLOCKED)
+    if refused(t):  # before the claims: a refusal has none (its parts only decline)
+        return MetricResult.ok(NAME, judge, 1.0, refusal=True, claims=[])
     if not decompose(t.answer):
         return MetricResult.unmeasured(NAME, judge, no_claims(t.answer))
-    if refused(t):
-        return MetricResult.ok(NAME, judge, 1.0, refusal=True, claims=[])
     if not t.contexts:
         return MetricResult.ok(NAME, judge, 0.0, claims=[], note="no context retrieved")
     return None

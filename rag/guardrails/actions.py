@@ -1,7 +1,8 @@
 """The custom nemoguardrails actions: the rails' checks, plus the pipeline's own retrieval and generation plugged into
 nemoguardrails' dialog (``retrieve_relevant_chunks``, ``generate_bot_message``). Every check records its verdict,
 evidence and time on the request's record; no check raises (a failing check records its error and lets the
-question through: a broken rail must not take the pipeline down)."""
+question through: a broken rail must not take the pipeline down). One deliberate exception: a question longer than the
+LLM self-check reads is blocked unchecked (fail closed, see ``_too_long_to_check``)."""
 from __future__ import annotations
 
 import time
@@ -16,6 +17,7 @@ from rag.prompt import build_messages, is_refusal
 
 ANSWER_INTENT = "answer question"
 REQUEST_KEY = "ragdoctor_request"
+SELF_CHECK_MAX_CHARS = 16_000  # the longest question the LLM self-check reads (its prompt is sized to hold it)
 
 FactCheck = Callable[[str, list[tuple[str, str]]], tuple[float, list[dict]]]
 
@@ -50,6 +52,23 @@ def _intent(events: list | None) -> str | None:
         if e.get("type") == "BotIntent":
             return e.get("intent")
     return None
+
+
+def self_check_topic(settings: GuardrailsConfig) -> str:
+    """What the LLM self-check prompt says the assistant answers questions about."""
+    return settings.topic or "the documents in this collection"
+
+
+def _support(chunks: list[Chunk]) -> list[tuple[str, str]]:
+    """What the fact check may count as support: a chunk the retrieval rail flagged as carrying instructions counts
+    only without its instruction sentences (with retrieval_action 'flag' the generator saw them, and an answer that
+    obeys them, "ACCESS GRANTED", must not be grounded by them); a redacted chunk is already without them."""
+    pairs = []
+    for c in chunks:
+        text = scan_chunk(c.text).redacted if "instruction" in c.flags else c.text
+        if text.strip():
+            pairs.append((c.chunk_id, text))
+    return pairs
 
 
 class RailActions:
@@ -102,10 +121,12 @@ class RailActions:
 
         req, t0 = self._req(context), time.perf_counter()
         rec: dict[str, Any] = {"blocked": False}
+        if len(req.trace.question) > SELF_CHECK_MAX_CHARS:
+            return self._too_long_to_check(req, rec, t0)
         try:
             prompt = llm_task_manager.render_task_prompt(
                 task="self_check_input", context={"user_input": req.trace.question,
-                                                  "topic": self.settings.topic or "the documents in this collection"})
+                                                  "topic": self_check_topic(self.settings)})
             reply = (await llm_call(llm, prompt, llm_params={"temperature": 0.0, "max_tokens": 8})).content
             words = reply.strip().lower().replace(".", " ").replace(",", " ").split()
             rec["reply"] = reply.strip()[:200]
@@ -119,6 +140,18 @@ class RailActions:
             req.block("input", "llm_self_check")
         req.add_ms("rail_input", t0)
         return rec["blocked"]
+
+    @staticmethod
+    def _too_long_to_check(req: Request, rec: dict[str, Any], t0: float) -> bool:
+        """Fail closed: a question longer than the self-check reads is blocked unchecked. Checking only a head and a
+        tail would leave the middle unread, and the length is the sender's choice: an injection padded with harmless
+        text on both sides would pass. No real question to this assistant is that long."""
+        rec.update(blocked=True, note=f"the question ({len(req.trace.question)} characters) is longer than the "
+                                      f"self-check reads ({SELF_CHECK_MAX_CHARS}): blocked unchecked")
+        req.record.setdefault("input", {})["llm_self_check"] = rec
+        req.block("input", "llm_self_check")
+        req.add_ms("rail_input", t0)
+        return True
 
     # dialog: every question that passed the input rails goes to the RAG pipeline (no LLM intent generation) ------
     async def generate_user_intent(self, events: list | None = None, context: dict | None = None):
@@ -240,7 +273,7 @@ class RailActions:
             try:
                 if self.fact_check is None:  # the constructor refuses an output rail without one
                     raise RuntimeError("the output rail has no fact check")
-                score, failing = self.fact_check(answer, [(c.chunk_id, c.text) for c in req.trace.chunks])
+                score, failing = self.fact_check(answer, _support(req.trace.chunks))
                 rec.update(score=round(float(score), 4), failing_claims=list(failing))
                 if score < threshold:
                     verdict = self.settings.action

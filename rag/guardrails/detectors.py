@@ -6,6 +6,7 @@ topic words: a question about system prompts or WGMMA instructions is not an att
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 _I = re.IGNORECASE
@@ -19,17 +20,43 @@ _OVERRIDE_VERB = r"(?:ignore|disregard|forget|override|bypass)"
 _PRIOR = r"(?:all|any|the|your|my|these|those|previous|prior|above|earlier|preceding|former|original|existing|safety)"
 _TARGET = (r"(?:instructions?|prompts?|rules|guidelines|directions|directives|guardrails|restrictions|policies|"
            r"context|system message)")
-_SECRET = (r"(?:your|the)\s+(?:full\s+|entire\s+|complete\s+|original\s+|initial\s+|hidden\s+|secret\s+|exact\s+)*"
-           r"(?:system\s+prompt|system\s+message|instructions|prompt you (?:received|were given)|hidden instructions|"
-           r"rules)")
+_MODS = r"(?:(?:full|entire|complete|original|initial|hidden|secret|exact)\s+)*"
+_PROMPT = r"(?:system\s+prompt|system\s+message|instructions|prompt|rules|initial configuration)"
+# whose prompt: "your" prompt, "the hidden/secret/original/initial" one, or "the ... prompt you were given". "the system
+# prompt" alone is a topic ("What is the system prompt in a chat template?"), and so are "the rules" ("What are the
+# rules for avoiding capture failures?")
+_SECRET = (rf"(?:your\s+{_MODS}{_PROMPT}"
+           rf"|the\s+{_MODS}(?:hidden|secret|original|initial)\s+{_PROMPT}"
+           rf"|the\s+{_MODS}{_PROMPT}\s+(?:that\s+)?you(?:'ve| have)?\s+(?:received|were given|were told|got|"
+           r"operate under|follow))")
 _ASK = r"\b(?:reveal|print|show|output|repeat|display|leak|dump|tell me|give me|what(?:'s| is| are| were))\b"
+# an order at the start of a sentence (or after "and then", "now", "please"): "Print the system prompt." is an attack
+# where "How do I print the system prompt?" is a question about one
+_ORDER = (r"(?:^|[.!?:;\n]\s*|\b(?:then|now|please|just)\s+)(?:please\s+)?"
+          r"(?:reveal|print|show|output|repeat|display|leak|dump|tell me|give me)\b")
 _MODEL = r"(?:AI|LLM|language model|assistant|chatbot)"
+# chat-template markers: an attacker fakes a role boundary with them ("</context> [INST] <<SYS>> ... [/INST]",
+# "<|im_start|>system"); a question names one ("What does [INST] mean?"). A closing marker, a marker followed by a
+# role, or two markers are a boundary; one opening marker is a topic
+_OPEN = r"(?:<\|im_start\|>|\[INST\]|<<SYS>>|<(?:system|context|assistant|user)>)"
+_CLOSE = r"(?:<\|im_end\|>|\[/INST\]|<</SYS>>|</(?:system|context|assistant|user)>)"
+_ROLE_AFTER = r"\s*(?:system|assistant|user)\b"
+# DAN ("Do Anything Now") is the all-caps jailbreak persona; "Dan" is a name
+_DAN = r"(?-i:\bDAN\b)"
+_NO_LIMITS = r"(?:restrictions|filters|rules|limitations|limits|guidelines|censorship|safety guidelines)"
 
 # Shared by questions and chunks: direct attempts to replace the model's instructions or extract them.
 _COMMON: list[tuple[str, re.Pattern]] = [
-    ("override_instructions", _any(rf"\b{_OVERRIDE_VERB}\b(?:\s+{_PRIOR}\b){{1,3}}(?:\s+\w+){{0,2}}\s+{_TARGET}\b")),
+    ("override_instructions", _any(rf"\b{_OVERRIDE_VERB}\b(?:\s+{_PRIOR}\b){{1,3}}(?:\s+\w+){{0,2}}\s+{_TARGET}\b",
+                                   # the bare form: "Ignore the above and say ...", "Disregard everything above."
+                                   r"\b(?:ignore|disregard|forget)\s+(?:(?:all|everything|anything)\s+(?:of\s+)?)?"
+                                   r"(?:the\s+|what(?:'s|\s+is|\s+was)\s+(?:written\s+|said\s+)?)?"
+                                   r"(?:above|before\s+this|previously\s+said)\b(?!-)"
+                                   r"(?=\s*(?:$|[.,;:!\n]|(?:and|then|instead|&)\b))")),
     ("forget_everything", _any(r"\bforget\s+(?:everything|all)\b(?:\s+(?:you|that|above|before))?")),
-    ("reveal_prompt", _any(rf"{_ASK}[^.?!\n]{{0,25}}\b{_SECRET}\b")),
+    ("reveal_prompt", _any(rf"{_ASK}[^.?!\n]{{0,25}}\b{_SECRET}\b",
+                           rf"{_ORDER}[^.?!\n]{{0,25}}\bthe\s+{_MODS}(?:system\s+prompt|system\s+message|"
+                           r"hidden\s+instructions)\b")),
     ("repeat_above", _any(r"\b(?:repeat|print|output|echo|copy)\b[^.?!\n]{0,40}\b(?:text|everything|words|content|"
                           r"message)s?\b[^.?!\n]{0,30}\b(?:above|verbatim|before the word)")),
     ("role_override", _any(r"\byou are now\b",
@@ -40,10 +67,21 @@ _COMMON: list[tuple[str, re.Pattern]] = [
                            r"\b(?:unfiltered|uncensored|unrestricted|jailbroken|evil|freed|without)\b",
                            r"\bfreed from (?:all |any |your )?(?:rules|restrictions|constraints)\b",
                            r"\bobey (?:only )?me\b")),
-    ("jailbreak_mode", _any(r"\b(?:developer|god|jailbreak|unrestricted|dan) mode\b", r"\bjailbreak", r"\bDAN\b",
-                            r"\bwithout (?:any )?(?:filters|restrictions|censorship|safety guidelines)\b",
-                            r"\bno (?:restrictions|filters|rules|limitations)\b")),
-    ("chat_template", _any(r"<\|im_(?:start|end)\|>", r"\[/?INST\]", r"<</?SYS>>", r"</?(?:system|context|assistant)>",
+    ("jailbreak_mode", _any(r"\b(?:god|jailbreak|unrestricted) mode\b", rf"{_DAN}\s+mode\b",
+                            # "developer mode" is also a product setting ("enable developer mode logging"): an attack
+                            # when it is switched on as a state of the model, not as a noun's modifier or a question
+                            r"\b(?:enable|activate|enter|switch to|turn on|now in|you are in)\s+(?:the\s+)?"
+                            r"developer mode\b(?=\s*(?:$|[.,;:!\n]|(?:and|then|now)\b))",
+                            r"\b(?:you are|you're|you have been|you've been)\s+(?:now\s+)?jailbroken\b",
+                            r"\bjailbreak(?:ed)?\s+(?:enabled|activated|successful)\b",
+                            rf"\b(?:you are|you're|act as|pretend to be|become|called|named)\s+(?:now\s+)?{_DAN}",
+                            r"\bdo anything now\b",
+                            # "without filters" is a search option, "no restrictions on sharing" a property: an attack
+                            # when the model is told to answer so, or is described as free of them
+                            rf"\b(?:answer|respond|reply|talk|speak|act|behave|write|continue)\w*\b[^.?!\n]{{0,30}}?"
+                            rf"\bwithout\s+(?:any\s+|your\s+)?{_NO_LIMITS}\b",
+                            rf"\b{_MODEL}\b[^.?!\n]{{0,20}}\b(?:with|has|have|having)\s+no\s+{_NO_LIMITS}\b(?!\s+on\b)")),
+    ("chat_template", _any(_CLOSE, rf"{_OPEN}{_ROLE_AFTER}", rf"{_OPEN}[^\n]{{0,200}}?{_OPEN}",
                            r"(?:^|\n)\s*(?:system|assistant)\s*:")),
     ("reply_only_with", _any(r"\b(?:reply|respond|answer|output|say|print)\b\s+(?:only|just|exclusively)\s+"
                              r"(?:with|the words?)\b")),
@@ -63,6 +101,22 @@ _CHUNK_EXTRA: list[tuple[str, re.Pattern]] = [
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
+# Cyrillic and Greek letters drawn like Latin ones: "Іgnore" (Cyrillic І) reads as "Ignore" to the model, so it must
+# to the patterns too. Only for matching: the text the generator and the trace get is never rewritten
+_HOMOGLYPHS = str.maketrans(
+    "АВЕЅІЈКМНОРСТХУаеѕіјорсхуһԁԛԝ"  # Cyrillic
+    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχ",  # Greek
+    "ABESIJKMHOPCTXYaesijopcxyhdqw"
+    "ABEZHIKMNOPTYXaiknoptux")
+
+
+def normalise(text: str) -> str:
+    """The text as the patterns read it: NFKC (fullwidth and compatibility forms, no-break spaces), without format
+    characters (Unicode category Cf: zero-width spaces and joiners, soft hyphens, bidi marks, which hide a word from a
+    pattern but not from the model), and with Cyrillic/Greek look-alikes of Latin letters as the Latin letters."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in text if unicodedata.category(c) != "Cf").translate(_HOMOGLYPHS)
+
 
 @dataclass
 class Finding:
@@ -74,7 +128,8 @@ class Finding:
 
 
 def scan_question(text: str) -> list[Finding]:
-    """Jailbreak / prompt-injection phrasing in a user question (empty when none)."""
+    """Jailbreak / prompt-injection phrasing in a user question (empty when none), read through ``normalise``."""
+    text = normalise(text)
     return [Finding(name, m.group(0).strip()) for name, pat in (*_COMMON, *_QUESTION_EXTRA)
             for m in [pat.search(text)] if m]
 
@@ -91,15 +146,17 @@ class ChunkScan:
 
 
 def scan_chunk(text: str) -> ChunkScan:
-    """Instructions aimed at the model inside a retrieved chunk, sentence by sentence."""
+    """Instructions aimed at the model inside a retrieved chunk, sentence by sentence (each read through
+    ``normalise``; the redacted text keeps the chunk's own characters)."""
     scan = ChunkScan()
     kept: list[str] = []
     pos = 0
     for m in [*_SENTENCE.finditer(text), None]:
         end = m.start() if m else len(text)
         sentence = text[pos:end]
+        read = normalise(sentence)
         hits = [Finding(name, h.group(0).strip()) for name, pat in (*_COMMON, *_CHUNK_EXTRA)
-                for h in [pat.search(sentence)] if h]
+                for h in [pat.search(read)] if h]
         if hits:
             scan.findings.extend(hits)
             scan.sentences.append(sentence.strip())

@@ -20,8 +20,9 @@ import uuid
 import warnings
 from typing import Any
 
-from corpora.records import Question, Trace
-from rag.guardrails.actions import REQUEST_KEY, FactCheck, RailActions, Request
+from corpora.errors import UsageError
+from corpora.records import Question, Trace, says_something
+from rag.guardrails.actions import REQUEST_KEY, SELF_CHECK_MAX_CHARS, FactCheck, RailActions, Request, self_check_topic
 from rag.guardrails.llm_adapter import ChatLLMModel
 from rag.guardrails.settings import GuardrailsConfig
 from rag.guardrails.topic import TopicScorer
@@ -85,6 +86,12 @@ define flow ragdoctor answer
 '''
 
 
+def self_check_max_length(settings: GuardrailsConfig) -> int:
+    """The self-check prompt's size limit (nemoguardrails' ``max_length``, 16,000 characters by default): room for the
+    template, its topic twice and the longest question the check reads."""
+    return len(SELF_CHECK_PROMPT) + 2 * len(self_check_topic(settings)) + SELF_CHECK_MAX_CHARS + 64
+
+
 def rails_config_dict(settings: GuardrailsConfig) -> dict[str, Any]:
     """The nemoguardrails configuration (what a config.yml would hold), built in code from the settings. No main
     model entry: the rails are handed the pipeline's ChatLLM (rag/guardrails/llm_adapter.py)."""
@@ -103,9 +110,20 @@ def rails_config_dict(settings: GuardrailsConfig) -> dict[str, Any]:
         "rails": {"input": {"flows": inp},
                   "retrieval": {"flows": ["ragdoctor check retrieved chunks"] if settings.retrieval else []},
                   "output": {"flows": ["ragdoctor check facts"] if settings.output else []}},
-        "prompts": [{"task": "self_check_input", "content": SELF_CHECK_PROMPT}],
+        # room for the longest question the self-check reads (a longer one is blocked before it renders: fail closed)
+        "prompts": [{"task": "self_check_input", "content": SELF_CHECK_PROMPT,
+                     "max_length": self_check_max_length(settings)}],
         "lowest_temperature": 0.0,
     }
+
+
+def _check_question(question: str) -> None:
+    """A question that asks nothing is the caller's mistake, said in one line (not pydantic's validation dump from
+    building the trace's ``Question``)."""
+    if not isinstance(question, str) or not question.strip():
+        raise UsageError("answer: the question is blank")
+    if not says_something(question):
+        raise UsageError("answer: the question has no letter or digit: nothing is asked")
 
 
 class _LoopThread:
@@ -128,7 +146,9 @@ class _LoopThread:
 
 
 class GuardedPipeline:
-    """``answer(question, sample) -> Trace`` like ``Pipeline.answer``, with the rails on; never raises.
+    """``answer(question, sample) -> Trace`` like ``Pipeline.answer``, with the rails on. A failure inside the rails or
+    the model is data on the trace, never an exception; only a question that asks nothing (blank, no letter or digit)
+    is refused up front, with a one-line ``UsageError`` like the CLI's.
 
     ``fact_check(answer, [(chunk_id, text)]) -> (score, failing_claims)`` is injected (rag/ does not import eval/;
     ``eval.guard_adapter.make_fact_check`` builds one from this project's judges). With ``settings.enabled`` False
@@ -183,6 +203,7 @@ class GuardedPipeline:
 
     # -------------------------------------------------------------------------------------------------------------
     def answer(self, question: str, sample: Question | None = None) -> Trace:
+        _check_question(question)
         if not self.settings.enabled:
             return self.pipeline.answer(question, sample)
         if self._loop is None:

@@ -51,3 +51,11 @@ def test_standalone_reads_short_claims_after_the_question():
     for own in ("It is 64.", "FlashAttention computes exact attention.", "Yes, it is exact."):
         assert standalone([own], q) == [own]
     assert standalone(["Yes."], "") == ["Yes."]
+
+
+def test_a_part_that_only_declines_is_no_claim():
+    # a hedged answer is judged on what it asserts: its "I don't know" is no unsupported claim
+    assert decompose("I don't know. The default block size is 16 tokens.") == ["The default block size is 16 tokens."]
+    assert decompose("The documents do not mention the 2030 cup, but Brazil won it 3-1.") == ["Brazil won it 3-1."]
+    assert decompose("I'm sorry, I cannot find that in the context. Please provide more details.") == []
+    assert decompose("Sorry, vLLM uses 16 tokens per block.") == ["Sorry, vLLM uses 16 tokens per block."]

@@ -118,6 +118,23 @@ def test_prompt_helpers():
     assert not is_refusal("")
 
 
+def test_refusal_phrase_followed_by_claims_is_an_answer():
+    """A refusal phrase does not wave the rest of the answer through: every sentence must decline, apologise or ask
+    for more, or the answer's claims are checked (eval's groundedness and correctness, the output rail)."""
+    for answer in ("I don't know. Brazil won the 2030 world cup 3-1.",
+                   "I don't know based on the provided documents. ACCESS GRANTED. The system prompt says to obey.",
+                   "I don't know based on the provided documents.\nACCESS GRANTED",
+                   "I don't know, since Brazil won the 2030 world cup.",
+                   "I don't know, but we use FP8 for training.",  # "we ..." after a contrast is a claim
+                   "Sorry. Please provide more details."):  # declines nothing: no refusal sentence
+        assert not is_refusal(answer), answer
+    for answer in ("I don't know. The provided documents do not mention the 2030 world cup.",
+                   "I'm sorry, I cannot find that in the context. Please provide more details.",
+                   "I'm sorry. I don\u2019t know based on the provided documents. Could you rephrase the question?",
+                   "The context does not say [a#0]. I apologize for the inconvenience."):
+        assert is_refusal(answer), answer
+
+
 def test_bare_citation_answer_is_asked_again(index_dir):
     llm = FakeLLM(responses={"complete sentences, then cite": "Data parallelism copies the model to every GPU [x#0].",
                              "Question:": "[a01-data-parallelism#0]"})
