@@ -9,7 +9,9 @@ reference does not state, are now `ok`, not grounded_yet_hallucinated); and (ses
 than 5 values or all-equal values, which are Wilson intervals now (a bootstrap of such values claimed a zero-width or
 too-narrow interval; no mean moved), and the grounded_yet_hallucinated rule's wording (no category moved); and
 (session 27, METRICS_VERSION 12) the retrieval metrics of the one row with neither contexts nor relevance labels,
-not applicable now (were unmeasured: rows' unmeasured share 0.191 -> 0.165; no value moved). And a run folder written by that earlier
+not applicable now (were unmeasured: rows' unmeasured share 0.191 -> 0.165; no value moved); and (session 28,
+METRICS_VERSION 13) the lexical judge's context precision on traces, 0.706 -> 0.719: qa20's outdated chunk
+(a17-paged-attention-2023#0) states another number than the reference, so it no longer counts as relevant. And a run folder written by that earlier
 version (tests/data/legacy_run, judgements carrying an EvalSample) is still read by every reader: diagnose, gate, the
 dashboard, and a resumed eval; its stored judgements are diagnosed by today's rules (diagnoses.legacy.json: as
 diagnoses.traces.json, except qa11, whose old lexical evidence called its reference covered)."""
