@@ -38,6 +38,7 @@ from rag.offline import set_offline_env  # noqa: E402
 
 set_offline_env()
 
+from corpora.digest import folder_digest  # noqa: E402
 from corpora.errors import InputError  # noqa: E402
 from corpora.loaders import load_beir  # noqa: E402
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics  # noqa: E402
@@ -153,7 +154,8 @@ def eval_bm25_settings(store, embedder, samples, qrels, settings: list[tuple[flo
 
 
 class RerankCache:
-    """Reranker logits on disk, keyed by (model folder, max length, passage, question): a rerun reads them back."""
+    """Reranker logits on disk, keyed by (model and its files' digest, the precision it runs in, max length, passage,
+    question): a rerun reads them back; bf16 and int8 logits, or a folder retrained in place, never mix."""
 
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -162,7 +164,8 @@ class RerankCache:
 
     @staticmethod
     def key(reranker, passage: str, question: str) -> str:
-        return hashlib.sha256(json.dumps([str(reranker.path), reranker.max_length, passage, question]).encode()).hexdigest()
+        ident = [reranker.model_id, folder_digest(reranker.path), reranker.will_run_in, reranker.max_length]
+        return hashlib.sha256(json.dumps([*ident, passage, question]).encode()).hexdigest()
 
     def scores(self, reranker, question: str, passages: list[str]) -> tuple[list[float], float | None]:
         """Logits of the passages, and the seconds the model took when none was cached (else None)."""

@@ -31,9 +31,13 @@ class Pipeline:
         """Whether a stored trace of this configuration was answered as this pipeline would answer now: the config
         hash leaves out what the machine chooses, the reranker's precision (bf16 and int8 rank slightly differently;
         ``auto`` picks per CPU, $RAGDOCTOR_RERANK_PRECISION overrides), so a trace reranked in another one is not
-        reused."""
-        done = (trace.metadata.get("rerank") or {}).get("precision")
-        return self.rerank is None or done is None or done == self.rerank.reranker.will_run_in
+        reused; nor one reranked by a folder of the user's whose files have changed since (``model_id``: the config
+        names the folder by its path)."""
+        done = trace.metadata.get("rerank") or {}
+        if self.rerank is None:
+            return True
+        model = self.rerank.reranker
+        return done.get("precision") in (None, model.will_run_in) and done.get("model_id") in (None, model.model_id)
 
     def retrieve(self, question: str, k: int | None = None) -> list[Chunk]:
         """Ranked chunks: ``select`` picks those given to the generator (the first ``top_k``, or the ones packed into
@@ -134,6 +138,8 @@ class Pipeline:
             trace.latency_ms["rerank"] = rerank_ms
             model = self.rerank.reranker  # type: ignore[union-attr]
             trace.metadata["rerank"] = {"model": model.name, "precision": model.runs_in}  # bf16 and int8 differ
+            if model.model_id != model.name:  # a folder of the user's: which files reranked it
+                trace.metadata["rerank"]["model_id"] = model.model_id
         pairs = [(c.chunk_id, c.text) for c in contexts]
         trace.prompt = build_messages(question, pairs)
         try:

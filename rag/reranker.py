@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from corpora.digest import folder_digest
 from rag.config import RetrievalConfig
 from rag.embeddings import quiet_model_loading
 from rag.fusion import interpolate
@@ -74,6 +75,14 @@ class CrossEncoderReranker:
                 self.device_type = next(self._model.parameters()).device.type
                 self.quantized = self.runs_in == "int8" and quantize_ffn(self._model)
             return self._model
+
+    @property
+    def model_id(self) -> str:
+        """The model as a resume and a cache must tell it apart: a bundled reranker by its name, a folder of the user's
+        by its path and a digest of its files (weights replaced in place are another model)."""
+        if self.name in MODELS:
+            return self.name
+        return f"{self.path.resolve()}@{folder_digest(self.path)}"
 
     @property
     def runs_in(self) -> str:

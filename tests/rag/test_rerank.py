@@ -172,3 +172,31 @@ def test_a_resumed_run_answers_again_what_was_reranked_in_another_precision(inde
         runs.append((result.new, result.resumed))
     assert runs == [(3, 0), (3, 0), (0, 3)]
     assert {t.metadata["rerank"]["precision"] for t in result.traces} == {"int8"}
+
+
+def test_a_reranker_folder_retrained_in_place_is_another_model(index_dir, tmp_path, monkeypatch):
+    """A folder of the user's is named by its files' digest beside its path: a resume answers again what the old
+    weights reranked, and the bench's logit cache keys on the model, its files and the precision it runs in."""
+    import shutil
+
+    from bench.retrieval import RerankCache
+    from rag import reranker
+    from rag.reranker import CrossEncoderReranker
+    from ragdoctor.flow import answer_questions
+
+    folder = shutil.copytree(reranker.model_dir("rerank-minilm"), tmp_path / "my-reranker")
+    monkeypatch.setenv(reranker.PRECISION_ENV, "int8")
+    questions = [q for q in bundled_questions() if q.relevant_doc_ids][:2]
+    cfg = _cfg(index_dir, rerank=True, rerank_depth=DEPTH, reranker=str(folder))
+    traces = tmp_path / "run" / "traces.jsonl"
+    runs = [answer_questions(cfg, traces, questions=questions, llm=FakeLLM(), progress=False)]
+    runs.append(answer_questions(cfg, traces, questions=questions, llm=FakeLLM(), progress=False))
+    (folder / "config.json").write_text((folder / "config.json").read_text() + "\n")  # "retrained": other files
+    runs.append(answer_questions(cfg, traces, questions=questions, llm=FakeLLM(), progress=False))
+    assert [(r.new, r.resumed) for r in runs] == [(2, 0), (0, 2), (2, 0)]
+    assert all(t.metadata["rerank"]["model_id"].endswith(reranker.folder_digest(folder)) for t in runs[-1].traces)
+    bundled = CrossEncoderReranker(precision="int8")
+    assert bundled.model_id == "rerank-minilm"  # the bundled one keeps its name: its traces are reused as before
+    keys = {RerankCache.key(CrossEncoderReranker(name, precision=p), "passage", "question?")
+            for name in ("rerank-minilm", str(folder)) for p in ("bf16", "int8")}
+    assert len(keys) == 4
