@@ -1,7 +1,7 @@
 """A disk cache in front of any ChatLLM, for judges: the same model, messages and decoding settings give the
 same reply without a second call. The key is everything that changes the output (model id, messages,
-temperature, max_tokens, seed) and nothing that does not (timeouts, URLs' retry settings). Errors are never
-cached. Safe to share between threads."""
+temperature, max_tokens, seed) and nothing that does not (timeouts, URLs' retry settings, the order of a fleet's
+servers: rag.llm.fleet_name, or a URL's password). Errors are never cached. Safe to share between threads."""
 from __future__ import annotations
 
 import hashlib
@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from rag.fleet import redact_urls
 from rag.llm import ChatLLM, LLMResponse
 from rag.models import cache_dir
 
@@ -36,7 +37,7 @@ class CachedLLM:
 
     def __init__(self, llm: ChatLLM, path: str | Path | None = None):
         self.inner = llm
-        self.model_id: str = llm.model_id
+        self.model_id: str = redact_urls(llm.model_id)  # the cache key and the judges' names: never a password
         self.path = Path(path) if path is not None else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.hits = 0

@@ -2,6 +2,7 @@
 overridable by environment variables (``RAGDOCTOR_<SECTION>__<KEY>``) and CLI flags."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -14,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from corpora.errors import InputError
 from corpora.jsonl import validation_error
 from corpora.paths import input_file
+from rag.fleet import public_url, redact_urls
 from rag.guardrails.settings import GuardrailsConfig
 
 IndexKind = Literal["flat", "ivf", "hnsw", "ivfpq", "sq8"]
@@ -146,7 +148,7 @@ class RetrievalConfig(_Strict):
 def http_url(url: str) -> str:
     """An OpenAI-compatible server's URL, as given (it is part of the config hash: a resumed run must find its traces);
     ValueError when it is no http(s) URL with a host and a valid port (a malformed one would fail every question, or
-    crash the client)."""
+    crash the client), quoting it without its password."""
     from urllib.parse import urlsplit  # noqa: PLC0415
 
     text = url.strip()
@@ -154,9 +156,9 @@ def http_url(url: str) -> str:
         parts = urlsplit(text)
         parts.port  # noqa: B018 - raises ValueError for a port that is no number in range
     except ValueError as exc:
-        raise ValueError(f"not a valid URL ({exc}): {url!r}") from None
+        raise ValueError(redact_urls(f"not a valid URL ({exc}): {url!r}")) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"must be an http(s) URL such as http://127.0.0.1:8000/v1, got {url!r}")
+        raise ValueError(redact_urls(f"must be an http(s) URL such as http://127.0.0.1:8000/v1, got {url!r}"))
     return url
 
 
@@ -183,6 +185,32 @@ class GenerationConfig(_Strict):
         if not urls:
             raise ValueError("an empty list of URLs (leave it out for the bundled model)")
         return value
+
+    def hash_fields(self) -> dict[str, Any]:
+        """Where the model is and what it is, as the config hash sees them: what was written, except
+        - a GGUF file of the user's (no base_url): named by its content, ``gguf@sha256:<12 hex>``: a file replaced at
+          the same path answers differently, and the same file moved answers the same; the bundled names keep their
+          hash (their files are verified against pinned sums);
+        - a fleet (a list of URLs): ``<fleet>``, not its endpoints: every node answers any question of one run, so a
+          fleet is one model by construction (the model name says which); dropping a dead node, adding one or
+          reordering them changes no answer. One URL stays in the hash as written (the hash it always had: a server
+          that ignores the model name is told apart by its URL alone);
+        - a URL's user and password: left out (rag.fleet.public_url): a secret never reaches a run folder's name, and
+          a changed password re-answers nothing."""
+        out: dict[str, Any] = {}
+        if isinstance(self.base_url, list):
+            out["base_url"] = "<fleet>"
+        elif self.base_url is not None:
+            out["base_url"] = public_url(self.base_url)
+        else:
+            from rag.models import GGUF_MODELS  # noqa: PLC0415 - lazy: the registry, only for the bundled server
+
+            if self.model not in GGUF_MODELS and Path(self.model).expanduser().is_file():
+                from rag.server import gguf_tag  # noqa: PLC0415 - lazy: hashing a file, only for a file of the user's
+
+                with contextlib.suppress(OSError):  # unreadable: starting the server says so, in one line
+                    out["model"] = f"gguf@sha256:{gguf_tag(self.model)}"
+        return out
 
     def urls(self) -> list[str]:
         """The endpoints ([] for the bundled model)."""
@@ -225,6 +253,7 @@ class PipelineConfig(_Strict):
             exclude["embedding"] = {"backend"}
         data = self.model_dump(exclude=exclude)  # rails off: the same hash as before the section existed
         data["index"] = self.index.hash_fields()
+        data["generation"].update(self.generation.hash_fields())
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
 
 

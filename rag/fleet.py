@@ -2,12 +2,16 @@
 
 The math is pure functions (``backoff_delay``, ``parse_retry_after``, ``retry_delay``), unit-tested without a server.
 ``RequestStats`` counts, thread-safely, what one run sent: requests, retries and final failures, by reason and by
-endpoint; it is printed and written into the run folder. ``call_with_retries`` is the one retry loop
-(``rag.llm.OpenAIChatLLM`` uses it, rotating round-robin across its endpoints on every attempt)."""
+endpoint; it is printed and written into the run folder. ``Endpoints`` is a fleet's rotation and which of its servers
+must be stepped around (refused a connection a moment ago, or asked to be left alone: Retry-After).
+``call_with_retries`` is the one retry loop (``rag.llm.OpenAIChatLLM`` uses it). ``public_url`` is a URL as it may be
+shown or recorded: without the user and password it may carry."""
 from __future__ import annotations
 
+import itertools
 import math
 import random
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -15,23 +19,46 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 T = TypeVar("T")
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+FAILOVER_KINDS = frozenset({"connection"})  # refused, reset, unknown host: tried elsewhere before a retry is spent
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
+
+
+def public_url(url: str) -> str:
+    """``url`` without the user and password it may carry (``http://u:pw@h/v1`` -> ``http://h/v1``): the one form a URL
+    is shown, logged, recorded or hashed in; the client alone keeps the full one. A URL without them is returned as
+    written, so names and config hashes made from it are what they were."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return redact_urls(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with the user and password taken out of every URL in it (an error message may quote one)."""
+    return _USERINFO.sub(r"\1", text)
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
     """``max_retries`` retries after the first attempt; exponential backoff ``base_delay * 2**attempt`` capped at
     ``max_delay``, with jitter (a ``seed``ed generator: the same seed gives the same delays); a Retry-After header is
-    honoured (the wait is at least what the server asked) unless it asks for more than ``max_retry_after``."""
+    honoured (the wait is at least what the server asked) unless it asks for more than ``max_retry_after``; a fleet
+    steps around an endpoint that refused a connection for ``cooldown`` seconds (``Endpoints``)."""
 
     max_retries: int = 1
     base_delay: float = 0.5
     max_delay: float = 8.0
     max_retry_after: float = 120.0
     seed: int = 0
+    cooldown: float = 5.0  # seconds a fleet steps around an endpoint that refused a connection (Endpoints)
 
 
 def backoff_delay(attempt: int, base: float, cap: float, u: float) -> float:
@@ -200,34 +227,109 @@ class Jitter:
             return self._rng.random()
 
 
+class Endpoints:
+    """A client's ``n`` endpoints in round-robin order, and which of them to step around: one that refused a connection
+    is skipped for ``cooldown`` seconds while another may be asked (a dead node of a fleet would otherwise take every
+    request sent its way, and spend its retry); one that sent a Retry-After is not asked again before that time by a
+    retry (the header speaks for that server alone: a retry that goes elsewhere does not wait for it). Thread-safe."""
+
+    def __init__(self, n: int = 1, *, cooldown: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.n, self.cooldown, self._clock = max(1, n), cooldown, clock
+        self._turn = itertools.count()  # atomic under the GIL: round-robin across threads
+        self._skip_until: dict[int, float] = {}  # refused a connection: skipped while another endpoint is free
+        self._not_before: dict[int, float] = {}  # sent a Retry-After: a retry going there waits until then
+        self._lock = threading.Lock()
+
+    def refused(self, k: int) -> None:
+        """Endpoint ``k`` could not be reached: step around it for ``cooldown`` seconds."""
+        with self._lock:
+            self._skip_until[k] = self._clock() + self.cooldown
+
+    def wait_asked(self, k: int, seconds: float) -> None:
+        """Endpoint ``k`` asked (Retry-After) not to be sent anything for ``seconds``."""
+        with self._lock:
+            self._not_before[k] = max(self._not_before.get(k, 0.0), self._clock() + seconds)
+
+    def wait_for(self, k: int) -> float | None:
+        """Seconds a retry must still wait before asking endpoint ``k`` (None: it may be asked now)."""
+        with self._lock:
+            left = self._not_before.get(k, 0.0) - self._clock()
+        return left if left > 0 else None
+
+    def first(self) -> int:
+        """The endpoint of a request's first try: the next in turn, or the first after it that nothing says to step
+        around (the next in turn when every one is to be stepped around: it is asked all the same)."""
+        return self._best(next(self._turn) % self.n)
+
+    def failover(self, after: int, tried: set[int]) -> int | None:
+        """After a connection error at ``after``: the next endpoint not ``tried`` yet that may be asked now, None when
+        there is none (the retry budget is spent then)."""
+        with self._lock:
+            now = self._clock()
+            for k in self._order(after + 1):
+                if k not in tried and not self._skipped(k, now) and self._not_before.get(k, 0.0) <= now:
+                    return k
+        return None
+
+    def retry(self, after: int) -> int:
+        """The endpoint of a retry after one at ``after`` failed: the next in turn that may be asked now, else the one
+        that may be asked soonest (``after`` itself last: a single server is retried where it is)."""
+        return self._best((after + 1) % self.n)
+
+    def _best(self, start: int) -> int:
+        """From ``start`` on in turn, the first endpoint that may be asked soonest, one not to step around first."""
+        with self._lock:
+            now = self._clock()
+            return min(self._order(start),
+                       key=lambda k: (max(0.0, self._not_before.get(k, 0.0) - now), self._skipped(k, now)))
+
+    def _order(self, start: int) -> list[int]:
+        return [(start + i) % self.n for i in range(self.n)]
+
+    def _skipped(self, k: int, now: float) -> bool:
+        return self._skip_until.get(k, 0.0) > now
+
+
 def call_with_retries(attempt: Callable[[int], tuple[str, Callable[[], T]]], policy: RetryPolicy,
                       stats: RequestStats, *, jitter: Callable[[], float], sleep: Callable[[float], None] = time.sleep,
-                      ) -> T:
-    """Run ``attempt(i)`` (which names the endpoint of try ``i`` and gives the call) until it succeeds, fails with a
-    non-retryable error, or ``policy.max_retries`` retries are spent; the last error is raised. Every try, retry and
-    final failure is counted in ``stats``."""
-    tries = 0
+                      endpoints: Endpoints | None = None) -> T:
+    """Run ``attempt(k)`` (which names endpoint ``k`` of ``endpoints`` and gives the call to it; one endpoint, 0, when
+    none are given) until it succeeds, fails with a non-retryable error, or ``policy.max_retries`` retries are spent;
+    the last error is raised. A connection error first tries the other endpoints, each once, without spending a retry
+    or waiting (a dead node must not fail the requests that meet it first); a spent retry goes to the next endpoint
+    after a jittered backoff, or after what that endpoint's own Retry-After asked. Every try, retry and final failure
+    is counted in ``stats`` (a failover is a retry there, with no wait)."""
+    ring = endpoints or Endpoints(1)
+    tries = 0  # retries spent
+    k = ring.first()
+    tried: set[int] = set()  # endpoints tried since the last spent retry: each at most once per attempt
     while True:
-        url, call = attempt(tries)
+        url, call = attempt(k)
         stats.started(url)
         try:
             result = call()
         except RequestError as exc:
             stats.finished(url, exc)
-            delay = retry_delay(tries, exc.retry_after, policy, jitter()) if exc.retryable else None
+            tried.add(k)
+            if exc.kind in FAILOVER_KINDS:
+                ring.refused(k)
+            if exc.retry_after is not None:
+                ring.wait_asked(k, exc.retry_after)
+            other = ring.failover(k, tried) if exc.retryable and exc.kind in FAILOVER_KINDS else None
+            if other is not None:
+                stats.retried(url, exc.kind, 0.0)
+                k = other
+                continue
+            nxt = ring.retry(k) if exc.retryable else k
+            wait = exc.retry_after if nxt == k else ring.wait_for(nxt)  # the server said when: its own, exactly
+            delay = retry_delay(tries, wait, policy, jitter()) if exc.retryable else None
             if delay is None or tries >= policy.max_retries:
                 stats.failed(url, exc.kind)
-                if exc.retryable and delay is None:
-                    raise RequestError(f"{exc} (the server asked to retry after {exc.retry_after:g} s, over the "
-                                       f"{policy.max_retry_after:g} s limit)", kind=exc.kind,
-                                       retryable=False) from None
-                if exc.retryable and tries:
-                    raise RequestError(f"{exc} (after {tries} retr{'y' if tries == 1 else 'ies'})", kind=exc.kind,
-                                       retryable=False) from None
-                raise
+                raise _final(exc, tries, wait if delay is None else None, policy) from None
             stats.retried(url, exc.kind, delay)
             sleep(delay)
             tries += 1
+            k, tried = nxt, set()
             continue
         except BaseException as exc:  # a bug below, or Ctrl+C: the request is over all the same, and it failed
             stats.finished(url, RequestError(str(exc), kind="interrupted", retryable=False))
@@ -235,3 +337,16 @@ def call_with_retries(attempt: Callable[[int], tuple[str, Callable[[], T]]], pol
             raise
         stats.finished(url, None)
         return result
+
+
+def _final(exc: RequestError, tries: int, too_long: float | None, policy: RetryPolicy) -> RequestError:
+    """The error a request ends with: ``exc`` itself, or saying it was retried, or that the wait asked was too long."""
+    if not exc.retryable:
+        return exc
+    if too_long is not None:
+        return RequestError(f"{exc} (the server asked to retry after {too_long:g} s, over the "
+                            f"{policy.max_retry_after:g} s limit)", kind=exc.kind, retryable=False)
+    if tries:
+        return RequestError(f"{exc} (after {tries} retr{'y' if tries == 1 else 'ies'})", kind=exc.kind,
+                            retryable=False)
+    return exc

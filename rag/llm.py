@@ -6,7 +6,6 @@ bundled llama.cpp server); ``FakeLLM`` answers from the prompt's context blocks 
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 import re
@@ -19,12 +18,15 @@ from pydantic import BaseModel
 
 from rag.fleet import (
     RETRYABLE_STATUS,
+    Endpoints,
     Jitter,
     RequestError,
     RequestStats,
     RetryPolicy,
     call_with_retries,
     parse_retry_after,
+    public_url,
+    redact_urls,
 )
 from rag.prompt import REFUSAL
 
@@ -72,18 +74,28 @@ def one_line(text: object, limit: int = 300) -> str:
 
 
 def _with_cause(where: str, exc: BaseException) -> str:
-    """'where: Error: message (Cause: message)' on one line: the cause says what the network said."""
+    """'where: Error: message (Cause: message)' on one line: the cause says what the network said (a URL it quotes
+    without its password)."""
     cause = f" ({type(exc.__cause__).__name__}: {exc.__cause__})" if exc.__cause__ else ""
-    return one_line(f"{where}: {type(exc).__name__}: {exc}{cause}")
+    return one_line(redact_urls(f"{where}: {type(exc).__name__}: {exc}{cause}"))
+
+
+def fleet_name(model: str, urls: list[str]) -> str:
+    """``model@url`` naming a client in traces, judge names and the judge cache; a fleet is one model however many of
+    its servers are listed and in whatever order: ``model@url1,url2`` over the set of endpoints, sorted (swapping two
+    --judge-base-url must not re-judge everything). One URL gives the name it always had."""
+    return f"{model}@{','.join(sorted(set(urls)))}"
 
 
 class OpenAIChatLLM:
     """Chat completions from an OpenAI-compatible endpoint (``base_url`` ends in ``/v1``), or from a fleet of them
-    (a list of URLs: each request goes to the next one round-robin, and a retry to the one after).
+    (a list of URLs: each request goes to the next one round-robin, and a retry to the one after; one that refuses
+    connections is stepped around: rag/fleet.py's Endpoints).
 
     ``max_retries`` retries on 429, 5xx, timeouts and dropped connections with jittered exponential backoff (a
     Retry-After header is honoured: rag/fleet.py); ``stats`` counts what was sent. Safe to call from several
-    threads at once (``concurrency`` of the run)."""
+    threads at once (``concurrency`` of the run). ``base_url``, ``base_urls`` and ``model_id`` are shown and recorded:
+    they hold no user or password (the clients alone have the URLs as given)."""
 
     def __init__(
         self,
@@ -102,18 +114,19 @@ class OpenAIChatLLM:
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
         if not urls:
             raise LLMError("no base URL given")
-        self.base_urls = [u.rstrip("/") for u in urls]
+        full = [u.rstrip("/") for u in urls]
+        self.base_urls = [public_url(u) for u in full]
         self.base_url = self.base_urls[0]
         self.model = model
-        self.model_id = model_id or f"{model}@{','.join(self.base_urls)}"
+        self.model_id = model_id or fleet_name(model, self.base_urls)
         self.retry = retry or RetryPolicy(max_retries=max_retries)
         self.stats = RequestStats()
         self._jitter = Jitter(self.retry.seed)
         self._sleep = sleep
-        self._turn = itertools.count()
+        self._endpoints = Endpoints(len(full), cooldown=self.retry.cooldown)
         key = api_key or os.environ.get("OPENAI_API_KEY") or "local"
         # our own retry loop (rag/fleet.py) replaces the client's: it counts, honours Retry-After and fails over
-        self._clients = [OpenAI(base_url=u, api_key=key, timeout=timeout, max_retries=0) for u in self.base_urls]
+        self._clients = [OpenAI(base_url=u, api_key=key, timeout=timeout, max_retries=0) for u in full]
         self.timeout = timeout  # the whole request's, not only each read's (a reply trickled byte by byte)
 
     def chat(
@@ -121,14 +134,13 @@ class OpenAIChatLLM:
     ) -> LLMResponse:
         """Send one non-streaming chat request (retried as ``retry`` says); a final failure is a one-line
         ``LLMError`` naming the endpoint and the reason."""
-        first = next(self._turn)  # itertools.count is atomic under the GIL: round-robin across threads
 
-        def attempt(i: int) -> tuple[str, Callable[[], LLMResponse]]:
-            k = (first + i) % len(self._clients)
+        def attempt(k: int) -> tuple[str, Callable[[], LLMResponse]]:
             return self.base_urls[k], lambda: self._once(k, messages, temperature, max_tokens, seed)
 
         try:
-            return call_with_retries(attempt, self.retry, self.stats, jitter=self._jitter, sleep=self._sleep)
+            return call_with_retries(attempt, self.retry, self.stats, jitter=self._jitter, sleep=self._sleep,
+                                     endpoints=self._endpoints)
         except RequestError as exc:
             raise LLMError(str(exc)) from None
 
@@ -152,7 +164,7 @@ class OpenAIChatLLM:
         except openai.APIStatusError as exc:
             status = exc.status_code
             retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-            raise RequestError(one_line(f"{where}: {type(exc).__name__}: {exc}"), kind=f"http_{status}",
+            raise RequestError(one_line(redact_urls(f"{where}: {type(exc).__name__}: {exc}")), kind=f"http_{status}",
                                retryable=status in RETRYABLE_STATUS, retry_after=retry_after) from None
         except openai.APIConnectionError as exc:  # APITimeoutError is one too
             kind = "timeout" if isinstance(exc, openai.APITimeoutError) else "connection"

@@ -47,7 +47,9 @@ def open_generator(cfg: PipelineConfig, llm=None) -> Iterator[object]:
     from rag.server import llm_for  # noqa: PLC0415 - lazy: the bundled model server, only without an llm or URL
 
     g = cfg.generation
-    client, server = llm_for(g.base_url, g.model, parallel=g.concurrency, timeout=g.timeout,
+    # n_ctx reaches the server: the context budget is checked against it (PipelineConfig._budget_fits), so a server
+    # holding less per slot would cut the prompts the config accepted
+    client, server = llm_for(g.base_url, g.model, n_ctx=g.n_ctx, parallel=g.concurrency, timeout=g.timeout,
                              max_retries=g.max_retries)
     try:
         yield client

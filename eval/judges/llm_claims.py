@@ -24,6 +24,7 @@ from eval.judges.scorer import ScorerJudge
 from eval.metrics import get
 from eval.metrics.base import Ask
 from eval.metrics.verify import top_premises
+from rag.fleet import redact_urls
 from rag.llm import ChatLLM, LLMError, one_line
 
 UNPARSEABLE = "judge output unparseable"
@@ -153,14 +154,15 @@ class LLMScorer:
 class LLMJudge(ScorerJudge):
     """ScorerJudge over an LLMScorer whose undecided verdicts make the affected samples unmeasured.
 
-    ``llm`` is put behind the disk cache (``cache``: True = default path, a path, or False)."""
+    ``llm`` is put behind the disk cache (``cache``: True = default path, a path, or False). Its name (``config_id``)
+    is the model's id: a fleet's servers as a sorted set (rag.llm.fleet_name), a URL without its password."""
 
     def __init__(self, llm: ChatLLM, *, cache: bool | str | Path = True, max_premises: int = 3,
                  max_tokens: int = 12, seed: int = 0, three_way: bool = False, concurrency: int = 1):
         self.llm_scorer = LLMScorer(cached(llm, cache), max_tokens=max_tokens, seed=seed, three_way=three_way,
                                     concurrency=concurrency)
         super().__init__(_Decided(self.llm_scorer), max_premises=max_premises,
-                         config_id=f"llm:{self.llm_scorer.llm.model_id}")
+                         config_id=f"llm:{redact_urls(self.llm_scorer.llm.model_id)}")
 
     def judge(self, metric: str, traces: list[Trace]) -> list[MetricResult]:
         self.llm_scorer.failures.clear()

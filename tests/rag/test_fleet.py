@@ -3,9 +3,11 @@ into a run folder (rag/run_questions.py) against fake OpenAI-compatible servers 
 429s, 5xx and dropped connections on a deterministic schedule."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -19,6 +21,7 @@ from corpora.run_folder import RUN_SUMMARY, RunFolder
 from rag.config import PipelineConfig, load_config
 from rag.fake_server import FakeOpenAIServer, Rendezvous
 from rag.fleet import (
+    Endpoints,
     Jitter,
     RequestError,
     RequestStats,
@@ -77,18 +80,19 @@ def test_the_retry_loop_counts_retries_and_the_final_failure():
     calls: list[int] = []
     slept: list[float] = []
 
-    def attempt(i: int):
+    def attempt(k: int):  # endpoint k of two; the first two tries fail
         def call():
-            calls.append(i)
-            if i < 2:
+            calls.append(k)
+            if len(calls) <= 2:
                 raise RequestError("boom", kind="http_503", retryable=True)
             return "ok"
-        return f"u{i % 2}", call
+        return f"u{k}", call
 
     stats = RequestStats()
     policy = RetryPolicy(max_retries=3, base_delay=1.0, max_delay=10.0)
-    assert call_with_retries(attempt, policy, stats, jitter=lambda: 0.0, sleep=slept.append) == "ok"
-    assert calls == [0, 1, 2] and slept == [0.5, 1.0]
+    assert call_with_retries(attempt, policy, stats, jitter=lambda: 0.0, sleep=slept.append,
+                             endpoints=Endpoints(2)) == "ok"
+    assert calls == [0, 1, 0] and slept == [0.5, 1.0]  # a retry goes to the next endpoint, after its backoff
     d = stats.as_dict()
     assert (d["requests"], d["ok"], d["retries"], d["failed"], d["retries_by_kind"]) == (3, 1, 2, 0, {"http_503": 2})
     assert d["endpoints"]["u0"] == {"requests": 2, "ok": 1, "retried": 1, "failed": 0}
@@ -176,18 +180,80 @@ def test_a_fleet_is_used_round_robin_and_a_retry_fails_over_to_the_next():
         s.start()
     try:
         servers[1].always = "drop"
-        llm, _ = client([s.base_url for s in servers], max_retries=2)
+        llm, _ = client([s.base_url for s in servers], max_retries=0, cooldown=0.0)  # never stepped around
         replies = [llm.chat(ASK).text for _ in range(9)]
-        assert all("LoRA" in r for r in replies)  # every request answered: the dead one's went on to the next
-        assert [s.received for s in servers] == [3, 3, 6]  # 3 each round-robin; the 3 dropped ones retried on the next
+        assert all("LoRA" in r for r in replies)  # every request answered: the dead one's went on to the next, free
+        assert [s.received for s in servers] == [3, 3, 6]  # 3 each round-robin; the 3 dropped ones failed over
         assert [s.served for s in servers] == [3, 0, 6]
         d = llm.stats.as_dict()
         assert (d["requests"], d["ok"], d["retries"], d["failed"]) == (12, 9, 3, 0)
         assert d["endpoints"][servers[1].base_url] == {"requests": 3, "ok": 0, "retried": 3, "failed": 0}
-        assert llm.model_id == "fake@" + ",".join(s.base_url for s in servers)
+        assert llm.model_id == "fake@" + ",".join(sorted(s.base_url for s in servers))
     finally:
         for s in servers:
             s.stop()
+
+
+@contextlib.contextmanager
+def dead_urls(n: int):
+    """``n`` loopback URLs that refuse connections while the block runs (bound, so no one else takes the port, but
+    never listening)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket()) for _ in range(n)]
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        yield [f"http://127.0.0.1:{s.getsockname()[1]}/v1" for s in socks]
+
+
+def test_endpoints_step_around_a_refusing_one_for_its_cooldown_and_a_retry_after_for_its_own_server():
+    now = [100.0]
+    ring = Endpoints(3, cooldown=5.0, clock=lambda: now[0])
+    assert [ring.first() for _ in range(3)] == [0, 1, 2]  # round-robin
+    ring.refused(0)
+    assert ring.failover(0, {0}) == 1 and ring.failover(1, {0, 1}) == 2 and ring.failover(2, {0, 1, 2}) is None
+    assert [ring.first() for _ in range(3)] == [1, 1, 2]  # 0's turn goes on to the next
+    ring.refused(1), ring.refused(2)
+    assert ring.first() == 0  # every one refused a moment ago: the next in turn is asked all the same
+    now[0] += 5.01
+    assert [ring.first() for _ in range(3)] == [1, 2, 0]  # the cooldown is over
+    ring.wait_asked(2, 60.0)
+    assert ring.retry(1) == 0 and ring.wait_for(0) is None and ring.failover(1, {1}) == 0  # 2 is left alone, not 0
+    assert ring.wait_for(2) == pytest.approx(60.0)
+    one = Endpoints(1, cooldown=5.0, clock=lambda: now[0])
+    one.refused(0)
+    assert one.first() == 0 and one.retry(0) == 0 and one.failover(0, {0}) is None  # a lone server is still asked
+
+
+def test_a_fleet_fails_over_past_endpoints_that_refuse_connections_without_spending_a_retry():
+    """Three URLs of which only the third listens: every request is answered, even with no retry allowed (a
+    connection error tries the other endpoints first), and a dead one is stepped around for its cooldown."""
+    with dead_urls(2) as dead, FakeOpenAIServer() as live:
+        for max_retries in (0, 1):
+            llm, slept = client([*dead, live.base_url], max_retries=max_retries)
+            assert all("LoRA" in llm.chat(ASK).text for _ in range(4))
+            d = llm.stats.as_dict()
+            assert slept == [] and (d["ok"], d["failed"], d["retries_by_kind"]) == (4, 0, {"connection": 2})
+            assert [d["endpoints"][u]["requests"] for u in dead] == [1, 1]  # each tried once, then stepped around
+            assert d["endpoints"][live.base_url] == {"requests": 4, "ok": 4, "retried": 0, "failed": 0}
+            assert d["requests"] == d["ok"] + d["retries"] + d["failed"] == 6
+        assert live.received == 8
+        llm, slept = client(dead, max_retries=1)  # every one down: each tried, then one retry after a backoff (the
+        with pytest.raises(LLMError, match=r"Connect.*\(after 1 retry\)"):  # other one refused a moment ago: not
+            llm.chat(ASK)  # asked again in that attempt)
+        assert len(slept) == 1 and llm.stats.as_dict()["requests"] == 3
+
+
+def test_a_retry_after_holds_back_its_own_server_and_not_the_retry_that_goes_elsewhere():
+    with FakeOpenAIServer() as busy, FakeOpenAIServer() as free:
+        busy.faults = ["429:60"]
+        llm, slept = client([busy.base_url, free.base_url], max_retries=1)
+        assert all("LoRA" in llm.chat(ASK).text for _ in range(3))
+        assert slept and slept[0] <= 0.02  # the retry went to the other server: a backoff, not busy's 60 s
+        assert (busy.received, free.served) == (1, 3)  # busy is not sent anything before its 60 s are over
+    with FakeOpenAIServer() as busy, FakeOpenAIServer() as free:
+        busy.faults = ["429:3600"]  # over max_retry_after: a fleet steps around it instead of failing
+        llm, slept = client([busy.base_url, free.base_url], max_retries=1, max_retry_after=60.0)
+        assert "LoRA" in llm.chat(ASK).text and slept[0] <= 0.02
 
 
 def test_one_url_keeps_its_config_hash_and_a_list_is_a_fleet():
@@ -198,6 +264,53 @@ def test_one_url_keeps_its_config_hash_and_a_list_is_a_fleet():
     runtime = load_config(None, {"generation": {"base_url": "http://a/v1", "concurrency": 8, "max_retries": 5,
                                                 "timeout": 9}}, environ={})
     assert runtime.config_hash() == one.config_hash() != fleet.config_hash()  # how requests are sent changes no answer
+    # the hashes runs already have: the bundled model, one server (its URL as written, a trailing / included)
+    assert PipelineConfig().config_hash() == "d9772bec5bc7" and one.config_hash() == "97265af4723c"
+    assert PipelineConfig(generation={"base_url": "http://a/v1/", "model": "m"}).config_hash() == "b3ffdcd9f407"
+    # a password is no part of it (it never names a run folder, and a new one re-answers nothing)
+    assert PipelineConfig(generation={"base_url": "http://u:s3cret@a/v1"}).config_hash() == "97265af4723c"
+    # a fleet is its model: which nodes, and in which order, change no answer (every node answers any question)
+    same = [["http://b/v1", "http://a/v1"], ["http://a/v1", "http://b/v1", "http://c/v1"], ["http://c/v1"] * 2]
+    assert {PipelineConfig(generation={"base_url": u}).config_hash() for u in same} == {fleet.config_hash()}
+    assert PipelineConfig(generation={"base_url": ["http://a/v1"] * 2, "model": "other"}).config_hash() != \
+        fleet.config_hash()
+
+
+def test_a_fleet_run_with_dead_nodes_and_passwords_answers_everything_and_records_no_password(tmp_path, capsys,
+                                                                                               monkeypatch):
+    """Three --base-url of which only the third listens: every question answered with the default one retry; the
+    user:password in the URLs is in no run-folder file and no printed line (of run or eval); dropping a dead node or
+    reordering the fleet resumes the run, and reordering the judges' fleet resumes the evaluation from its cache."""
+    from ragdoctor.cli import main
+
+    monkeypatch.setenv("RAGDOCTOR_CACHE", str(tmp_path / "cache"))
+    corpus, questions = write_corpus(tmp_path, 4)
+    with dead_urls(2) as dead, FakeOpenAIServer() as live:
+        secret = [u.replace("//", "//user:s3cret@") for u in [*dead, live.base_url]]
+        run = tmp_path / "run"
+        base = ["run", "--embedder", "fake", "--corpus", str(corpus), "--index-dir", str(tmp_path / "idx"),
+                "--questions", str(questions), "--out", str(run / "traces.jsonl"), "--model", "fake"]
+        assert main([*base, *(a for u in secret for a in ("--base-url", u))]) == 0
+        printed = capsys.readouterr()
+        assert "(4 new, 0 resumed)" in printed.out and "4 ok" in printed.out and "per endpoint:" in printed.out
+        traces = [json.loads(line) for line in (run / "traces.jsonl").read_text().splitlines()]
+        assert len(traces) == 4 and all(t["outcome"] != "error" for t in traces)  # 2 of 4 were errors
+        assert traces[0]["generator"] == "fake@" + ",".join(sorted([*dead, live.base_url]))
+        assert main([*base, "--base-url", secret[2], "--base-url", secret[1]]) == 0  # a dead node dropped, reordered
+        printed2 = capsys.readouterr()
+        assert "(0 new, 4 resumed)" in printed2.out
+        judged = live.received
+        for order in ([secret[2], secret[0]], [secret[0], secret[2]]):  # the judges' fleet, swapped
+            args = ["eval", str(run / "traces.jsonl"), "--judges", "llm", "--out", str(tmp_path / "ev")]
+            assert main([*args, *(a for u in order for a in ("--judge-base-url", u))]) == 0
+        printed3 = capsys.readouterr()
+        assert "(0 judged, 4 resumed" in printed3.out
+        assert live.received > judged  # judged once, then resumed (and answered from the judge cache)
+    for out in (printed, printed2, printed3):
+        assert "s3cret" not in out.out + out.err and "user@" not in out.out + out.err
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]  # the run and eval folders, the judge cache
+    assert any(p.name == "requests.json" for p in written) and any(p.name == "config.json" for p in written)
+    assert [p for p in written if b"s3cret" in p.read_bytes()] == []
 
 
 # --- concurrent generation into a run folder -----------------------------------------------------------------------
@@ -235,8 +348,16 @@ def fleet():
         s.stop()
 
 
-def test_a_fleet_of_three_at_concurrency_four_answers_every_question_once_through_faults(tmp_path, fleet):
+def test_a_fleet_of_three_at_concurrency_four_answers_every_question_once_through_faults(tmp_path, fleet,
+                                                                                           monkeypatch):
+    import functools
+
+    import rag.llm
     from ragdoctor import flow
+
+    # every injected fault is met (a dropped connection would otherwise step around its endpoint for a while, and the
+    # faults scheduled after it come late or never): stepping around is tested on its own below
+    monkeypatch.setattr(rag.llm, "RetryPolicy", functools.partial(RetryPolicy, cooldown=0.0))
 
     for s, faults in zip(fleet, (["429:0", "500"], ["drop", "503", "429:0"], [])):
         s.latency, s.faults = 0.05, list(faults)

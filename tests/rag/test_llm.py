@@ -159,6 +159,96 @@ def test_llm_for_with_url_starts_nothing():
     assert server is None and llm.model_id == "gpt-x@http://127.0.0.1:9/v1"
 
 
+class _NoModelServer:
+    """LocalModelServer's face without a model: records what it was started with."""
+
+    made: list[_NoModelServer] = []
+
+    def __init__(self, gguf, *, n_ctx: int = 4096, parallel: int = 1, **_kw) -> None:
+        self.gguf, self.n_ctx, self.parallel = gguf, n_ctx, parallel
+        _NoModelServer.made.append(self)
+
+    name = LocalModelServer.name
+
+    def start(self) -> str:
+        return "http://127.0.0.1:9/v1"
+
+    def stop(self) -> None:
+        pass
+
+
+@pytest.fixture
+def no_model_server(monkeypatch):
+    import rag.server
+
+    _NoModelServer.made.clear()
+    monkeypatch.setattr(rag.server, "LocalModelServer", _NoModelServer)
+    return _NoModelServer.made
+
+
+def test_the_bundled_server_gets_the_configs_n_ctx(no_model_server):
+    """generation.n_ctx is checked against the context budget and hashed: the server must hold that much per slot
+    (it held 4096 while a 6000-token budget was accepted with n_ctx 8192)."""
+    from rag.config import PipelineConfig
+    from rag.session import open_generator
+
+    cfg = PipelineConfig.model_validate({"generation": {"n_ctx": 8192, "concurrency": 2},
+                                         "retrieval": {"context_tokens": 6000}})
+    with open_generator(cfg) as client:
+        assert client.model_id == "qwen2.5-0.5b@llama.cpp:1d9614638d18"  # the bundled model keeps its name
+    assert [(s.n_ctx, s.parallel) for s in no_model_server] == [(8192, 2)]
+
+
+def test_a_gguf_of_the_users_is_named_by_its_content_and_the_digest_is_remembered(tmp_path, monkeypatch,
+                                                                                   no_model_server):
+    """A file replaced at the same path is another model (its answers were resumed, its judge cache reused); the same
+    file elsewhere is the same model; the digest is computed once per file state, not at every start."""
+    import os
+
+    import rag.server
+    from rag.config import PipelineConfig
+
+    monkeypatch.setenv("RAGDOCTOR_CACHE", str(tmp_path / "cache"))
+    hashed: list[str] = []
+    from corpora.digest import sha256_file as real
+    monkeypatch.setattr(rag.server, "sha256_file", lambda p: hashed.append(str(p)) or real(p), raising=False)
+    gguf = tmp_path / "x.gguf"
+    gguf.write_bytes(b"A" * 4096)
+
+    def names(path) -> tuple[str, str]:
+        llm, _ = llm_for(None, str(path))
+        return llm.model_id, PipelineConfig(generation={"model": str(path)}).config_hash()
+
+    first = names(gguf)
+    assert first[0] == f"x@llama.cpp:{hashlib.sha256(b'A' * 4096).hexdigest()[:12]}"
+    assert names(gguf) == first and len(hashed) == 1  # remembered (cache folder), not hashed again
+    assert (tmp_path / "cache" / "gguf_digests.json").is_file()
+    before = gguf.stat()
+    time.sleep(0.05)
+    gguf.write_bytes(b"B" * 4096)  # replaced in place, same size, its mtime put back (cp -p)
+    os.utime(gguf, ns=(before.st_atime_ns, before.st_mtime_ns))
+    second = names(gguf)
+    assert second[0] != first[0] and second[1] != first[1] and len(hashed) == 2
+    moved = tmp_path / "elsewhere" / "x.gguf"
+    moved.parent.mkdir()
+    moved.write_bytes(b"A" * 4096)
+    assert names(moved) == first  # the same weights: the same model, its run resumed
+    # the bundled models are named by their pinned sums, as before: nothing hashed, the hashes runs have
+    assert PipelineConfig().config_hash() == "d9772bec5bc7"
+    assert PipelineConfig(generation={"model": "qwen2.5-1.5b"}).config_hash() == "9a9476ebd0fe" and len(hashed) == 3
+
+
+def test_a_fleet_is_named_by_its_set_of_endpoints_and_never_by_a_password():
+    a, b = "http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"
+    one = OpenAIChatLLM(a, model="m")
+    assert one.model_id == f"m@{a}"  # one server: the name it always had
+    swapped = [OpenAIChatLLM(urls, model="m").model_id for urls in ([a, b], [b, a], [b + "/", a, b])]
+    assert swapped == [f"m@{b},{a}"] * 3  # sorted, as strings
+    secret = OpenAIChatLLM(["http://user:s3cret@127.0.0.1:9/v1", b], model="m")
+    assert secret.model_id == swapped[0] and secret.base_urls == [a, b] and secret.base_url == a
+    assert "s3cret" not in repr(secret.stats.as_dict())
+
+
 # ---------------------------------------------------------------- model registry
 
 def test_cache_dir_follows_env(tmp_path, monkeypatch):

@@ -388,3 +388,22 @@ def test_both_judges_on_bundled_qwen(ragas_judge_cls, tmp_path):
     for (j, m, sid), (status, value, reason) in report.items():
         print(f"  {j:5} {m:18} {sid:12} {status:10} {value if value is None else round(value, 3)!s:6} "
               f"{timing[(j, m)]:6.1f} s/sample  {reason or ''}")
+
+
+def test_swapping_a_judge_fleets_servers_keeps_its_name_and_its_cache(tmp_path):
+    """``--judge-base-url a --judge-base-url b`` and ``b a`` are one judge: one name for the evaluation (config_id)
+    and one cache key, so the second order re-judges nothing; a password in a URL is in neither."""
+    from rag.fake_server import FakeOpenAIServer
+    from rag.llm import OpenAIChatLLM
+
+    with FakeOpenAIServer() as s1, FakeOpenAIServer() as s2:
+        urls = [s1.base_url, s2.base_url.replace("//", "//user:s3cret@")]
+        ask = [{"role": "user", "content": "Premise: x\nStatement: y\nAnswer YES or NO."}]
+        judges = [LLMJudge(OpenAIChatLLM(order, model="m", max_retries=0), cache=tmp_path / "c.sqlite")
+                  for order in (urls, urls[::-1])]
+        assert judges[0].config_id == judges[1].config_id and "s3cret" not in judges[0].config_id
+        first, second = (j.llm_scorer.llm for j in judges)
+        assert first.chat(ask, max_tokens=12).text == second.chat(ask, max_tokens=12).text
+        assert (first.misses, second.hits, s1.received + s2.received) == (1, 1, 1)
+        assert cache_key(first.model_id, ask, 0.0, 12, 0) == cache_key(second.model_id, ask, 0.0, 12, 0)
+    assert [p.name for p in tmp_path.iterdir() if b"s3cret" in p.read_bytes()] == []  # the cache and its WAL
