@@ -2,14 +2,19 @@
 from __future__ import annotations
 
 import csv
+import difflib
+import os
+import re
 from pathlib import Path
 
 from corpora.errors import InputError, report_skipped, warn
 from corpora.jsonl import parse_model, read_records
-from corpora.records import Document, Question, relevant_docs
+from corpora.records import Document, Question, relevant_docs, says_something
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 DOC_FIELDS = {"id", "text", "title", "metadata"}
+JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number",
+              bool: "true or false", type(None): "null"}
 
 
 def _report(errors: list[InputError] | None, err: InputError) -> None:
@@ -40,40 +45,169 @@ def unique_ids(path: str | Path, kind: str):
 
 def load_documents_jsonl(path: str | Path, *, skip_empty: bool = False, skipped: list[str] | None = None,
                          errors: list[InputError] | None = None) -> list[Document]:
-    """JSONL with ``id`` (or BEIR's ``_id``), ``text``, optional ``title`` and ``metadata``. A bad line (an empty text
-    too, unless ``skip_empty``: then a titled document is kept with its title as text, an untitled one dropped) is
-    reported and skipped; see corpora.jsonl.read_records."""
+    """JSONL with ``id`` (or BEIR's ``_id``), ``text``, optional ``title`` and ``metadata`` (an object). A bad line (an
+    empty text too, one with no letter or digit, unless ``skip_empty``: then a titled document is kept with its title
+    as text, an untitled one dropped, its id added to ``skipped`` or, without that list, counted in one warning) is
+    reported and skipped; see corpora.jsonl.read_records. Other keys are kept in ``metadata`` (never over a key of
+    metadata's own) and named in one warning per file: a typo such as ``tittle`` is not silently read as metadata."""
     unique = unique_ids(path, "document")
+    unknown: set[str] = set()
+    lines_unknown = 0  # lines with an unknown key
+    shadowed: set[str] = set()  # unknown keys metadata also has (its own value is kept)
+    dropped: list[str] = []
 
     def parse(obj: dict, lineno: int) -> Document | None:
+        nonlocal lines_unknown
         if "_id" in obj and "id" not in obj:  # BEIR's name for it; an integer reads as its decimal string (_int_id)
             obj = {"id": obj.pop("_id"), **obj}
         obj = _int_id(obj)
+        if obj.get("metadata", {}) is None:  # an export's "metadata": null is no metadata
+            obj = {k: v for k, v in obj.items() if k != "metadata"}
+        if "metadata" in obj and not isinstance(obj["metadata"], dict):
+            raise InputError(path, f"must be a JSON object, got {JSON_TYPES.get(type(obj['metadata']), 'a value')}",
+                             line=lineno, field="metadata")
         extra = {k: v for k, v in obj.items() if k not in DOC_FIELDS}
         obj = {k: v for k, v in obj.items() if k in DOC_FIELDS}
-        if extra:  # BEIR and other exports carry extra keys: keep them as metadata rather than reject them
-            obj["metadata"] = {**(obj.get("metadata") or {}), **extra}
+        if extra:  # BEIR and other exports carry extra keys: keep them as metadata (its own keys first) and say so
+            own = obj.get("metadata", {})
+            shadowed.update(k for k in extra if k in own)
+            unknown.update(extra)
+            lines_unknown += 1
+            obj["metadata"] = {**extra, **own}
         doc = parse_model(Document, obj, path, lineno)
-        if not doc.text.strip():
+        if not says_something(doc.text):  # "", " ", "\u200b", "\u0000", "---": nothing a retriever or judge can read
             if not skip_empty:
-                raise InputError(path, "empty text", line=lineno, field="text")
-            if not doc.title.strip():
-                if skipped is not None:
-                    skipped.append(doc.id)
+                raise InputError(path, "empty text (no letter or digit)", line=lineno, field="text")
+            if not says_something(doc.title):
+                (skipped if skipped is not None else dropped).append(doc.id)
                 return None
             doc.text = doc.title
         unique(doc.id, lineno)
         return doc
 
-    return read_records(path, parse, what="documents", errors=errors)
+    docs = read_records(path, parse, what="documents", errors=errors)
+    if unknown:
+        names = ", ".join(f"'{k}'" + _did_you_mean(k) for k in sorted(unknown)[:10])
+        names += f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
+        kept = f" (where metadata has the key too, its own value: {', '.join(sorted(shadowed))})" if shadowed else ""
+        warn(f"{path}: unknown field(s) {names} on {lines_unknown} line(s) (a document has id, text, "
+             f"title, metadata): kept in each document's metadata{kept}")
+    if dropped:
+        warn(f"{path}: {len(dropped)} document(s) with neither text nor title left out (first: {dropped[0]!r})")
+    return docs
+
+
+def _did_you_mean(key: str) -> str:
+    close = difflib.get_close_matches(key, sorted(DOC_FIELDS), n=1, cutoff=0.75)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+ATX_HEADING = re.compile(r" {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")  # CommonMark: "# Title", "## Title ##"
+FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def _markdown_title(text: str) -> str | None:
+    """The first ATX heading (``#`` to ``######`` and a space) outside front matter and code fences, or None."""
+    lines = text.splitlines()
+    start = 0
+    if lines and lines[0].strip() == "---":  # YAML front matter: up to the next "---" or "..."
+        end = next((i for i, line in enumerate(lines[1:], start=1) if line.strip() in ("---", "...")), None)
+        start = end + 1 if end is not None else 0
+    fence = None
+    for line in lines[start:]:
+        m = FENCE.match(line)
+        if m:
+            mark = m.group(1)
+            if fence is None:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip().strip(mark[0]):
+                fence = None
+            continue
+        if fence is None:
+            h = ATX_HEADING.match(line)
+            if h and says_something(h.group(1)):
+                return h.group(1).strip()
+    return None
+
+
+def _title(path: Path, text: str) -> str:
+    """A Markdown file's first heading, else its file name stem; a text file's first line (a heading's text, when it
+    is one)."""
+    if path.suffix.lower() != ".txt":
+        return (_markdown_title(text) or path.stem)[:200]
+    first = text.strip().splitlines()[0]
+    h = ATX_HEADING.match(first)
+    return (h.group(1) if h and says_something(h.group(1)) else first).strip()[:200]
+
+
+def _shown(path: Path) -> str:
+    """A path as a message can print it (bytes that are no UTF-8 name, escaped)."""
+    return str(path).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _text_files(folder: Path, errors: list[InputError] | None) -> list[Path]:
+    """The .txt/.md files under ``folder``, sorted. Links are followed, a linked folder once and after the folder's own
+    tree (no loops, nothing read twice: a link to a folder already read is reported and left, a file reached twice is
+    read once under its own path); a broken link and an unreadable folder are reported; hidden files and folders
+    (``.git/``, ``.venv/``, ``.notes.md``) are skipped, counted in one warning."""
+    found: list[tuple[bool, Path]] = []  # (reached through a link, path)
+    hidden: list[str] = []
+    seen_dirs: set[Path] = set()
+    links: list[Path] = []  # links to folders, read after every folder of the corpus's own
+
+    def walk(d: Path, via_link: bool) -> None:
+        seen_dirs.add(d.resolve())
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError as exc:
+            _report(errors, InputError(_shown(d), f"unreadable folder ({exc.strerror or exc}): its files are left out"))
+            return
+        for e in entries:
+            path = Path(e.path)
+            try:
+                is_dir, is_file, is_link = e.is_dir(), e.is_file(), e.is_symlink()
+            except OSError as exc:
+                _report(errors, InputError(_shown(path), exc.strerror or str(exc)))
+                continue
+            if e.name.startswith("."):
+                if is_dir or path.suffix.lower() in TEXT_SUFFIXES:
+                    hidden.append(e.name + "/" * is_dir)
+            elif is_link and not os.path.exists(path):
+                _report(errors, InputError(_shown(path), f"broken link (to {os.readlink(path)}): left out"))
+            elif is_dir and is_link:
+                links.append(path)
+            elif is_dir:
+                walk(path, via_link)
+            elif is_file and path.suffix.lower() in TEXT_SUFFIXES:
+                found.append((via_link or is_link, path))
+
+    walk(folder, False)
+    while links:
+        link = links.pop(0)
+        if link.resolve() in seen_dirs:  # a folder of the corpus, one linked twice, or an ancestor (a loop)
+            _report(errors, InputError(_shown(link), f"a link to a folder already read ({_shown(link.resolve())}): "
+                                                     "its files are indexed once"))
+        else:
+            walk(link, True)
+    if hidden:
+        warn(f"{folder}: {len(hidden)} hidden path(s) skipped ({', '.join(hidden[:3])}{', ...' * (len(hidden) > 3)})")
+    by_target: dict[Path, Path] = {}
+    for _, path in sorted(found):  # a file's own path before a link's
+        target = path.resolve()
+        if target in by_target:
+            _report(errors, InputError(_shown(path), f"the same file as {_shown(by_target[target])} (a link): "
+                                                     "indexed once, under that name"))
+            continue
+        by_target[target] = path
+    return sorted(by_target.values())
 
 
 def load_documents_folder(folder: str | Path, errors: list[InputError] | None = None) -> list[Document]:
-    """Every .txt/.md file under ``folder``; the id is the path relative to it, the title its first heading or line.
-    An unreadable or empty file is reported and skipped."""
+    """Every .txt/.md file under ``folder`` (see _text_files); the id is the path relative to it, the title its first
+    heading (see _title). An unreadable file, or one with no letter or digit, is reported and skipped."""
     folder = Path(folder)
     docs: list[Document] = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES):
+    for path in _text_files(folder, errors):
         try:
             data = path.read_bytes()
             text = data.decode("utf-8").removeprefix("\ufeff")  # a byte-order mark (Windows editors) is no text
@@ -84,8 +218,8 @@ def load_documents_folder(folder: str | Path, errors: list[InputError] | None = 
         except OSError as exc:
             _report(errors, InputError(path, exc.strerror or str(exc)))
             continue
-        if not text.strip():
-            _report(errors, InputError(path, "empty file", field="text"))
+        if not says_something(text):
+            _report(errors, InputError(path, "empty file (no letter or digit)", field="text"))
             continue
         doc_id = path.relative_to(folder).as_posix()
         try:
@@ -94,34 +228,66 @@ def load_documents_folder(folder: str | Path, errors: list[InputError] | None = 
             _report(errors, InputError(str(path).encode("utf-8", "backslashreplace").decode("ascii", "replace"),
                                        "the file name is not valid UTF-8 (rename the file)"))
             continue
-        first = text.strip().splitlines()[0].lstrip("# ").strip()
-        docs.append(Document(id=doc_id, title=first[:200], text=text, metadata={"path": str(path)}))
+        docs.append(Document(id=doc_id, title=_title(path, text), text=text, metadata={"path": str(path)}))
     if not docs:
         raise InputError(folder, f"no readable {'/'.join(TEXT_SUFFIXES)} files found")
     return docs
 
 
-def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
-    """BEIR qrels TSV (``query-id``, ``corpus-id``, ``score``, header line) -> {query: {doc: grade}}."""
+def load_qrels(path: str | Path, errors: list[InputError] | None = None) -> dict[str, dict[str, int]]:
+    """BEIR qrels TSV (``query-id``, ``corpus-id``, ``score``, header line) -> {query: {doc: grade}}. A bad row (not
+    UTF-8, too few columns, a score that is no whole number) is reported and skipped, as a bad corpus line is; a file
+    with rows but no valid one is an error."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, "file not found")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, exc.strerror or str(exc)) from None
     qrels: dict[str, dict[str, int]] = {}
-    with open(path, encoding="utf-8-sig", newline="") as fh:  # -sig: a byte-order mark is not part of the header
-        for lineno, row in enumerate(csv.reader(fh, delimiter="\t"), start=1):
-            if not row or (lineno == 1 and row[0].strip().lower() in {"query-id", "query_id", "qid"}):
-                continue
-            if len(row) < 3:
-                raise InputError(path, f"expected 3 tab-separated columns, got {len(row)}", line=lineno)
-            try:
-                score = float(row[2])
-            except ValueError:
-                raise InputError(path, f"score '{row[2]}' is not a number", line=lineno, field="score") from None
-            if not score.is_integer():  # a grade: 0.5 would read as 0 (not relevant), inf or nan as nothing
-                raise InputError(path, f"score '{row[2]}' is not a whole-number relevance grade", line=lineno,
-                                 field="score")
-            qrels.setdefault(row[0].strip(), {})[row[1].strip()] = int(score)
+    bad: list[InputError] = []
+    for lineno, raw in enumerate(data.splitlines(), start=1):
+        try:
+            line = raw.decode("utf-8").removeprefix("\ufeff") if lineno == 1 else raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad.append(InputError(path, f"not valid UTF-8 (byte {exc.start})", line=lineno))
+            continue
+        row = next(csv.reader([line], delimiter="\t"), [])
+        if not row or not "".join(row).strip() or (lineno == 1 and row[0].strip().lower() in {"query-id", "query_id",
+                                                                                            "qid"}):
+            continue
+        try:
+            qid, doc_id, grade = _qrels_row(row, path, lineno)
+        except InputError as exc:
+            bad.append(exc)
+            continue
+        qrels.setdefault(qid, {})[doc_id] = grade
+    if bad and not qrels:
+        first = bad[0]
+        field = f"field {first.field!r}: " if first.field else ""
+        raise InputError(path, f"no valid qrels rows ({len(bad)} bad line{'s' * (len(bad) > 1)} skipped; first: line "
+                               f"{first.line}: {field}{first.message})")
+    for err in bad:
+        _report(errors, err)
     return qrels
+
+
+def _qrels_row(row: list[str], path: Path, lineno: int) -> tuple[str, str, int]:
+    if len(row) < 3:
+        raise InputError(path, f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(row)}",
+                         line=lineno)
+    qid, doc_id = row[0].strip(), row[1].strip()
+    for name, value in (("query-id", qid), ("corpus-id", doc_id)):
+        if not value:
+            raise InputError(path, "is blank", line=lineno, field=name)
+    try:
+        score = float(row[2])
+    except ValueError:
+        raise InputError(path, f"score '{row[2]}' is not a number", line=lineno, field="score") from None
+    if not score.is_integer():  # a grade: 0.5 would read as 0 (not relevant), inf or nan as nothing
+        raise InputError(path, f"score '{row[2]}' is not a whole-number relevance grade", line=lineno, field="score")
+    return qid, doc_id, int(score)
 
 
 def load_beir(folder: str | Path, split: str = "test", skipped: list[str] | None = None
@@ -182,5 +348,7 @@ def load_corpus(source: str | Path, errors: list[InputError] | None = None) -> l
         if corpus is None and (source / "qrels").is_dir():  # a BEIR folder's queries and qrels without its corpus
             raise InputError(source, "a BEIR folder (qrels/) without corpus.jsonl or corpus.jsonl.gz: its documents "
                                      "are missing (a folder of .txt/.md files has no qrels/)")
-        return load_documents_jsonl(corpus, errors=errors) if corpus else load_documents_folder(source, errors)
+        if corpus is None:
+            return load_documents_folder(source, errors)
+        return load_documents_jsonl(corpus, skip_empty=True, errors=errors)  # as load_beir reads it: one behaviour
     return load_documents_jsonl(source, errors=errors)

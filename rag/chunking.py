@@ -41,6 +41,21 @@ def hf_tokenizer(model_dir: str) -> Tokenize:
     return tokenize
 
 
+def model_token_counts(model_dir: str, texts: list[str]) -> list[int]:
+    """How many tokens the model itself reads of each text, special tokens included and nothing cut (its input
+    limit is compared with these): unlike hf_tokenizer, an unknown-token run counts as the one token it is."""
+    tok = _plain_tokenizer(model_dir)
+    return [len(enc.ids) for enc in tok.encode_batch(texts, add_special_tokens=True)]
+
+
+@lru_cache(maxsize=2)
+def _plain_tokenizer(model_dir: str) -> Tokenizer:
+    tok = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
 def whitespace_tokenizer(text: str) -> list[int]:
     """Dependency-free token counter (one token per whitespace word) for the fake embedder."""
     return list(range(len(text.split())))

@@ -14,16 +14,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from corpora.errors import InputError, warn
-from rag.manifest import is_index_manifest
-
-INDEX_FILES = frozenset({"manifest.json", "chunks.jsonl", "dense.faiss", "dense.ivfdata", "bm25"})
+from rag.manifest import holds_our_index
 
 
 def _is_ours(folder: Path) -> bool:
-    """A folder holding a ragdoctor index manifest (readable, or at least only the files an index consists of)."""
-    if not (folder / "manifest.json").is_file():
-        return False
-    return is_index_manifest(folder) or {p.name for p in folder.iterdir()} <= INDEX_FILES
+    """A folder holding a ragdoctor index (rag.manifest.holds_our_index): a ``manifest.json`` of the user's own, alone
+    or beside other files, is not one."""
+    return holds_our_index(folder)
 
 
 def check_index_target(index_dir: str | Path) -> Path:

@@ -93,6 +93,9 @@ def read_manifest(index_dir: Path) -> Manifest:
     path = index_dir / "manifest.json"
     if not path.exists():
         raise InputError(index_dir, "no index here (manifest.json missing): build one with `ragdoctor index`")
+    if not holds_our_index(index_dir):  # a user's own manifest.json: never advise a rebuild, which would replace it
+        raise InputError(index_dir, f"holds a {path.name} that is not a ragdoctor index manifest: not an index (it is "
+                                    "never replaced); choose another index folder")
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, OSError) as exc:
@@ -114,13 +117,44 @@ def manifest_version(index_dir: Path) -> int | None:
     return raw.get("version") if isinstance(raw, dict) else None
 
 
+MANIFEST_KEYS = frozenset({"embedder_id", "corpus_checksum", "n_chunks"})  # what makes a manifest.json ours
+INDEX_FILES = frozenset({"manifest.json", "chunks.jsonl", "dense.faiss", "dense.ivfdata", "bm25"})
+INDEX_DATA = frozenset({"chunks.jsonl", "dense.faiss"})  # in every index, whatever its kind
+
+
 def is_index_manifest(index_dir: Path) -> bool:
     """True when ``index_dir`` holds a manifest this project wrote (any version, even one that no longer loads)."""
     try:
         raw = json.loads((index_dir / "manifest.json").read_text(encoding="utf-8"))
     except (ValueError, OSError):
         return False
-    return isinstance(raw, dict) and {"embedder_id", "corpus_checksum", "n_chunks"} <= set(raw)
+    return isinstance(raw, dict) and MANIFEST_KEYS <= set(raw)
+
+
+def holds_our_index(index_dir: Path) -> bool:
+    """Whether ``index_dir`` is an index this project wrote, and so may be rebuilt in place: its manifest.json has the
+    manifest's own fields; or, damaged (truncated, edited), it lies among nothing but index files and still shows its
+    ``"embedder_id"`` key or lies beside an index's chunks and vectors. A folder holding a user's own
+    ``manifest.json`` (an extension's, a package's) is not: it is never replaced, nor called an index to rebuild."""
+    path = index_dir / "manifest.json"
+    if not path.is_file():
+        return False
+    if is_index_manifest(index_dir):
+        return True
+    try:
+        names = {p.name for p in index_dir.iterdir()}
+        text = path.read_bytes()[:1_000_000].decode("utf-8", "replace")
+    except OSError:
+        return False
+    damaged_ours = '"embedder_id"' in text and not _json_object(text)  # a truncated manifest: its first keys are there
+    return names <= INDEX_FILES and (damaged_ours or INDEX_DATA <= names)
+
+
+def _json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 def check_compatible(manifest: Manifest, index_dir: Path, *, embedder_id: str, dim: int, normalized: bool,

@@ -24,7 +24,7 @@ from corpora.errors import InputError, warn
 from corpora.records import Document
 from rag import faiss_index, ondisk_index
 from rag.bm25 import BM25Index
-from rag.chunking import chunk_documents, embedding_text, hf_tokenizer, whitespace_tokenizer
+from rag.chunking import chunk_documents, embedding_text, hf_tokenizer, model_token_counts, whitespace_tokenizer
 from rag.config import ChunkingConfig, IndexConfig
 from rag.index_dir import building, check_index_target, index_lock
 from rag.manifest import (
@@ -67,6 +67,38 @@ def tokenizer_for(embedder):
     return hf_tokenizer(embedder.tokenizer_dir) if getattr(embedder, "tokenizer_dir", None) else whitespace_tokenizer
 
 
+def max_input_tokens(embedder) -> int | None:
+    """The most tokens the embedder reads of a text (the rest is cut off unseen): its ``max_seq_length``, or that of
+    a sentence-transformers folder (sentence_bert_config.json); None when it says none."""
+    value = getattr(embedder, "max_seq_length", None)
+    if value is None and getattr(embedder, "tokenizer_dir", None):
+        try:
+            value = json.loads((Path(embedder.tokenizer_dir) / "sentence_bert_config.json").read_text(
+                encoding="utf-8")).get("max_seq_length")
+        except (OSError, ValueError, AttributeError):
+            return None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def warn_cut_off(texts: list[str], embedder, chunking: ChunkingConfig, where: Path) -> int:
+    """How many chunks' embedding texts (title and chunk) are longer than the embedder reads; warned about once: their
+    end is not in their vector, so a question about it cannot find them by meaning."""
+    limit = max_input_tokens(embedder)
+    if limit is None or not getattr(embedder, "tokenizer_dir", None):
+        return 0
+    try:
+        counts = model_token_counts(str(embedder.tokenizer_dir), texts)
+    except Exception:  # noqa: BLE001 - a tokenizer that cannot be read only costs this check, never the build
+        return 0
+    over = sum(c > limit for c in counts)
+    if over:
+        warn(f"{where}: {over} of {len(texts)} chunks ({over / len(texts):.0%}) are longer than the {limit} tokens the "
+             f"embedder reads (its max_seq_length; the title is embedded with each chunk): their end is not in their "
+             f"vector, so dense retrieval cannot find it; lower chunking.chunk_size (now {chunking.chunk_size}) "
+             f"and rebuild")
+    return over
+
+
 def _write_nodes(path: Path, nodes) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         for node in nodes:
@@ -101,6 +133,7 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
         raise InputError(index_dir, "the corpus produced no chunks")
     timings["chunk"] = time.perf_counter() - t
     texts = [embedding_text(n) for n in nodes]
+    warn_cut_off(texts, embedder, chunking, index_dir)
     with building(index_dir) as tmp:
         out = tmp if index_cfg.on_disk else None  # on disk: the inverted lists are written straight into the folder
         t = time.perf_counter()

@@ -296,6 +296,16 @@ CASES = [
          prep=raw("user/c.toml", b"[pipeline.retrieval]\ntop_k = 4\n"), env={"RAGDOCTOR_RETRIEVAL__TOPK": "3"}),
     Case("index-env-conflict", ["index", *PIPE[:6]], 2, r"RAGDOCTOR_INDEX__KIND conflicts with RAGDOCTOR_INDEX",
          env={"RAGDOCTOR_INDEX": "flat", "RAGDOCTOR_INDEX__KIND": "flat"}),
+    # a folder holding only a user's own manifest.json is not an index: never replaced, never "rebuild it" (audit)
+    Case("index-rebuild-into-a-users-manifest-folder", ["index", *PIPE[:2], "--index-dir", "user/ext", "--corpus",
+                                                        "corpus.jsonl", "--rebuild"], 2,
+         r"user/ext: is not empty and holds no ragdoctor index manifest: refusing to replace it",
+         prep=raw("user/ext/manifest.json", b'{"name": "my extension"}')),
+    Case("index-into-a-users-manifest-folder", ["index", *PIPE[:2], "--index-dir", "user/ext", "--corpus",
+                                                "corpus.jsonl"], 2,
+         r"user/ext: holds a manifest\.json that is not a ragdoctor index manifest: not an index",
+         prep=raw("user/ext/manifest.json", b'{"name": "my extension"}'),
+         check=lambda ws, out, err: None if "rebuild" not in err else pytest.fail(f"advises a rebuild: {err}")),
     Case("index-integer-ids", ["index", "--corpus", ROWS, *PIPE[:4], "--rebuild"], 0, "", "ok",
          write(ROWS, [{"id": 1, "text": "one two three"}, {"id": 2, "text": "four five six"}])),
     # --- run ---------------------------------------------------------------------------------------------------

@@ -100,7 +100,7 @@ def test_beir_folder(tmp_path):
         load_beir(tmp_path, split="dev")
     (tmp_path / "qrels" / "bad.tsv").write_text("q1\td1\tx\n")
     from corpora.loaders import load_qrels
-    with pytest.raises(InputError, match=r"bad.tsv:1: field 'score'"):
+    with pytest.raises(InputError, match=r"bad.tsv: no valid qrels rows \(1 bad line skipped; first: line 1: field 'score'"):
         load_qrels(tmp_path / "qrels" / "bad.tsv")
 
 
@@ -174,7 +174,7 @@ def test_qrels_grades_are_whole_numbers_and_a_bom_is_no_header_problem(tmp_path)
     assert load_qrels(path) == {"q1": {"d1": 2, "d2": 1}}
     for bad in ("0.5", "inf", "nan", "1.7"):  # 0.5 once read as 0 (not relevant) in silence, inf as a crash
         path.write_text(f"q1\td1\t{bad}\n")
-        with pytest.raises(InputError, match=rf"q\.tsv:1: field 'score': score '{bad}' is not a whole-number"):
+        with pytest.raises(InputError, match=rf"q\.tsv: no valid qrels .*line 1: field 'score': score '{bad}' is not a whole"):
             load_qrels(path)
 
 
@@ -203,3 +203,145 @@ def test_graded_labels_on_a_question_are_checked(tmp_path, metadata, extra, why)
     path.write_text(json.dumps({"id": "a", "question": "What is it?", "metadata": metadata, **extra}) + "\n")
     with pytest.raises(InputError, match=rf"q\.jsonl: no valid questions .*line 1: field 'metadata': {why}"):
         load_questions(path)
+
+
+# --- audit of the corpus loaders: qrels rows, folder walks, BEIR via --corpus, unknown keys, titles, empty texts ---
+
+
+def test_a_bad_qrels_row_is_reported_and_skipped_the_rest_is_read(tmp_path, caplog):
+    """A row of 2 columns stopped the whole command (exit 2), a Latin-1 row was an internal UnicodeDecodeError."""
+    from corpora.loaders import load_qrels
+
+    path = tmp_path / "q.tsv"
+    path.write_bytes(b"query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\nq\xe9\td3\t1\nq3\td3\t2\n")
+    errors: list[InputError] = []
+    assert load_qrels(path, errors) == {"q1": {"d1": 1}, "q3": {"d3": 2}}
+    assert [str(e) for e in errors] == [
+        f"{path}:3: expected 3 tab-separated columns (query-id, corpus-id, score), got 2",
+        f"{path}:4: not valid UTF-8 (byte 1)"]
+    path.write_bytes(b"q\xe9\td1\t1\n")  # no valid row: one line naming the file and the first bad line
+    with pytest.raises(InputError, match=r"q\.tsv: no valid qrels rows \(1 bad line skipped; first: line 1: not valid"):
+        load_qrels(path)
+    # through a BEIR folder: reported (file:line) and skipped, the other queries are read
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "text": "one"}\n{"_id": "d3", "text": "three"}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "a?"}\n{"_id": "q3", "text": "b?"}\n')
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_bytes(b"q1\td1\t1\nq1\td3\nq3\td3\t1\n")
+    caplog.set_level("WARNING")
+    assert [q.id for q in load_beir(tmp_path)[1]] == ["q1", "q3"]
+    assert "skipped bad record: " + str(tmp_path / "qrels" / "test.tsv") + ":2: expected 3" in caplog.text
+
+
+def test_a_beir_folder_given_as_corpus_keeps_title_only_documents_as_load_beir_does(tmp_path, caplog):
+    (tmp_path / "corpus.jsonl").write_text(
+        '{"_id": "d1", "title": "T", "text": "one"}\n{"_id": "d2", "title": "Only a title", "text": ""}\n'
+        '{"_id": "d3", "title": "", "text": " "}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "a?"}\n')
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("q1\td2\t1\n")
+    caplog.set_level("WARNING")
+    docs = load_corpus(tmp_path)
+    assert [(d.id, d.text) for d in docs] == [(d.id, d.text) for d in load_beir(tmp_path)[0]]
+    assert [(d.id, d.text) for d in docs] == [("d1", "one"), ("d2", "Only a title")]
+    assert "1 document(s) with neither text nor title left out (first: 'd3')" in caplog.text  # never in silence
+
+
+def test_unknown_corpus_keys_are_named_once_and_never_overwrite_metadata(tmp_path, caplog):
+    p = _write(tmp_path / "c.jsonl", [
+        '{"id": "m3", "text": "t", "metadata": {"src": "mine"}, "src": "extra"}',
+        '{"id": "m4", "tittle": "Typo", "text": "u"}',
+        '{"id": "m5", "tittle": "Again", "text": "v"}',
+        '{"id": "m6", "metadata": [1], "x": 1, "text": "w"}',
+        '{"id": "m7", "metadata": "a string", "text": "w"}',
+        '{"id": "m8", "metadata": null, "text": "w"}'])  # an export's null: no metadata, not a lost document
+    caplog.set_level("WARNING")
+    errors: list[InputError] = []
+    docs = load_documents_jsonl(p, errors=errors)
+    assert docs[0].metadata == {"src": "mine"}  # the top-level key does not overwrite metadata's own
+    assert docs[1].metadata == {"tittle": "Typo"} and (docs[-1].id, docs[-1].metadata) == ("m8", {})
+    assert [str(e) for e in errors] == [f"{p}:4: field 'metadata': must be a JSON object, got an array",
+                                        f"{p}:5: field 'metadata': must be a JSON object, got a string"]
+    warnings = [r.getMessage() for r in caplog.records if "unknown field" in r.getMessage()]
+    assert len(warnings) == 1, warnings  # once per file, naming every unknown key of the lines read
+    assert warnings[0] == (f"warning: {p}: unknown field(s) 'src', 'tittle' (did you mean 'title'?) on 3 line(s) "
+                           "(a document has id, text, title, metadata): kept in each document's metadata (where "
+                           "metadata has the key too, its own value: src)")
+
+
+def test_documents_with_nothing_visible_are_skipped_by_both_loaders(tmp_path):
+    p = _write(tmp_path / "c.jsonl", [json.dumps({"id": f"z{i}", "text": t})
+                                      for i, t in enumerate(["\u200b", "\u0000", "\ufeff", "\u3000", "---", "real"])])
+    errors: list[InputError] = []
+    assert [d.id for d in load_documents_jsonl(p, errors=errors)] == ["z5"]
+    assert len(errors) == 5 and all("field 'text': empty text" in str(e) for e in errors)
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "zw.md").write_text("\u200b\u200b\n")
+    (folder / "nul.txt").write_text("\u0000")
+    (folder / "ok.md").write_text("Words.")
+    errors = []
+    assert [d.id for d in load_documents_folder(folder, errors)] == ["ok.md"]
+    assert sorted(e.path.rsplit("/", 1)[1] for e in errors) == ["nul.txt", "zw.md"]
+
+
+@pytest.mark.parametrize("text, title", [
+    ("---\ntitle: x\nlayout: post\n---\n\n# Real title\n\nBody.", "Real title"),
+    ("```python\n# a comment, not a heading\nx = 1\n```\n\n## Usage\n", "Usage"),
+    ("#1 rule\n\nNo heading here.", "notes"),
+    ("Plain first line\n# Heading later ##\n", "Heading later"),
+    ("No heading at all.\n", "notes"),
+    ("# Title one\n\nBody.", "Title one"),
+])
+def test_a_markdown_title_is_its_first_heading_else_its_file_name(tmp_path, text, title):
+    (tmp_path / "notes.md").write_text(text, encoding="utf-8")
+    assert load_documents_folder(tmp_path)[0].title == title
+
+
+def test_a_text_file_title_is_its_first_line_and_a_hash_is_kept_when_no_heading(tmp_path):
+    (tmp_path / "a.txt").write_text("#1 rule: never skip\nbody")
+    (tmp_path / "b.txt").write_text("# Heading\nbody")
+    assert [d.title for d in load_documents_folder(tmp_path)] == ["#1 rule: never skip", "Heading"]
+
+
+def test_a_folder_corpus_follows_links_once_and_says_what_it_leaves_out(tmp_path, caplog, monkeypatch):
+    import os
+
+    corpus, outside = tmp_path / "corpus", tmp_path / "outside"
+    (corpus / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (corpus / "top.md").write_text("# Top\ntop doc")
+    (corpus / "sub" / "inner.md").write_text("inner doc")
+    (outside / "e.md").write_text("external doc")
+    (corpus / "alias.md").symlink_to("top.md")  # the same file twice: indexed once, under its own name
+    (corpus / "broken.md").symlink_to(tmp_path / "nonexistent")
+    (corpus / "linked").symlink_to(outside)  # a folder outside: followed (Python 3.11's rglob does not)
+    (corpus / "again").symlink_to(corpus / "sub")  # a folder inside (sorts before sub): its files once
+    (corpus / "sub" / "loop").symlink_to(corpus)  # a loop: never followed twice
+    (corpus / "locked").mkdir()
+    (corpus / "locked" / "x.md").write_text("locked away")
+    (corpus / ".git").mkdir()
+    (corpus / ".git" / "HEAD.txt").write_text("ref: refs/heads/main")
+    (corpus / ".venv" / "lib").mkdir(parents=True)
+    (corpus / ".venv" / "lib" / "LICENSE.txt").write_text("MIT")
+    (corpus / ".dotfile.txt").write_text("hidden notes")
+    real_scandir = os.scandir
+
+    def scandir(path):  # a folder this user cannot read (as root, chmod 000 would not stop us)
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    caplog.set_level("WARNING")
+    errors: list[InputError] = []
+    docs = load_documents_folder(corpus, errors)
+    assert [d.id for d in docs] == ["linked/e.md", "sub/inner.md", "top.md"]
+    said = sorted(str(e).removeprefix(str(corpus) + "/") for e in errors)
+    assert len(said) == 5, said
+    assert said[0].startswith("again: a link to a folder already read")
+    assert said[1].startswith("alias.md: the same file as ") and said[1].endswith("top.md (a link): indexed once, "
+                                                                                 "under that name")
+    assert said[2] == f"broken.md: broken link (to {tmp_path / 'nonexistent'}): left out"
+    assert said[3] == "locked: unreadable folder (Permission denied): its files are left out"
+    assert said[4].startswith("sub/loop: a link to a folder already read")
+    assert f"{corpus}: 3 hidden path(s) skipped (.dotfile.txt, .git/, .venv/)" in caplog.text

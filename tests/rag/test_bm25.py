@@ -33,3 +33,16 @@ def test_k1_and_b_change_the_scores_and_survive_save_and_load(tmp_path):
     assert f[1] / f[2] > d[1] / d[2]  # no length normalisation (b=0): the long document is no longer pushed down
     flat.save(tmp_path / "bm25")
     assert BM25Index.load(tmp_path / "bm25", 3).search("keys", 3) == flat.search("keys", 3)
+
+
+def test_a_corpus_of_unspaced_chinese_or_japanese_is_warned_about_once(caplog):
+    """bm25s reads each run of CJK characters between punctuation as one word: "键值缓存" never matches a sentence."""
+    caplog.set_level("WARNING")
+    zh = ["大型语言模型的键值缓存随上下文长度线性增长。", "向量数据库使用近似最近邻搜索。"]
+    index = BM25Index.build([*zh, "KV cache"])
+    assert index.search("键值缓存", 3) == []  # the reason for the warning
+    said = [r.getMessage() for r in caplog.records if "BM25" in r.getMessage()]
+    assert len(said) == 1 and "written without spaces" in said[0] and "use dense retrieval" in said[0], said
+    caplog.clear()
+    BM25Index.build([*TEXTS, "日本語", "Müller straße café", "КЭШ ключей и значений растёт"])  # a few words: no
+    assert "written without spaces" not in caplog.text

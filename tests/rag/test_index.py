@@ -335,3 +335,74 @@ def test_a_current_index_loads_without_its_lock_and_an_unusable_cache_only_warns
     with caplog.at_level("WARNING", logger="ragdoctor.notices"):
         _, built = ensure_index(docs[:7], tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig())
     assert built and any("no build lock" in r.getMessage() for r in caplog.records)
+
+
+def test_a_folder_holding_a_users_own_manifest_is_never_replaced_nor_called_an_index(tmp_path):
+    """A folder with only a user's manifest.json ({"name": "my extension"}) counted as an index: --rebuild deleted it,
+    and loading it advised that rebuild."""
+    from rag.index_dir import check_index_target
+    from rag.manifest import holds_our_index
+
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    (ext / "manifest.json").write_text('{"name": "my extension"}')
+    with pytest.raises(InputError) as err:
+        ensure_index(_docs(4), ext, FakeEmbedder(), chunking=CH, index_cfg=IndexConfig(), rebuild=True)
+    assert str(err.value) == (f"{ext}: is not empty and holds no ragdoctor index manifest: refusing to replace it; "
+                              "choose a new or empty folder")
+    for load in (lambda: load_index(ext, FakeEmbedder()), lambda: read_manifest(ext),
+                 lambda: ensure_index(_docs(4), ext, FakeEmbedder(), chunking=CH, index_cfg=IndexConfig())):
+        with pytest.raises(InputError) as err:
+            load()
+        assert str(err.value).startswith(f"{ext}: holds a manifest.json that is not a ragdoctor index manifest")
+        assert "rebuild" not in str(err.value)
+    assert (ext / "manifest.json").read_text() == '{"name": "my extension"}' and [p.name for p in ext.iterdir()] == [
+        "manifest.json"]
+    (ext / "manifest.json").write_text("not json")  # a user's file that is not JSON either
+    with pytest.raises(InputError, match="holds no ragdoctor index manifest: refusing to replace it"):
+        check_index_target(ext)
+    with pytest.raises(InputError, match="not a ragdoctor index manifest: not an index"):
+        read_manifest(ext)
+    # an index of ours with a damaged manifest (truncated, or an edit that dropped its keys) is still rebuilt
+    build_index(_docs(4), tmp_path / "idx", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig())
+    manifest = tmp_path / "idx" / "manifest.json"
+    text = manifest.read_text()
+    for damaged in (text[: len(text) // 2], '{"version": 1}'):
+        manifest.write_text(damaged)
+        assert holds_our_index(tmp_path / "idx")
+        with pytest.raises(InputError, match="unreadable manifest.*--rebuild"):
+            load_index(tmp_path / "idx", FakeEmbedder())
+        ensure_index(_docs(4), tmp_path / "idx", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig(), rebuild=True)
+        assert read_manifest(tmp_path / "idx").n_documents == 4
+
+
+class _ShortInputEmbedder(FakeEmbedder):
+    """The fake embedder with a real model's tokenizer and an input limit (MiniLM reads 256 tokens)."""
+
+    max_seq_length = 32
+
+    @property
+    def tokenizer_dir(self):
+        from rag.models import minilm_path
+        return str(minilm_path())
+
+
+def test_chunks_longer_than_the_embedder_reads_are_counted_and_warned_about_once(tmp_path, caplog):
+    from rag.models import minilm_path
+    from rag.store import max_input_tokens
+
+    caplog.set_level("WARNING")
+    store = build_index(_docs(8), tmp_path / "i", _ShortInputEmbedder(), chunking=ChunkingConfig(chunk_size=64,
+                        chunk_overlap=8), index_cfg=IndexConfig())
+    said = [r.getMessage() for r in caplog.records if "tokens the embedder reads" in r.getMessage()]
+    assert len(said) == 1, said
+    n = len(store.nodes)
+    assert f"{n} of {n} chunks (100%) are longer than the 32 tokens the embedder reads" in said[0]
+    assert "lower chunking.chunk_size (now 64)" in said[0]
+    caplog.clear()
+    build_index(_docs(8), tmp_path / "j", _ShortInputEmbedder(), chunking=ChunkingConfig(chunk_size=16,
+                chunk_overlap=2), index_cfg=IndexConfig())
+    assert "tokens the embedder reads" not in caplog.text  # every chunk fits: not a word
+    assert max_input_tokens(FakeEmbedder()) is None  # an embedder that says no limit: nothing checked
+    minilm = type("M", (), {"tokenizer_dir": str(minilm_path())})()
+    assert max_input_tokens(minilm) == 256  # read from the model folder, without loading the model
