@@ -36,7 +36,7 @@ from pydantic import BaseModel, ValidationError
 from tqdm import tqdm
 
 from corpora.errors import InputError, warn
-from corpora.jsonl import append_json_line, json_object_problem, read_log, repair_torn_tail
+from corpora.jsonl import append_json_line, json_object_problem, read_log, repair_torn_tail, validation_error
 from corpora.paths import output_file, output_folder
 from corpora.records import Diagnosis, Judgement, Trace, _hash
 
@@ -175,6 +175,15 @@ def line_key(raw: bytes, keyed: bool) -> tuple[str, str, str] | None:
     return obj["sample_id"], str(obj.get("eval_hash", "")), str(obj.get("sample_hash", ""))
 
 
+def _torn(raw: bytes) -> bool:
+    """Whether a log's last line is cut off (not one JSON value): a kill mid-write, or an append still in flight."""
+    try:
+        json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return True
+    return False
+
+
 class LogIndex(Mapping[str, R]):
     """A log's latest record per sample id, each validated only when it is asked for (a run of thousands of samples
     opens in well under a second).
@@ -182,33 +191,38 @@ class LogIndex(Mapping[str, R]):
     The records this project writes start with their ``sample_id`` (then, for judgements, ``eval_hash`` and
     ``sample_hash``: pydantic dumps fields in order), so the key is read from the start of each line; any other line is
     parsed to find it. With ``current`` (RunFolder.current_keys) only the lines judged with the run's configuration on
-    the samples' current content count; a line that does not validate (a torn tail) falls back to the sample's
-    previous record."""
+    the samples' current content count. A torn last line (an evaluation in progress, or killed mid-write) is not
+    listed, as ``read_log`` drops it; any other line that does not validate falls back to the sample's previous
+    record, and a sample with none is an InputError naming the line (``file:line: field: problem``), never a
+    KeyError for a sample the index lists."""
 
     def __init__(self, path: Path, model: type[R], current: tuple[str, dict[str, str]] | None = None):
-        self.model = model
-        self._lines: dict[str, list[bytes]] = {}
+        self.model, self.path = model, path
+        self._lines: dict[str, list[tuple[int, bytes]]] = {}
         self._parsed: dict[str, R] = {}
         if not path.exists():
             return
-        for raw in path.read_bytes().split(b"\n"):
-            if not raw.strip():
+        lines = path.read_bytes().split(b"\n")
+        last = max((i for i, raw in enumerate(lines) if raw.strip()), default=-1)
+        for i, raw in enumerate(lines):
+            if not raw.strip() or (i == last and _torn(raw)):
                 continue
             key = line_key(raw, keyed=current is not None)
             if key is None or (current is not None and (key[1] != current[0] or current[1].get(key[0]) != key[2])):
                 continue
-            self._lines.setdefault(key[0], []).append(raw)
+            self._lines.setdefault(key[0], []).append((i + 1, raw))
 
     def __getitem__(self, sid: str) -> R:
         if sid not in self._parsed:
-            for raw in reversed(self._lines[sid]):
+            first: InputError | None = None
+            for lineno, raw in reversed(self._lines[sid]):
                 try:
                     self._parsed[sid] = self.model.model_validate_json(raw)
                     break
-                except ValidationError:
-                    continue
-            else:
-                raise KeyError(sid)
+                except ValidationError as exc:
+                    first = first or validation_error(self.path, lineno, exc)
+            else:  # listed, so never a KeyError: the damaged line, named
+                raise first or InputError(self.path, f"no valid record of sample '{sid}'")
         return self._parsed[sid]
 
     def __iter__(self) -> Iterator[str]:

@@ -78,6 +78,7 @@ class Run:
     results: pd.DataFrame  # long: sample_id, metric, judge, value, status, reason, seconds
     samples: pd.DataFrame  # wide: one row per sample (see samples_frame)
     summary: dict | None = None  # summary.json (eval), or recomputed when it is not the current one
+    summary_file: bool = False  # ``summary`` is the run's current summary.json (what `ragdoctor gate` reads)
     report: dict | None = None  # diagnosis.json
     run_summary: dict | None = None  # run_summary.json (pipeline)
     config: dict | None = None
@@ -134,6 +135,7 @@ def load_run(run_dir: str | Path) -> Run:
     except InputError:  # a damaged diagnoses file: the run without categories (rerun diagnose), not no run at all
         diagnoses, stale = {}, True
     summary = folder.summary()
+    summary_file = summary is not None
     parquet, log = folder.file(RESULTS_TABLE), folder.file(RESULTS)
     fresh = summary is not None or folder.read_json(SUMMARY) is None  # not left by an earlier evaluation
     results = None
@@ -149,16 +151,68 @@ def load_run(run_dir: str | Path) -> Run:
     results["value"] = results["value"].astype(float)
     if summary is None and judgements:  # none, or left by an earlier evaluation: recomputed from the current lines
         summary = summarize(list(judgements.values()), n_resamples=1000)
+    samples = samples_frame(results, judgements, traces, diagnoses)
+    picks = picked_values(results)
+    for metric in metric_columns(samples):  # the classifier's per-sample pick, for the quadrants (not to_pandas's)
+        samples[picked_column(metric)] = samples["sample_id"].map(picks[metric]).astype(float) if metric in picks \
+            else np.nan
     return Run(folder=folder, judgements=judgements, traces=traces, diagnoses=diagnoses, results=results,
-               samples=samples_frame(results, judgements, traces, diagnoses), summary=summary,
+               samples=samples, summary=summary, summary_file=summary_file,
                report=None if stale else folder.read_json(DIAGNOSIS), run_summary=folder.read_json(RUN_SUMMARY),
                config=folder.config(), input_errors=folder.input_errors(), diagnoses_stale=stale)
+
+
+def evaluation_status(run: Run) -> dict:
+    """How far the run's evaluation got, read as `ragdoctor gate` reads a run: ``judged`` (samples with results),
+    ``expected`` (config.json's samples; None without one), ``unjudged`` (samples with a trace and no results),
+    ``gate`` (the run's current summary.json is there, the one the gate checks: else no verdict is given),
+    ``complete`` and ``note``: why the evaluation is not complete (or the run not evaluated), in one line."""
+    judged = set(run.results["sample_id"]) | set(run.judgements)
+    unjudged = [sid for sid in run.sample_ids if sid not in judged]
+    samples = (run.config or {}).get("samples")
+    expected = len(samples) if isinstance(samples, dict) else None
+    rerun = "rerun `ragdoctor eval` (judged samples are reused)"
+    note = None
+    if not judged:
+        note = f"not evaluated: none of its {len(run.sample_ids):,} samples has been judged; run `ragdoctor eval`"
+    elif expected is not None and len(judged) < expected:
+        note = f"evaluation incomplete: {len(judged):,} of {expected:,} samples judged; {rerun}"
+    elif not run.summary_file:
+        why = "no summary.json (the evaluation did not finish)" if not run.folder.file(SUMMARY).exists() else \
+            "its summary.json is not this evaluation's (left by an earlier one, or damaged)"
+        note = f"evaluation incomplete: {why}; {rerun}"
+    return {"judged": len(judged), "expected": expected, "unjudged": unjudged, "gate": run.summary_file,
+            "complete": note is None, "note": note}
 
 
 # --- the wide samples table --------------------------------------------------------------------------------------
 
 def _judge_order(judges: Iterable[str]) -> list[str]:
     return sorted(judges, key=lambda j: (trust_rank(j), j))
+
+
+PICKED = "@pick"  # suffix of the column of the classifier's per-sample pick of a metric
+
+
+def picked_column(metric: str) -> str:
+    return metric + PICKED
+
+
+def picked_values(results: pd.DataFrame) -> pd.DataFrame:
+    """sample_id x metric: the value diagnostics.classify.pick reads per sample, so ``ragdoctor diagnose``'s: the most
+    trusted judge that measured the sample (the next one where it did not; NaN where none did). Unlike the bare
+    ``metric`` column (one judge for the whole column, as the gate reads it), the judge may change from sample to
+    sample: the quadrants count as diagnosis.json does."""
+    if not len(results):
+        return pd.DataFrame(index=pd.Index([], name="sample_id"))
+    measured = ((results["status"] == "ok") & results["value"].notna()).to_numpy()
+    order = pd.DataFrame({"sample_id": results["sample_id"].to_numpy(), "metric": results["metric"].to_numpy(),
+                          "value": np.where(measured, results["value"].astype(float).to_numpy(), np.nan),
+                          "unmeasured": ~measured, "rank": results["judge"].map(trust_rank).to_numpy(),
+                          "pos": np.arange(len(results))})
+    # pick's order: measured first, then the judge's trust, then the judgement's own order (a stable sort)
+    first = order.sort_values(["unmeasured", "rank", "pos"], kind="stable").drop_duplicates(["sample_id", "metric"])
+    return first.pivot(index="sample_id", columns="metric", values="value")
 
 
 def metric_columns(samples: pd.DataFrame) -> dict[str, list[str]]:
@@ -257,10 +311,11 @@ def metrics_table(run: Run) -> pd.DataFrame:
 
 
 def gate_table(run: Run, cfg: GateConfig) -> pd.DataFrame:
-    """The CI gate's checks (eval.gate.check) against ``cfg``, with the (metric, judge) row each check read."""
+    """The CI gate's checks (eval.gate.check) against ``cfg``, with the (metric, judge) row each check read: none
+    without the run's current summary.json, on which `ragdoctor gate` gives no verdict either (it exits 2)."""
     cols = ["check", "passed", "observed", "threshold", "kind", "message", "metric", "judge"]
-    if not run.summary or (not cfg.minimums and cfg.max_unmeasured is None):
-        return pd.DataFrame(columns=cols)
+    if not run.summary or not run.summary_file or (not cfg.minimums and cfg.max_unmeasured is None):
+        return pd.DataFrame(columns=cols)  # no current summary.json: `ragdoctor gate` gives no verdict either
     rows = []
     for c in check(run.summary, cfg):
         metric, _, judge = c.name.partition(":")
@@ -569,8 +624,10 @@ def _unpaired_ci(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int = 0) 
 
 
 def compare_metrics(a: Run, b: Run, n_resamples: int = 1000) -> pd.DataFrame:
-    """Per (metric, judge): each run's mean and 95% CI (summary.json) and the delta B - A with its 95% CI (a paired
-    bootstrap over the samples both runs measured, else unpaired). Regressions (CI wholly below 0) first."""
+    """Per (metric, judge): each run's mean and 95% CI (summary.json) and the delta B - A with its 95% CI, and in
+    ``ci`` which CI: "paired" (a paired bootstrap over the MIN_BOOTSTRAP or more samples both runs measured),
+    "unpaired" (fewer shared: each run resampled on its own), or "none" (too few samples: no CI, no verdict, and the
+    change says "too few samples", never "within noise"). Regressions (CI wholly below 0) first."""
     sa = {(m["metric"], m["judge"]): m for m in (a.summary or {}).get("metrics", [])}
     sb = {(m["metric"], m["judge"]): m for m in (b.summary or {}).get("metrics", [])}
 
@@ -586,7 +643,8 @@ def compare_metrics(a: Run, b: Run, n_resamples: int = 1000) -> pd.DataFrame:
         for tag, m in (("a", ma), ("b", mb)):
             row.update({f"n_{tag}": m["n"] if m else None, f"mean_{tag}": m["mean"] if m else None,
                         f"ci_low_{tag}": m["ci_low"] if m else None, f"ci_high_{tag}": m["ci_high"] if m else None})
-        row.update({"delta": None, "delta_ci_low": None, "delta_ci_high": None, "n_paired": 0, "change": ""})
+        row.update({"delta": None, "delta_ci_low": None, "delta_ci_high": None, "n_paired": 0, "ci": "",
+                    "change": ""})
         if ma and mb and ma["mean"] is not None and mb["mean"] is not None:
             row["delta"] = mb["mean"] - ma["mean"]
             xa = va[key].dropna() if key in va else pd.Series(dtype=float)
@@ -596,14 +654,16 @@ def compare_metrics(a: Run, b: Run, n_resamples: int = 1000) -> pd.DataFrame:
                 diffs = (xb[common] - xa[common]).to_numpy()
                 row["delta"] = float(diffs.mean())  # over the samples its CI resamples, never outside it
                 lo, hi = difference_ci(diffs.tolist(), n_resamples=n_resamples)
-                row["n_paired"] = len(common)
+                row["n_paired"], row["ci"] = len(common), "paired"
             elif min(len(xa), len(xb)) >= MIN_BOOTSTRAP:
                 lo, hi = _unpaired_ci(xa.to_numpy(), xb.to_numpy(), n_resamples)
+                row["ci"] = "unpaired"
             else:  # a handful of samples: no interval, so no regression or improvement is claimed
                 lo = hi = None  # type: ignore[assignment]
+                row["ci"] = "none"
             row["delta_ci_low"], row["delta_ci_high"] = lo, hi
-            row["change"] = ("regression" if hi is not None and hi < 0 else
-                             "improvement" if lo is not None and lo > 0 else "within noise")
+            row["change"] = ("too few samples" if lo is None or hi is None else "regression" if hi < 0 else
+                             "improvement" if lo > 0 else "within noise")
         elif ma and mb:  # in both runs' summaries, unmeasured in one of them (or both)
             row["change"] = ("unmeasured in both" if ma["mean"] is None and mb["mean"] is None else
                              "unmeasured in B" if mb["mean"] is None else "unmeasured in A")
@@ -613,8 +673,8 @@ def compare_metrics(a: Run, b: Run, n_resamples: int = 1000) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if not len(df):
         return df
-    rank = {"regression": 0, "within noise": 1, "improvement": 2, "unmeasured in A": 3, "unmeasured in B": 3,
-            "unmeasured in both": 3, "only in A": 4, "only in B": 5}
+    rank = {"regression": 0, "within noise": 1, "improvement": 2, "too few samples": 3, "unmeasured in A": 3,
+            "unmeasured in B": 3, "unmeasured in both": 3, "only in A": 4, "only in B": 5}
     df["_r"] = df["change"].map(rank)
     df["_d"] = df["delta"].astype(float).fillna(0.0)
     return df.sort_values(["_r", "_d", "metric", "judge"]).drop(columns=["_r", "_d"]).reset_index(drop=True)
@@ -661,14 +721,33 @@ def calibrated(run: Run, n_resamples: int = 1000) -> list[dict]:
     return calibrate(run.results, labels, n_resamples=n_resamples) if labels else []
 
 
+CALIBRATED_COLUMNS = ["metric", "judge", "labels", "judge mean", "PPI mean", "PPI CI low", "PPI CI high", "lambda",
+                      "AUROC", "AUROC CI low", "AUROC CI high", "accuracy", "accuracy CI low", "accuracy CI high",
+                      "note"]
+
+
+def calibration_note(r: dict) -> str:
+    """What `ragdoctor summary` says beside a calibrated row: why there is no PPI estimate, or its method and lambda;
+    then what the agreement left out or could not measure ("3 sample(s) left out: their labellers disagree", ...)."""
+    note = r["reason"] if r["status"] != "ok" else \
+        (r["method"] or "") + (f", lambda {r['lam']:.2f}" if r.get("lam") is not None else "")
+    a = r["agreement"]
+    if a.get("reason") and a.get("n"):
+        note += f"; {a['reason']}"
+    return note or ""
+
+
 def calibrated_table(rows: list[dict]) -> pd.DataFrame:
-    """The calibrated rows as a table: labels, judge mean, PPI mean and CI (or why there is none), agreement."""
-    return pd.DataFrame([{"metric": r["metric"], "judge": r["judge"], "labels": r["n_labels"],
-                          "judge mean": r["judge_mean"], "PPI mean": r["mean"], "PPI CI low": r["ci_low"],
-                          "PPI CI high": r["ci_high"], "AUROC": r["agreement"]["auroc"],
-                          "accuracy": r["agreement"]["accuracy"], "note": r["reason"] or r["method"]} for r in rows],
-                        columns=["metric", "judge", "labels", "judge mean", "PPI mean", "PPI CI low", "PPI CI high",
-                                 "AUROC", "accuracy", "note"])
+    """The calibrated rows as a table, all that `ragdoctor summary` prints: labels, judge mean, PPI mean and CI (or
+    why there is none) with its lambda, AUROC and accuracy against the labels with their 95% CIs, and the note."""
+    def ci(a: dict, key: str) -> list:
+        v = a.get(key) or [None, None]
+        return list(v) if len(v) == 2 else [None, None]
+
+    return pd.DataFrame([[r["metric"], r["judge"], r["n_labels"], r["judge_mean"], r["mean"], r["ci_low"],
+                          r["ci_high"], r.get("lam"), r["agreement"]["auroc"], *ci(r["agreement"], "auroc_ci"),
+                          r["agreement"]["accuracy"], *ci(r["agreement"], "accuracy_ci"), calibration_note(r)]
+                         for r in rows], columns=CALIBRATED_COLUMNS)
 
 
 def compare_calibrated(a: list[dict], b: list[dict]) -> pd.DataFrame:

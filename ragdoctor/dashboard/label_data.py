@@ -57,6 +57,28 @@ def progress(run: Run, labels: Iterable[Label], metrics: Sequence[str], stratify
     return Progress(MIN_LABELS, {m: len(counts.get(m, ())) for m in [*metrics, *counts]}, done, order)
 
 
+def unusable(run: Run) -> dict[str, str]:
+    """metric of LABEL_SET -> why this run cannot use a label of it (as `ragdoctor label` warns): no sample has
+    retrieved contexts (groundedness, context precision) or a reference answer (correctness), or the run's evaluation
+    measured the metric on no sample (with the reason its results give). A run not evaluated yet can use any label
+    its records allow (they count once it is evaluated)."""
+    out: dict[str, str] = {}
+    no_contexts = not bool((run.samples["n_retrieved"] > 0).any())
+    no_reference = bool(run.traces) and not any(t.reference for t in run.traces.values())
+    r = run.results
+    for metric in LABEL_SET:
+        rows = r[r["metric"] == metric]
+        if metric in ("groundedness", "context_precision") and no_contexts:
+            out[metric] = "no sample of this run has retrieved contexts"
+        elif metric == "answer_correctness" and no_reference:
+            out[metric] = "no sample of this run has a reference answer"
+        elif len(r) and not (rows["status"] == "ok").any():
+            reasons = rows["reason"].dropna()
+            why = f" ({reasons.value_counts().index[0]})" if len(reasons) else ""
+            out[metric] = f"this run measured it on no sample{why}"
+    return out
+
+
 def labels_of(labels: Iterable[Label], sample_id: str, who: str | None = None) -> dict[str, Label]:
     """The labels in force of one sample (by ``who`` when given: compared as Label.key does, without case or the
     spaces around it), by metric."""

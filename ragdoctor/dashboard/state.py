@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdoctor.dashboard import data as rd
+from ragdoctor.dashboard.text import md
 
 RUNS_KEY = "run_paths"  # the sidebar's text area: one run folder (or a folder of runs) per line
 RUN_KEY = "run"  # the selected run's path
@@ -76,12 +77,12 @@ def sidebar(argv_runs: list[str]) -> list[Path]:
     with st.sidebar:
         st.text_area("Run folders (one per line; a folder of runs works too)", key=RUNS_KEY, height=90)
         runs = rd.find_runs(st.session_state[RUNS_KEY].splitlines())
-        missing = [ln for ln in st.session_state[RUNS_KEY].splitlines() if ln.strip() and not Path(ln.strip()).exists()]
-        for m in missing:
-            st.warning(f"not found: {m}")
-        for ln in st.session_state[RUNS_KEY].splitlines():  # there, but neither a run nor a folder of runs
-            if ln.strip() and Path(ln.strip()).exists() and not rd.find_runs([ln]):
-                st.warning(f"not a run folder (no results.jsonl, results.parquet or traces.jsonl): {ln.strip()}")
+        lines = [ln.strip() for ln in st.session_state[RUNS_KEY].splitlines() if ln.strip()]
+        for ln in lines:  # "~/runs/x" is the home folder's, as find_runs reads it
+            if not Path(ln).expanduser().exists():
+                st.warning(f"not found: {md(ln)}")
+            elif not rd.find_runs([ln]):  # there, but neither a run nor a folder of runs
+                st.warning(f"not a run folder (no results.jsonl, results.parquet or traces.jsonl): {md(ln)}")
         if not runs:
             st.info("No run folder yet. Make one with `ragdoctor demo` or `ragdoctor run` + `ragdoctor eval`, "
                     "then name it above.")
@@ -94,12 +95,45 @@ def sidebar(argv_runs: list[str]) -> list[Path]:
 
 
 def load_or_say(path: str | Path) -> rd.Run | None:
-    """``load(path)``, or None after one error line naming the run (a damaged run never raises in a page)."""
+    """``load(path)``, or None after one error line naming the run: whatever goes wrong reading a run (a damaged line,
+    a file that vanished mid-read, a record no reader expected) is said in one line, never a traceback in a page."""
     try:
         return load(path)
-    except (FileNotFoundError, ValueError, OSError) as exc:  # InputError is a ValueError
-        st.error(f"Could not read {path}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - InputError (a ValueError), OSError, and anything a damaged file causes
+        st.error(f"Could not read {md(str(path))}: {md(one_line(exc))}")
         return None
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its message's first line (its type where the message says nothing by itself)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, (ValueError, OSError)) and text:  # InputError and OSError messages name the file and problem
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+# --- widget choices that survive a visit to another page ------------------------------------------------------------
+# streamlit drops a widget's own key when a page without that widget runs: the choice is kept under a key of its own
+# and given back to the widget when its page runs again (the labeller's name is kept the same way, on the Label page).
+
+def _kept(key: str) -> str:
+    return f"kept_{key}"
+
+
+def restore(key: str, valid=None) -> None:
+    """Before the widget keyed ``key`` is drawn: give it back the value it last had on this page, unless ``valid``
+    (a callable) says that value no longer fits (an option the open run does not have)."""
+    if key not in st.session_state and _kept(key) in st.session_state:
+        value = st.session_state[_kept(key)]
+        if valid is None or valid(value):
+            st.session_state[key] = value
+
+
+def remember(*keys: str) -> None:
+    """After the widgets keyed ``keys`` are drawn: keep their values for the next visit to the page."""
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[_kept(key)] = st.session_state[key]
 
 
 def current() -> rd.Run | None:

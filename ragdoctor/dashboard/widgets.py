@@ -1,7 +1,6 @@
 """Rendering shared by the pages: the one-sample drill-down, colours, small chart helpers. Layout only."""
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 
@@ -12,6 +11,8 @@ import streamlit as st
 from diagnostics.taxonomy import DEFINITIONS
 from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import state
+from ragdoctor.dashboard.text import attr, code, md
+from ragdoctor.dashboard.text import html as _html_text
 
 VERDICT_STYLE = {
     "supported": ("#c9f2d0", "#0b5d1e", "supported"),
@@ -45,9 +46,10 @@ def category_scale() -> alt.Scale:
     return alt.Scale(domain=list(CATEGORY_COLORS), range=list(CATEGORY_COLORS.values()))
 
 
-def _esc(text: str) -> str:
-    """HTML-escape text for st.markdown(unsafe_allow_html=True), keeping it one HTML block and free of math."""
-    return html.escape(text or "").replace("\n", "<br>").replace("$", "&#36;")
+def _esc(text: str | None) -> str:
+    """Text for st.markdown(unsafe_allow_html=True): HTML-escaped, one HTML block whatever ends its lines (\r\n, \r,
+    \u2028, ...: each a <br>), and free of markdown, maths and directives (ragdoctor.dashboard.text.html)."""
+    return _html_text(text or "")
 
 
 def verdict_chip(verdict: str | None, text: str | None = None) -> str:
@@ -63,8 +65,9 @@ def highlighted_answer(segments: list[dict]) -> str:
             parts.append(_esc(seg["text"]))
             continue
         bg, fg, _ = VERDICT_STYLE.get(seg["verdict"], ("#eceff1", "#37474f", ""))
-        parts.append(f'<span title="claim {seg["claim"]}: {seg["verdict"]}" style="background:{bg};color:{fg};'
-                     f'padding:1px 2px;border-radius:3px">{_esc(seg["text"])}<sup>{seg["claim"]}</sup></span>')
+        parts.append(f'<span title="claim {attr(seg["claim"])}: {attr(seg["verdict"])}" '
+                     f'style="background:{bg};color:{fg};padding:1px 2px;border-radius:3px">{_esc(seg["text"])}'
+                     f'<sup>{_esc(str(seg["claim"]))}</sup></span>')
     return '<div class="rd-answer" style="line-height:1.7">' + "".join(parts) + "</div>"
 
 
@@ -115,7 +118,7 @@ def drilldown(d: dict, *, key: str) -> None:
     """Everything about one sample: the diagnosis and the rule that fired, the question, reference and answer with each
     claim coloured by its verdict, the retrieved chunks in rank order with the chunk behind each claim marked, the
     relevant-document labels, per-stage latency, and probe results when there are any."""
-    st.markdown(f"### Sample `{d['sample_id']}`")
+    st.markdown(f"### Sample {code(d['sample_id'])}")
     diag = d.get("diagnosis")
     if diag:
         st.markdown(f"{category_badge(diag['category'])} &nbsp; {_esc(diag['definition'])}", unsafe_allow_html=True)
@@ -126,7 +129,7 @@ def drilldown(d: dict, *, key: str) -> None:
     else:
         st.caption("No diagnosis for this sample (run `ragdoctor diagnose` on the run).")
     if d.get("error"):
-        st.error(f"Pipeline error: {d['error']}")
+        st.error(f"Pipeline error: {md(d['error'])}")
 
     left, right = st.columns([3, 2])
     with left:
@@ -137,10 +140,12 @@ def drilldown(d: dict, *, key: str) -> None:
         judges = list(d["claims"])
         judge = d["claim_judge"]
         if len(judges) > 1:
-            judge = st.radio("Claims judged by", judges, index=judges.index(judge), horizontal=True, key=f"{key}_judge")
+            judge = st.radio("Claims judged by", judges, index=judges.index(judge), horizontal=True, key=f"{key}_judge",
+                             format_func=md)
         claims = d["claims"].get(judge, []) if judge else []
         segments = rd.highlight_segments(d["answer"], claims) if judge else d["segments"]
-        st.markdown(f"**Answer** ({d['outcome']})" + (f" — claims coloured by the **{judge}** judge:" if judge else ""))
+        st.markdown(f"**Answer** ({md(d['outcome'])})" + (f" — claims coloured by the **{md(judge)}** judge:" if judge
+                                                          else ""))
         st.markdown(highlighted_answer(segments), unsafe_allow_html=True)
         if claims:
             st.markdown(" ".join(verdict_chip(v) for v in VERDICT_STYLE), unsafe_allow_html=True)
@@ -156,9 +161,9 @@ def drilldown(d: dict, *, key: str) -> None:
                          column_config={"value": st.column_config.NumberColumn(format="%.3f")})
         for jn, c in d["correctness"].items():
             if c.get("precision") is not None:
-                st.caption(f"correctness ({jn}): claim precision {c['precision']:.2f}, recall {c['recall']:.2f}")
+                st.caption(f"correctness ({md(jn)}): claim precision {c['precision']:.2f}, recall {c['recall']:.2f}")
             elif c.get("note"):
-                st.caption(f"correctness ({jn}): {c['note']}")
+                st.caption(f"correctness ({md(jn)}): {md(c['note'])}")
         st.markdown("**Relevant documents (labels)**")
         if d["relevant_doc_ids"] is None:
             st.caption("no relevance labels for this question")
@@ -166,7 +171,7 @@ def drilldown(d: dict, *, key: str) -> None:
             st.caption("none: the question is labelled unanswerable")
         else:
             for doc, rank in d["relevant_found"].items():
-                st.markdown(f"- `{doc}`: " + (f"retrieved at rank {rank}" if rank else "**not retrieved**" if
+                st.markdown(f"- {code(doc)}: " + (f"retrieved at rank {rank}" if rank else "**not retrieved**" if
                                               d.get("retrieval_known", True) else "retrieval not recorded"))
         if d["latency_ms"]:
             st.markdown("**Latency per stage (ms)**")
@@ -205,18 +210,19 @@ def _chunks(d: dict, judge: str | None) -> None:
                 tags.append(f"{icon} {verb} claim {', '.join(map(str, nums))}")
         cp = c["context_precision"]
         if cp:
-            tags.append("precision verdict: " + ", ".join(f"{j}={'relevant' if v else 'irrelevant'}"
+            tags.append("precision verdict: " + ", ".join(f"{md(j)}={'relevant' if v else 'irrelevant'}"
                                                           for j, v in cp.items()))
-        title = f"#{c['rank']} · {c['chunk_id']}" + (f" · {' · '.join(tags)}" if tags else "")
+        title = f"#{c['rank']} · {md(c['chunk_id'])}" + (f" · {' · '.join(tags)}" if tags else "")
         with st.expander(title, expanded=bool(marks)):
             if c["title"]:
-                st.caption(c["title"])
+                st.caption(md(c["title"]))
             marked = _mark_sentence(c["text"] or "", [m["sentence"] for m in marks])
             st.markdown(f'<div style="font-size:0.92em">{marked}</div>', unsafe_allow_html=True)
             meta = {"doc_id": c["doc_id"], "score": c["score"], **c["signals"]}
             if c["flags"]:
                 meta["flags"] = ", ".join(c["flags"])
-            st.caption(" · ".join(f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: {v}" for k, v in meta.items()))
+            st.caption(" · ".join(md(f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: {v}")
+                                  for k, v in meta.items()))
     rest = [c for c in chunks if not c["in_context"]]
     if rest:
         st.caption(f"{len(rest)} more candidates ranked past the top-k cut:")
@@ -224,10 +230,49 @@ def _chunks(d: dict, judge: str | None) -> None:
                                     "relevant": c["relevant"]} for c in rest]), hide_index=True, height=180)
 
 
+def calibrated(rows: list[dict]) -> None:
+    """The PPI-calibrated table with everything `ragdoctor summary` prints beside it: lambda, AUROC and accuracy with
+    their 95% CIs, and the notes (why there is no estimate, samples left out because their labellers disagree)."""
+    table = rd.calibrated_table(rows)
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        **{c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns
+           if c not in ("metric", "judge", "labels", "note")},
+        "note": st.column_config.TextColumn("note", width="large")})
+
+
 def run_header(run: rd.Run, title: str) -> None:
     st.title(title)
     n = len(run.samples)
-    st.caption(f"run **{run.name}** · `{run.path}` · {n:,} samples")
+    st.caption(f"run **{md(run.name)}** · {code(run.path)} · {n:,} samples")
+
+
+def is_number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+LAB_CHECKS = {  # what a field of a lab row must be (None allowed where the lab writes it for "unmeasured")
+    "text": lambda v: isinstance(v, str),
+    "number": is_number,
+    "number or null": lambda v: v is None or is_number(v),
+    "object or null": lambda v: v is None or isinstance(v, dict),
+}
+
+
+def lab_rows(lab: dict, fields: dict[str, str]) -> pd.DataFrame:
+    """The lab's rows as a frame, each row checked to have ``fields`` (name -> a LAB_CHECKS kind): ValueError naming
+    the first row and field that does not (a file of another lab, an older version, a hand edit)."""
+    rows = lab["rows"]
+    if not rows:
+        raise ValueError("no rows")
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise ValueError(f"rows[{i}] is not an object")
+        for name, kind in fields.items():
+            if name not in row:
+                raise ValueError(f"rows[{i}] has no '{name}'")
+            if not LAB_CHECKS[kind](row[name]):
+                raise ValueError(f"rows[{i}] '{name}' is not a {kind}")
+    return pd.DataFrame(rows)
 
 
 def lab_file(file_name: str, command: str, key: str, explain: str) -> dict:
@@ -239,7 +284,7 @@ def lab_file(file_name: str, command: str, key: str, explain: str) -> dict:
     typed = st.text_input(f"Lab JSON (written by `{command} --out FILE.json`)", value=default, key=key)
     path = Path(typed).expanduser()
     if not path.is_file():
-        st.info(f"No lab file at {path}. Make one with `{command} --out {path}`.")
+        st.info(f"No lab file at {md(path)}. Make one with {code(f'{command} --out {path}')}.")
         st.markdown(explain)
         st.stop()
     try:
@@ -247,6 +292,6 @@ def lab_file(file_name: str, command: str, key: str, explain: str) -> dict:
         if not isinstance(lab, dict) or not isinstance(lab.get("rows"), list):
             raise ValueError("no 'rows' list")
     except (ValueError, OSError) as exc:
-        st.error(f"{path}: not a lab file ({type(exc).__name__}: {exc})")
+        st.error(md(f"{path}: not a lab file ({type(exc).__name__}: {exc})"))
         st.stop()
     return lab

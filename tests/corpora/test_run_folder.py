@@ -63,6 +63,23 @@ def test_log_index_reads_keys_from_the_line_start_and_survives_a_torn_tail(tmp_p
     assert list(current) == ['c"q']
 
 
+def test_log_index_never_lists_a_sample_it_cannot_read(tmp_path):
+    """Audit: a cut-off last line (an evaluation in progress or killed) of a sample with no earlier line was listed,
+    and reading it raised KeyError in every dashboard page. It is not listed (read_log drops it too); a damaged line
+    elsewhere with no earlier line of its sample is an InputError naming the line, never a KeyError."""
+    log = tmp_path / "results.jsonl"
+    whole = Judgement(sample_id="a", eval_hash="1").model_dump_json()
+    log.write_text(whole + "\n" + Judgement(sample_id="b", eval_hash="1").model_dump_json()[:40], encoding="utf-8")
+    index = LogIndex(log, Judgement)
+    assert list(index) == ["a"] and len(index) == 1 and [j.sample_id for j in index.values()] == ["a"]
+    assert list(LogIndex(log, Judgement, ("1", {"a": "", "b": ""}))) == ["a"]
+    log.write_text(whole + "\n" + '{"sample_id": "c", "eval_hash": 5}\n' + whole + "\n", encoding="utf-8")
+    index = LogIndex(log, Judgement)
+    assert list(index) == ["a", "c"] and index["a"].sample_id == "a"
+    with pytest.raises(InputError, match=r"results\.jsonl:2: field 'eval_hash'"):
+        index["c"]
+
+
 def test_config_names_the_current_samples_and_readers_take_their_lines(tmp_path):
     run = RunFolder(tmp_path / "run")
     key = run.write_config({"eval_hash": "e1"}, {"a": "h1", "b": "h2"})

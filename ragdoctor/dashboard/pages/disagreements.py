@@ -9,6 +9,7 @@ import streamlit as st
 from diagnostics.disagreement import EXPLANATIONS
 from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import state, widgets
+from ragdoctor.dashboard.text import md
 
 run = state.require_run()
 widgets.run_header(run, "Disagreements")
@@ -31,8 +32,10 @@ x, y = c1.selectbox("View", views, format_func=lambda v: f"{widgets.label(v[0])}
 def judge_choice(col, metric: str, key: str) -> str:
     judges = [c.partition(":")[2] for c in cols[metric]]
     pick = col.selectbox(f"{widgets.label(metric)} judge", ["preferred", *judges], key=key,
-                         help="'preferred' is the judge the classifier trusts most that measured the sample")
-    return metric if pick == "preferred" else f"{metric}:{pick}"
+                         help="'preferred': per sample, the judge the classifier trusts most that measured that sample "
+                              "(the next one where it did not), as `ragdoctor diagnose` reads it, so the counts are "
+                              "diagnosis.json's. A judge's name: that judge alone, on the samples it measured.")
+    return rd.picked_column(metric) if pick == "preferred" else f"{metric}:{pick}"
 
 
 x_col = judge_choice(c2, x, f"d_xj_{x}")
@@ -50,9 +53,9 @@ else:
     domain = list(quads["quadrant"])
     scale = alt.Scale(domain=domain, range=[widgets.QUADRANT_COLORS.get(q, "#888") for q in domain])
     dots = alt.Chart(points).mark_circle(size=70).encode(
-        x=alt.X("x_plot:Q", title=f"{widgets.label(x)} ({x_col.partition(':')[2] or 'preferred judge'})",
+        x=alt.X("x_plot:Q", title=f"{widgets.label(x)} ({x_col.partition(':')[2] or 'preferred judge per sample'})",
                 scale=alt.Scale(domain=[-0.06, 1.06]), axis=alt.Axis(values=[0, 0.25, 0.5, 0.75, 1], format=".2f")),
-        y=alt.Y("y_plot:Q", title=f"{widgets.label(y)} ({y_col.partition(':')[2] or 'preferred judge'})",
+        y=alt.Y("y_plot:Q", title=f"{widgets.label(y)} ({y_col.partition(':')[2] or 'preferred judge per sample'})",
                 scale=alt.Scale(domain=[-0.18, 1.18]), axis=alt.Axis(values=[0, 0.25, 0.5, 0.75, 1], format=".2f")),
         color=alt.Color("quadrant:N", scale=scale, legend=alt.Legend(orient="bottom", title=None,
                                                                      labelExpr="replace(datum.label, /_/g, ' ')")),
@@ -157,5 +160,5 @@ current = st.session_state.get(state.SAMPLE_KEY)
 jids = ([current] if current in set(pts["sample_id"]) and current not in disagreeing else []) + disagreeing
 if jids:
     sid = widgets.sample_picker(jids, key="jj_pick", label_text="Open a sample where they disagree")
-    with st.expander(f"Sample {sid}", expanded=st.session_state.get("_last_click") == "judge_chart"):
+    with st.expander(f"Sample {md(sid)}", expanded=st.session_state.get("_last_click") == "judge_chart"):
         widgets.drilldown(state.detail(*state.key(run), str(sid), run), key="judges")

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdoctor.dashboard import widgets
+from ragdoctor.dashboard.text import md
 
 EXPLAIN = """
 - **flat**: exact search over every float32 vector (4 bytes x dimensions each); the reference the others are scored
@@ -26,14 +27,16 @@ EXPLAIN = """
 st.title("Index lab")
 lab = widgets.lab_file("index-lab.json", "ragdoctor index-lab", "il_path", EXPLAIN)
 try:
-    df = pd.DataFrame(lab["rows"])
+    df = widgets.lab_rows(lab, {"name": "text", "factory": "text", "index_bytes": "number", "memory_vs_flat": "number",
+                                "build_s": "number", "p50_ms": "number", "p99_ms": "number",
+                                "recall@10_vs_flat": "number", "ndcg@10": "number or null"})
     df["MiB"] = df["index_bytes"] / 2**20
     caption = (f"{lab['n_vectors']:,} vectors ({lab['dim']}-d), {lab['n_queries']:,} queries from "
                f"{lab.get('queries_from', '?')}; IVF with {lab['nlist']} lists; faiss {lab['faiss_version']}")
 except (KeyError, TypeError, ValueError) as exc:
-    st.error(f"not an index lab file ({type(exc).__name__}: {exc})")
+    st.error(md(f"not an index lab file ({type(exc).__name__}: {exc})"))
     st.stop()
-st.caption(caption)
+st.caption(md(caption))
 chart = alt.Chart(df).mark_circle(opacity=0.8).encode(
     x=alt.X("MiB:Q", title="index memory (MiB, faiss.serialize_index)"),
     y=alt.Y("recall@10_vs_flat:Q", title="recall@10 against flat", scale=alt.Scale(zero=False)),
@@ -42,7 +45,7 @@ chart = alt.Chart(df).mark_circle(opacity=0.8).encode(
              alt.Tooltip("p99_ms:Q", format=".3f"), alt.Tooltip("recall@10_vs_flat:Q", format=".3f"), "ndcg@10"])
 st.altair_chart(chart.properties(height=380), width="stretch")
 if lab.get("ndcg_unmeasured"):
-    st.caption(f"nDCG@10 unmeasured: {lab['ndcg_unmeasured']}")
+    st.caption(f"nDCG@10 unmeasured: {md(lab['ndcg_unmeasured'])}")
 table = df[["name", "factory", "MiB", "memory_vs_flat", "build_s", "p50_ms", "p99_ms", "recall@10_vs_flat",
             "ndcg@10"]].copy()
 table["ndcg@10"] = table["ndcg@10"].map(lambda v: "unmeasured" if v is None or pd.isna(v) else f"{v:.3f}")

@@ -10,9 +10,9 @@ import streamlit as st
 
 from corpora.errors import InputError
 from corpora.labels import add_label, read_labels
-from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import label_data as ld
 from ragdoctor.dashboard import state, widgets
+from ragdoctor.dashboard.text import code, md
 
 WHO, WHO_INPUT, CURRENT, SKIPPED = "labeller", "label_who", "label_current", "label_skipped"
 SAVE_ERROR = "label_save_error"
@@ -31,15 +31,26 @@ c1, c2, c3 = st.columns([2, 3, 2])
 who = c1.text_input("Your name (saved with each label)", key=WHO_INPUT,
                     on_change=lambda: st.session_state.update({WHO: st.session_state[WHO_INPUT]})).strip()
 st.session_state[WHO] = who
-metrics = c2.multiselect("Label", list(ld.LABEL_SET), default=list(ld.LABEL_SET), key="label_metrics",
-                         format_func=widgets.label) or list(ld.LABEL_SET)
+cannot = ld.unusable(run)  # questions this run cannot use: left out unless picked (a label of them calibrates nothing)
+usable = [m for m in ld.LABEL_SET if m not in cannot] or list(ld.LABEL_SET)
+state.restore("label_metrics", valid=lambda v: set(v) <= set(ld.LABEL_SET))
+state.restore("label_stratify", valid=lambda v: v in ld.LABEL_SET)
+st.session_state.setdefault("label_metrics", usable)
+metrics = c2.multiselect("Label", list(ld.LABEL_SET), key="label_metrics", format_func=widgets.label) or usable
 stratify = c3.selectbox("Order stratified by the judge's", list(ld.LABEL_SET), key="label_stratify",
                         format_func=widgets.label)
+state.remember("label_metrics", "label_stratify")  # kept across a visit to another page, as the labeller's name is
+if cannot:
+    picked = [m for m in metrics if m in cannot]
+    st.warning("This run cannot use labels of " + "; ".join(f"{widgets.label(m)} ({md(why)})"
+                                                            for m, why in cannot.items()) +
+               (": labels of them are kept, but calibrate nothing on this run as it is." if picked else
+                ": left out of the questions below (pick them above to label them anyway)."))
 
 errors: list[InputError] = []
 labels = read_labels(run.folder, errors)
 for e in errors[:5]:
-    st.warning(f"skipped bad label line: {e.one_line()}")
+    st.warning(f"skipped bad label line: {md(e.one_line())}")
 if len(errors) > 5:
     st.warning(f"... and {len(errors) - 5} more bad label line(s) skipped ({len(errors)} in all)")
 prog = ld.progress(run, labels, metrics, stratify, skipped=st.session_state[SKIPPED])
@@ -73,11 +84,11 @@ if current is None:
     st.success(f"Every sample of this run is labelled ({len(prog.done)} samples). Thank you!")
 else:
     trace = run.trace(current)
-    st.markdown(f"#### Sample `{current}` · {len(prog.done)} done, {len(prog.order)} to go")
+    st.markdown(f"#### Sample {code(current)} · {len(prog.done)} done, {len(prog.order)} to go")
     if not who:
         st.warning("Type your name above first: every label records who made it.")
     if st.session_state.get(SAVE_ERROR):
-        st.error(st.session_state[SAVE_ERROR])
+        st.error(md(st.session_state[SAVE_ERROR]))
     left, right = st.columns([3, 2])
     with left, st.container(border=True):
         st.markdown("**Question**")
@@ -115,7 +126,7 @@ else:
                    "retrieved")
     for c in chunks:
         with st.container(border=True):
-            st.caption(f"#{c.rank} · {c.chunk_id}" + (f" · {c.title}" if c.title else ""))
+            st.caption(f"#{c.rank} · {md(c.chunk_id)}" + (f" · {md(c.title)}" if c.title else ""))
             st.markdown(f"<div>{widgets._esc(c.text)}</div>", unsafe_allow_html=True)
 
 st.subheader("Calibrated by these labels (PPI)")
@@ -123,4 +134,4 @@ rows = state.calibrated(run)
 if not rows:
     st.info("No labels on this run's samples yet.")
 else:
-    st.dataframe(rd.calibrated_table(rows), hide_index=True, width="stretch")
+    widgets.calibrated(rows)

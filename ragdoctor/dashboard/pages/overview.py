@@ -9,9 +9,13 @@ from corpora.errors import InputError
 from eval.gate import GateConfig, load_gate_config, parse_threshold
 from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import state, widgets
+from ragdoctor.dashboard.text import md
 
 run = state.require_run()
 widgets.run_header(run, "Overview")
+status = rd.evaluation_status(run)
+if status["note"] and status["judged"]:  # a run never evaluated says so below, where its results would be
+    st.warning(status["note"][0].upper() + status["note"][1:] + ".")
 
 summary = run.summary or {}
 outcomes = run.samples["outcome"].value_counts()
@@ -38,11 +42,15 @@ try:
         cfg.minimums[name] = value
     cfg.use_ci_lower = cfg.use_ci_lower or ci_lower
 except InputError as exc:
-    st.error(str(exc))
+    st.error(md(exc))
     cfg = GateConfig()
 gate = rd.gate_table(run, cfg)
-if not run.summary:
+if not status["judged"]:
     st.info("No summary.json: evaluate the run with `ragdoctor eval` first.")
+elif not status["complete"]:
+    st.info("No gate verdict: the evaluation is incomplete (above). " + (
+        "`ragdoctor gate` refuses a run without the summary.json of its current evaluation (exit 2), and so does "
+        "this page." if not status["gate"] else "Complete it with `ragdoctor eval`, then gate."))
 elif not len(gate):
     st.info("No thresholds configured. Set `[tool.ragdoctor.gate] min = {groundedness = 0.8}` in pyproject.toml, "
             "or type some above.")
@@ -61,6 +69,9 @@ table = rd.metrics_table(run)
 if not len(table):
     st.info("This run has no evaluation results yet.")
 else:
+    if not status["gate"]:
+        st.caption(f"Provisional: recomputed from the {status['judged']:,} samples judged so far, not the run's "
+                   "summary.json.")
     table = rd.with_gate(table, gate)
     left, right = st.columns([3, 2])
     with left:
@@ -85,7 +96,7 @@ else:
 calibrated = state.calibrated(run)
 if calibrated:
     st.markdown("**Calibrated by human labels** (PPI-corrected means with 95% CIs; `labels.jsonl`, Label page)")
-    st.dataframe(rd.calibrated_table(calibrated), hide_index=True, width="stretch")
+    widgets.calibrated(calibrated)
 
 # --- failure categories ---------------------------------------------------------------------------------------------
 st.subheader("Failure categories")
@@ -112,12 +123,21 @@ st.subheader("Unmeasured results")
 unmeasured = rd.unmeasured_table(run)
 n_unmeasured = int(unmeasured["count"].sum()) if len(unmeasured) else 0
 n_na = int((run.results["status"] == "not_applicable").sum())
-if n_unmeasured:
+unjudged = status["unjudged"]
+if not status["judged"]:
+    st.info(f"This run has not been evaluated: none of its {len(run.samples):,} samples has been judged, so nothing "
+            "was measured yet. Run `ragdoctor eval` on it.")
+elif unjudged:
+    st.warning(f"{len(unjudged):,} of the run's {len(run.samples):,} samples have not been evaluated (no results; "
+               f"first: {md(unjudged[0])}): nothing on this page measures them. Evaluate them with `ragdoctor eval`.")
+if status["judged"] and n_unmeasured:
     st.warning(f"{n_unmeasured:,} results could not be measured. They count against the gate's unmeasured share "
                "and are never scored as 0.")
     st.dataframe(unmeasured, hide_index=True, width="stretch")
-else:
-    st.success("Every applicable result was measured (0 unmeasured).")
+elif status["judged"]:
+    judged = "Every applicable result was measured" if not unjudged and status["complete"] else \
+        f"Every applicable result of the {status['judged']:,} samples judged was measured"
+    st.success(f"{judged} (0 unmeasured).")
 st.caption(f"{n_na:,} results were not applicable (no reference, unanswerable question, blocked answer): they are "
            "left out of the means and of the unmeasured share.")
 if run.input_errors:
@@ -133,4 +153,4 @@ if run.run_summary:
                       for k, v in lat.items()], hide_index=True)
     if rs.get("retrieval"):
         st.caption("retrieval (documents, labelled queries): " +
-                   " · ".join(f"{k} {v:.3f}" for k, v in rs["retrieval"].items()))
+                   " · ".join(f"{md(k)} {v:.3f}" for k, v in rs["retrieval"].items()))

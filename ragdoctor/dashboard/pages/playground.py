@@ -16,6 +16,7 @@ from rag.config import PipelineConfig, load_config
 from ragdoctor import flow
 from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import widgets
+from ragdoctor.dashboard.text import code, md
 
 st.title("Playground")
 st.caption("Ask a question against an index with the bundled model (or any OpenAI-compatible server). The answer is "
@@ -59,7 +60,7 @@ def ask(cfg_json: str, question: str, reference: str | None, relevant: list[str]
 try:
     defaults = load_config()
 except Exception as exc:  # a malformed RAGDOCTOR_* variable: show it, start from the built-in defaults
-    st.warning(f"Ignoring the environment's pipeline settings: {exc}")
+    st.warning(f"Ignoring the environment's pipeline settings: {md(exc)}")
     defaults = PipelineConfig()
 
 with st.form("ask"):
@@ -106,18 +107,18 @@ if submitted:
         except ValidationError as exc:  # a setting out of bounds: name it, one line
             st.session_state.pop("pg_result", None)
             err = exc.errors()[0]
-            st.error(f"{'.'.join(map(str, err['loc'])) or 'settings'}: {err['msg']}")
+            st.error(f"{'.'.join(map(str, err['loc'])) or 'settings'}: {md(err['msg'])}")
         except Exception as exc:  # the pipeline's own errors are one line (index mismatch, model missing, ...)
             st.session_state.pop("pg_result", None)
-            st.error(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            st.error(md(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"))
 
 result = st.session_state.get("pg_result")
 if result:
     packing = result["trace"].get("metadata", {}).get("context_budget")
     if packing:
-        cut = f"; `{packing['cut']}` cut at a sentence" if packing.get("cut") else ""
+        cut = f"; {code(packing['cut'])} cut at a sentence" if packing.get("cut") else ""
         st.caption(f"Context budget: {packing['packed']} chunk(s), {packing['tokens']} of {packing['budget']} tokens "
-                   f"({packing['tokenizer']}){cut}.")
+                   f"({md(packing['tokenizer'])}){cut}.")
     widgets.drilldown(result["detail"], key="playground")
     with st.expander("The trace (JSON)"):
         st.json(result["trace"], expanded=1)

@@ -10,6 +10,7 @@ import streamlit as st
 
 from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import state, widgets
+from ragdoctor.dashboard.text import md
 
 run = state.require_run()
 widgets.run_header(run, "Retrieval")
@@ -41,7 +42,7 @@ line = alt.Chart(curve).mark_line(point=True).encode(
 st.altair_chart(line.properties(height=340), width="stretch")
 notes = curve.loc[curve["note"] != "", ["run", "ranking", "note"]].drop_duplicates()
 for r in notes.itertuples():
-    st.caption(f"{r.run} · {r.ranking}: {r.note}")
+    st.caption(md(f"{r.run} · {r.ranking}: {r.note}"))
 wide = curve[curve["k"].isin([1, 3, 5, 10, 20])].pivot_table(index="line", columns="k", values="recall")
 wide.columns = [f"recall@{k}" for k in wide.columns]
 st.dataframe(wide.style.format("{:.3f}"), width="stretch")
@@ -72,7 +73,7 @@ worst = df.loc[df["labelled"], ["sample_id", "first_relevant_rank", "category", 
 st.dataframe(worst, hide_index=True, width="stretch", height=260)
 sid = widgets.sample_picker(worst["sample_id"].tolist(), key="r_pick")
 if sid:
-    with st.expander(f"Sample {sid}", expanded=False):
+    with st.expander(f"Sample {md(sid)}", expanded=False):
         widgets.drilldown(state.detail(*state.key(run), sid, run), key="retrieval")
 
 if run.run_summary and run.run_summary.get("latency_ms"):

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdoctor.dashboard import widgets
+from ragdoctor.dashboard.text import md
 
 EXPLAIN = """
 - **BM25** ranks by shared words (rare words count more); **dense** by embedding similarity; **hybrid** joins the
@@ -31,7 +32,18 @@ def first_stage(name: str) -> str:
 st.title("Retrieval lab")
 lab = widgets.lab_file("retrieval-lab.json", "ragdoctor retrieval-lab", "rl_path", EXPLAIN)
 try:
-    df = pd.DataFrame(lab["rows"])
+    df = widgets.lab_rows(lab, {"name": "text", "rerank_weight": "number or null", "ndcg@10": "number or null",
+                                "ndcg@10_choose": "number or null", "ndcg@10_confirm": "number or null",
+                                "recall@100": "number or null", "config": "object or null"})
+    if not isinstance(lab.get("current"), str):
+        raise ValueError("no 'current' setting named")
+    confirm = lab.get("confirm")
+    if lab.get("chosen") is not None and confirm:
+        ci = confirm["ci"] if isinstance(confirm, dict) else None
+        if not isinstance(ci, list) or len(ci) != 2 or (ci[0] is None) != (ci[1] is None) or \
+                not all(v is None or widgets.is_number(v) for v in ci) or \
+                not all(widgets.is_number(confirm.get(k)) for k in ("chosen", "current", "difference")):
+            raise ValueError("'confirm' is not the lab's verdict (ci, chosen, current, difference)")
     df["first stage"] = df["name"].map(first_stage)
     df["rerank"] = df["rerank_weight"].map(lambda w: "off" if w is None or pd.isna(w) else f"w={w}")
     df["current"] = df["name"] == lab["current"]
@@ -39,24 +51,24 @@ try:
                f"choose on, {lab['n_confirm']} to confirm on; {len(df)} settings; index BM25 "
                f"k1={lab.get('index_bm25', {}).get('k1', '?')} b={lab.get('index_bm25', {}).get('b', '?')}")
 except (KeyError, TypeError, ValueError) as exc:
-    st.error(f"not a retrieval lab file ({type(exc).__name__}: {exc})")
+    st.error(md(f"not a retrieval lab file ({type(exc).__name__}: {exc})"))
     st.stop()
-st.caption(caption)
-confirm = lab.get("confirm")
+st.caption(md(caption))
 if lab.get("chosen") is None or not confirm:
-    st.warning(f"No choice: unmeasured ({lab.get('unmeasured', 'no reason recorded')})")
+    st.warning(f"No choice: unmeasured ({md(lab.get('unmeasured', 'no reason recorded'))})")
 else:
     lo, hi = confirm["ci"]
     ci = "CI unmeasured" if lo is None else f"95% CI {lo:+.3f} to {hi:+.3f}"
-    text = (f"Chosen on the choose half: **{lab['chosen']}**. On the confirm half: nDCG@10 {confirm['chosen']:.3f} "
-            f"against the current **{lab['current']}** {confirm['current']:.3f} ({confirm['difference']:+.3f}, "
-            f"{ci}).")
-    if confirm["verdict"] == "beats":
+    text = (f"Chosen on the choose half: **{md(lab['chosen'])}**. On the confirm half: nDCG@10 "
+            f"{confirm['chosen']:.3f} against the current **{md(lab['current'])}** {confirm['current']:.3f} "
+            f"({confirm['difference']:+.3f}, {ci}).")
+    if confirm.get("verdict") == "beats":
         st.success(text + " A confirmed gain: the configuration lines are in the table's `config` column.")
     else:
-        st.info(text + f" {str(confirm['verdict'] or 'unmeasured').capitalize()}: keep the current configuration.")
+        verdict = md(str(confirm.get("verdict") or "unmeasured").capitalize())
+        st.info(text + f" {verdict}: keep the current configuration.")
 if lab.get("note"):
-    st.caption(lab["note"])
+    st.caption(md(lab["note"]))
 scored = df.dropna(subset=["ndcg@10_choose", "ndcg@10_confirm"])
 lo_ = float(min(scored["ndcg@10_choose"].min(), scored["ndcg@10_confirm"].min())) if len(scored) else 0.0
 hi_ = float(max(scored["ndcg@10_choose"].max(), scored["ndcg@10_confirm"].max())) if len(scored) else 1.0

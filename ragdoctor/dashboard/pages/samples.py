@@ -10,18 +10,25 @@ run = state.require_run()
 widgets.run_header(run, "Samples")
 df = run.samples
 metrics = [m for m in rd.metric_columns(df) if m in df]
+cats = sorted(df["category"].dropna().unique())
+outcomes = sorted(df["outcome"].dropna().unique())
+sort_cols = ["sample_id", "category", *metrics, "judge_gap", "first_relevant_rank", "latency_ms", "n_unmeasured"]
+# the choices survive a visit to another page (streamlit drops a widget's own key when a page without it runs)
+KEPT = ("f_category", "f_outcome", "f_text", "f_disagree", "f_unmeasured", "f_sort", "f_desc")
+state.restore("f_category", valid=lambda v: set(v) <= set(cats))
+state.restore("f_outcome", valid=lambda v: set(v) <= set(outcomes))
+state.restore("f_sort", valid=lambda v: v in sort_cols)
+for k in ("f_text", "f_disagree", "f_unmeasured", "f_desc"):
+    state.restore(k)
 
 with st.container(border=True):
     c1, c2, c3 = st.columns([2, 2, 3])
-    cats = sorted(df["category"].dropna().unique())
     chosen = c1.multiselect("Category", cats, key="f_category", format_func=widgets.label)
-    outcomes = sorted(df["outcome"].dropna().unique())
     chosen_out = c2.multiselect("Outcome", outcomes, key="f_outcome")
     text = c3.text_input("Search question or id", key="f_text")
     c4, c5, c6 = st.columns([2, 2, 3])
     only_disagree = c4.toggle("Only where judges disagree", key="f_disagree")
     only_unmeasured = c5.toggle("Only with unmeasured results", key="f_unmeasured")
-    sort_cols = ["sample_id", "category", *metrics, "judge_gap", "first_relevant_rank", "latency_ms", "n_unmeasured"]
     s1, s2 = c6.columns([3, 2])
     sort_by = s1.selectbox("Sort by", sort_cols, key="f_sort")
     descending = s2.toggle("Descending", key="f_desc")
@@ -31,6 +38,7 @@ with st.container(border=True):
         for i, m in enumerate(metrics):
             ranges[m] = rcols[i % len(rcols)].slider(widgets.label(m), 0.0, 1.0, (0.0, 1.0), 0.05, key=f"f_range_{m}")
 
+state.remember(*KEPT)
 mask = df["sample_id"].notna()
 if chosen:
     mask &= df["category"].isin(chosen)

@@ -1,6 +1,7 @@
 """Every page of app.py through streamlit's AppTest on the fixture runs, and `ragdoctor dashboard` itself."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -69,10 +70,17 @@ def app(runs_text: str, page: str | None = None):
     return at
 
 
+def shown(markdown: str) -> str:
+    """Markdown as it reads on the page, as far as the tests care: data text is backslash-escaped (dashboard.text.md)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
 def texts(at) -> str:
-    return "\n".join([*(m.value for m in at.markdown), *(c.value for c in at.caption), *(s.value for s in at.subheader),
-                      *(t.value for t in at.title), *(h.value for h in at.header), *(e.value for e in at.error),
-                      *(w.value for w in at.warning), *(i.value for i in at.info), *(s.value for s in at.success)])
+    return shown("\n".join([*(m.value for m in at.markdown), *(c.value for c in at.caption),
+                             *(s.value for s in at.subheader), *(t.value for t in at.title),
+                             *(h.value for h in at.header), *(e.value for e in at.error),
+                             *(w.value for w in at.warning), *(i.value for i in at.info),
+                             *(s.value for s in at.success)]))
 
 
 def test_overview_page(runs):
@@ -86,7 +94,7 @@ def test_overview_page(runs):
     # the repo's pyproject.toml sets [tool.ragdoctor.gate]; the fixture run has no nli judge and fails it
     assert "Gate FAILED" in body and "checks below threshold" in body
     at.text_input(key="gate_pyproject").set_value("no-such-pyproject.toml").run()  # a typo says so, never a pass
-    assert any("no-such-pyproject.toml: file not found" in e.value for e in at.error)
+    assert any("no-such-pyproject.toml: file not found" in shown(e.value) for e in at.error)
     assert "No thresholds configured" in texts(at)
     at.text_input(key="gate_pyproject").set_value("").run()  # no file: no thresholds, no error
     assert "No thresholds configured" in texts(at) and not at.error
@@ -112,7 +120,7 @@ def test_samples_page_filters_and_drills_down(runs):
     body = texts(at)
     assert "Sample `stale-block`" in body and "Rule that fired" in body and "grounded yet hallucinated" in body
     assert "background:#c9f2d0" in body  # the supported claim is highlighted in the answer
-    labels = [e.label for e in at.expander]
+    labels = [shown(e.label) for e in at.expander]
     assert any(lbl.startswith("#1 · old#0") and "supports claim 1" in lbl for lbl in labels)
     assert any("relevant document" in lbl and "cur#0" in lbl for lbl in labels)
     assert "retrieved at rank 2" in body
@@ -261,7 +269,7 @@ def test_retrieval_lab_page(tmp_path):
     out.write_text(json.dumps(retrieval_lab_json(0.05)))
     at.text_input(key="rl_path").set_value(str(out)).run()
     assert not at.exception and "120 labelled queries" in texts(at)
-    assert any("A confirmed gain" in s.value and "hybrid zscore w=0.5" in s.value for s in at.success)
+    assert any("A confirmed gain" in s.value and "hybrid zscore w=0.5" in shown(s.value) for s in at.success)
     assert at.dataframe[0].value["name"].tolist()[0] == "hybrid zscore w=0.5"
     out.write_text(json.dumps(retrieval_lab_json(0.0)))  # the same as the current: a tie, keep it
     at.run()
@@ -279,7 +287,7 @@ def test_a_folder_that_is_not_a_run_is_named_not_ignored(runs, tmp_path):
     odd.mkdir()
     shutil.copy(runs[0] / "summary.json", odd / "summary.json")
     at = app(str(odd))
-    assert any(f"not a run folder (no results.jsonl, results.parquet or traces.jsonl): {odd}" in w.value
+    assert any(f"not a run folder (no results.jsonl, results.parquet or traces.jsonl): {odd}" in shown(w.value)
                for w in at.sidebar.warning)
     at = app(f"{runs[0]}\n{odd}")  # next to a real run: still named, and the real run opens
-    assert at.title[0].value == "Overview" and any(str(odd) in w.value for w in at.sidebar.warning)
+    assert at.title[0].value == "Overview" and any(str(odd) in shown(w.value) for w in at.sidebar.warning)
