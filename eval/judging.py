@@ -3,7 +3,9 @@
 
 Kill it at any point and rerun: a trace already judged with the same metrics, judges and content is not judged again;
 an edited trace, or a changed configuration, is (a judgement is keyed by the sample id, the evaluation's hash and the
-trace's content hash; corpora/run_folder.py says how the log is read)."""
+trace's content hash; corpora/run_folder.py says how the log is read). So is a trace a judge could not judge last time
+(its call failed, it raised or timed out: ``judge_failed``), as ``ragdoctor run`` asks a failed question again; an
+honest unmeasured result (no claims, no contexts, an unparseable verdict) is kept."""
 from __future__ import annotations
 
 import hashlib
@@ -15,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from corpora.errors import InputError
+from corpora.errors import NOTICES, InputError
 from corpora.labels import read_labels
 from corpora.records import Judgement, MetricResult, Trace
 from corpora.run_folder import RESULTS_TABLE, SUMMARY, WARNINGS, RunFolder
@@ -23,10 +25,14 @@ from eval.judges.base import Judge
 from eval.metrics import get
 from eval.summary import results_frame, summarize
 
-__all__ = ["Engine", "EvalRun", "LocalEngine", "eval_hash", "evaluate", "judge_batch", "precheck", "write_outputs"]
+__all__ = ["Engine", "EvalRun", "LocalEngine", "eval_hash", "evaluate", "judge_batch", "judge_failed", "precheck",
+           "write_outputs"]
 
 MAX_ANSWER_CHARS = 20_000
 MAX_CONTEXT_CHARS = 200_000
+# the reasons of a result left unmeasured because its judge failed (the call, or the judge itself), not because of the
+# trace: judge_batch's "judge failed", the LLM judges' "judge call failed", the ragas judge's time-out and exceptions
+JUDGE_FAILURES = ("judge failed:", "judge call failed:", "judge timed out", "ragas failed:")
 
 
 @dataclass
@@ -38,6 +44,7 @@ class EvalRun:
     resumed: int
     input_errors: list[str]
     warnings: list[str] = field(default_factory=list)
+    retried: int = 0  # of ``new``: judged again because a judge failed on them last time
 
     @property
     def run_dir(self) -> Path:
@@ -69,6 +76,13 @@ METRICS_VERSION = 13  # 4: Unicode tokens, unmeasured without contexts, [] relev
 def eval_hash(metrics: Sequence[str], judges: Sequence[Judge]) -> str:
     key = {"metrics": sorted(metrics), "judges": sorted(j.config_id for j in judges), "version": METRICS_VERSION}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def judge_failed(j: Judgement) -> str | None:
+    """The reason of the first result of ``j`` that its judge failed to make (a call that failed, a judge that raised
+    or timed out: judging again may succeed), or None."""
+    return next((r.reason for r in j.results
+                 if r.status == "unmeasured" and r.reason and r.reason.startswith(JUDGE_FAILURES)), None)
 
 
 def precheck(t: Trace, metric: str, judge_name: str) -> MetricResult | None:
@@ -155,9 +169,13 @@ def evaluate(traces: list[Trace], *, metrics: Sequence[str], judges: Sequence[Ju
     h = eval_hash(metrics, judges)
     hashes = {t.sample_id: t.content_hash() for t in traces}
 
+    failed: dict[str, str] = {}  # sample id -> why its judge failed last time: judged again
+
     def reusable(lines: list[Judgement]) -> dict[str, Judgement]:
-        index = {(j.sample_id, j.eval_hash, j.sample_hash): j for j in lines}
-        return {sid: index[(sid, h, sh)] for sid, sh in hashes.items() if (sid, h, sh) in index}
+        index = {(j.sample_id, j.eval_hash, j.sample_hash): j for j in lines}  # the latest line of a key wins
+        found = {sid: index[(sid, h, sh)] for sid, sh in hashes.items() if (sid, h, sh) in index}
+        failed.update({sid: why for sid, j in found.items() if (why := judge_failed(j))})
+        return {sid: j for sid, j in found.items() if sid not in failed}
 
     def stamped(judged: list[Judgement]) -> list[tuple[str, Judgement]]:
         for j in judged:
@@ -166,6 +184,9 @@ def evaluate(traces: list[Trace], *, metrics: Sequence[str], judges: Sequence[Ju
 
     # reading the log comes first: a foreign results.jsonl is refused before anything is written
     resume = run.results.resume(traces, item_id=lambda t: t.sample_id, reusable=reusable)
+    if failed:
+        NOTICES.warning("judging again %d sample(s) a judge failed on last time (first: %s)", len(failed),
+                        next(iter(failed.values()))[:160])
     config = {"metrics": list(metrics), "judges": [j.config_id for j in judges], "eval_hash": h, "source": source,
               "n_samples": len(traces), "batch_size": batch_size, "engine": engine.name,
               "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
@@ -178,7 +199,7 @@ def evaluate(traces: list[Trace], *, metrics: Sequence[str], judges: Sequence[Ju
     made = (stamped(judged) for judged in engine.judge(batches, metrics, judges))
     judgements = resume.collect(made, desc="judging", unit="sample", progress=progress)
     summary = write_outputs(run, judgements, errors, notes, run_key=key)
-    return EvalRun(run, judgements, summary, len(resume.made), len(resume.done), errors, notes)
+    return EvalRun(run, judgements, summary, len(resume.made), len(resume.done), errors, notes, len(failed))
 
 
 def write_outputs(run: RunFolder, judgements: list[Judgement], input_errors: list[str],

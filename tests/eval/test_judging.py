@@ -9,8 +9,10 @@ from corpora.run_folder import RunFolder
 from eval.adapters import load_traces
 from eval.judges.labels import LabelsJudge
 from eval.judges.lexical import LexicalScorer
+from eval.judges.llm_claims import LLMJudge
 from eval.judges.scorer import ScorerJudge
 from eval.judging import evaluate
+from rag.llm import FakeLLM, LLMError
 from ragdoctor.cli import main
 
 CTX = [{"id": "kv#0", "doc_id": "kv", "text": "The KV cache stores keys and values for every token. It grows with sequence length."},
@@ -143,6 +145,58 @@ def test_killed_run_resumes_without_judging_twice(tmp_path):
     assert run.resumed == 2 and run.new == 2
     assert set(calls) == {"refusal-right", "ragas-shape"}
     assert sorted(j.sample_id for j in RunFolder(run_dir).judgements()) == sorted(s.sample_id for s in samples)
+
+
+
+class DownLLM(FakeLLM):
+    """Says every statement is supported, or, while ``down``, fails as a server answering 500 does."""
+
+    def __init__(self):
+        super().__init__({"": "SUPPORTED"})
+        self.down = True
+
+    def chat(self, messages, **kw):
+        if self.down:
+            raise LLMError("HTTP 500: InternalServerError (after 1 retry)")
+        return super().chat(messages, **kw)
+
+
+class FailsWhileDown(ExplodingJudge):
+    name, config_id = "flaky", "flaky:v1"
+    down = True
+
+    def judge(self, metric, samples):
+        if self.down and any(s.sample_id == "refusal-right" for s in samples):
+            raise TimeoutError("the judge's model did not load")
+        return [MetricResult.ok(metric, self.name, 0.5) for _ in samples]
+
+
+def test_a_rerun_judges_again_what_a_failed_judge_left_unmeasured_and_keeps_honest_unmeasured(tmp_path, caplog):
+    samples, _ = load_traces(write_jsonl(tmp_path / "in.jsonl", rows()))
+    llm, flaky = DownLLM(), FailsWhileDown()
+    judges = [LLMJudge(llm, cache=False), flaky, GarbageJudge()]
+    run_dir = tmp_path / "run"
+    first = evaluate(samples, metrics=["groundedness"], judges=judges, run=run_dir, batch_size=1, progress=False)
+    assert first.new == 4 and first.retried == 0
+    assert [j.sample_id for j in first.judgements if not j.get("groundedness", "flaky").measured] == ["refusal-right"]
+    assert {j.sample_id: j for j in first.judgements}["refusal-right"].get("groundedness", "flaky").reason == \
+        "judge failed: TimeoutError: the judge's model did not load"
+    llm_failed = [j.sample_id for j in first.judgements if (j.get("groundedness", "llm").reason or "").startswith(
+        "judge call failed: HTTP 500")]
+    assert llm_failed == ["good", "made-up", "ragas-shape"]  # the refusal needs no call
+    llm.down = flaky.down = False  # the server answers again
+    second = evaluate(samples, metrics=["groundedness"], judges=judges, run=run_dir, batch_size=1, progress=False)
+    assert (second.new, second.resumed, second.retried) == (4, 0, 4)
+    assert "judging again 4 sample(s) a judge failed on last time" in caplog.text
+    assert all(j.get("groundedness", "flaky").value == 0.5 for j in second.judgements)
+    assert any(j.get("groundedness", "llm").measured for j in second.judgements) and llm.calls
+    assert [j.get("groundedness", "llm").model_dump(exclude={"seconds"}) for j in RunFolder(run_dir).judgements()] == \
+        [j.get("groundedness", "llm").model_dump(exclude={"seconds"}) for j in second.judgements]  # the latest lines
+    made_up = {j.sample_id: j for j in second.judgements}["made-up"].get("groundedness", "garbage")
+    assert made_up.reason == "judge output unparseable"  # an honest unmeasured result: kept on the next rerun
+    calls = len(llm.calls)
+    third = evaluate(samples, metrics=["groundedness"], judges=judges, run=run_dir, batch_size=1, progress=False)
+    assert (third.new, third.resumed, third.retried) == (0, 4, 0) and len(llm.calls) == calls
 
 
 def test_eval_sample_rejects_nan():
