@@ -10,6 +10,7 @@ from corpora.records import Diagnosis, Judgement, MetricResult, Trace
 from eval.answerability import refused, unanswerable
 from eval.judges.registry import JUDGE_PREFERENCE
 from eval.metrics import get, model_metrics
+from eval.metrics.retrieval import ranking, relevant_ranks
 
 READS = [m.name for m in model_metrics(default_only=True)]  # the metrics the rules below read
 
@@ -53,9 +54,7 @@ def signals(j: Judgement, preference: tuple[str, ...] = JUDGE_PREFERENCE) -> Sig
     ranks = None
     beyond: list[int] = []
     if s.relevant_doc_ids and s.has_contexts and (s.doc_ids_known or not s.contexts):  # ranks need known documents
-        rel = set(s.relevant_doc_ids)
-        ranks = sorted(c.rank for c in s.chunks if (c.doc_id or c.chunk_id) in rel)
-        beyond = sorted(c.rank for c in s.candidates if c.doc_id in rel)
+        ranks, beyond = relevant_ranks(s)  # as the retrieval metrics read the labels (documents, or chunks)
     return Signals(s, metrics, refused(s), unanswerable(s), ranks, beyond)
 
 
@@ -69,12 +68,14 @@ def _support_docs(sig: Signals) -> list[dict]:
     """The chunks that support the answer's claims, with what the labels say about their documents."""
     s = sig.sample
     by_id = {c.chunk_id: c for c in s.chunks}
+    chunk_level = ranking(s)[1] == "chunk"  # the labels name chunks (as the retrieval metrics read them)
     out = []
     for cl in _claims(sig.metrics.get("groundedness"), ("supported",)):
         ctx = by_id.get(str(cl.get("chunk_id")))
         doc = ctx.doc_id if ctx else None
+        labelled = str(cl.get("chunk_id")) if chunk_level else doc
         out.append({"claim": cl.get("claim"), "chunk_id": cl.get("chunk_id"), "doc_id": doc,
-                    "relevant": doc in (s.relevant_doc_ids or []) if s.relevant_doc_ids is not None else None,
+                    "relevant": labelled in (s.relevant_doc_ids or []) if s.relevant_doc_ids is not None else None,
                     "outdated": doc is not None and doc == s.outdated_doc_id,
                     "near_duplicate": doc is not None and doc == s.near_duplicate_id})
     return out

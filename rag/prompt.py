@@ -123,9 +123,20 @@ def _declines(clause: str) -> bool:
     return bool(_REFUSAL_PATTERNS.search(clause)) and len(clause.split()) <= _MAX_REFUSAL_WORDS
 
 
+# ... or that only says what the sources cover instead ("The documents only describe LoRA.", "they only describe the
+# architecture", "It covers the licence terms instead."): a statement about the documents, not the world
+_COVERAGE_VERB = r"(?:describe|cover|discuss|focus on|talk about|deal with|mention|concern|explain|address)(?:e?s)?"
+_ABOUT_SOURCES = re.compile(
+    rf"(?:(?:the|these|those|this) )?(?:(?:provided|given|retrieved|available) )?{_SOURCES} "
+    rf"(?:(?:only|instead|mainly|mostly|just) )?(?:{_COVERAGE_VERB}|(?:is|are) (?:only |mainly )?about)\b"
+    rf"|(?:they|it) (?:only|instead|mainly|mostly|just) {_COVERAGE_VERB}\b"
+    rf"|(?:they|it) {_COVERAGE_VERB}\b.*\binstead$",
+    re.IGNORECASE)
+
+
 def _says_nothing(clause: str) -> bool:
-    """The clause claims nothing: an apology or a request for more information."""
-    return bool(_APOLOGY.fullmatch(clause) or _ASK_MORE.match(clause))
+    """The clause claims nothing: an apology, a request for more information, or what the sources cover instead."""
+    return bool(_APOLOGY.fullmatch(clause) or _ASK_MORE.match(clause) or _ABOUT_SOURCES.match(clause))
 
 
 def makes_no_claim(text: str) -> bool:

@@ -7,7 +7,7 @@ labels are ``metadata.qrels``' grades when given (nDCG reads them), else grade 1
 ids that name chunks (``kv#0``) rather than documents are matched against the chunk ranking."""
 from __future__ import annotations
 
-from corpora.records import MetricResult, Trace, relevant_docs
+from corpora.records import Candidate, Chunk, MetricResult, Trace, relevant_docs
 from eval.answerability import unanswerable
 from eval.metrics.base import Metric
 from eval.retrieval_metrics import retrieval_metrics
@@ -27,6 +27,18 @@ def ranking(t: Trace) -> tuple[list[str], str]:
     if relevant & {c.chunk_id for c in chunks} and not relevant & set(docs):
         return [c.chunk_id for c in chunks], "chunk"
     return list(dict.fromkeys(docs)), "document"
+
+
+def relevant_ranks(t: Trace) -> tuple[list[int], list[int]]:
+    """The ranks of the retrieved chunks the relevance labels call relevant, read as ``ranking`` reads them (documents,
+    or chunks when the labels name chunks): those given to the generator, and the candidates past the cut."""
+    _, level = ranking(t)
+    relevant = {d for d, g in t.relevance_grades.items() if g > 0}
+
+    def hit(c: Chunk | Candidate) -> bool:
+        return (c.chunk_id if level == "chunk" else c.doc_id or c.chunk_id) in relevant
+
+    return sorted(c.rank for c in t.chunks if hit(c)), sorted(c.rank for c in t.candidates if hit(c))
 
 
 def family(name: str) -> Metric | None:

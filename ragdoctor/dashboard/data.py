@@ -31,7 +31,7 @@ from eval.gate import GateConfig, check, primary
 from eval.judges.registry import trust_rank
 from eval.mathx import MIN_BOOTSTRAP, difference_ci
 from eval.metrics import find
-from eval.metrics.retrieval import ranking
+from eval.metrics.retrieval import ranking, relevant_ranks
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics
 from eval.summary import RESULT_COLUMNS, results_frame, summarize
 
@@ -234,8 +234,8 @@ def first_relevant_rank(trace: Trace | None) -> int | None:
     """Rank of the first retrieved chunk from a relevant document (top-k and candidates); None if none or unlabelled."""
     if trace is None:
         return None
-    rel = set(trace.relevant_doc_ids or [])
-    return next((c.rank for c in trace.ranked() if _doc(c) in rel), None)
+    ranks = [r for part in relevant_ranks(trace) for r in part]  # as the retrieval metrics read the labels
+    return min(ranks) if ranks else None
 
 
 def samples_frame(results: pd.DataFrame, judgements: Mapping[str, Judgement], traces: Mapping[str, Trace],

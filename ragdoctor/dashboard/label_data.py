@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from corpora.records import Label
+from corpora.records import Label, Trace
 from eval.labelling import queue
 from eval.ppi import MIN_LABELS
 from ragdoctor.dashboard.data import Run
@@ -77,6 +77,14 @@ def unusable(run: Run) -> dict[str, str]:
             why = f" ({reasons.value_counts().index[0]})" if len(reasons) else ""
             out[metric] = f"this run measured it on no sample{why}"
     return out
+
+
+def labelled_trace(run: Run, sample_id: str) -> Trace | None:
+    """The answer a label judges: the one the evaluation scored (what the labels calibrate, and the hash
+    ``ragdoctor label`` records: config.json's), else the latest trace (a run not evaluated yet). A sample answered
+    again since its evaluation is labelled as it was judged until ``ragdoctor eval`` runs again."""
+    j = run.judgement(sample_id)
+    return j.trace if j is not None and j.trace is not None else run.trace(sample_id)
 
 
 def labels_of(labels: Iterable[Label], sample_id: str, who: str | None = None) -> dict[str, Label]:

@@ -286,3 +286,17 @@ def test_unmeasured_groundedness_is_never_ok():
     j.results.append(MetricResult.unmeasured("groundedness", "nli", "no contexts in the input record"))
     d = classify(j)
     assert d.category == "unmeasured" and d.evidence["reasons"]["groundedness"] == "no contexts in the input record"
+
+
+def test_labels_that_name_chunks_are_read_as_the_retrieval_metrics_read_them():
+    # relevant ids naming chunks (kv#1): recall@5 finds it, so diagnose and the dashboard must too (they compared doc ids)
+    from corpora.records import Chunk, Trace
+    from diagnostics.classify import signals
+    from ragdoctor.dashboard.data import first_relevant_rank
+
+    t = Trace(sample_id="c", question="Q?", answer="A.", relevant_doc_ids=["kv#1"],
+              contexts=[Chunk(chunk_id="kv#0", doc_id="kv", rank=1, text="a"),
+                        Chunk(chunk_id="kv#1", doc_id="kv", rank=2, text="b")])
+    from corpora.records import Judgement
+    sig = signals(Judgement(sample_id="c", trace=t, results=[]))
+    assert sig.relevant_ranks == [2] and first_relevant_rank(t) == 2

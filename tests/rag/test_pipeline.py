@@ -131,8 +131,15 @@ def test_refusal_phrase_followed_by_claims_is_an_answer():
     for answer in ("I don't know. The provided documents do not mention the 2030 world cup.",
                    "I'm sorry, I cannot find that in the context. Please provide more details.",
                    "I'm sorry. I don\u2019t know based on the provided documents. Could you rephrase the question?",
-                   "The context does not say [a#0]. I apologize for the inconvenience."):
+                   "The context does not say [a#0]. I apologize for the inconvenience.",
+                   # saying what the sources cover instead is no claim about the world (a review found these scored
+                   # as missed refusals)
+                   "I don't know based on the provided documents. The documents only describe LoRA and QLoRA.",
+                   "The provided documents do not mention the release date; they only describe the architecture.",
+                   "The context does not say who founded it. It covers the licence terms instead."):
         assert is_refusal(answer), answer
+    for answer in ("It covers patent grants.", "I don't know exactly; it covers patent grants."):
+        assert not is_refusal(answer), answer
 
 
 def test_bare_citation_answer_is_asked_again(index_dir):

@@ -67,7 +67,7 @@ if current not in prog.order:  # labelled on every metric (here or elsewhere), s
 
 
 def save(sample_id: str, metric: str, value: float) -> None:
-    shown = run.trace(sample_id)  # the hash of the answer on the page: the label stops counting once it changes
+    shown = ld.labelled_trace(run, sample_id)  # the answer on the page: the label stops counting once it changes
     try:
         add_label(run.folder, sample_id, metric, value, st.session_state[WHO],
                   sample_hash=shown.content_hash() if shown is not None else None)
@@ -83,7 +83,7 @@ def skip(sample_id: str) -> None:
 if current is None:
     st.success(f"Every sample of this run is labelled ({len(prog.done)} samples). Thank you!")
 else:
-    trace = run.trace(current)
+    trace = ld.labelled_trace(run, current)
     st.markdown(f"#### Sample {code(current)} · {len(prog.done)} done, {len(prog.order)} to go")
     if not who:
         st.warning("Type your name above first: every label records who made it.")

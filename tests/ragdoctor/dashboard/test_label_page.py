@@ -123,3 +123,15 @@ def test_a_sample_whose_answer_changed_since_it_was_labelled_comes_back_to_the_q
         fh.write(trace.model_copy(update={"answer": "Another answer."}).model_dump_json() + "\n")
     prog = ld.progress(rd.load_run(run), read_labels(run), list(ld.LABEL_SET), "groundedness")
     assert first not in prog.done and prog.order[0] == first and prog.counts["groundedness"] == 0
+
+
+def test_the_page_and_the_cli_record_the_same_answer_for_a_label(run):
+    """Both record the hash of the answer the evaluation judged (config.json's, when there is one): a sample answered
+    again but not evaluated again is labelled as it was judged, so neither writer's label is stale while the other's
+    counts."""
+    from corpora.labels import sample_hash
+
+    r = rd.load_run(run)
+    sid = r.sample_ids[0]
+    shown = ld.labelled_trace(r, sid)
+    assert shown is not None and shown.content_hash() == sample_hash(run, sid)
