@@ -163,13 +163,20 @@ class RerankCache:
         self.conn.execute("CREATE TABLE IF NOT EXISTS r (key TEXT PRIMARY KEY, logit REAL)")
 
     @staticmethod
-    def key(reranker, passage: str, question: str) -> str:
-        ident = [reranker.model_id, folder_digest(reranker.path), reranker.will_run_in, reranker.max_length]
+    def ident(reranker) -> list:
+        """What the logits depend on beside the text: the model and its files, its precision, the tokens it reads (a
+        folder walk: once per call of ``scores``, not per passage)."""
+        return [reranker.model_id, folder_digest(reranker.path), reranker.will_run_in, reranker.max_length]
+
+    @classmethod
+    def key(cls, reranker, passage: str, question: str, ident: list | None = None) -> str:
+        ident = cls.ident(reranker) if ident is None else ident
         return hashlib.sha256(json.dumps([*ident, passage, question]).encode()).hexdigest()
 
     def scores(self, reranker, question: str, passages: list[str]) -> tuple[list[float], float | None]:
         """Logits of the passages, and the seconds the model took when none was cached (else None)."""
-        keys = [self.key(reranker, p, question) for p in passages]
+        ident = self.ident(reranker)
+        keys = [self.key(reranker, p, question, ident) for p in passages]
         marks = ",".join("?" * len(keys))
         known = dict(self.conn.execute(f"SELECT key, logit FROM r WHERE key IN ({marks})", keys).fetchall())
         missing = [i for i, k in enumerate(keys) if k not in known]

@@ -81,10 +81,11 @@ def _with_cause(where: str, exc: BaseException) -> str:
 
 
 def fleet_name(model: str, urls: list[str]) -> str:
-    """``model@url`` naming a client in traces, judge names and the judge cache; a fleet is one model however many of
-    its servers are listed and in whatever order: ``model@url1,url2`` over the set of endpoints, sorted (swapping two
-    --judge-base-url must not re-judge everything). One URL gives the name it always had."""
-    return f"{model}@{','.join(sorted(set(urls)))}"
+    """``model@url`` naming a client in traces, judge names and the judge cache. A fleet (two URLs or more) is one
+    model however many of its servers are listed and in whatever order: ``model@<fleet>``, as the run's config hash
+    names it (swapping two --judge-base-url, or dropping a dead one of three, must not re-judge everything; the
+    endpoints are in the request counts). One URL gives the name it always had."""
+    return f"{model}@{urls[0]}" if len(set(urls)) == 1 else f"{model}@<fleet>"
 
 
 class OpenAIChatLLM:

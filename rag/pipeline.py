@@ -26,6 +26,7 @@ class Pipeline:
         self.rerank = RerankStage(cfg.retrieval) if cfg.retrieval.rerank else None
         self.config_hash = cfg.config_hash()
         self._retrieving = threading.Lock()  # retrieval runs one at a time; generation may run concurrently
+        self._rerank_id: str | None = None  # the reranker's model_id, read once (reuses)
 
     def reuses(self, trace: Trace) -> bool:
         """Whether a stored trace of this configuration was answered as this pipeline would answer now: the config
@@ -37,7 +38,13 @@ class Pipeline:
         if self.rerank is None:
             return True
         model = self.rerank.reranker
-        return done.get("precision") in (None, model.will_run_in) and done.get("model_id") in (None, model.model_id)
+        if done.get("precision") not in (None, model.will_run_in):
+            return False
+        if done.get("model_id") is None:  # the bundled reranker (named by its name), or a trace before model ids
+            return True
+        if self._rerank_id is None:  # a folder walk: once per pipeline, not per stored trace
+            self._rerank_id = model.model_id
+        return done["model_id"] == self._rerank_id
 
     def retrieve(self, question: str, k: int | None = None) -> list[Chunk]:
         """Ranked chunks: ``select`` picks those given to the generator (the first ``top_k``, or the ones packed into

@@ -8,6 +8,7 @@ the question) is not supported, whatever the judge's score, and says which fact 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from eval.judges.features import negated, numbers
 
@@ -39,15 +40,30 @@ def leading_polarity(text: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
+@dataclass(frozen=True)
+class Stated:
+    """The numbers and the compacted text of what the other side states, read once for all the claims checked
+    against it (a 200,000-character context is not rescanned per claim)."""
+
+    numbers: frozenset[str]
+    compact: str
+
+    @classmethod
+    def of(cls, other: str, question: str = "") -> Stated:
+        given = f"{other}\n{question}"
+        return cls(frozenset(numbers(given)), _compact(given))
+
+    def missing(self, claim: str, *, words: bool = True) -> list[str]:
+        """The claim's numbers and identifiers not stated here, sorted (see missing_facts)."""
+        out = sorted(numbers(claim, words=words) - self.numbers)
+        return out + sorted(i for i in identifiers(claim) if _compact(i) not in self.compact)
+
+
 def missing_facts(claim: str, other: str, question: str = "", *, words: bool = True) -> list[str]:
     """The claim's numbers and identifiers stated neither by ``other`` nor by the question, sorted. ``words``: number
     words ('one', 'twice') count as numbers (against a short reference); without, only numbers written in digits (prose
     against retrieved passages: 'one of the options' states no number)."""
-    given = f"{other}\n{question}"
-    compact = _compact(given)
-    missing = sorted(numbers(claim, words=words) - numbers(given))
-    missing += sorted(i for i in identifiers(claim) if _compact(i) not in compact)
-    return missing
+    return Stated.of(other, question).missing(claim, words=words)
 
 
 def polarity_conflict(answer: str, reference: str) -> bool:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from eval.claims import MAX_WINDOW_WORDS, premise_windows, split_sentences
 from eval.judges.base import ClaimItem, Scorer, Support
-from eval.metrics.key_facts import missing_facts
+from eval.metrics.key_facts import Stated
 from eval.tokens import content_tokens
 
 
@@ -64,7 +64,7 @@ class ClaimVerdict:
         return out
 
 
-def exact_facts(v: ClaimVerdict, other: str, question: str, overruled: str = "unsupported", *,
+def exact_facts(v: ClaimVerdict, other: str | Stated, question: str = "", overruled: str = "unsupported", *,
                 words: bool = True) -> ClaimVerdict:
     """A supported claim whose number or identifier the other side never states is not supported (key_facts), whatever
     the judge's score ("1,048,000 tokens" against "1,048,576 tokens"; "E5M2" against "E4M3"). Answer correctness calls
@@ -73,7 +73,8 @@ def exact_facts(v: ClaimVerdict, other: str, question: str, overruled: str = "un
     (then it is an addition: "16 tokens per block, so 4,096 tokens fill 256 blocks"). ``words``: see missing_facts."""
     if v.verdict != "supported":
         return v
-    missing = missing_facts(v.claim, other, question, words=words)
+    stated = other if isinstance(other, Stated) else Stated.of(other, question)
+    missing = stated.missing(v.claim, words=words)
     if not missing:
         return v
     return replace(v, verdict=overruled, note=f"the other side never states {', '.join(missing)}")
@@ -122,7 +123,9 @@ class Verifier:
         out = self._verify_claims(items, cands, evidence) if claim_path else self._verify_pairs(items, cands)
         if given is None:
             return out
-        return [[exact_facts(x, evidence[k], given[k], words=False) for x in verdicts]
+        stated = [Stated.of(evidence[k], given[k]) if any(x.verdict == "supported" for x in verdicts) else None
+                  for k, verdicts in enumerate(out)]  # each item's passages read once, for all its claims
+        return [verdicts if (st := stated[k]) is None else [exact_facts(x, st, words=False) for x in verdicts]
                 for k, verdicts in enumerate(out)]
 
     def _verify_claims(self, items, cands, evidence) -> list[list[ClaimVerdict]]:
