@@ -82,7 +82,7 @@ class CrossEncoderReranker:
         by its path and a digest of its files (weights replaced in place are another model)."""
         if self.name in MODELS:
             return self.name
-        return f"{self.path.resolve()}@{folder_digest(self.path)}"
+        return f"{self.path.resolve()}@{folder_digest(self.path)}"  # one directory walk (the digest is cached)
 
     @property
     def runs_in(self) -> str:
