@@ -4,10 +4,13 @@ Each row of the Ray dataset is one judge batch (the same ``batch_size`` traces, 
 engine judges: a judge whose scores depend on its batch gives the same verdicts on both). Each actor builds its judges
 once (the NLI cross-encoder on the GPU when the actor was given one) and returns the batch's judgements serialized; the
 driver streams them into the run folder's append-only results.jsonl as they arrive (eval/judging.py), so resume,
-summary, CIs, gate and dashboard are those of a local run. Ray restarts a worker that died and retries its batch up to
-MAX_RESTARTS times (a batch that kills every worker it meets would otherwise loop for ever); then, or when a worker
-cannot build its judges, the run stops with one line naming the cause, what was delivered saved. A judgement
-delivered twice is appended once (corpora/run_folder.Resume.collect).
+summary, CIs, gate and dashboard are those of a local run. A batch is appended as soon as it is judged, in the order
+the batches finish: one batch per block, one call at a time per actor, no output ordering and no prefetching
+(rag/ray_runtime.actor_map, dataset_options, worker_rows), so none waits behind a slower one and a Ctrl+C loses no
+finished batch. Ray restarts a worker that died and retries its batch up to MAX_RESTARTS times (a batch that kills
+every worker it meets would otherwise loop for ever); then, or when a worker cannot build its judges, the run stops
+with one line naming the cause, what was delivered saved. A judgement delivered twice is appended once
+(corpora/run_folder.Resume.collect).
 
 Ray is imported only here, and only when an engine runs: the default ``--engine local`` never imports it."""
 from __future__ import annotations
@@ -27,12 +30,14 @@ from corpora.records import Judgement, Trace
 from eval.judges.base import Judge
 from eval.judging import judge_batch
 from rag.fleet import merge_request_counts
-from rag.ray_runtime import actor_map, ray_module, ray_session, worker_rows
+from rag.ray_runtime import actor_map, dataset_options, ray_module, ray_session, worker_rows
 
 __all__ = ["JudgeWorker", "RayEngine"]
 
 JudgeBuilder = Callable[[], AbstractContextManager[Sequence[Judge]]]
-MAX_BLOCKS = 4096  # a block is what a worker hands back at once: one judge batch per block up to this many batches
+# a block is what a worker hands back at once: one judge batch per block up to this many batches (past it, a block
+# holds a few consecutive batches, which reach results.jsonl together: the price of fewer objects in Ray's store)
+MAX_BLOCKS = 4096
 
 
 class JudgeWorker:
@@ -98,14 +103,13 @@ class RayEngine:
 
     def _stream(self, ray: Any, batches: list[list[Trace]], metrics: Sequence[str],
                 expected: list[str]) -> Iterator[list[Judgement]]:
-        ctx = ray.data.DataContext.get_current()
-        ctx.enable_progress_bars = False  # the driver's own bar counts the judgements as they are appended
-        ctx.print_on_execution_start = False
-        ctx.enable_auto_log_stats = False
         rows = [{"traces": json.dumps([t.model_dump_json() for t in batch])} for batch in batches]
-        ds = ray.data.from_items(rows, override_num_blocks=min(len(rows), MAX_BLOCKS))
-        ds = actor_map(ds, JudgeWorker, num_workers=self.num_workers, gpus_per_worker=self.gpus_per_worker,
-                       fn_constructor_args=(self.build, list(metrics)))
+        # one batch per block (a block's batches come back together), handed on in the order they finish: a batch
+        # done is appended while a slower one is still being judged (resume does not need the input order)
+        ds = dataset_options(ray.data.from_items(rows, override_num_blocks=min(len(rows), MAX_BLOCKS)),
+                             preserve_order=False)
+        ds = actor_map(ds, JudgeWorker, num_workers=min(self.num_workers, len(rows)),
+                       gpus_per_worker=self.gpus_per_worker, fn_constructor_args=(self.build, list(metrics)))
         latest: dict[str, list] = {}  # each worker's cumulative counts, as its latest batch reported them
         try:
             for row in worker_rows(ds, "a Ray worker could not judge (the judgements made so far are saved; a rerun "

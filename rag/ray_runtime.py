@@ -13,8 +13,8 @@ from typing import Any
 from corpora.errors import UsageError
 from rag.offline import OFFLINE_ENV
 
-__all__ = ["MAX_RESTARTS", "WorkerFailure", "actor_map", "connect", "ray_module", "ray_session", "worker_env",
-           "worker_failure", "worker_rows"]
+__all__ = ["MAX_RESTARTS", "WorkerFailure", "actor_map", "connect", "dataset_options", "quiet_ray", "ray_module",
+           "ray_session", "worker_env", "worker_failure", "worker_rows"]
 
 MAX_RESTARTS = 3  # a worker that dies (out of memory, a crash) is restarted and its batch retried this often, no more
 PROBE_S = 5.0  # how long an --ray-address gets to answer before it is reported as not there
@@ -62,15 +62,19 @@ def connect(address: str | None = None, **init_kwargs: Any) -> bool:
     if ray.is_initialized():
         return False
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray's usage telemetry: off unless the user turned it on
-    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
+    quiet_ray()
+    # log_to_driver off: the workers' output (Ray's notes on retried and killed tasks, libraries' warnings) stays in
+    # the session's log files; what a worker raises reaches the driver as an exception, made one line (worker_failure)
+    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False,
                               "runtime_env": {"env_vars": worker_env()}, **init_kwargs}
     if address is None:
         kwargs.setdefault("address", "local")
         kwargs.setdefault("_node_ip_address", "127.0.0.1")
     else:
         kwargs["address"] = address
-        if address.startswith("ray://"):  # a Ray client takes no node options
+        if address.startswith("ray://"):  # a Ray client takes no node or driver options
             kwargs.pop("include_dashboard", None)
+            kwargs.pop("log_to_driver", None)
         _probe(address)
     try:
         with _on_loopback(address is None):
@@ -79,6 +83,54 @@ def connect(address: str | None = None, **init_kwargs: Any) -> bool:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:240]
         raise UsageError(f"--ray-address {address or '(local)'}: cannot start or join Ray: {why}") from None
     return True
+
+
+class _Drop(logging.Filter):
+    """Drops the records whose message starts with one of ``starts``."""
+
+    def __init__(self, *starts: str):
+        super().__init__()
+        self.starts = starts
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.starts)
+
+
+def _drop(logger: str, *starts: str) -> None:
+    log = logging.getLogger(logger)
+    if not any(isinstance(f, _Drop) and f.starts == starts for f in log.filters):
+        log.addFilter(_Drop(*starts))
+
+
+def quiet_ray() -> None:
+    """Ray's own notes on a run that goes well are not printed on the driver: the note that token authentication is
+    on (Ray's default; the warning that it is off is kept), Ray Data's notes (the dataset's start, plan and "execution
+    finished" lines, which it logs at INFO, and its warning that progress bars are off: the driver's own bar counts
+    what arrives) and the Python warnings Ray's modules give about themselves (deprecations, settings). Ray Data's
+    other warnings and its errors, and everything Ray raises, still reach the user (worker_failure: one line); Ray
+    Data's notes stay in its log file in the session folder. Calling it again changes nothing."""
+    import warnings  # noqa: PLC0415
+
+    ray_module()
+    _drop("ray._private.authentication.authentication_token_setup", "Token authentication is enabled")
+    _drop("ray.data._internal.progress", "Progress bars disabled")
+    for handler in logging.getLogger("ray.data").handlers:  # configured when ray.data is imported: file and console
+        if not isinstance(handler, logging.FileHandler) and type(handler).__name__ != "SessionFileHandler":
+            handler.setLevel(max(handler.level, logging.WARNING))
+    for category in (UserWarning, DeprecationWarning, FutureWarning):
+        warnings.filterwarnings("ignore", category=category, module=r"ray(\.|$)")
+
+
+def dataset_options(ds: Any, *, preserve_order: bool) -> Any:
+    """``ds`` (its own DataContext, copied when it was made: another dataset's settings do not leak into it) set to
+    print nothing while it runs (no progress bars, no start or statistics lines) and to hand each block on as soon as
+    it is done (``preserve_order`` False) or in input order (True: a later block waits for the ones before it)."""
+    ctx = ds.context
+    ctx.enable_progress_bars = False
+    ctx.print_on_execution_start = False
+    ctx.enable_auto_log_stats = False
+    ctx.execution_options.preserve_order = preserve_order
+    return ds
 
 
 @contextmanager
@@ -123,32 +175,38 @@ def _probe(address: str) -> None:
 
 
 def actor_map(ds: Any, fn: Any, *, num_workers: int, gpus_per_worker: float, **kwargs: Any) -> Any:
-    """``ds.map_batches`` on a pool of ``num_workers`` actors, one row per call, each actor restarted (and its batch
-    retried) at most MAX_RESTARTS times: Ray Data's default is without limit, so a batch that kills its worker would
-    loop for ever. Ray 2.60 takes the limits only through ``ray_remote_args`` (deprecated there, with no named
-    replacement yet): its warning is silenced here, and this is the one place to change on an upgrade."""
+    """``ds.map_batches`` on a pool of ``num_workers`` actors, one row per call and one call at a time per actor (Ray
+    Data's default queues several on each actor, so a block could wait behind a slow one while another actor is
+    idle), each actor restarted (and its batch retried) at most MAX_RESTARTS times: Ray Data's default is without
+    limit, so a batch that kills its worker would loop for ever. Ray 2.60 takes the limits only through
+    ``ray_remote_args`` (deprecated there, with no named replacement yet): its warning is silenced here, and this is
+    the one place to change on an upgrade. ``ds`` should be made with one row per block (``override_num_blocks``): a
+    block's rows come back together."""
     import warnings  # noqa: PLC0415
 
     ray = ray_module()
+    pool = ray.data.ActorPoolStrategy(size=num_workers, max_tasks_in_flight_per_actor=1)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
-        return ds.map_batches(fn, batch_size=1, batch_format="numpy",
-                              compute=ray.data.ActorPoolStrategy(size=num_workers), num_gpus=gpus_per_worker or None,
+        return ds.map_batches(fn, batch_size=1, batch_format="numpy", compute=pool, num_gpus=gpus_per_worker or None,
                               max_restarts=MAX_RESTARTS, max_task_retries=MAX_RESTARTS, **kwargs)
 
 
 def worker_rows(ds: Any, what: str) -> Iterator[dict]:
-    """The rows of a Ray dataset as they arrive; whatever Ray raises for a worker (its constructor failed, it died
-    past MAX_RESTARTS) becomes one WorkerFailure line with its cause, ``what`` saying what could not be done."""
-    rows = iter(ds.iter_rows())
+    """The rows of a Ray dataset as each block arrives (no prefetching: ``iter_rows`` holds a finished block back
+    until the next one is done); whatever Ray raises for a worker (its constructor failed, it died past MAX_RESTARTS)
+    becomes one WorkerFailure line with its cause, ``what`` saying what could not be done."""
+    batches = iter(ds.iter_batches(batch_size=None, prefetch_batches=0, batch_format="numpy"))
     while True:
         try:
-            row = next(rows)
+            batch = next(batches)
         except StopIteration:
             return
         except Exception as exc:  # noqa: BLE001 - Ray's many exception types for a worker: one line with the cause
             raise worker_failure(exc, what) from None
-        yield row
+        columns = list(batch)
+        for values in zip(*(batch[c] for c in columns)):
+            yield dict(zip(columns, values))
 
 
 def check_gpus(ray: Any, gpus_per_worker: float) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -159,6 +160,73 @@ def test_workers_must_build_the_drivers_judges(ray_local, traces, tmp_path):
         judged_with(RayEngine(other), traces[:4], tmp_path / "run")
 
 
+class GatedLexical(SlowLexical):
+    """The lexical judge, held on the batch of ``held`` until the file ``gate`` exists (at most a minute)."""
+
+    def __init__(self, held: str, gate: str):
+        super().__init__(0.0, None)
+        self.held, self.gate = held, gate
+
+    def judge(self, metric, traces):
+        deadline = time.monotonic() + 60
+        while any(t.sample_id == self.held for t in traces) and not os.path.exists(self.gate) and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        return super().judge(metric, traces)
+
+
+@contextmanager
+def gated_judges(held: str = "", gate: str = ""):
+    yield [GatedLexical(held, gate), LabelsJudge()]
+
+
+def test_a_finished_batch_is_written_before_a_slow_one_finishes(ray_local, traces, tmp_path):
+    """One worker is held on its first batch while the other judges the rest: each of those is in results.jsonl as
+    soon as it is judged, not when the held batch lets it through (Ray Data's output order, a block of several
+    batches, a block queued behind the held one on its actor, or the iterator's prefetching would each hold one back
+    until the gate's minute is up)."""
+    from eval.ray_engine import RayEngine
+
+    gate, run_dir = tmp_path / "gate", tmp_path / "run"
+    held = traces[0].sample_id
+    seen: list[int] = []
+
+    def open_gate_once_the_rest_is_written() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not gate.exists():
+            seen.append(len(set(log_ids(run_dir)) if (run_dir / "results.jsonl").exists() else set()))
+            if seen[-1] >= len(traces[:8]) - 1:
+                gate.touch()
+            time.sleep(0.05)
+
+    opener = threading.Thread(target=open_gate_once_the_rest_is_written, daemon=True)
+    opener.start()
+    try:
+        build = functools.partial(gated_judges, held=held, gate=str(gate))
+        with gated_judges() as judges:
+            got = evaluate(traces[:8], metrics=METRICS, judges=judges, run=run_dir, batch_size=1, progress=False,
+                           engine=RayEngine(build, num_workers=2))
+    finally:
+        gate.touch()
+        opener.join(timeout=30)
+    assert got.new == 8 and max(seen) == 7, f"the finished batches reached results.jsonl late (saw {max(seen)} of 7)"
+    assert log_ids(run_dir)[-1] == held and Counter(log_ids(run_dir)) == Counter(t.sample_id for t in traces[:8])
+
+
+def test_an_index_build_in_the_same_process_leaves_eval_unordered(ray_local, traces, tmp_path):
+    """The index asks Ray Data for its shards in order; that is its dataset's setting, not the process's."""
+    import ray.data
+
+    from rag.ray_runtime import dataset_options
+
+    before = ray.data.DataContext.get_current().execution_options.preserve_order
+    ordered = dataset_options(ray.data.from_items([{"a": 1}]), preserve_order=True)
+    assert ordered.context.execution_options.preserve_order is True
+    assert ray.data.DataContext.get_current().execution_options.preserve_order == before
+    assert dataset_options(ray.data.from_items([{"a": 1}]), preserve_order=False).context.execution_options \
+        .preserve_order is False
+
+
 @pytest.mark.slow
 def test_nli_verdicts_are_identical_on_ray(ray_local, traces, tmp_path):
     from eval.judges.registry import default_nli_path
@@ -244,6 +312,29 @@ def test_a_killed_driver_resumes_without_loss_or_duplicates(tmp_path):
     local = flow.evaluate_file(src, tmp_path / "local", flow.Selection.of("lexical,labels"), batch_size=1,
                                progress=False)
     assert verdicts(RunFolder(run_dir).judgements()) == verdicts(local.judgements)
+
+
+# Ray 2.60's core worker logs this once per driver process (RAY_LOG_ONCE_PER_PROCESS(ERROR), core_worker.cc) for any
+# actor restartable with arguments in the object store: Ray Data passes its own (the DataContext and the map function,
+# ray.put) to every pool actor, so each `--engine ray` run prints it; only patching Ray (or its C++ logging, whose
+# RAY_BACKEND_LOG_LEVEL prints a line of its own) would hide it
+RAY_DATA_ACTOR_NOTE = re.compile(r"^\[[^\]]* E \d+ \d+\] core_worker\.cc:\d+: Actor with class name: 'MapWorker\(MapBatches\("
+                                 r"JudgeWorker\)\)' and ID: '[0-9a-f]+' has constructor arguments in the object store "
+                                 r"and max_restarts > 0\. .*$")
+
+
+def test_a_run_that_goes_well_prints_nothing_of_rays_on_stderr(tmp_path):
+    """No token-authentication note, no Ray Data progress, start or statistics lines, no workers' output, no Python
+    warning from Ray's modules: stderr is for what went wrong (but the one core-worker line above)."""
+    src = write_jsonl(tmp_path / "in.jsonl", many_rows(6))
+    args = [*CLI, "eval", str(src), "--judges", "lexical,labels", "--out", str(tmp_path / "run"), "--engine", "ray",
+            "--batch-size", "2", "--num-workers", "2"]
+    out = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rest = [line for line in out.stderr.splitlines() if not RAY_DATA_ACTOR_NOTE.match(line)]
+    assert rest == [], out.stderr[-2000:]
+    assert len(out.stderr.splitlines()) <= 1
+    assert "(6 judged, 0 resumed" in out.stdout
 
 
 @contextmanager

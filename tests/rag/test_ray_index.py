@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rag.chunking import embedding_text
 from rag.config import IndexConfig, RetrievalConfig
 from rag.embeddings import FakeEmbedder
 from rag.retrievers import make_retriever
@@ -55,6 +56,47 @@ def test_past_max_train_an_ivf_index_is_trained_on_a_sample_and_filled_by_shards
     probe = vectors(local)[::9]
     _, ids = store.dense.search(probe, 1)
     assert np.allclose(vectors(store)[ids[:, 0]], probe)
+
+
+def cached_ray_dense(path, sent: list[int], **kw):
+    """RayDense with the fake embedder behind an embedding cache at ``path`` (the fake has none of its own), noting
+    how many texts the driver sends through Ray Data."""
+    from rag.embeddings import EmbeddingCache
+    from rag.ray_index import RayDense
+
+    class Cached(RayDense):
+        def cache(self):
+            return EmbeddingCache(path), FakeEmbedder().model_id
+
+        def _embedded(self, ray, texts, idx):
+            sent.append(len(idx))
+            return super()._embedded(ray, texts, idx)
+
+    return Cached("fake", **kw)
+
+
+@pytest.mark.parametrize("max_train", [262_144, 40])
+def test_a_rebuild_embeds_only_the_chunks_the_cache_lacks(ray_local, tmp_path, max_train):
+    """Like the local engine's embedder: the driver reads the cached vectors, the workers embed only the new chunks
+    (each distinct text once) and the driver stores them; the index is the local build's."""
+    cfg = IndexConfig(kind="ivf", nlist=4, nprobe=4)
+    emb, sent, cache = FakeEmbedder(), [], tmp_path / "emb.sqlite"
+    docs = _docs()
+    first = build_index(docs, tmp_path / "a", emb, chunking=CH, index_cfg=cfg,
+                        dense_builder=cached_ray_dense(cache, sent, num_workers=2, shard_size=7, max_train=max_train))
+    n = first.manifest.n_chunks
+    assert sum(sent) == len({embedding_text(c) for c in first.nodes}) <= n  # every distinct chunk text, once
+    docs[3] = docs[3].model_copy(update={"text": "This note was edited: it is about bfloat16 rounding now."})
+    sent.clear()
+    again = build_index(docs, tmp_path / "b", emb, chunking=CH, index_cfg=cfg,
+                        dense_builder=cached_ray_dense(cache, sent, num_workers=2, shard_size=7, max_train=max_train))
+    assert sum(sent) == 1  # the edited document's one chunk
+    local = build_index(docs, tmp_path / "local", emb, chunking=CH, index_cfg=cfg)
+    np.testing.assert_array_equal(vectors(again), vectors(local))
+    sent.clear()
+    build_index(docs, tmp_path / "c", emb, chunking=CH, index_cfg=cfg,
+                dense_builder=cached_ray_dense(cache, sent, num_workers=2, shard_size=7, max_train=max_train))
+    assert sum(sent) == 0
 
 
 @pytest.mark.slow
