@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from corpora.records import Judgement
+from corpora.records import Judgement, MetricResult
 from diagnostics.classify import Thresholds, correctness_verdict, pick
 from eval.answerability import refused, unanswerable
 from eval.metrics import get
@@ -78,23 +78,22 @@ def _quadrant(pairs: list[Point], view: View) -> dict:
     return out
 
 
-def _yes(j: Judgement, metric: str, value: float, th: Thresholds) -> bool | None:
+def _yes(j: Judgement, metric: str, r: MetricResult, th: Thresholds) -> bool | None:
     """Whether ``metric`` says yes for this sample. Answer correctness is read as the classifier reads it
     (classify.correctness_verdict): right is yes, wrong is no, and a partial answer (the classifier's 'incomplete') is
     neither (None: left out of the view), so a quadrant's explanation never contradicts the diagnosis. An answer to a
     question known unanswerable is wrong (it should have refused). Other metrics: at or above their cut."""
     if metric != "answer_correctness":
-        return value >= get(metric).cut
+        return r.value is not None and r.value >= get(metric).cut
     if j.trace is not None and unanswerable(j.trace) is True:
         return False
-    verdict = correctness_verdict(pick(j, metric), th)
+    verdict = correctness_verdict(r, th)
     return None if verdict == "incomplete" else verdict == "right"
 
 
-def _values(judgements: list[Judgement], a: str, b: str, th: Thresholds | None = None) -> list[Point]:
+def _values(judgements: list[Judgement], a: str, b: str, th: Thresholds) -> list[Point]:
     """Both metrics measured, the trace neither blocked nor a refusal (told by its text too: a plain JSONL row is
     always 'answered'), and each metric's yes/no known."""
-    th = th or Thresholds()
     pairs = []
     for j in judgements:
         ra, rb = pick(j, a), pick(j, b)
@@ -102,7 +101,7 @@ def _values(judgements: list[Judgement], a: str, b: str, th: Thresholds | None =
             continue
         if j.trace is not None and (j.trace.outcome == "blocked" or refused(j.trace)):
             continue
-        xa, yb = _yes(j, a, ra.value, th), _yes(j, b, rb.value, th)
+        xa, yb = _yes(j, a, ra, th), _yes(j, b, rb, th)
         if xa is not None and yb is not None:
             pairs.append((j.sample_id, ra.value, rb.value, xa, yb))
     return pairs
@@ -112,7 +111,8 @@ def metric_disagreements(judgements: list[Judgement]) -> dict:
     """The groundedness x correctness quadrant and two more metric-vs-metric views (VIEWS), with counts and example
     ids; refusals (by outcome or by their text) and blocked answers are left out (they make no claim to grade), and so
     are partial answers on the correctness axis (the classifier's 'incomplete': neither right nor wrong)."""
-    values = {v.key: _values(judgements, v.x, v.y) for v in VIEWS}
+    th = Thresholds()
+    values = {v.key: _values(judgements, v.x, v.y, th) for v in VIEWS}
     out: dict = {v.key: _quadrant(values[v.key], v) for v in VIEWS}
     out["points"] = {"groundedness_x_correctness": [{"sample_id": s, "x": x, "y": y}
                                                     for s, x, y, _, _ in values["groundedness_x_correctness"]]}

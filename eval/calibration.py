@@ -92,9 +92,8 @@ def calibrate(results: pd.DataFrame, labels: Iterable[Label], *, min_labels: int
               n_resamples: int = 1000, seed: int = 0) -> list[dict]:
     """One row per (metric, judge) whose metric has a label on a sample of the run (see the module docstring)."""
     ids = set(results["sample_id"])
-    labels = list(labels)
-    human = {m: {sid: v for sid, v in by.items() if sid in ids} for m, by in human_values(labels).items()}
-    each = labeller_values(labels)
+    each = labeller_values(labels)  # each labeller's value, grouped once: the mean for PPI, agreement for the AUROC
+    human = {m: {sid: sum(v) / len(v) for sid, v in by.items() if sid in ids} for m, by in each.items()}
     rows: list[dict] = []
     ok = results[(results["status"] == "ok") & results["value"].notna()]
     for metric, judge in results[["metric", "judge"]].drop_duplicates().itertuples(index=False):

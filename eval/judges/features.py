@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal, InvalidOperation
 from collections.abc import Iterable, Mapping
+from decimal import Decimal, InvalidOperation
 
 from eval.judges.lexical import unigram_precision
 from eval.tokens import content_tokens

@@ -17,7 +17,7 @@ from eval.answerability import refused, unanswerable
 from eval.claims import decompose
 from eval.mathx import claim_prf
 from eval.metrics.base import BLOCKED, Metric, no_claims, unsupported_claims
-from eval.metrics.key_facts import polarity_conflict
+from eval.metrics.key_facts import Stated, polarity_conflict
 from eval.metrics.verify import Verifier, exact_facts
 
 NAME = "answer_correctness"
@@ -52,8 +52,9 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
     out = []
     for n in range(len(traces)):
         t = traces[n]
-        ans_v = [exact_facts(v, t.reference or "", t.question, overruled="contradicted") for v in verdicts[2 * n]]
-        ref_v = [exact_facts(v, t.answer, t.question) for v in verdicts[2 * n + 1]]
+        ref, ans = Stated.of(t.reference or "", t.question), Stated.of(t.answer, t.question)  # each read once
+        ans_v = [exact_facts(v, ref, overruled="contradicted") for v in verdicts[2 * n]]
+        ref_v = [exact_facts(v, ans) for v in verdicts[2 * n + 1]]
         claims = {"answer_claims": [x.as_dict() for x in ans_v], "reference_claims": [x.as_dict() for x in ref_v]}
         if polarity_conflict(t.answer, t.reference or ""):
             out.append(MetricResult.ok(NAME, judge, 0.0, precision=0.0, recall=0.0, conflict=True,

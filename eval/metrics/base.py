@@ -63,7 +63,8 @@ class Metric:
     compute: Compute
     rules: Rules = _no_rules
     # the part of the rules that makes the metric not applicable whatever was retrieved (no relevance labels, no
-    # reference): it wins over "no contexts", which makes a metric unmeasured only where it could have been measured
+    # reference): it wins over "no contexts", which makes a metric unmeasured only where it could have been measured;
+    # ``fixed`` asks it before ``rules``, so ``rules`` need not repeat it
     applies: Rules = _no_rules
     texts: Callable[[Trace], list[str]] = _no_texts
     asks: Callable[[Trace, MetricResult], list[Ask]] = _no_asks
@@ -92,8 +93,9 @@ class Metric:
         return None
 
     def fixed(self, t: Trace, judge: str) -> MetricResult | None:
-        """The result the rules fix for this trace, or None when a judge has to look."""
-        return self.missing(t, judge) or self.rules(t, judge)
+        """The result the rules fix for this trace, or None when a judge has to look: missing inputs, then what makes
+        the metric not applicable (``applies``), then the rest of its rules."""
+        return self.missing(t, judge) or self.applies(t, judge) or self.rules(t, judge)
 
     def apply(self, v: Verifier | None, judge: str, traces: list[Trace]) -> list[MetricResult]:
         """One result per trace: the rules' where they fix one, the computation's (one batch) for the others."""

@@ -19,8 +19,6 @@ def applies(t: Trace, judge: str) -> MetricResult | None:
 
 
 def rules(t: Trace, judge: str) -> MetricResult | None:
-    if (na := applies(t, judge)) is not None:
-        return na
     if not t.contexts:
         return MetricResult.ok(NAME, judge, 0.0, claims=[], note="no context retrieved")
     return None

@@ -16,8 +16,6 @@ def applies(t: Trace, judge: str) -> MetricResult | None:
 
 
 def rules(t: Trace, judge: str) -> MetricResult | None:
-    if (fixed := applies(t, judge)) is not None:
-        return fixed
     if not t.contexts:
         return MetricResult.not_applicable(NAME, judge, "no contexts retrieved")
     if not t.answer.strip():
@@ -28,11 +26,13 @@ def rules(t: Trace, judge: str) -> MetricResult | None:
 def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
     items: list[tuple[list[str], list[tuple[str, str]]]] = []
     leads: list[str] = []
+    given: list[str] = []  # numbers and identifiers must match exactly (exact_facts)
     for t in traces:  # the reference's claims vs the chunks, then vs the answer (read with the question)
         claims = decompose(t.reference or "")
         items += [(claims, passages(t)), (claims, [("answer", t.answer)])]
         leads += ["", t.question]
-    verdicts = v.verify(items, leads, given=[t.question for t in traces for _ in range(2)])  # exact_facts
+        given += [t.question, t.question]
+    verdicts = v.verify(items, leads, given=given)
     out = []
     for n in range(len(traces)):
         in_context, in_answer = verdicts[2 * n], verdicts[2 * n + 1]

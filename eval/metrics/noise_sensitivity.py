@@ -22,8 +22,6 @@ def applies(t: Trace, judge: str) -> MetricResult | None:
 
 
 def rules(t: Trace, judge: str) -> MetricResult | None:
-    if (na := applies(t, judge)) is not None:
-        return na
     if not decompose(t.answer):
         return MetricResult.unmeasured(NAME, judge, no_claims(t.answer))
     if not t.contexts:
@@ -34,15 +32,16 @@ def rules(t: Trace, judge: str) -> MetricResult | None:
 def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
     items: list[tuple[list[str], list[tuple[str, str]]]] = []
     leads: list[str] = []
+    given: list[str] = []  # numbers and identifiers must match exactly (exact_facts): "32 tokens" is not "16 tokens"
     for t in traces:  # per trace: the answer's claims vs the reference, then vs each chunk, and the reference vs it
         answer, reference = decompose(t.answer), decompose(t.reference or "")
         items.append((answer, [("reference", t.reference or "")]))
         leads.append(t.question)
+        given.append(t.question)
         for c in t.chunks:
             items += [(answer, [(c.chunk_id, c.text)]), (reference, [(c.chunk_id, c.text)])]
             leads += ["", ""]
-    # numbers and identifiers must match exactly (exact_facts): "32 tokens" is not "16 tokens" to any judge
-    given = [t.question for t in traces for _ in range(1 + 2 * len(t.chunks))]
+            given += [t.question, t.question]
     verdicts = iter(v.verify(items, leads, given=given))
     out = []
     for t in traces:

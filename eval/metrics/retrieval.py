@@ -17,26 +17,30 @@ DEFAULTS = ("recall@5", "mrr@10", "ndcg@10")
 NAMES = f"{'/'.join(KINDS)}@K (K a positive integer written as 5, not 05)"
 
 
+def _labels_name_chunks(chunks: list[Chunk | Candidate], labelled: set[str]) -> bool:
+    """The relevance labels name retrieved chunks (``kv#0``) and no retrieved document."""
+    return bool(labelled & {c.chunk_id for c in chunks}) and not labelled & {c.doc_id or c.chunk_id for c in chunks}
+
+
 def ranking(t: Trace) -> tuple[list[str], str]:
     """The ids the relevance labels are compared with, in rank order (contexts, then candidates past the cut), and
     their level: documents (first occurrence of each), or chunks when the relevant ids name retrieved chunks and no
     retrieved document."""
     chunks = t.ranked()
-    relevant = set(t.relevance_grades)
-    docs = [c.doc_id or c.chunk_id for c in chunks]
-    if relevant & {c.chunk_id for c in chunks} and not relevant & set(docs):
+    if _labels_name_chunks(chunks, set(t.relevance_grades)):
         return [c.chunk_id for c in chunks], "chunk"
-    return list(dict.fromkeys(docs)), "document"
+    return list(dict.fromkeys(c.doc_id or c.chunk_id for c in chunks)), "document"
 
 
 def relevant_ranks(t: Trace) -> tuple[list[int], list[int]]:
     """The ranks of the retrieved chunks the relevance labels call relevant, read as ``ranking`` reads them (documents,
     or chunks when the labels name chunks): those given to the generator, and the candidates past the cut."""
-    _, level = ranking(t)
-    relevant = {d for d, g in t.relevance_grades.items() if g > 0}
+    grades = t.relevance_grades
+    by_chunk = _labels_name_chunks(t.ranked(), set(grades))
+    relevant = {d for d, g in grades.items() if g > 0}
 
     def hit(c: Chunk | Candidate) -> bool:
-        return (c.chunk_id if level == "chunk" else c.doc_id or c.chunk_id) in relevant
+        return (c.chunk_id if by_chunk else c.doc_id or c.chunk_id) in relevant
 
     return sorted(c.rank for c in t.chunks if hit(c)), sorted(c.rank for c in t.candidates if hit(c))
 
@@ -55,8 +59,6 @@ def family(name: str) -> Metric | None:
         return None
 
     def labels(t: Trace, judge: str) -> MetricResult | None:
-        if (na := labelled(t, judge)) is not None:
-            return na
         if t.contexts and not t.doc_ids_known:
             return MetricResult.unmeasured(name, judge, "the contexts carry no doc_id to compare with the relevant ids")
         return None
@@ -65,7 +67,7 @@ def family(name: str) -> Metric | None:
         ranked = {t.sample_id: ranking(t) for t in traces}
         grades = {t.sample_id: t.relevance_grades for t in traces}
         per_query = retrieval_metrics(grades, {sid: ids for sid, (ids, _) in ranked.items()}, ks=(int(k),))
-        return [MetricResult.ok(name, judge, per_query[t.sample_id][name], relevant=relevant_docs(t.relevance_grades),
+        return [MetricResult.ok(name, judge, per_query[t.sample_id][name], relevant=relevant_docs(grades[t.sample_id]),
                                 retrieved=ranked[t.sample_id][0][:10],
                                 **({"level": "chunk"} if ranked[t.sample_id][1] == "chunk" else {}))
                 for t in traces]
