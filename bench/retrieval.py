@@ -161,6 +161,7 @@ class RerankCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(str(path))
         self.conn.execute("CREATE TABLE IF NOT EXISTS r (key TEXT PRIMARY KEY, logit REAL)")
+        self._idents: dict[int, tuple] = {}  # per reranker object: its ident, walked once per bench run
 
     @staticmethod
     def ident(reranker) -> list:
@@ -175,8 +176,10 @@ class RerankCache:
 
     def scores(self, reranker, question: str, passages: list[str]) -> tuple[list[float], float | None]:
         """Logits of the passages, and the seconds the model took when none was cached (else None)."""
-        ident = self.ident(reranker)
-        keys = [self.key(reranker, p, question, ident) for p in passages]
+        held = self._idents.get(id(reranker))
+        if held is None:  # the reranker is held beside its ident: its id is never reused meanwhile
+            held = self._idents[id(reranker)] = (reranker, self.ident(reranker))
+        keys = [self.key(reranker, p, question, held[1]) for p in passages]
         marks = ",".join("?" * len(keys))
         known = dict(self.conn.execute(f"SELECT key, logit FROM r WHERE key IN ({marks})", keys).fetchall())
         missing = [i for i, k in enumerate(keys) if k not in known]

@@ -93,7 +93,8 @@ def read_all_labels(run: str | Path | RunFolder, errors: list[InputError] | None
             out.append(parse_model(Label, obj, path, lineno))
         except InputError as exc:
             bad.append(exc)
-    bad = [_torn(path, e) for e in bad]
+    if bad:  # only the last line can be the one cut off: the file is read again for it alone
+        bad[-1] = _torn(path, bad[-1])
     if errors is not None:
         errors.extend(bad)
     else:

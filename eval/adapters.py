@@ -19,7 +19,7 @@ from typing import Any
 from corpora import openinference
 from corpora.errors import InputError, warn
 from corpora.jsonl import parse_records, read_records
-from corpora.records import Chunk, Trace, answerable_problem, qrels_problem, relevant_docs
+from corpora.records import Chunk, Trace, answerable_problem, qrels_problem
 from corpora.run_folder import latest
 from rag.prompt import EMPTY_RESPONSE
 
@@ -149,8 +149,6 @@ def _row(obj: dict[str, Any], default_id: str, *, ragas: bool) -> Trace:
     why = qrels_problem(metadata, relevant)
     if why:
         raise FieldError("metadata.qrels", why)
-    if relevant is None and metadata.get("qrels"):  # graded labels alone: their grade > 0 documents are the relevant
-        relevant = relevant_docs(metadata["qrels"])
     return Trace(sample_id=_ident(obj.get("id"), "id") or default_id, question=question, contexts=contexts,
                  answer=_text(obj, ans) or "", reference=_text(obj, "reference"),
                  relevant_doc_ids=relevant,

@@ -126,6 +126,17 @@ def calibrate(results: pd.DataFrame, labels: Iterable[Label], *, min_labels: int
     return rows
 
 
+def calibration_note(r: dict) -> str:
+    """What `ragdoctor summary` says beside a calibrated row: why there is no PPI estimate, or its method and lambda;
+    then what the agreement left out or could not measure ("3 sample(s) left out: their labellers disagree", ...)."""
+    note = r["reason"] if r["status"] != "ok" else \
+        (r["method"] or "") + (f", lambda {r['lam']:.2f}" if r.get("lam") is not None else "")
+    a = r["agreement"]
+    if a.get("reason") and a.get("n"):
+        note += f"; {a['reason']}"
+    return note or ""
+
+
 def run_results(run: RunFolder) -> pd.DataFrame:
     """The run's long results table: results.parquet when it is as new as the results log, else the current
     judgements (an evaluation still going or killed)."""

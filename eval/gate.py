@@ -38,6 +38,11 @@ class GateConfig:
     use_ppi: bool = False
     ppi_fallback: bool = False
 
+    @property
+    def has_thresholds(self) -> bool:
+        """Whether there is anything to gate on: a minimum, or a most unmeasured share."""
+        return bool(self.minimums) or self.max_unmeasured is not None
+
 
 @dataclass
 class Check:

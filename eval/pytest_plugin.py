@@ -64,7 +64,7 @@ def assert_gate(run: str | Path, *, min: Mapping[str, float] | None = None, max_
                            base.max_unmeasured if max_unmeasured is None
                            else rules.unit_threshold(max_unmeasured, "max_unmeasured"),
                            _flag(ci_lower, "ci_lower") or base.use_ci_lower, use_ppi, fallback)
-    if not cfg.minimums and cfg.max_unmeasured is None:
+    if not cfg.has_thresholds:
         raise GateFailed("no thresholds given and none in [tool.ragdoctor.gate]")
     summary = rules.load_summary(run)
     calibrated = None

@@ -19,9 +19,7 @@ Tokenize = Callable[[str], list[int]]
 @lru_cache(maxsize=4)
 def hf_tokenizer(model_dir: str) -> Tokenize:
     """The fast tokenizer stored beside a sentence-transformers model, with padding/truncation off."""
-    tok = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
-    tok.no_padding()
-    tok.no_truncation()
+    tok = _plain_tokenizer(model_dir)
     unk = tok.token_to_id("[UNK]")
 
     def tokenize(text: str) -> list[int]:

@@ -17,12 +17,6 @@ from corpora.errors import InputError, warn
 from rag.manifest import holds_our_index
 
 
-def _is_ours(folder: Path) -> bool:
-    """A folder holding a ragdoctor index (rag.manifest.holds_our_index): a ``manifest.json`` of the user's own, alone
-    or beside other files, is not one."""
-    return holds_our_index(folder)
-
-
 def check_index_target(index_dir: str | Path) -> Path:
     """The absolute folder an index may be (re)built in, or InputError: a file, the current folder or one of its
     parents, or a non-empty folder without a ragdoctor index manifest (it is never replaced)."""
@@ -34,7 +28,7 @@ def check_index_target(index_dir: str | Path) -> Path:
     if target.exists():
         if not target.is_dir():
             raise InputError(index_dir, "exists and is not a folder")
-        if any(target.iterdir()) and not _is_ours(target):
+        if any(target.iterdir()) and not holds_our_index(target):  # a user's own manifest.json is no index
             raise InputError(index_dir, "is not empty and holds no ragdoctor index manifest: refusing to replace "
                                         "it; choose a new or empty folder")
     for parent in target.parents:

@@ -37,14 +37,17 @@ class Pipeline:
         done = trace.metadata.get("rerank") or {}
         if self.rerank is None:
             return True
-        model = self.rerank.reranker
-        if done.get("precision") not in (None, model.will_run_in):
+        if done.get("precision") not in (None, self.rerank.reranker.will_run_in):
             return False
-        if done.get("model_id") is None:  # the bundled reranker (named by its name), or a trace before model ids
-            return True
-        if self._rerank_id is None:  # a folder walk: once per pipeline, not per stored trace
-            self._rerank_id = model.model_id
-        return done["model_id"] == self._rerank_id
+        # the bundled reranker (named by its name), or a trace before model ids: nothing more to tell
+        return done.get("model_id") is None or done["model_id"] == self._rerank_model_id()
+
+    def _rerank_model_id(self) -> str:
+        """The reranker's model_id, read once per pipeline (for a folder of the user's: a walk of its files), not per
+        stored or answered trace."""
+        if self._rerank_id is None:
+            self._rerank_id = self.rerank.reranker.model_id  # type: ignore[union-attr]
+        return self._rerank_id
 
     def retrieve(self, question: str, k: int | None = None) -> list[Chunk]:
         """Ranked chunks: ``select`` picks those given to the generator (the first ``top_k``, or the ones packed into
@@ -145,8 +148,8 @@ class Pipeline:
             trace.latency_ms["rerank"] = rerank_ms
             model = self.rerank.reranker  # type: ignore[union-attr]
             trace.metadata["rerank"] = {"model": model.name, "precision": model.runs_in}  # bf16 and int8 differ
-            if model.model_id != model.name:  # a folder of the user's: which files reranked it
-                trace.metadata["rerank"]["model_id"] = model.model_id
+            if (model_id := self._rerank_model_id()) != model.name:  # a folder of the user's: which files reranked it
+                trace.metadata["rerank"]["model_id"] = model_id
         pairs = [(c.chunk_id, c.text) for c in contexts]
         trace.prompt = build_messages(question, pairs)
         try:

@@ -39,7 +39,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(render_eval_summary(ev.summary))
     print("\n== 4/5 gate (thresholds from [tool.ragdoctor.gate] in pyproject.toml) ==")
     thresholds = gate_config(args.pyproject)
-    if thresholds.minimums or thresholds.max_unmeasured is not None:
+    if thresholds.has_thresholds:
         code, checks = flow.gate_run(run.path, thresholds, run.file(GATE_REPORT))
         print(render_checks(code, checks))
     else:  # `ragdoctor gate` refuses to pass a run against nothing; so does the demo

@@ -112,7 +112,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from ragdoctor import flow  # noqa: PLC0415 - lazy: see cmd_eval
 
     cfg = gate_config(args.pyproject, args.min, args.max_unmeasured, args.ci_lower, args.ppi, args.ppi_fallback)
-    if not cfg.minimums and cfg.max_unmeasured is None:
+    if not cfg.has_thresholds:
         raise UsageError("no thresholds: pass --min METRIC=VALUE or set [tool.ragdoctor.gate] in pyproject.toml")
     junit = args.junit
     if junit is None:  # the default report beside the summary: a place that cannot take it never costs the verdict

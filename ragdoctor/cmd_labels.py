@@ -20,18 +20,16 @@ WORDS = {"yes": 1.0, "y": 1.0, "true": 1.0, "no": 0.0, "n": 0.0, "false": 0.0}
 def render_calibrated(rows: list[dict]) -> str:
     """The calibrated table: per (metric, judge) with labels, the judge's plain mean, the PPI-corrected mean with its
     95% CI (or why there is none), and the judge's agreement with the labels."""
+    from eval.calibration import calibration_note  # noqa: PLC0415 - lazy, as every command
+
     out = []
     for r in rows:
         a = r["agreement"]
         auroc = "-" if a["auroc"] is None else f"{a['auroc']:.3f} [{ci_text(*a['auroc_ci'])}]"
         acc = "-" if a["accuracy"] is None else f"{a['accuracy']:.3f} [{ci_text(*a['accuracy_ci'])}]"
         corrected = f"{r['mean']:.3f}" if r["status"] == "ok" else "unmeasured"
-        note = r["reason"] if r["status"] != "ok" else \
-            r["method"] + (f", lambda {r['lam']:.2f}" if r["lam"] is not None else "")
-        if a["reason"] and a["n"]:
-            note += f"; {a['reason']}"
         out.append((r["metric"], r["judge"], r["n_labels"], r["judge_mean"], corrected,
-                    ci_text(r["ci_low"], r["ci_high"]), auroc, acc, note))
+                    ci_text(r["ci_low"], r["ci_high"]), auroc, acc, calibration_note(r)))
     return render(["metric", "judge", "labels", "judge mean", "PPI mean", "PPI 95% CI", "AUROC [95% CI]",
                    "accuracy@cut [95% CI]", "note"], out,
                   title="Calibrated by human labels (prediction-powered inference; labels.jsonl)")

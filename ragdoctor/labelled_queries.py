@@ -50,8 +50,7 @@ def labelled_queries(corpus: str, questions: str | None, split: str | None, own_
         return None
     if not qs:
         raise UsageError(f"{source} holds no questions")
-    qrels = {q.id: ({d: int(g) for d, g in q.metadata["qrels"].items()} if q.metadata.get("qrels") is not None
-                    else {d: 1 for d in (q.relevant_doc_ids or [])}) for q in qs}
+    qrels = {q.id: q.relevance_grades for q in qs}
     # a query without a relevant document (no labels, or every grade 0) has no nDCG to measure: left out, and said
     # (questions labelled unanswerable have none by design: left out without a word)
     labelled = [q for q in qs if relevant_docs(qrels[q.id]) or not labelled_only]

@@ -26,7 +26,7 @@ from corpora.run_folder import DIAGNOSIS, LABELS, RESULTS, RESULTS_TABLE, RUN_SU
 from diagnostics.disagreement import EXPLANATIONS, VIEWS, View, judge_disagreements
 from diagnostics.taxonomy import DEFINITIONS
 from eval.answerability import refused
-from eval.calibration import calibrate
+from eval.calibration import calibrate, calibration_note
 from eval.gate import GateConfig, check, primary
 from eval.judges.registry import trust_rank
 from eval.mathx import MIN_BOOTSTRAP, difference_ci
@@ -314,7 +314,7 @@ def gate_table(run: Run, cfg: GateConfig) -> pd.DataFrame:
     """The CI gate's checks (eval.gate.check) against ``cfg``, with the (metric, judge) row each check read: none
     without the run's current summary.json, on which `ragdoctor gate` gives no verdict either (it exits 2)."""
     cols = ["check", "passed", "observed", "threshold", "kind", "message", "metric", "judge"]
-    if not run.summary or not run.summary_file or (not cfg.minimums and cfg.max_unmeasured is None):
+    if not run.summary or not run.summary_file or not cfg.has_thresholds:
         return pd.DataFrame(columns=cols)  # no current summary.json: `ragdoctor gate` gives no verdict either
     rows = []
     for c in check(run.summary, cfg):
@@ -724,17 +724,6 @@ def calibrated(run: Run, n_resamples: int = 1000) -> list[dict]:
 CALIBRATED_COLUMNS = ["metric", "judge", "labels", "judge mean", "PPI mean", "PPI CI low", "PPI CI high", "lambda",
                       "AUROC", "AUROC CI low", "AUROC CI high", "accuracy", "accuracy CI low", "accuracy CI high",
                       "note"]
-
-
-def calibration_note(r: dict) -> str:
-    """What `ragdoctor summary` says beside a calibrated row: why there is no PPI estimate, or its method and lambda;
-    then what the agreement left out or could not measure ("3 sample(s) left out: their labellers disagree", ...)."""
-    note = r["reason"] if r["status"] != "ok" else \
-        (r["method"] or "") + (f", lambda {r['lam']:.2f}" if r.get("lam") is not None else "")
-    a = r["agreement"]
-    if a.get("reason") and a.get("n"):
-        note += f"; {a['reason']}"
-    return note or ""
 
 
 def calibrated_table(rows: list[dict]) -> pd.DataFrame:

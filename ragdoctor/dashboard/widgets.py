@@ -11,8 +11,7 @@ import streamlit as st
 from diagnostics.taxonomy import DEFINITIONS
 from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import state
-from ragdoctor.dashboard.text import attr, code, md
-from ragdoctor.dashboard.text import html as _html_text
+from ragdoctor.dashboard.text import attr, code, html, md
 
 VERDICT_STYLE = {
     "supported": ("#c9f2d0", "#0b5d1e", "supported"),
@@ -46,35 +45,29 @@ def category_scale() -> alt.Scale:
     return alt.Scale(domain=list(CATEGORY_COLORS), range=list(CATEGORY_COLORS.values()))
 
 
-def _esc(text: str | None) -> str:
-    """Text for st.markdown(unsafe_allow_html=True): HTML-escaped, one HTML block whatever ends its lines (\r\n, \r,
-    \u2028, ...: each a <br>), and free of markdown, maths and directives (ragdoctor.dashboard.text.html)."""
-    return _html_text(text or "")
-
-
 def verdict_chip(verdict: str | None, text: str | None = None) -> str:
     bg, fg, name = VERDICT_STYLE.get(verdict or "", ("#eceff1", "#37474f", verdict or "?"))
     return (f'<span style="background:{bg};color:{fg};padding:1px 6px;border-radius:8px;font-size:0.85em;'
-            f'white-space:nowrap">{_esc(text or name)}</span>')
+            f'white-space:nowrap">{html(text or name)}</span>')
 
 
 def highlighted_answer(segments: list[dict]) -> str:
     parts = []
     for seg in segments:
         if seg["verdict"] is None:
-            parts.append(_esc(seg["text"]))
+            parts.append(html(seg["text"]))
             continue
         bg, fg, _ = VERDICT_STYLE.get(seg["verdict"], ("#eceff1", "#37474f", ""))
         parts.append(f'<span title="claim {attr(seg["claim"])}: {attr(seg["verdict"])}" '
-                     f'style="background:{bg};color:{fg};padding:1px 2px;border-radius:3px">{_esc(seg["text"])}'
-                     f'<sup>{_esc(str(seg["claim"]))}</sup></span>')
+                     f'style="background:{bg};color:{fg};padding:1px 2px;border-radius:3px">{html(seg["text"])}'
+                     f'<sup>{html(str(seg["claim"]))}</sup></span>')
     return '<div class="rd-answer" style="line-height:1.7">' + "".join(parts) + "</div>"
 
 
 def _mark_sentence(text: str, sentences: list[str]) -> str:
-    out = _esc(text)
+    out = html(text)
     for s in dict.fromkeys(x for x in sentences if x):
-        e = _esc(s)
+        e = html(s)
         if e and e in out:
             out = out.replace(e, f'<mark style="background:#fff3a0">{e}</mark>', 1)
     return out
@@ -83,7 +76,7 @@ def _mark_sentence(text: str, sentences: list[str]) -> str:
 def category_badge(category: str) -> str:
     color = CATEGORY_COLORS.get(category, "#607d8b")
     return (f'<span style="background:{color};color:white;padding:2px 10px;border-radius:10px;font-weight:600">'
-            f'{_esc(label(category))}</span>')
+            f'{html(label(category))}</span>')
 
 
 def open_sample(sample_id: str | None, source: str) -> None:
@@ -121,10 +114,10 @@ def drilldown(d: dict, *, key: str) -> None:
     st.markdown(f"### Sample {code(d['sample_id'])}")
     diag = d.get("diagnosis")
     if diag:
-        st.markdown(f"{category_badge(diag['category'])} &nbsp; {_esc(diag['definition'])}", unsafe_allow_html=True)
-        st.markdown(f"**Rule that fired:** {_esc(diag['rule'])}", unsafe_allow_html=True)
+        st.markdown(f"{category_badge(diag['category'])} &nbsp; {html(diag['definition'])}", unsafe_allow_html=True)
+        st.markdown(f"**Rule that fired:** {html(diag['rule'])}", unsafe_allow_html=True)
         if diag["secondary"]:
-            st.markdown("**Also:** " + "; ".join(f"{_esc(label(c))} ({_esc(diag['secondary_rules'].get(c, ''))})"
+            st.markdown("**Also:** " + "; ".join(f"{html(label(c))} ({html(diag['secondary_rules'].get(c, ''))})"
                                                  for c in diag["secondary"]), unsafe_allow_html=True)
     else:
         st.caption("No diagnosis for this sample (run `ragdoctor diagnose` on the run).")
@@ -134,9 +127,9 @@ def drilldown(d: dict, *, key: str) -> None:
     left, right = st.columns([3, 2])
     with left:
         st.markdown("**Question**")
-        st.markdown(f'<div>{_esc(d["question"])}</div>', unsafe_allow_html=True)
+        st.markdown(f'<div>{html(d["question"])}</div>', unsafe_allow_html=True)
         st.markdown("**Reference**")
-        st.markdown(f'<div>{_esc(d["reference"]) if d["reference"] else "<i>none</i>"}</div>', unsafe_allow_html=True)
+        st.markdown(f'<div>{html(d["reference"]) if d["reference"] else "<i>none</i>"}</div>', unsafe_allow_html=True)
         judges = list(d["claims"])
         judge = d["claim_judge"]
         if len(judges) > 1:

@@ -12,7 +12,7 @@ from corpora.errors import InputError
 from corpora.labels import add_label, read_labels
 from ragdoctor.dashboard import label_data as ld
 from ragdoctor.dashboard import state, widgets
-from ragdoctor.dashboard.text import code, md
+from ragdoctor.dashboard.text import code, html, md
 
 WHO, WHO_INPUT, CURRENT, SKIPPED = "labeller", "label_who", "label_current", "label_skipped"
 SAVE_ERROR = "label_save_error"
@@ -92,13 +92,13 @@ else:
     left, right = st.columns([3, 2])
     with left, st.container(border=True):
         st.markdown("**Question**")
-        st.markdown(f"<div>{widgets._esc(trace.question if trace else '')}</div>", unsafe_allow_html=True)
+        st.markdown(f"<div>{html(trace.question if trace else '')}</div>", unsafe_allow_html=True)
         st.markdown("**Answer**" + (f" ({trace.outcome})" if trace and trace.outcome != "answered" else ""))
-        st.markdown(f"<div>{widgets._esc(trace.answer if trace else '') or '<i>empty</i>'}</div>",
+        st.markdown(f"<div>{html(trace.answer if trace else '') or '<i>empty</i>'}</div>",
                     unsafe_allow_html=True)
         st.markdown("**Reference answer**")
         ref = trace.reference if trace else None
-        st.markdown(f"<div>{widgets._esc(ref) if ref else '<i>none given</i>'}</div>", unsafe_allow_html=True)
+        st.markdown(f"<div>{html(ref) if ref else '<i>none given</i>'}</div>", unsafe_allow_html=True)
     with right:
         mine = ld.labels_of(labels, current, who)
         for m in metrics:
@@ -127,7 +127,7 @@ else:
     for c in chunks:
         with st.container(border=True):
             st.caption(f"#{c.rank} · {md(c.chunk_id)}" + (f" · {md(c.title)}" if c.title else ""))
-            st.markdown(f"<div>{widgets._esc(c.text)}</div>", unsafe_allow_html=True)
+            st.markdown(f"<div>{html(c.text)}</div>", unsafe_allow_html=True)
 
 st.subheader("Calibrated by these labels (PPI)")
 rows = state.calibrated(run)

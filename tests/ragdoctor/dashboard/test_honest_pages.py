@@ -167,10 +167,10 @@ def test_text_helpers_escape_markdown_maths_directives_and_html():
     assert text.md(HOSTILE) == r"\$5 or \$10 \:red\[x\] \!\[t\]\(http\:\/\/127\.0\.0\.1\:9\/p\.png\) \*\*b\*\*"
     assert "<img" not in md_it.render(text.md(HOSTILE)) and "<strong>" not in md_it.render(text.md(HOSTILE))
     for sep in ("\r\r", "\r\n\r\n", "\n\n", "\u2028\u2028", "\u2029", "\x0b\x0b", "\x0c\x0c", "\x85\x85"):
-        html = md_it.render("<div>" + widgets._esc(f"a{sep}# Heading {HOSTILE}") + "</div>")
+        html = md_it.render("<div>" + text.html(f"a{sep}# Heading {HOSTILE}") + "</div>")
         assert "<h1>" not in html and "<img" not in html and "<strong>" not in html, repr(sep)
-        assert "$" not in widgets._esc(f"a{sep}{HOSTILE}") and "\r" not in widgets._esc(f"a{sep}")
-    inline = md_it.render("x " + widgets._esc(HOSTILE) + " y")  # inline HTML: markdown around it is still read
+        assert "$" not in text.html(f"a{sep}{HOSTILE}") and "\r" not in text.html(f"a{sep}")
+    inline = md_it.render("x " + text.html(HOSTILE) + " y")  # inline HTML: markdown around it is still read
     assert "<img" not in inline and "<strong>" not in inline
     assert text.code("a`b") == "``a`b``" and text.code("`x") == "`` `x ``"
     answer = widgets.highlighted_answer([{"text": "a", "verdict": 'x" onclick="alert(1)', "claim": 1}])
