@@ -121,10 +121,12 @@ def _read_nodes(path: Path):
 
 
 def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunking: ChunkingConfig,
-                index_cfg: IndexConfig, with_bm25: bool = True, dense_builder=None) -> IndexStore:
+                index_cfg: IndexConfig, with_bm25: bool = True, dense_builder=None,
+                checksum: str | None = None) -> IndexStore:
     """Chunk, embed, index and save. Returns the loaded store. ``dense_builder(texts, index_cfg, folder)``, when given,
     embeds and builds the faiss index elsewhere (rag/ray_index.RayDense: Ray Data actors) instead of with
-    ``embedder``; ``folder`` is where an on-disk index writes its lists (``index_cfg.on_disk``), else None."""
+    ``embedder``; ``folder`` is where an on-disk index writes its lists (``index_cfg.on_disk``), else None.
+    ``checksum``: the documents' corpus_checksum when the caller has it (computed here otherwise)."""
     index_dir = check_index_target(index_dir)  # before minutes of embedding: a folder we may not replace fails now
     timings: dict[str, float] = {}
     t = time.perf_counter()
@@ -166,7 +168,7 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
             normalized=bool(embedder.normalize),
             chunking=chunking, index=index_cfg,
             factory=faiss_index.factory_string(index_cfg, len(nodes), dim),
-            corpus_checksum=corpus_checksum(docs), n_documents=len(docs), n_chunks=len(nodes),
+            corpus_checksum=checksum or corpus_checksum(docs), n_documents=len(docs), n_chunks=len(nodes),
             faiss_version=faiss.__version__, bm25=bm25 is not None,
             built_at=datetime.now(UTC).isoformat(timespec="seconds"),
             n_vectors=n_vectors, files=file_entries(tmp))
@@ -258,12 +260,13 @@ def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunk
     loaded without waiting for anything; a build holds the index's lock (rag.index_dir.index_lock), and what to do is
     decided again under it: a process that waited for another's build then finds the index current."""
     index_dir = Path(index_dir)
-    plan = "build" if rebuild else _plan(docs, index_dir, embedder, chunking, index_cfg, strict_embedder)[0]
+    checksum = corpus_checksum(docs)  # once: every text hashed, read by both plans and the manifest
+    plan = "build" if rebuild else _plan(docs, checksum, index_dir, embedder, chunking, index_cfg, strict_embedder)[0]
     if plan == "load":
         return load_index(index_dir, embedder, index_cfg=index_cfg), False
     check_index_target(index_dir)  # a folder that may not hold an index is refused before its lock is taken
     with index_lock(index_dir):
-        plan, why = ("build", None) if rebuild else _plan(docs, index_dir, embedder, chunking, index_cfg,
+        plan, why = ("build", None) if rebuild else _plan(docs, checksum, index_dir, embedder, chunking, index_cfg,
                                                           strict_embedder)
         if plan == "load":
             return load_index(index_dir, embedder, index_cfg=index_cfg), False
@@ -272,11 +275,11 @@ def ensure_index(docs: list[Document], index_dir: str | Path, embedder, *, chunk
         if why:
             warn(why)
         return build_index(docs, index_dir, embedder, chunking=chunking, index_cfg=index_cfg,
-                           dense_builder=dense_builder), True
+                           dense_builder=dense_builder, checksum=checksum), True
 
 
-def _plan(docs: list[Document], index_dir: Path, embedder, chunking: ChunkingConfig, index_cfg: IndexConfig,
-          strict_embedder: bool) -> tuple[str, str | None]:
+def _plan(docs: list[Document], checksum: str, index_dir: Path, embedder, chunking: ChunkingConfig,
+          index_cfg: IndexConfig, strict_embedder: bool) -> tuple[str, str | None]:
     """What the saved index needs: "load" (current), "bm25" (only BM25's parameters changed) or "build", with the
     warning a rebuild of an existing index says (None: there is none, or it is an older ragdoctor's)."""
     if not (index_dir / "manifest.json").exists():
@@ -294,7 +297,6 @@ def _plan(docs: list[Document], index_dir: Path, embedder, chunking: ChunkingCon
         and manifest.factory == faiss_index.factory_string(index_cfg, manifest.n_chunks, manifest.dim) \
         and (manifest.index.on_disk or not index_cfg.on_disk)  # on-disk lists serve any search; asked for, a
     # memory index is rebuilt on disk; never the reverse (a corpus put on disk may not fit in memory)
-    checksum = corpus_checksum(docs)
     stale = check_build_settings(manifest, chunking=chunking, checksum=checksum)
     if same_embedder and same_dense and not stale:
         same_bm25 = manifest.index.model_dump(include=BM25_KEYS) == index_cfg.model_dump(include=BM25_KEYS)
