@@ -206,7 +206,7 @@ class GenerationConfig(_Strict):
             from rag.models import GGUF_MODELS  # noqa: PLC0415 - lazy: the registry, only for the bundled server
 
             if self.model not in GGUF_MODELS and Path(self.model).expanduser().is_file():
-                from rag.server import gguf_tag  # noqa: PLC0415 - lazy: hashing a file, only for a file of the user's
+                from rag.models import gguf_tag  # noqa: PLC0415 - lazy: hashing a file, only for a file of the user's
 
                 with contextlib.suppress(OSError):  # unreadable: starting the server says so, in one line
                     out["model"] = f"gguf@sha256:{gguf_tag(self.model)}"

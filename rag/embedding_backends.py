@@ -9,8 +9,6 @@ bench/embeddings.py measures speed and retrieval quality per backend (and the in
 """
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
@@ -59,11 +57,7 @@ def _record_key(model_id: str, backend: str, device: str) -> str:
 
 
 def _read_records() -> dict:
-    try:
-        data = json.loads(_record_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return models.read_cache_json(_record_path())
 
 
 def _write_record(key: str, entry: dict) -> None:
@@ -71,9 +65,7 @@ def _write_record(key: str, entry: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = _read_records()
     data[key] = entry
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    models.write_cache_json(path, data, indent=2)
 
 
 def agreement(reference: np.ndarray, candidate: np.ndarray) -> np.ndarray:

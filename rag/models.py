@@ -6,14 +6,17 @@ Everything is resolved lazily: importing this module touches no model.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
 import json
 import os
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from corpora.digest import sha256_file as _sha256
 
@@ -216,8 +219,61 @@ def _marker_ok(path: Path, spec: GGUFSpec, marker: Path) -> bool:
 
 def _write_marker(path: Path, spec: GGUFSpec, marker: Path) -> None:
     """Record that ``path`` (at its current size and mtime) matched the pinned sha256."""
-    tmp = marker.with_name(f".{marker.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(_stamp(path, spec)))
-    os.replace(tmp, marker)
+    write_cache_json(marker, _stamp(path, spec))
+
+
+def read_cache_json(path: Path) -> dict[str, Any]:
+    """A cache file's JSON object: {} when it is missing, unreadable or not an object (what it held is recomputed)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_cache_json(path: Path, data: dict[str, Any], *, indent: int | None = None) -> None:
+    """Replace a cache file atomically (another process may read it meanwhile): written beside it under a name of
+    this process and thread, then renamed over it; the temporary file never outlives a failure (OSError raised)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_text(json.dumps(data, indent=indent, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def gguf_tag(model: str | os.PathLike[str]) -> str:
+    """The 12-hex sha256 prefix naming a GGUF model by its weights: the registry's pinned sum for a bundled name (the
+    file is verified against it), the file's own content for a path (a file replaced at the same path is another
+    model; the same file elsewhere is the same one). ModelUnavailable when it is neither."""
+    spec = GGUF_MODELS.get(str(model))
+    return spec.sha256[:12] if spec else gguf_digest(gguf_path(model))[:12]
+
+
+_DIGESTS_FILE = "gguf_digests.json"
+_digest_lock = threading.Lock()
+
+
+def gguf_digest(path: str | os.PathLike[str]) -> str:
+    """The hex sha256 of a GGUF file's bytes, remembered in the cache folder by the file's stat identity (resolved
+    path, size, mtime_ns, ctime_ns, inode): hashing a 1 GB file takes seconds, and every run and judge start asks.
+    The stat identity only finds the remembered sum; it never names the model: it changes when a file is copied or
+    moved (and differs between machines), which would re-answer runs of the same weights, and a rewrite that keeps
+    size and mtime (``cp -p``) is told apart by its ctime."""
+    p = Path(path).resolve()
+    st = p.stat()
+    key = str(p)
+    ident = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+    store = cache_dir() / _DIGESTS_FILE
+    with _digest_lock:
+        known = read_cache_json(store)
+        entry = known.get(key)
+        if isinstance(entry, dict) and entry.get("stat") == ident and isinstance(entry.get("sha256"), str):
+            return str(entry["sha256"])
+        digest = _sha256(p)
+        known[key] = {"stat": ident, "sha256": digest}
+        with contextlib.suppress(OSError):  # a cache folder that cannot be written only costs the next start a re-hash
+            write_cache_json(store, known)
+    return digest
 
 

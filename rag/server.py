@@ -17,19 +17,15 @@ How xllamacpp behaves (found by experiment, xllamacpp 2026.10.11549):
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import threading
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from corpora.digest import sha256_file
 from rag.llm import ChatLLM, LLMError, OpenAIChatLLM
-from rag.models import DEFAULT_GGUF, GGUF_MODELS, cache_dir, gguf_path
+from rag.models import DEFAULT_GGUF, GGUF_MODELS, gguf_path, gguf_tag
 
 
 class LocalModelServer:
@@ -223,56 +219,3 @@ def llm_for(
         raise
 
 
-def gguf_tag(model: str | os.PathLike[str]) -> str:
-    """The 12-hex sha256 prefix naming a GGUF model by its weights: the registry's pinned sum for a bundled name (the
-    file is verified against it), the file's own content for a path (a file replaced at the same path is another
-    model; the same file elsewhere is the same one). ModelUnavailable when it is neither."""
-    spec = GGUF_MODELS.get(str(model))
-    return spec.sha256[:12] if spec else gguf_digest(gguf_path(model))[:12]
-
-
-_DIGESTS_FILE = "gguf_digests.json"
-_digest_lock = threading.Lock()
-
-
-def gguf_digest(path: str | os.PathLike[str]) -> str:
-    """The hex sha256 of a GGUF file's bytes, remembered in the cache folder by the file's stat identity (resolved
-    path, size, mtime_ns, ctime_ns, inode): hashing a 1 GB file takes seconds, and every run and judge start asks.
-    The stat identity only finds the remembered sum; it never names the model: it changes when a file is copied or
-    moved (and differs between machines), which would re-answer runs of the same weights, and a rewrite that keeps
-    size and mtime (``cp -p``) is told apart by its ctime."""
-    p = Path(path).resolve()
-    st = p.stat()
-    key = str(p)
-    ident = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-    store = cache_dir() / _DIGESTS_FILE
-    with _digest_lock:
-        known = _read_digests(store)
-        entry = known.get(key)
-        if isinstance(entry, dict) and entry.get("stat") == ident and isinstance(entry.get("sha256"), str):
-            return str(entry["sha256"])
-        digest = sha256_file(p)
-        known[key] = {"stat": ident, "sha256": digest}
-        _write_digests(store, known)
-    return digest
-
-
-def _read_digests(store: Path) -> dict[str, Any]:
-    """The remembered digests ({} when there are none, or the file is unreadable: they are recomputed)."""
-    try:
-        data = json.loads(store.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _write_digests(store: Path, known: dict[str, Any]) -> None:
-    """Replace the file atomically (another process may read it meanwhile); a folder that cannot be written only costs
-    the next start a re-hash."""
-    tmp = store.with_name(f"{store.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        tmp.write_text(json.dumps(known, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, store)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)

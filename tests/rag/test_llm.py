@@ -205,13 +205,13 @@ def test_a_gguf_of_the_users_is_named_by_its_content_and_the_digest_is_remembere
     file elsewhere is the same model; the digest is computed once per file state, not at every start."""
     import os
 
-    import rag.server
+    import rag.models
     from rag.config import PipelineConfig
 
     monkeypatch.setenv("RAGDOCTOR_CACHE", str(tmp_path / "cache"))
     hashed: list[str] = []
     from corpora.digest import sha256_file as real
-    monkeypatch.setattr(rag.server, "sha256_file", lambda p: hashed.append(str(p)) or real(p), raising=False)
+    monkeypatch.setattr(rag.models, "_sha256", lambda p: hashed.append(str(p)) or real(p))  # where gguf_digest hashes
     gguf = tmp_path / "x.gguf"
     gguf.write_bytes(b"A" * 4096)
 
