@@ -118,11 +118,11 @@ def _judge_problem(judge: Path) -> str | None:
     if not ((judge / "combiner.json").is_file() and (judge / "package.json").is_file()):
         return f"not a judge folder made by 'ragdoctor judge combine' (no combiner.json and package.json): {judge}"
     from corpora.jsonl import read_json_object
-    from judge_train.out_folder import UNFINISHED
+    from judge_train.out_folder import unfinished
     from judge_train.stage_files import WEIGHTS, weights_problem
 
-    if (judge / UNFINISHED).exists():
-        return f"{judge}: a judge command stopped before it finished writing it"
+    if (why := unfinished(judge)) is not None:
+        return why
     read_json_object(judge / "package.json")  # InputError naming it when damaged
     spec = read_json_object(judge / "combiner.json").get("support")
     if not isinstance(spec, dict) or not spec.get("features"):

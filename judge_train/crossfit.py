@@ -95,10 +95,12 @@ def merge_rows(parts: Sequence[tuple[np.ndarray, ClaimRows]], n_records: int) ->
 
 
 def cross_fitted_rows(full, fold_scorers: Sequence[tuple[object, set[str]]], records: Sequence[PoolRecord],
-                      log: Log, pool: Sequence[PoolRecord] = ()) -> tuple[ClaimRows, dict]:
+                      log: Log, pool: Sequence[PoolRecord] = (), *,
+                      folds: Sequence[int] | None = None) -> tuple[ClaimRows, dict]:
     """Feature rows of ``records``, each from the fold scorer that never trained on its source (the full scorer where
-    every fold did), and the count of records each scorer gave; ``pool``: see origin_sources."""
-    fold_of = np.asarray(assign_folds(records, [seen for _, seen in fold_scorers], pool))
+    every fold did), and the count of records each scorer gave; ``pool``: see origin_sources; ``folds``: the
+    records' assign_folds when the caller has it (computed here otherwise)."""
+    fold_of = np.asarray(assign_folds(records, [seen for _, seen in fold_scorers], pool) if folds is None else folds)
     parts, counts = [], {}
     for k, scorer in [(-1, full), *enumerate(s for s, _ in fold_scorers)]:
         idx = np.flatnonzero(fold_of == k)
@@ -133,7 +135,8 @@ def cross_fitted_report(judge: Path, cross_fit: Sequence[Path], data_dir: str, *
     folds = [(CompactJudgeScorer(judge, combiner={}, support=f), trained_sources(f)) for f in cross_fit]
     names = [fold_name(f) for f in cross_fit]
     log(f"cross-fitted report: {len(records)} records of the report half, {len(folds)} fold models")
-    rows, counts = cross_fitted_rows(full, folds, records, log, pool)
+    fold_of = assign_folds(records, [seen for _, seen in folds], pool)  # once: it reads the whole support pool
+    rows, counts = cross_fitted_rows(full, folds, records, log, pool, folds=fold_of)
     spec = read_json_object(judge / "combiner.json")["support"]
     features = list(full.support_features)
     n = len(rows.label)
@@ -143,7 +146,7 @@ def cross_fitted_report(judge: Path, cross_fit: Sequence[Path], data_dir: str, *
                                      rows.record, n)}
     per = {k: per_source_auroc(v, rows) for k, v in scores.items()}
     ok = eligible_sources(rows)
-    scorer_of = ["full model" if k < 0 else names[k] for k in assign_folds(records, [seen for _, seen in folds], pool)]
+    scorer_of = ["full model" if k < 0 else names[k] for k in fold_of]
     per_source = {s: {"n": rows.source.count(s), "enough_records": s in ok,
                       "scored_by": sorted({scorer_of[i] for i, src in enumerate(rows.source) if src == s}),
                       **{k: per[k][s] for k in scores}} for s in sorted(set(rows.source))}

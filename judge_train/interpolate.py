@@ -89,12 +89,14 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
         if found is None:  # the mix's record must say what both halves trained on (cross-fitting reads it)
             raise UsageError(f"no training records for {folder} (training_config.json, or a judge folder's stages/)")
     tc = read_json_object(records / "training_config.json")
-    task, base_task = stage_recipe(records).get("task"), stage_recipe(base_records).get("task")
-    started_from = {Path(r["base_model"]).resolve() for _, r in stage_chain(records)}
+    chain = list(stage_chain(records))  # the tuned stage's recipe first, then the stages it started from
+    task, base_task = chain[0][1].get("task"), stage_recipe(base_records).get("task")
+    started_from = {Path(r["base_model"]).resolve() for _, r in chain}
     if task != base_task and base.resolve() not in started_from:  # a stage and the one it was tuned from may differ
         raise UsageError(f"{base} is a {base_task} stage and {tuned} a {task} stage, and {tuned} was not tuned from "
                          f"it: a mix needs two of one task, or a stage and its starting point")
     _same_model(base, tuned)
+    base_sources = sorted(trained_sources(base_records))  # the mix has seen them too; InputError now, before writing
     a, b = load_weights(base / WEIGHTS), load_weights(tuned / WEIGHTS)
     if a.keys() != b.keys():
         odd = sorted(a.keys() ^ b.keys())[0]
@@ -123,7 +125,7 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
     save_file(mixed, str(out / WEIGHTS), metadata={"format": "pt"})
     record = {"base": str(base), "base_sha256": sha256_file(base / WEIGHTS), "tuned": str(tuned),
               "tuned_recipe": tc["recipe"]["recipe"], "tuned_sha256": sha256_file(tuned / WEIGHTS), "weight": weight,
-              "base_sources": sorted(trained_sources(base_records))}  # the mix has seen them too
+              "base_sources": base_sources}
     tc["recipe"]["recipe"] = mix_name(tc["recipe"]["recipe"], weight)
     tc["interpolated"] = record
     (out / "training_config.json").write_text(json.dumps(tc, indent=1) + "\n")

@@ -34,6 +34,11 @@ def finished(out: Path) -> None:
     (out / UNFINISHED).unlink(missing_ok=True)
 
 
+def unfinished(folder: Path) -> str | None:
+    """Why ``folder`` cannot be read: a judge command stopped before it finished writing it (None when it did)."""
+    return f"{folder}: a judge command stopped before it finished writing it" if (folder / UNFINISHED).exists() else None
+
+
 def replaceable_out(out: str | Path, inputs: Iterable[str | Path | None] = (), *, what: str = "judge folder") -> Path:
     """``out`` as a folder this command may replace; InputError or UsageError (one line, exit 2) when it may not.
     ``inputs``: the folders and files the command reads (None entries: options not given)."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from corpora.errors import InputError
 from corpora.jsonl import read_json_object
-from judge_train.out_folder import UNFINISHED
+from judge_train.out_folder import unfinished
 
 WEIGHTS = "model.safetensors"
 
@@ -76,8 +76,8 @@ def stage_problem(folder: Path, *, task: str | None = None, recorded: bool = Fal
     (what a fold trained on is read from it). Damaged JSON records raise InputError naming the file."""
     if not (folder / "config.json").is_file():
         return f"not a trained stage folder (no config.json): {folder}"
-    if (folder / UNFINISHED).exists():
-        return f"{folder}: a judge command stopped before it finished writing it"
+    if (why := unfinished(folder)) is not None:
+        return why
     read_json_object(folder / "config.json")
     records = folder / "training_config.json"
     if records.is_file():
