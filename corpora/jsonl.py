@@ -243,14 +243,18 @@ def parse_records(source: str | Path, items: Iterable[tuple[int, dict[str, Any]]
         for e in bad:
             report_skipped(e)
     if not out:
-        if bad:
-            first = bad[0]
-            why = f"line {first.line}: " if first.line else ""
-            field = f"field {first.field!r}: " if first.field else ""
-            raise InputError(source, f"no valid {what} ({len(bad)} bad line{'s' * (len(bad) > 1)} skipped; first: "
-                                     f"{why}{field}{first.message})")
-        raise InputError(source, f"no {what} found")
+        raise none_valid(source, what, bad) if bad else InputError(source, f"no {what} found")
     return out
+
+
+def none_valid(source: str | Path, what: str, bad: list[InputError]) -> InputError:
+    """The one line for a source none of whose records could be read: how many were bad, and the first one's place,
+    field and problem."""
+    first = bad[0]
+    why = f"line {first.line}: " if first.line else ""
+    field = f"field {first.field!r}: " if first.field else ""
+    return InputError(source, f"no valid {what} ({len(bad)} bad line{'s' * (len(bad) > 1)} skipped; first: "
+                              f"{why}{field}{first.message})")
 
 
 def read_models(path: str | Path, model: type[M], *, what: str = "records",

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from corpora.errors import InputError, report_skipped, warn
-from corpora.jsonl import parse_model, read_records
+from corpora.jsonl import none_valid, parse_model, read_records
 from corpora.records import Document, Question, relevant_docs, says_something
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
@@ -264,10 +264,7 @@ def load_qrels(path: str | Path, errors: list[InputError] | None = None) -> dict
             continue
         qrels.setdefault(qid, {})[doc_id] = grade
     if bad and not qrels:
-        first = bad[0]
-        field = f"field {first.field!r}: " if first.field else ""
-        raise InputError(path, f"no valid qrels rows ({len(bad)} bad line{'s' * (len(bad) > 1)} skipped; first: line "
-                               f"{first.line}: {field}{first.message})")
+        raise none_valid(path, "qrels rows", bad)
     for err in bad:
         _report(errors, err)
     return qrels

@@ -55,6 +55,15 @@ def says_something(text: str) -> bool:
     return any(c.isalnum() for c in text)
 
 
+def question_problem(text: object) -> str | None:
+    """Why ``text`` asks nothing (blank, or no letter or digit), said the same by every caller; None when it asks."""
+    if not isinstance(text, str) or not text.strip():
+        return "the question is blank"
+    if not says_something(text):
+        return "the question has no letter or digit: nothing is asked"
+    return None
+
+
 def answerable_problem(metadata: Mapping[str, Any]) -> str | None:
     """Why ``metadata.answerable`` cannot be read (None when absent or a boolean): "false" would read as no label."""
     value = metadata.get("answerable")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from corpora.errors import UsageError
-from corpora.records import says_something
+from corpora.records import question_problem
 from corpora.run_folder import TRACES, RunFolder
 from rag.config import PipelineConfig
 from rag.fleet import render_requests
@@ -40,14 +40,12 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    if not args.question.strip():
-        raise UsageError("ask: the question is blank")
     try:
         args.question.encode("utf-8")
     except UnicodeEncodeError:  # bytes from the shell that are no UTF-8
         raise UsageError("ask: the question is not valid UTF-8 text") from None
-    if not says_something(args.question):
-        raise UsageError("ask: the question has no letter or digit: nothing is asked")
+    if (why := question_problem(args.question)) is not None:
+        raise UsageError(f"ask: {why}")
     from ragdoctor import flow  # noqa: PLC0415 - lazy: see cmd_index
 
     with flow.pipeline(config_from_args(args)) as pipe:

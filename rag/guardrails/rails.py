@@ -21,7 +21,7 @@ import warnings
 from typing import Any
 
 from corpora.errors import UsageError
-from corpora.records import Question, Trace, says_something
+from corpora.records import Question, Trace, question_problem
 from rag.guardrails.actions import REQUEST_KEY, SELF_CHECK_MAX_CHARS, FactCheck, RailActions, Request, self_check_topic
 from rag.guardrails.llm_adapter import ChatLLMModel
 from rag.guardrails.settings import GuardrailsConfig
@@ -117,15 +117,6 @@ def rails_config_dict(settings: GuardrailsConfig) -> dict[str, Any]:
     }
 
 
-def _check_question(question: str) -> None:
-    """A question that asks nothing is the caller's mistake, said in one line (not pydantic's validation dump from
-    building the trace's ``Question``)."""
-    if not isinstance(question, str) or not question.strip():
-        raise UsageError("answer: the question is blank")
-    if not says_something(question):
-        raise UsageError("answer: the question has no letter or digit: nothing is asked")
-
-
 class _LoopThread:
     """One event loop in a daemon thread: ``answer()`` works from plain code and from inside a running loop alike,
     and nemoguardrails' async HTTP client always sees the same loop."""
@@ -203,7 +194,8 @@ class GuardedPipeline:
 
     # -------------------------------------------------------------------------------------------------------------
     def answer(self, question: str, sample: Question | None = None) -> Trace:
-        _check_question(question)
+        if (why := question_problem(question)) is not None:  # one line, not pydantic's dump from building a Question
+            raise UsageError(f"answer: {why}")
         if not self.settings.enabled:
             return self.pipeline.answer(question, sample)
         if self._loop is None:
