@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
-from corpora.errors import InputError, UsageError, report_skipped, warn
+from corpora.errors import InputError, UsageError
 from corpora.jsonl import validation_error
 from corpora.paths import output_folder
 from corpora.records import Diagnosis, Judgement, Question, Trace
@@ -167,11 +167,7 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
         names = selection.metrics
     warnings: list[str] = []
     traces, errors = traces_from(data, warnings)
-    for err in errors:
-        report_skipped(err)
-    for note in warnings:
-        warn(note)
-    traces = traces[:limit] if limit else traces
+    traces = flow.read_out(traces, errors, warnings, limit)
     run = RunFolder(out if out is not None else tempfile.mkdtemp(prefix="ragdoctor-"))
     with ExitStack() as stack:
         if not built:

@@ -210,6 +210,15 @@ def write_run_summary(run: RunFolder, traces: list[Trace], requests: dict | None
 
 # --- evaluation --------------------------------------------------------------------------------------------------
 
+def read_out(traces: list[Trace], errors: list, notes: list[str], limit: int | None) -> list[Trace]:
+    """What a read of evaluation rows found, said (each skipped row, each warning), and the first ``limit`` traces."""
+    for e in errors:
+        report_skipped(e)
+    for note in notes:
+        warn(note)
+    return traces[:limit] if limit else traces
+
+
 def evaluate_file(source: str | Path, run_dir: str | Path, selection: Selection, *, nli_model: str | None = None,
                   nli_threshold: float | None = None, judge_base_url: str | list[str] | None = None,
                   judge_model: str = "qwen2.5-0.5b", limit: int | None = None, batch_size: int = 16,
@@ -229,11 +238,7 @@ def evaluate_file(source: str | Path, run_dir: str | Path, selection: Selection,
     eng = make_engine(engine, build, ray)
     notes: list[str] = []
     traces, errors = load_traces(source, warnings=notes)
-    for e in errors:
-        report_skipped(e)
-    for note in notes:
-        warn(note)
-    traces = traces[:limit] if limit else traces
+    traces = read_out(traces, errors, notes, limit)
     with build(request_stats=sent) as judges:  # on the driver they name the evaluation; an engine's workers build
         result = evaluate(traces, metrics=selection.metrics, judges=judges, run=run,  # their own
                           batch_size=batch_size, input_errors=errors, source=str(source), progress=progress,
