@@ -1,5 +1,5 @@
 """BM25 over chunks (rag/bm25.py): Lucene scoring through bm25s, stemming and stopwords, nothing to index, save/load."""
-from rag.bm25 import BM25Index
+from rag.bm25 import BM25Index, cjk_bigrams
 
 TEXTS = ["The KV cache stores keys and values.", "FlashAttention tiles attention to save memory traffic.",
          "Ring all-reduce sends twice the gradient size.", "Caching keys speeds decoding."]
@@ -35,14 +35,26 @@ def test_k1_and_b_change_the_scores_and_survive_save_and_load(tmp_path):
     assert BM25Index.load(tmp_path / "bm25", 3).search("keys", 3) == flat.search("keys", 3)
 
 
-def test_a_corpus_of_unspaced_chinese_or_japanese_is_warned_about_once(caplog):
-    """bm25s reads each run of CJK characters between punctuation as one word: "键值缓存" never matches a sentence."""
-    caplog.set_level("WARNING")
-    zh = ["大型语言模型的键值缓存随上下文长度线性增长。", "向量数据库使用近似最近邻搜索。"]
-    index = BM25Index.build([*zh, "KV cache"])
-    assert index.search("键值缓存", 3) == []  # the reason for the warning
-    said = [r.getMessage() for r in caplog.records if "BM25" in r.getMessage()]
-    assert len(said) == 1 and "written without spaces" in said[0] and "use dense retrieval" in said[0], said
-    caplog.clear()
-    BM25Index.build([*TEXTS, "日本語", "Müller straße café", "КЭШ ключей и значений растёт"])  # a few words: no
-    assert "written without spaces" not in caplog.text
+def test_chinese_and_japanese_without_spaces_are_matched_by_character_bigrams(tmp_path):
+    """bm25s alone reads each run of CJK characters between punctuation as one word ("键值缓存" would never match a
+    sentence holding it); as overlapping bigrams a word inside a sentence is found, as Lucene's CJK analyzer finds it."""
+    assert cjk_bigrams("GPU的键值缓存。") == "GPU 的键 键值 值缓 缓存 。" and cjk_bigrams("KV 日 cache") == "KV  日  cache"
+    texts = ["大型语言模型的键值缓存随上下文长度线性增长。", "向量数据库使用近似最近邻搜索。", "KV cache",
+             "キャッシュのサイズはコンテキスト長に比例する。"]
+    index = BM25Index.build(texts)
+    assert [d for d, _ in index.search("键值缓存", 4)] == [0]
+    assert [d for d, _ in index.search("最近邻", 4)] == [1]
+    assert [d for d, _ in index.search("キャッシュ", 4)] == [3]
+    assert [d for d, _ in index.search("KV cache", 4)] == [2]  # spaced text as before
+    index.save(tmp_path / "bm25")
+    assert BM25Index.load(tmp_path / "bm25", 4).search("键值缓存", 4) == index.search("键值缓存", 4)
+
+
+def test_an_index_saved_before_cjk_bigrams_is_queried_as_it_was_built(tmp_path):
+    import bm25s
+    texts = ["键值缓存 growth", "vector search"]
+    old = bm25s.BM25()
+    old.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+    old.save(str(tmp_path / "bm25"), show_progress=False)  # no tokenizer file: whole runs were its words
+    loaded = BM25Index.load(tmp_path / "bm25", 2)
+    assert loaded.cjk is False and [d for d, _ in loaded.search("键值缓存", 2)] == [0]

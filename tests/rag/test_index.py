@@ -108,6 +108,20 @@ class _NoEmbedding(FakeEmbedder):
         raise AssertionError("a BM25 change must not re-embed the corpus")
 
 
+def test_an_index_whose_bm25_predates_cjk_bigrams_gets_its_bm25_rebuilt_alone(tmp_path):
+    docs = _docs(8)
+    ensure_index(docs, tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig())
+    marker = tmp_path / "i" / "bm25" / "ragdoctor_tokenizer.json"
+    marker.unlink()  # as an index built before the tokenizer file was written
+    raw = json.loads((tmp_path / "i" / "manifest.json").read_text())
+    del raw["files"]["bm25/ragdoctor_tokenizer.json"]
+    (tmp_path / "i" / "manifest.json").write_text(json.dumps(raw))
+    store, built = ensure_index(docs, tmp_path / "i", _NoEmbedding(), chunking=CH, index_cfg=IndexConfig())
+    assert built and set(store.build_seconds) == {"bm25"} and store.bm25.cjk and marker.exists()  # nothing re-embedded
+    _, built = ensure_index(docs, tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig())
+    assert not built
+
+
 def test_a_manifest_from_before_the_bm25_keys_reads_the_values_it_was_built_with(tmp_path):
     from rag.config import BM25_LEGACY
     build_index(_docs(8), tmp_path / "i", FakeEmbedder(), chunking=CH, index_cfg=IndexConfig())
