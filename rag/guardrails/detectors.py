@@ -16,7 +16,8 @@ def _any(*alternatives: str) -> re.Pattern:
     return re.compile("|".join(alternatives), _I)
 
 
-_OVERRIDE_VERB = r"(?:ignore|disregard|forget|override|bypass)"
+# "override the default X" is how configuration is talked about ("How do I override the default rules for chunking?")
+_OVERRIDE_VERB = r"(?:ignore|disregard|forget|override(?!\s+the\s+default\b)|bypass)"
 _PRIOR = r"(?:all|any|the|your|my|these|those|previous|prior|above|earlier|preceding|former|original|existing|safety)"
 _TARGET = (r"(?:instructions?|prompts?|rules|guidelines|directions|directives|guardrails|restrictions|policies|"
            r"context|system message)")
@@ -69,7 +70,10 @@ _COMMON: list[tuple[str, re.Pattern]] = [
                           r"message)s?\b[^.?!\n]{0,30}\b(?:above|verbatim|before the word)")),
     ("role_override", _any(r"\byou are now\b",
                            r"\bfrom now on,?\s+(?:you|act|respond|answer|behave)\b",
-                           r"\bpretend (?:to be|you are|you're)\b",
+                           # told to pretend ("Pretend you are ...", "I want you to pretend", "Let's pretend"), not
+                           # a question about pretending ("Should the assistant pretend to be confident?")
+                           r"(?:^|[.!?:;,\n]\s*|\b(?:then|now|please|just|and)\s+|\byou\s+(?:\w+\s+){0,2}?(?:to\s+)?"
+                           r"|\blet'?s\s+|\blet\s+us\s+)pretend (?:to be|you are|you're|that you)\b",
                            r"\byour new (?:task|role|instructions?|job)\b",
                            r"\b(?:act|behave|respond|answer) as (?:an? |if )[^.?!\n]{0,30}"
                            r"\b(?:unfiltered|uncensored|unrestricted|jailbroken|evil|freed|without)\b",
