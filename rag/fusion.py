@@ -16,23 +16,31 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60,
     """
     if k <= 0:
         raise ValueError("k must be positive")
-    weights = list(weights) if weights is not None else [1.0] * len(rankings)
-    if len(weights) != len(rankings):
-        raise ValueError("one weight per ranking")
+    weights = _weights(weights, len(rankings), "ranking")
     scores: dict[str, float] = {}
     best: dict[str, int] = {}
     for ranking, w in zip(rankings, weights):
-        seen: set[str] = set()
-        for rank, doc in enumerate(ranking, start=1):
-            if doc in seen:  # a list that repeats an id counts it once, at its best rank
-                continue
-            seen.add(doc)
+        # a list that repeats an id counts it once, at its best rank, and the repeat takes no rank from the next id
+        for rank, doc in enumerate(dict.fromkeys(ranking), start=1):
             scores[doc] = scores.get(doc, 0.0) + w / (k + rank)
             best[doc] = min(best.get(doc, rank), rank)
     return sorted(scores.items(), key=lambda kv: (-kv[1], best[kv[0]], kv[0]))
 
 
+def _weights(weights: Sequence[float] | None, n: int, what: str) -> list[float]:
+    """One finite, non-negative weight per list, not all zero (default: 1 each)."""
+    out = [float(w) for w in weights] if weights is not None else [1.0] * n
+    if len(out) != n:
+        raise ValueError(f"one weight per {what}")
+    if not all(math.isfinite(w) and w >= 0 for w in out) or not sum(out) > 0:
+        raise ValueError("weights must be finite, non-negative and not all zero")
+    return out
+
+
 Normalisation = Literal["minmax", "zscore"]
+# what a list contributes for an id it did not return when every id it returned scored the same (one BM25 hit, say):
+# below them, as a list with a spread puts its lowest kept id at 0 (min-max) or below its mean (z-score)
+_DEGENERATE = {"minmax": (1.0, 0.0), "zscore": (0.0, -1.0)}  # (kept ids, ids not returned)
 
 
 def normalise(scores: Sequence[float], how: Normalisation = "minmax") -> list[float]:
@@ -57,24 +65,26 @@ def weighted_fusion(scored: Sequence[Sequence[tuple[str, float]]], weights: Sequ
                     how: Normalisation = "minmax") -> list[tuple[str, float]]:
     """Convex combination of normalised scores: score(d) = sum_i w_i * norm_i(d), the weights scaled to sum to 1.
 
-    Each list holds (id, raw score); it is normalised on its own. An id a list did not return gets that list's lowest
-    normalised value (it scored at most as well as the worst it kept). Ties: best position in any list, then id."""
-    weights = list(weights) if weights is not None else [1.0] * len(scored)
-    if len(weights) != len(scored):
-        raise ValueError("one weight per list")
-    if any(w < 0 for w in weights) or not sum(weights) > 0:
-        raise ValueError("weights must be non-negative and not all zero")
+    Each list holds (id, raw score); it is normalised on its own (a repeated id counts once, at its first position).
+    An id a list did not return gets that list's lowest normalised value (it scored at most as well as the worst it
+    kept), or, when every id the list kept scored the same (normalised to 1.0 or 0.0), a value below them (0.0 or -1.0):
+    a lone keyword match still counts. Ties: best position in any list, then id."""
+    weights = _weights(weights, len(scored), "list")
     total = sum(weights)
     fused: dict[str, float] = {}
     best: dict[str, int] = {}
     per_list: list[tuple[dict[str, float], float, float]] = []
     for items, w in zip(scored, weights):
-        norm: dict[str, float] = {}
-        for pos, (doc, value) in enumerate(zip((d for d, _ in items), normalise([s for _, s in items], how))):
-            if doc not in norm:  # a repeated id counts once, at its first (best) position
-                norm[doc] = value
-                best[doc] = min(best.get(doc, pos), pos)
-        per_list.append((norm, min(norm.values(), default=0.0), w / total))
+        first: dict[str, float] = {}
+        for doc, value in items:
+            first.setdefault(doc, value)
+        norm = dict(zip(first, normalise(list(first.values()), how)))
+        for pos, doc in enumerate(norm):
+            best[doc] = min(best.get(doc, pos), pos)
+        floor = min(norm.values(), default=0.0)
+        if len(set(first.values())) == 1:
+            floor = _DEGENERATE[how][1]
+        per_list.append((norm, floor, w / total))
     for norm, floor, w in per_list:
         for doc in best:
             fused[doc] = fused.get(doc, 0.0) + w * norm.get(doc, floor)

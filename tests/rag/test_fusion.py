@@ -1,3 +1,5 @@
+import math
+
 import pytest
 
 from rag.fusion import aggregate_documents, interpolate, normalise, reciprocal_rank_fusion, weighted_fusion
@@ -25,7 +27,7 @@ def test_rrf_item_in_both_lists_beats_item_in_one():
 def test_rrf_repeated_id_counts_once_and_weights_apply():
     fused = dict(reciprocal_rank_fusion([["a", "a", "b"]], k=10, weights=[2.0]))
     assert fused["a"] == pytest.approx(2 / 11)
-    assert fused["b"] == pytest.approx(2 / 13)
+    assert fused["b"] == pytest.approx(2 / 12)  # the repeat takes no rank: b is second
 
 
 def test_rrf_rejects_bad_arguments():
@@ -97,3 +99,25 @@ def test_rerank_order_pure_and_interpolated():
     order, scores = rerank_order([3.0, 2.0, 1.0], [0.1, 5.0, 2.0], 0.0)
     assert order == [0, 1, 2] and scores == pytest.approx([1.0, 0.5, 0.0])
     assert rerank_order([1.0, 1.0], [2.0, 2.0], 1.0)[0] == [0, 1]  # ties keep the first stage's order
+
+
+def test_a_lone_keyword_match_still_counts_in_score_fusion():
+    """BM25 keeps only hits scoring above 0, so a rare keyword gives one hit; normalised on its own it would be level
+    with every id it did not return (min-max 1.0 = floor, z-score 0.0 = floor) and the fusion would be dense alone."""
+    dense = [("solar", .40), ("nuclear", .32), ("battery", .20), ("wind", .17)]
+    for how in ("zscore", "minmax"):
+        fused = weighted_fusion([dense, [("nuclear", .94)]], [.5, .5], how)
+        assert fused[0][0] == "nuclear", (how, fused)
+        alone = dict(weighted_fusion([dense, []], [.5, .5], how))
+        tied = dict(weighted_fusion([dense, [("nuclear", 3.0), ("wind", 3.0)]], [.5, .5], how))
+        gain = {d: (tied[d] - tied["solar"]) - (alone[d] - alone["solar"]) for d in ("nuclear", "wind", "battery")}
+        assert gain["nuclear"] == pytest.approx(gain["wind"]) and gain["wind"] > 0 and gain["battery"] == 0, gain
+
+
+def test_score_fusion_normalises_a_list_without_its_repeats_and_weights_must_be_finite():
+    assert weighted_fusion([[("a", 1.0), ("a", 0.0), ("b", 0.5)]]) == [("a", 1.0), ("b", 0.0)]
+    for bad in ([-1.0, 1.0], [math.inf, 1.0], [math.nan, 1.0], [0.0, 0.0]):
+        with pytest.raises(ValueError, match="finite, non-negative"):
+            weighted_fusion([[("a", 1.0)], [("b", 1.0)]], bad)
+        with pytest.raises(ValueError, match="finite, non-negative"):
+            reciprocal_rank_fusion([["a"], ["b"]], weights=bad)
