@@ -8,12 +8,11 @@ import re
 
 from eval.tokens import content_tokens
 from rag.prompt import makes_no_claim, strip_citations
+from rag.sentence_ends import NOT_AFTER_ABBREVIATION
 
-_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "dr.", "fig.", "no.", "approx.", "mr.", "ms.", "al.", "eq.", "sec.")
-_ABBREV = "(?i:" + "".join(rf"(?<!\b{re.escape(a)})" for a in _ABBREVIATIONS) + ")"
 # a sentence ends at . ! ? (and closing quotes/brackets) before whitespace, whatever case follows (lower-cased text has
 # sentences too), except after a listed abbreviation or a lone letter ("J. Smith", "U.S. troops")
-_SENT_END = re.compile(_ABBREV + r"(?<![\s.][A-Za-z]\.)(?<!^[A-Za-z]\.)(?<=[.!?])[\"')\]]*(\s+)(?=[\w\"'(\[])")
+_SENT_END = re.compile(NOT_AFTER_ABBREVIATION + r"(?<=[.!?])[\"')\]]*(\s+)(?=[\w\"'(\[])")
 MAX_SENTENCE_WORDS = 40  # a longer "sentence" (unpunctuated text, a list run together) is cut into even pieces
 MAX_WINDOW_WORDS = 70  # a premise window longer than this would not fit a cross-encoder's 160 tokens with its claim
 _CLAUSE = re.compile(r";\s+|,\s+(?:but|while|whereas|and then|so)\s+|\s+—\s+")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import faiss
@@ -66,6 +66,30 @@ def doc_ranking(doc_ids: Sequence[str], positions: Sequence[int] | np.ndarray, k
     return list(out)
 
 
+class LabelIds:
+    """Chunk positions -> the ids a query's relevance labels are compared with: documents (first occurrence of each),
+    or chunks when the labels name chunks of the index and none of its documents (``kv#0``), as eval.metrics.retrieval
+    reads a trace's labels."""
+
+    def __init__(self, doc_ids: Sequence[str], chunk_ids: Sequence[str] = ()):
+        self.doc_ids, self.chunk_ids = list(doc_ids), list(chunk_ids)
+        self._docs, self._chunks = set(self.doc_ids), set(self.chunk_ids)
+
+    @property
+    def known(self) -> set[str]:
+        """Every id a label may name: the index's documents and chunks."""
+        return self._docs | self._chunks
+
+    def by_chunk(self, labels: Iterable[str]) -> bool:
+        named = set(labels)
+        return bool(named & self._chunks) and not named & self._docs
+
+    def ranking(self, positions: Sequence[int] | np.ndarray, labels: Iterable[str], k: int = CANDIDATES) -> list[str]:
+        if self.by_chunk(labels):
+            return [self.chunk_ids[int(p)] for p in positions if p >= 0][:k]
+        return doc_ranking(self.doc_ids, positions, k)
+
+
 def recall_vs(pos: np.ndarray, ref: np.ndarray, k: int = K) -> float:
     """Mean share of the reference's top-k positions that ``pos`` also has in its top k."""
     shares = []
@@ -114,19 +138,22 @@ def measure(variant: Variant, vectors: np.ndarray, queries: np.ndarray) -> tuple
     return row, pos
 
 
-def ndcg_at_10(doc_ids: Sequence[str], pos: np.ndarray, query_ids: Sequence[str],
+def ndcg_at_10(ids: LabelIds, pos: np.ndarray, query_ids: Sequence[str],
                qrels: Mapping[str, Mapping[str, int]]) -> float | None:
-    rankings = {qid: doc_ranking(doc_ids, row) for qid, row in zip(query_ids, pos) if qid in qrels}
+    rankings = {qid: ids.ranking(row, qrels[qid]) for qid, row in zip(query_ids, pos) if qid in qrels}
     if not rankings:
         return None
     return mean_metrics(retrieval_metrics({q: qrels[q] for q in rankings}, rankings, ks=(K,))).get(f"ndcg@{K}")
 
 
 def run_lab(vectors: np.ndarray, queries: np.ndarray, *, doc_ids: Sequence[str], query_ids: Sequence[str],
-            qrels: Mapping[str, Mapping[str, int]] | None, nlist: int | None = None, log=None) -> dict:
-    """Every variant over ``vectors`` (normalised, one row per chunk; ``doc_ids[i]`` the document of row i) and the
-    ``queries`` (one row per query id). nDCG@10 is measured at document level against ``qrels`` when given, else it
-    is ``unmeasured`` with the reason. Returns the lab's rows and settings (the JSON the page reads)."""
+            qrels: Mapping[str, Mapping[str, int]] | None, nlist: int | None = None, log=None,
+            chunk_ids: Sequence[str] = ()) -> dict:
+    """Every variant over ``vectors`` (normalised, one row per chunk; ``doc_ids[i]`` the document of row i,
+    ``chunk_ids[i]`` its chunk id) and the ``queries`` (one row per query id). nDCG@10 is measured against ``qrels``
+    when given (at document level, or chunk level for labels that name chunks), else it is ``unmeasured`` with the
+    reason; recall@10 against flat is ``unmeasured`` (None) when the index holds K vectors or fewer (every kind then
+    returns them all). Returns the lab's rows and settings (the JSON the page reads)."""
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     n, dim = vectors.shape
@@ -143,16 +170,20 @@ def run_lab(vectors: np.ndarray, queries: np.ndarray, *, doc_ids: Sequence[str],
     flat = positions["flat"]
     flat_bytes = rows[0]["index_bytes"]
     labelled = {q: r for q, r in (qrels or {}).items() if relevant_docs(r)}
+    ids = LabelIds(doc_ids, chunk_ids)
     for row in rows:
         pos = positions[row["name"]]
-        row["recall@10_vs_flat"] = recall_vs(pos, flat)
+        row["recall@10_vs_flat"] = recall_vs(pos, flat) if n > K else None
         row["memory_vs_flat"] = row["index_bytes"] / flat_bytes
-        row["ndcg@10"] = ndcg_at_10(doc_ids, pos, query_ids, labelled) if labelled else None
+        row["ndcg@10"] = ndcg_at_10(ids, pos, query_ids, labelled) if labelled else None
     why = None if labelled else "no relevance labels for these queries (a seeded sample of chunk vectors, or " \
                                 "questions without a relevant document: none with a grade above 0)"
+    recall_why = None if n > K else f"the index holds {n} vectors, no more than the {K} each search returns: every " \
+                                    "kind returns them all, so recall against exact search says nothing"
     return {"version": LAB_VERSION, "n_vectors": n, "dim": dim, "nlist": nlist,
             **({"nlist_asked": asked} if asked and asked != nlist else {}), "n_queries": len(queries),
             "n_labelled_queries": len(labelled) if labelled else 0, "ndcg_unmeasured": why,
+            "recall_unmeasured": recall_why,
             "k": K, "candidates": CANDIDATES, "faiss_version": faiss.__version__,
             "omp_threads": faiss.omp_get_max_threads(), "rows": rows}
 

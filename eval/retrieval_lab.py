@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from corpora.records import relevant_docs
-from eval.index_lab import doc_ranking
+from eval.index_lab import LabelIds
 from eval.meta.stats import paired_difference
 from eval.retrieval_metrics import retrieval_metrics
 from rag.chunking import embedding_text
@@ -33,7 +33,9 @@ CHUNKS = 100  # chunk hits per query (and candidates per retriever before fusion
 DOCS = 100  # documents ranked per query (recall@DOCS)
 WEIGHTS = (0.3, 0.5, 0.7)  # dense shares of the min-max and z-score fusions
 RERANK_SHARES = (0.25, 0.5)
-BM25_SETTINGS = ((1.2, 0.75), (0.9, 0.4))  # Lucene's classic default and Anserini's BEIR setting, beside the index's
+# Lucene's classic default, the project's default before session 21 and Anserini's BEIR setting (the project's
+# default since), beside the index's own (which is measured once)
+BM25_SETTINGS = ((1.2, 0.75), (1.5, 0.75), (0.9, 0.4))
 
 
 @dataclass(frozen=True)
@@ -124,19 +126,23 @@ class _Rerank:
 def run_lab(store, embedder, questions: Sequence[str], query_ids: Sequence[str],
             qrels: Mapping[str, Mapping[str, int]], candidates: Sequence[Setting], current: Setting, *,
             make_retriever: Callable, bm25_build: Callable | None = None, reranker=None, rerank_depth: int = 20,
-            seed: int = 0, keep_per_query: bool = False, log: Callable[[str], None] = lambda _m: None) -> dict:
+            seed: int = 0, keep_per_query: bool = False, log: Callable[[str], None] = lambda _m: None,
+            rrf_k: int = 60) -> dict:
     """Measure every setting of ``candidates`` on the labelled queries, choose on one half, confirm on the other.
 
     ``make_retriever(store, embedder, RetrievalConfig, mode)`` is rag.retrievers.make_retriever; ``bm25_build(texts,
     k1=, b=)`` rebuilds BM25 for the settings that change it (the store's own is put back afterwards); ``reranker``
     (rag.reranker.CrossEncoderReranker) is needed by the settings with a rerank share. ``keep_per_query`` adds
-    ``query_ids`` and ``per_query`` (setting name -> nDCG@10 per query, in that order) for paired comparisons."""
+    ``query_ids`` and ``per_query`` (setting name -> nDCG@10 per query, in that order) for paired comparisons.
+    ``rrf_k`` is the configuration's (hybrid RRF rows use it). Every first stage ranks CHUNKS chunks a query, with as
+    many candidates per retriever before fusion. Labels that name chunks (``kv#0``) are compared with the chunk
+    ranking, as ``eval`` compares them."""
     keep = [i for i, q in enumerate(query_ids) if relevant_docs(qrels.get(q, {}))]
     ids, questions = [query_ids[i] for i in keep], [questions[i] for i in keep]
     halves = np.array([half(q) for q in ids])
     if not ids:  # nothing to rank against: no rows (a mean over no query would be NaN), and the reason
         return _verdict([], {}, halves, current, 0, None, seed)
-    doc_ids = [n.metadata["doc_id"] for n in store.nodes]
+    label_ids = LabelIds([n.metadata["doc_id"] for n in store.nodes], [n.node_id for n in store.nodes])
     texts = [n.text for n in store.nodes]
     rerank = _Rerank(reranker, rerank_depth) if reranker is not None else None
     per_query: dict[str, np.ndarray] = {}
@@ -152,7 +158,8 @@ def run_lab(store, embedder, questions: Sequence[str], query_ids: Sequence[str],
                 store.bm25 = bm25_build([embedding_text(n) for n in store.nodes], k1=bm25[0], b=bm25[1])
             firsts = {(s.mode, s.fusion, s.dense_weight) for s in candidates if s.bm25 == bm25}
             for mode, fusion, w in sorted(firsts):
-                cfg = RetrievalConfig(mode=mode, fusion=fusion, dense_weight=w, candidate_k=CHUNKS)  # type: ignore[arg-type]
+                cfg = RetrievalConfig(mode=mode, fusion=fusion, dense_weight=w, candidate_k=CHUNKS,  # type: ignore[arg-type]
+                                      rrf_k=rrf_k)
                 t = time.perf_counter()
                 hits = make_retriever(store, embedder, cfg, mode).search_batch(list(questions), CHUNKS)
                 search_s = time.perf_counter() - t
@@ -166,7 +173,7 @@ def run_lab(store, embedder, questions: Sequence[str], query_ids: Sequence[str],
                     else:
                         positions = [rerank.order(qi, q, row, texts, s.rerank_weight)  # type: ignore[union-attr]
                                      for qi, (q, row) in enumerate(zip(questions, hits))]
-                    rankings = {q: doc_ranking(doc_ids, pos, DOCS) for q, pos in zip(ids, positions)}
+                    rankings = {q: label_ids.ranking(pos, qrels[q], DOCS) for q, pos in zip(ids, positions)}
                     m = retrieval_metrics(qrels, rankings, ks=(10, DOCS))
                     per_query[s.name] = np.array([m[q]["ndcg@10"] for q in ids])
                     row = {"name": s.name, **asdict(s), "config": s.config(), "search_s": round(search_s, 3)}
@@ -180,6 +187,10 @@ def run_lab(store, embedder, questions: Sequence[str], query_ids: Sequence[str],
     finally:
         store.bm25 = own_bm25
     out = _verdict(rows, per_query, halves, current, len(ids), rerank, seed, dense_only=own_bm25 is None)
+    out["rrf_k"] = rrf_k
+    by_chunk = sum(label_ids.by_chunk(qrels[q]) for q in ids)
+    if by_chunk:
+        out["chunk_level_queries"] = by_chunk  # their labels name chunks: ranked by chunk, not by document
     if own_bm25 is None:
         out["note"] = "the index has no BM25 part: only dense retrieval was measured"
     if keep_per_query:
@@ -208,6 +219,9 @@ def _verdict(rows: list[dict], per_query: dict[str, np.ndarray], halves: np.ndar
             and rerank is None else "")
     elif not scored:
         why = "no setting could be measured"
+    elif not any(per_query[r["name"]].any() for r in scored):
+        why = ("no setting ranked a relevant id in the top 10 of any query: do the labels name the corpus's documents "
+               "(or its chunks, as doc#0)?")
     if why:
         out["unmeasured"] = why
         return out

@@ -52,7 +52,10 @@ class BM25Index:
     @classmethod
     def build(cls, texts: list[str], *, k1: float = BM25_K1, b: float = BM25_B) -> BM25Index | None:
         """None when no text has a word BM25 can index (only stopwords or one-letter words): bm25s cannot build then.
-        ``k1`` and ``b`` are fixed into the saved scores (bm25s precomputes them at index time)."""
+        ``k1`` and ``b`` are fixed into the saved scores (bm25s precomputes them at index time); out of range (k1 in
+        (0, 10], b in [0, 1], as IndexConfig checks them) is a ValueError."""
+        if not (0 < k1 <= 10 and 0 <= b <= 1):
+            raise ValueError(f"BM25 needs 0 < k1 <= 10 and 0 <= b <= 1, got k1={k1}, b={b}")
         tokens = cls._tokenize(texts, _stemmer(), True)
         if not tokens.vocab:
             return None

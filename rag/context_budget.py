@@ -18,9 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from rag.sentence_ends import NOT_AFTER_ABBREVIATION
+
 T = TypeVar("T")
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")  # the next one starts upper-case or a digit
+# the next one starts upper-case or a digit, and the full stop is not an abbreviation's ("Dr. Smith", "Fig. 3")
+_SENTENCE_END = re.compile(NOT_AFTER_ABBREVIATION + r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 
 
 @dataclass
@@ -36,8 +39,9 @@ class Packing(Generic[T]):
 
 
 def sentences(text: str) -> list[str]:
-    """``text`` split after each ., ! or ? followed by white space and an upper-case letter or a digit (so "e.g. this"
-    stays one sentence; closing quotes and brackets stay with their sentence)."""
+    """``text`` split after each ., ! or ? followed by white space and an upper-case letter or a digit, and not after an
+    abbreviation or a lone letter ("Dr. Smith", "Fig. 3"; "e.g. this" stays one sentence too); closing quotes and
+    brackets stay with their sentence."""
     text, out, start = text.strip(), [], 0
     for m in _SENTENCE_END.finditer(text):
         out.append(text[start : m.end()].strip())

@@ -57,20 +57,24 @@ def cmd_index_lab(args: argparse.Namespace) -> int:
         raise UsageError(f"index-lab: the index holds {len(vectors)} chunk vector{'s' * (len(vectors) != 1)}; "
                          f"comparing the index kinds needs at least {MIN_VECTORS} (a larger corpus)")
     queries, ids, qrels, query_source = _queries(found, embedder, vectors)
-    doc_ids = [n.metadata["doc_id"] for n in store.nodes]
+    doc_ids, chunk_ids = [n.metadata["doc_id"] for n in store.nodes], [n.node_id for n in store.nodes]
     if found is not None:
-        found.warn_unknown(set(doc_ids))
-    lab = run_lab(vectors, queries, doc_ids=doc_ids, query_ids=ids, qrels=qrels, nlist=args.nlist,
-                  log=lambda m: print(f"  {m}", file=sys.stderr))
+        found.warn_unknown(set(doc_ids) | set(chunk_ids))
+    lab = run_lab(vectors, queries, doc_ids=doc_ids, chunk_ids=chunk_ids, query_ids=ids, qrels=qrels,
+                  nlist=args.nlist, log=lambda m: print(f"  {m}", file=sys.stderr))
     lab.update(index_dir=str(store.index_dir), embedder=store.manifest.embedder_id, vectors_from=vector_source,
                queries_from=query_source, n_documents=store.manifest.n_documents)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(lab, indent=2), encoding="utf-8")
-    print(f"{'index':<20} {'MiB':>8} {'x flat':>7} {'p50 ms':>8} {'p99 ms':>8} {'R@10':>6} {'nDCG@10':>8}")
+    print(f"{'index':<20} {'MiB':>8} {'x flat':>7} {'p50 ms':>8} {'p99 ms':>8} {'R@10':>10} {'nDCG@10':>10}")
     for r in lab["rows"]:
         nd = "unmeasured" if r["ndcg@10"] is None else f"{r['ndcg@10']:.3f}"
+        rc = "unmeasured" if r["recall@10_vs_flat"] is None else f"{r['recall@10_vs_flat']:.3f}"
         print(f"{r['name']:<20} {r['index_bytes'] / 2**20:8.2f} {r['memory_vs_flat']:7.2f} {r['p50_ms']:8.3f} "
-              f"{r['p99_ms']:8.3f} {r['recall@10_vs_flat']:6.3f} {nd:>8}")
+              f"{r['p99_ms']:8.3f} {rc:>10} {nd:>10}")
+    for key, what in (("recall_unmeasured", "R@10"), ("ndcg_unmeasured", "nDCG@10")):
+        if lab.get(key):
+            print(f"{what} unmeasured: {lab[key]}")
     print(f"\nwrote {out} ({lab['n_vectors']} vectors, {lab['n_queries']} queries from {query_source})")
     return 0
 

@@ -30,7 +30,7 @@ def _bm25_grid(text: str | None) -> list[tuple[float, float]]:
             raise UsageError(f"--bm25: '{item}' is not K1:B (e.g. 0.9:0.4)") from None
         if not sep or not 0 < grid[-1][0] <= 10 or not 0 <= grid[-1][1] <= 1:
             raise UsageError(f"--bm25: '{item}' is not K1:B with 0 < K1 <= 10 and 0 <= B <= 1")
-    return grid
+    return list(dict.fromkeys(grid))  # a setting given twice is measured once
 
 
 def cmd_retrieval_lab(args: argparse.Namespace) -> int:
@@ -53,7 +53,7 @@ def cmd_retrieval_lab(args: argparse.Namespace) -> int:
         found.questions, found.ids = found.questions[: args.max_queries], found.ids[: args.max_queries]
     embedder = embedder_for(cfg)
     store, _ = open_index(cfg, embedder, strict_embedder=True)
-    found.warn_unknown({n.metadata["doc_id"] for n in store.nodes})
+    found.warn_unknown({n.metadata["doc_id"] for n in store.nodes} | {n.node_id for n in store.nodes})
     current = current_setting(cfg.retrieval)
     own = (store.manifest.index.bm25_k1, store.manifest.index.bm25_b)
     grid = [g for g in grid if g != own]  # the index's own setting is measured anyway
@@ -65,7 +65,8 @@ def cmd_retrieval_lab(args: argparse.Namespace) -> int:
           file=sys.stderr)
     lab = run_lab(store, embedder, found.questions, found.ids, found.qrels, candidates, current,
                   make_retriever=make_retriever, bm25_build=BM25Index.build, reranker=reranker,
-                  rerank_depth=cfg.retrieval.rerank_depth, log=lambda m: print(f"  {m}", file=sys.stderr))
+                  rerank_depth=cfg.retrieval.rerank_depth, log=lambda m: print(f"  {m}", file=sys.stderr),
+                  rrf_k=cfg.retrieval.rrf_k)
     lab.update(index_dir=str(store.index_dir), embedder=store.manifest.embedder_id, queries_from=found.source,
                index_bm25={"k1": store.manifest.index.bm25_k1, "b": store.manifest.index.bm25_b},
                reranker=cfg.retrieval.reranker if rerank else None, seconds=round(time.perf_counter() - t0, 1))
@@ -110,7 +111,7 @@ def register(sub, pipeline_options) -> None:
     p.add_argument("--out", required=True, help="the JSON file to write")
     p.add_argument("--questions", help="question-set JSONL with relevant_doc_ids (default: the corpus's own)")
     p.add_argument("--split", help="BEIR corpus: the qrels split whose queries are used (default train)")
-    p.add_argument("--bm25", help="BM25 K1:B settings to try beside the index's (default 1.2:0.75,0.9:0.4; '' none)")
+    p.add_argument("--bm25", help="BM25 K1:B settings to try beside the index's (default 1.2:0.75,1.5:0.75,0.9:0.4; '' none)")
     p.add_argument("--max-queries", type=int, help="use the first N labelled queries (those that name a relevant "
                                                    "document)")
     pipeline_options(p, "index", "retrieval")

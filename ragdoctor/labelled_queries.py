@@ -18,7 +18,8 @@ class LabelledQueries:
     source: str
 
     def warn_unknown(self, corpus_ids: set[str]) -> None:
-        """Relevant documents the index does not hold: each such query can never score full marks; say so, once."""
+        """Relevant ids that name neither a document nor a chunk of the index (``corpus_ids`` holds both): each such
+        query can never score full marks; say so, once."""
         warn_unknown_labels(self.source, (d for r in self.qrels.values() for d in relevant_docs(r)), corpus_ids)
 
 
@@ -71,5 +72,5 @@ def warn_unknown_labels(source: str, relevant: Iterable[str], corpus_ids: set[st
     unknown = sorted({d for d in relevant if d not in corpus_ids})
     if unknown:
         shown = ", ".join(repr(d) for d in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
-        warn(f"{source}: {len(unknown)} relevant document id(s) are not in the corpus ({shown}): retrieval can never "
-             "find them, so their questions' recall is 0 until the labels or the corpus are fixed")
+        warn(f"{source}: {len(unknown)} relevant id(s) name no document or chunk of the corpus ({shown}): retrieval "
+             "can never find them, so their questions' recall is 0 until the labels or the corpus are fixed")

@@ -317,7 +317,7 @@ CASES = [
                       {"id": "a", "question": "Again?"}]),
          file_has("runs/r2/input_errors.txt", "duplicate question id 'a'")),
     Case("run-labels-not-in-corpus", ["run", *PIPE, "--questions", ROWS, "--name", "r3"], 0,
-         r"warning: inputs/x\.jsonl: 1 relevant document id\(s\) are not in the corpus \('nowhere'\)", "ok",
+         r"warning: inputs/x\.jsonl: 1 relevant id\(s\) name no document or chunk of the corpus \('nowhere'\)", "ok",
          write(ROWS, [{"id": "a", "question": "What does the KV cache store?", "relevant_doc_ids": ["nowhere"]}])),
     Case("run-answerable-as-a-string", ["run", *PIPE, "--questions", ROWS, "--name", "r4"], 0,
          r"inputs/x\.jsonl:2: field 'metadata': metadata\.answerable must be true or false, got 'false'",

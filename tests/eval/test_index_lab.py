@@ -34,3 +34,21 @@ def test_rows_are_named_for_what_is_built_and_zero_grades_are_no_labels():
     assert [r["name"] for r in lab["rows"] if r["kind"] == "ivf"] == ["ivf nprobe=1"]
     assert any("nlist 1000 needs 39000 vectors" in m for m in logged)
     assert lab["n_labelled_queries"] == 0 and lab["ndcg_unmeasured"] and all(r["ndcg@10"] is None for r in lab["rows"])
+
+
+def test_labels_naming_chunks_are_scored_on_the_chunk_ranking():
+    x = np.random.default_rng(0).standard_normal((50, 16)).astype("float32")
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    doc_ids = [f"d{i // 5}" for i in range(50)]
+    chunk_ids = [f"d{i // 5}#{i % 5}" for i in range(50)]
+    q, ids = sample_queries(x, 5)
+    qrels = {qid: {chunk_ids[int(qid.split("-")[1])]: 1} for qid in ids}  # each sampled chunk names itself
+    lab = run_lab(x, q, doc_ids=doc_ids, chunk_ids=chunk_ids, query_ids=ids, qrels=qrels)
+    assert {r["name"]: r["ndcg@10"] for r in lab["rows"]}["flat"] == 1.0  # a document ranking would score 0
+    assert run_lab(x, q, doc_ids=doc_ids, query_ids=ids, qrels=qrels)["rows"][0]["ndcg@10"] == 0.0  # (without ids)
+
+
+def test_recall_against_flat_on_ten_vectors_or_fewer_is_unmeasured():
+    x = np.eye(8, 8, dtype="float32")
+    lab = run_lab(x, x[:3], doc_ids=[str(i) for i in range(8)], query_ids=list("abc"), qrels=None)
+    assert all(r["recall@10_vs_flat"] is None for r in lab["rows"]) and "8 vectors" in lab["recall_unmeasured"]

@@ -69,7 +69,7 @@ def test_no_confirming_queries_is_unmeasured_not_a_choice():
 
 class _Node:
     def __init__(self, doc):
-        self.metadata, self.text = {"doc_id": doc, "title": ""}, f"text of {doc}"
+        self.metadata, self.text, self.node_id = {"doc_id": doc, "title": ""}, f"text of {doc}", f"{doc}#0"
 
 
 class _Hit:
@@ -86,6 +86,7 @@ def _retriever_factory(seen):
     """Dense ranks d0 first for every query; anything reading BM25 ranks the query's own document first."""
     def make(store, embedder, cfg, mode):
         seen.append((mode, cfg.fusion, store.bm25))
+        make.rrf_k.add(cfg.rrf_k)
 
         class R:
             def search_batch(self, questions, k):
@@ -96,6 +97,7 @@ def _retriever_factory(seen):
                     out.append([_Hit(p, 1.0 / (r + 1)) for r, p in enumerate(order)])
                 return out
         return R()
+    make.rrf_k = set()
     return make
 
 
@@ -142,3 +144,25 @@ def test_each_reason_for_no_choice_is_the_true_one():
                      lab.Setting("hybrid", rerank_weight=0.5), make_retriever=_retriever_factory([]))
     assert rr["unmeasured"] == ("the current setting (hybrid rrf, +rerank w=0.5) could not be measured: it has a rerank "
                                 "stage and the lab runs without the reranker")
+
+
+def test_labels_that_name_chunks_are_ranked_by_chunk_and_the_configurations_rrf_k_is_used():
+    """As eval reads them: {"d3#0": 1} names a chunk, so the chunk ranking is scored, not the document ranking
+    (which would score 0 everywhere and still 'choose')."""
+    store, seen = _Store(bm25="own"), []
+    make = _retriever_factory(seen)
+    qrels = {f"query-{i}": {f"d{i % 6}#0": 1} for i in range(40)}
+    out = lab.run_lab(store, None, [f"q{i % 6}" for i in range(40)], list(qrels), qrels,
+                      lab.settings([], rerank=False), lab.Setting("hybrid"), make_retriever=make, rrf_k=7)
+    rows = {r["name"]: r for r in out["rows"]}
+    assert rows["bm25"]["ndcg@10"] == 1.0 and 0 < rows["dense"]["ndcg@10"] < 1.0
+    assert out["chunk_level_queries"] == 40 and out["rrf_k"] == 7 and make.rrf_k == {7}
+
+
+def test_labels_no_setting_retrieves_leave_the_lab_without_a_choice():
+    store = _Store(bm25="own")
+    qrels = {f"query-{i}": {"elsewhere": 1} for i in range(20)}
+    out = lab.run_lab(store, None, [f"q{i % 6}" for i in range(20)], list(qrels), qrels,
+                      lab.settings([], rerank=False), lab.Setting("hybrid"), make_retriever=_retriever_factory([]))
+    assert out["chosen"] is None and "no setting ranked a relevant id" in out["unmeasured"]
+    assert all(r["ndcg@10"] == 0.0 for r in out["rows"])  # the rows stay, measured at 0

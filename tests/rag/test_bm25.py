@@ -58,3 +58,12 @@ def test_an_index_saved_before_cjk_bigrams_is_queried_as_it_was_built(tmp_path):
     old.save(str(tmp_path / "bm25"), show_progress=False)  # no tokenizer file: whole runs were its words
     loaded = BM25Index.load(tmp_path / "bm25", 2)
     assert loaded.cjk is False and [d for d, _ in loaded.search("键值缓存", 2)] == [0]
+
+
+def test_out_of_range_k1_or_b_is_refused():
+    import math
+
+    import pytest
+    for k1, b in ((-1, 0.5), (0, 0.5), (1.2, 1.5), (1.2, -0.1), (math.nan, 0.5), (1.2, math.inf)):
+        with pytest.raises(ValueError, match="0 < k1 <= 10 and 0 <= b <= 1"):
+            BM25Index.build(TEXTS, k1=k1, b=b)

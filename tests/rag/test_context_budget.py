@@ -141,3 +141,12 @@ def test_no_budget_is_top_k_and_a_tiny_budget_over_http(index_dir):
     assert info["tokens"] <= 32 and len(small.contexts) == info["packed"]
     assert all(f"[{c.chunk_id}]" in sent for c in small.contexts)
     assert small.outcome in ("answered", "refused")
+
+
+def test_the_sentence_cut_does_not_end_a_sentence_at_an_abbreviation():
+    count = lambda t: len(t.split())  # noqa: E731
+    assert sentences("Dr. Smith inspected the inverter. It showed code ZX-9071 twice.") == [
+        "Dr. Smith inspected the inverter.", "It showed code ZX-9071 twice."]
+    assert leading_sentences("See Fig. 3 for the wiring. Then reset.", 3, count) is None  # never "See Fig."
+    assert leading_sentences("See Fig. 3 for the wiring. Then reset.", 6, count) == "See Fig. 3 for the wiring."
+    assert sentences("Built by J. R. Smith. It works.") == ["Built by J. R. Smith.", "It works."]

@@ -47,3 +47,9 @@ def test_retrieval_lab_refuses_bad_input_in_one_line(tmp_path, capsys, monkeypat
     with pytest.raises(SystemExit) as stop:  # argparse's own usage error: exit 2 with the option named
         main(["retrieval-lab", "--out", "lab.json", "--embedder", "fake", "--max-queries", "-3"])
     assert stop.value.code == 2 and "--max-queries: must be an integer >= 1" in capsys.readouterr().err
+
+
+def test_a_bm25_setting_given_twice_is_measured_once():
+    from ragdoctor.cmd_retrieval_lab import _bm25_grid
+    assert _bm25_grid("1.2:0.75,1.2:0.75,0.9:0.4") == [(1.2, 0.75), (0.9, 0.4)]
+    assert _bm25_grid(None) == [(1.2, 0.75), (1.5, 0.75), (0.9, 0.4)]  # the previous default is among them

@@ -65,4 +65,4 @@ def test_queries_without_a_relevant_document_are_left_out_and_said(beir, tmp_pat
         labelled_queries(str(beir), None, "test", own_index=True)
     found.qrels["q1"] = {"d1": 1, "nope": 2}
     found.warn_unknown({"d0", "d1", "d2"})
-    assert "1 relevant document id(s) are not in the corpus ('nope')" in caplog.text
+    assert "1 relevant id(s) name no document or chunk of the corpus ('nope')" in caplog.text

@@ -29,7 +29,7 @@ lab = widgets.lab_file("index-lab.json", "ragdoctor index-lab", "il_path", EXPLA
 try:
     df = widgets.lab_rows(lab, {"name": "text", "factory": "text", "index_bytes": "number", "memory_vs_flat": "number",
                                 "build_s": "number", "p50_ms": "number", "p99_ms": "number",
-                                "recall@10_vs_flat": "number", "ndcg@10": "number or null"})
+                                "recall@10_vs_flat": "number or null", "ndcg@10": "number or null"})
     df["MiB"] = df["index_bytes"] / 2**20
     caption = (f"{lab['n_vectors']:,} vectors ({lab['dim']}-d), {lab['n_queries']:,} queries from "
                f"{lab.get('queries_from', '?')}; IVF with {lab['nlist']} lists; faiss {lab['faiss_version']}")
@@ -44,11 +44,14 @@ chart = alt.Chart(df).mark_circle(opacity=0.8).encode(
     tooltip=["name", "factory", alt.Tooltip("MiB:Q", format=".2f"), alt.Tooltip("p50_ms:Q", format=".3f"),
              alt.Tooltip("p99_ms:Q", format=".3f"), alt.Tooltip("recall@10_vs_flat:Q", format=".3f"), "ndcg@10"])
 st.altair_chart(chart.properties(height=380), width="stretch")
+if lab.get("recall_unmeasured"):
+    st.caption(f"recall@10 against flat unmeasured: {md(lab['recall_unmeasured'])}")
 if lab.get("ndcg_unmeasured"):
     st.caption(f"nDCG@10 unmeasured: {md(lab['ndcg_unmeasured'])}")
 table = df[["name", "factory", "MiB", "memory_vs_flat", "build_s", "p50_ms", "p99_ms", "recall@10_vs_flat",
             "ndcg@10"]].copy()
-table["ndcg@10"] = table["ndcg@10"].map(lambda v: "unmeasured" if v is None or pd.isna(v) else f"{v:.3f}")
+for col in ("recall@10_vs_flat", "ndcg@10"):
+    table[col] = table[col].map(lambda v: "unmeasured" if v is None or pd.isna(v) else f"{v:.3f}")
 st.dataframe(table, width="stretch", hide_index=True)
 st.subheader("What each index trades")
 st.markdown(EXPLAIN)
