@@ -111,7 +111,8 @@ def register(sub, pipeline_options) -> None:
     p.add_argument("--out", required=True, help="the JSON file to write")
     p.add_argument("--questions", help="question-set JSONL with relevant_doc_ids (default: the corpus's own)")
     p.add_argument("--split", help="BEIR corpus: the qrels split whose queries are used (default train)")
-    p.add_argument("--bm25", help="BM25 K1:B settings to try beside the index's (default 1.2:0.75,1.5:0.75,0.9:0.4; '' none)")
+    p.add_argument("--bm25", help="BM25 K1:B settings to try beside the index's (default 1.2:0.75,1.5:0.75,0.9:0.4; "
+                                  "'' none)")
     p.add_argument("--max-queries", type=int, help="use the first N labelled queries (those that name a relevant "
                                                    "document)")
     pipeline_options(p, "index", "retrieval")
