@@ -33,7 +33,7 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.exists():
-        pytest.skip(f"human-labelled dev data not found at {SHARED_DATA} (see README, Tests: "Development data")")
+        pytest.skip(f"human-labelled dev data not found at {SHARED_DATA} (see README, Tests: Development data)")
     return SHARED_DATA
 
 
