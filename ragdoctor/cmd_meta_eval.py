@@ -83,6 +83,42 @@ def _versus(cmp: dict | None) -> str:
     return f"{cmp['verdict'] or '?'} {cmp['difference']:+.3f}{ci}"
 
 
+COLUMNS = {"auroc": "AUROC", "auroc_ci": "AUROC CI", "balanced_accuracy": "bal.acc",
+           "balanced_accuracy_ci": "bal.acc CI", "threshold": "thr", "spearman": "spearman",
+           "spearman_ci": "spearman CI", "pairwise_accuracy": "pairwise", "pairwise_accuracy_ci": "pairwise CI",
+           "ece": "ECE"}  # results.json's field -> the table's column
+
+
+def missing_cells(r: dict) -> list[tuple[str, str]]:
+    """(column, reason) for each cell of the row shown '-' (or '?' for a verdict) whose statistic applies but could
+    not be measured: the reasons results.json carries (why_none, vs_lexical.reason, truncated_reason)."""
+    if "error" in r:
+        return []
+    out = [(COLUMNS[k], why) for k, why in (r.get("why_none") or {}).items() if k in COLUMNS]
+    cmp = r.get("vs_lexical")
+    if cmp and cmp.get("verdict") is None and cmp.get("reason"):
+        out.append(("vs lexical", cmp["reason"]))
+    if r.get("truncated_reason"):
+        out.append(("cut", r["truncated_reason"]))
+    return out
+
+
+def footnotes(results: list[dict]) -> list[str]:
+    """One line per reason under the table, naming the rows and cells it explains: a '-' or '?' never goes without a
+    word in the table itself (not only in results.json)."""
+    by_reason: dict[str, list[str]] = {}
+    for r in results:
+        cells: dict[str, list[str]] = {}
+        for column, why in missing_cells(r):
+            cells.setdefault(why, []).append(column)
+        for why, columns in cells.items():
+            by_reason.setdefault(why, []).append(f"{r['metric']} {r['judge']}: {', '.join(columns)}")
+    if not by_reason:
+        return []
+    return ["not measured ('-', or '?' for no verdict):"] + [f"  {'; '.join(rows)}: {why}"
+                                                            for why, rows in by_reason.items()]
+
+
 def _share(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
 
@@ -97,14 +133,16 @@ def _speed(r: dict) -> str:
 def render_report(report: dict) -> str:
     lines = [render(HEADERS, [result_row(r) for r in report["results"]],
                     title=f"meta-eval {report['dataset']}: {report['path']} (claims reduced by {report['reduce']})")]
+    lines += footnotes(report["results"])
     sample = report.get("sample")
     if sample:
         lines.append(f"seeded subsample: {sample['n']} of {sample['of']} records (seed {sample['seed']})")
     lines.append("AUROC and ECE over all binary-labelled records; bal.acc on the test split at the threshold (thr) "
                  "chosen on the dev split; n = binary/graded records where graded; CIs resample whole groups (rows "
                  "sharing a source document); vs lexical: the headline statistic minus lexical's on the same items, "
-                 "'beats' only when its CI lies above 0; cut: share of (premise, claim) pairs longer than the model "
-                 "reads")
+                 "'beats' only when its CI lies above 0; no CI where every resample gives the same value (zero width); "
+                 "cut: share of the (premise, claim) or (passage window, question) inputs the model reads that are "
+                 "longer than it reads ('-' where the judge does not count them)")
     lines += [f"judge {j['judge']}: {j['config_id']} (loaded in {j['load_seconds']:.1f} s)" for j in report["judges"]]
     lines += [f"unavailable: {u['judge']}: {u['reason']}" for u in report["unavailable"]]
     worst = report.get("worst_source") or {}

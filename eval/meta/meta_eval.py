@@ -16,9 +16,9 @@ from eval.judges.base import JudgeUnavailable
 from eval.judges.registry import JudgeOptions, make_judge
 from eval.meta.datasets import Task, load_tasks
 from eval.meta.samples import score_task_samples
-from eval.meta.scoring import CountingScorer, Reduce, TaskScores, score_task
-from eval.meta.stats import (MIN_UNITS, auroc_ranks, binary_report, graded_report, paired_difference,
-                             pairwise_outcomes, pairwise_report)
+from eval.meta.scoring import CountingScorer, Reduce, Tally, TaskScores, score_task
+from eval.meta.stats import (binary_report, graded_report, paired_difference, pairwise_outcomes, pairwise_report,
+                             resampled_auroc, spearman)
 from eval.judges.scorer import ScorerJudge
 
 BASELINE = "lexical"
@@ -70,9 +70,17 @@ def build_judge(name: str, opts: JudgeOptions) -> tuple[ScorerJudge, str]:
     return ScorerJudge(CountingScorer(inner.scorer), inner.max_premises), judge.config_id
 
 
-def group_of(item) -> str:
-    """The bootstrap's resampling unit: the item's group (a shared source document), else the item itself."""
-    return item.group or f"id:{item.id}"
+GroupKey = tuple[str, str]
+
+
+def group_key(group: str | None, item_id: str) -> GroupKey:
+    """The bootstrap's resampling unit: the group (a shared source document), else the item itself; tagged, so a
+    user's group spelled like an item's own key ("id:r0") stays a different unit."""
+    return ("group", group) if group else ("item", item_id)
+
+
+def group_of(item) -> GroupKey:
+    return group_key(item.group, item.id)
 
 
 def _report(task: Task, scores: TaskScores, opts: MetaEvalOptions) -> tuple[dict, list[dict]]:
@@ -83,16 +91,16 @@ def _report(task: Task, scores: TaskScores, opts: MetaEvalOptions) -> tuple[dict
         good = [scores.good[k] for k in keep]
         bad = [scores.bad[k] for k in keep]
         groups = [group_of(task.items[k]) for k in keep]
-        rows = [{"id": task.items[k].id, "group": gr, "good": g, "bad": b}
-                for k, gr, g, b in zip(keep, groups, good, bad)]
+        rows = [{"id": task.items[k].id, "group": task.items[k].group or None, "good": g, "bad": b}
+                for k, g, b in zip(keep, good, bad)]
         return {**pairwise_report(good, bad, groups=groups, **kw), "n_unmeasured": len(task.items) - len(keep),
                 "n_groups": len(set(groups))}, rows
     keep = [k for k, s in enumerate(scores.scores) if s is not None]
     s = [scores.scores[k] for k in keep]
     y = [task.items[k].label for k in keep]
     groups = [group_of(task.items[k]) for k in keep]
-    rows = [{"id": task.items[k].id, "group": g, "label": lab, "score": sc}
-            for k, g, lab, sc in zip(keep, groups, y, s)]
+    rows = [{"id": task.items[k].id, "group": task.items[k].group or None, "label": lab, "score": sc}
+            for k, lab, sc in zip(keep, y, s)]
     report = graded_report if task.kind == "graded" else binary_report
     return {**report(s, y, groups=groups, **kw), "n_unmeasured": len(task.items) - len(keep),
             "n_groups": len(set(groups))}, rows
@@ -106,19 +114,32 @@ def evaluate_task(task: Task, name: str, judge: ScorerJudge, config_id: str,
         unit, done, digits = "samples", len(task.items) * (2 if task.kind == "pairwise" else 1), 3
     else:
         counter: CountingScorer = judge.scorer  # type: ignore[assignment]
-        before, cut_before = counter.pairs, counter.truncated
+        before = counter.tally()
         scores = score_task(judge, task, reduce=opts.reduce, chunk_size=opts.chunk_size)
-        unit, done, digits = "pairs", counter.pairs - before, 1
-        truncated = counter.truncated - cut_before
+        tally = counter.tally() - before
+        unit, done, digits = "pairs", tally.pairs, 1
     seconds = time.perf_counter() - start
     speed = {f"scored_{unit}": done, f"{unit}_per_second": round(done / seconds, digits) if seconds > 0 else None}
     if unit == "pairs" and counter.can_count_truncation:  # evidence the model never saw (cut at its max length)
-        speed["truncated_pairs"] = truncated
-        speed["truncated_share"] = round(truncated / done, 4) if done else None
+        speed.update(truncation_fields(tally))
     stats, rows = _report(task, scores, opts)
     head = {"dataset": task.dataset, "metric": task.metric, "label": task.label, "kind": task.kind, "judge": name,
             "config_id": config_id, "seconds": round(seconds, 3), **speed, "flags": []}
     return {**head, **stats}, [{"metric": task.metric, "judge": name, **r} for r in rows]
+
+
+def truncation_fields(tally: Tally) -> dict:
+    """The share of the model's (premise, hypothesis) inputs longer than it reads, over the inputs it really read
+    (a passage's relevance windows, a claim's evidence windows); None with the reason when some were not counted."""
+    if tally.unchecked:
+        return {"truncated_pairs": None, "truncated_share": None, "model_pairs": None,
+                "truncated_reason": f"not counted: {tally.unchecked} scored pairs reach a model whose inputs this "
+                                    "scorer does not expose"}
+    if not tally.checked:
+        return {"truncated_pairs": 0, "truncated_share": None, "model_pairs": 0,
+                "truncated_reason": "the model read no pairs"}
+    return {"truncated_pairs": tally.truncated, "truncated_share": round(tally.truncated / tally.checked, 4),
+            "model_pairs": tally.checked}
 
 
 def headline(result: dict) -> tuple[str, float | None]:
@@ -134,48 +155,67 @@ def _say_unmeasured(r: dict) -> None:
     never a row of dashes without a word: items left out, one label class, too few units for a CI."""
     measured = r.get("n_graded", r.get("n"))
     key, value = headline(r)
+    why = r.get("why_none") or {}
     if r.get("n_unmeasured") and measured is not None:
         r["flags"].append(f"{r['n_unmeasured']} of {measured + r['n_unmeasured']} items unmeasured (no claims or no "
                           "text to check): left out")
     if value is None:
-        why = ("every item unmeasured" if not measured else
-               "every graded label, or every score, is the same (Spearman needs two)" if r["kind"] == "graded" else
-               "every item has the same label (AUROC needs both classes)")
-        r["unmeasured"] = why
-        r["flags"].append(f"unmeasured: {why}")
+        reason = ("every item unmeasured" if not measured else
+                  "every graded label, or every score, is the same (Spearman needs two)" if r["kind"] == "graded" else
+                  "every item has the same label (AUROC needs both classes)")
+        r["unmeasured"] = reason
+        r["flags"].append(f"unmeasured: {reason}")
     elif not (r.get(f"{key}_ci") and r[f"{key}_ci"][0] is not None):
-        r["flags"].append(f"no CI for {key}: fewer than {MIN_UNITS} records or groups to resample, or too few "
-                          "resamples where it is defined (e.g. one label class in most)")
+        r["flags"].append(f"no CI for {key}: {why.get(f'{key}_ci', 'too few records or groups to resample')}")
 
 
-def _paired(task_rows: dict, judge: str, kind: str, opts: MetaEvalOptions) -> dict:
-    """The judge's headline statistic minus lexical's on the items both measured, with a paired (clustered)
-    bootstrap CI of the difference."""
+CHANCE = {"pairwise_accuracy": ("pairwise accuracy", 0.5), "auroc": ("AUROC", 0.5), "spearman": ("Spearman", 0.0)}
+
+
+def chance_flag(key: str, ci: tuple | list | None) -> str | None:
+    """The flag of a headline statistic whose CI lies wholly below chance (the scores inverted) or reaches it."""
+    name, chance = CHANCE[key]
+    lo, hi = ci or (None, None)
+    if lo is None or hi is None:
+        return None
+    if hi < chance:
+        return f"worse than chance ({name} CI below {chance:g}): the judge's scores are inverted here"
+    return f"{name} CI includes {chance:g} (chance)" if lo <= chance <= hi else None
+
+
+def _paired(task_rows: dict, judge: str, statistic: str, opts: MetaEvalOptions) -> dict:
+    """The judge's headline ``statistic`` (pairwise_accuracy, auroc or spearman) minus lexical's on the items both
+    measured, with a paired (clustered) bootstrap CI of the difference."""
     mine = {r["id"]: r for r in task_rows.get(judge, [])}
     base = {r["id"]: r for r in task_rows.get(BASELINE, [])}
     ids = [i for i in mine if i in base]
-    groups = [mine[i]["group"] for i in ids]
-    kw = {"n_resamples": opts.n_resamples, "seed": opts.seed, "groups": groups}
-    if kind == "pairwise":
+    groups = [group_key(mine[i]["group"], i) for i in ids]
+    kw = {"n_resamples": opts.n_resamples, "seed": opts.seed, "groups": groups, "refuse_zero_width": True}
+    if statistic == "pairwise_accuracy":
         def acc(rows):
             out = pairwise_outcomes([r["good"] for r in rows], [r["bad"] for r in rows])
             return lambda idx: float(out[idx].mean()) if idx.size else None
         res = paired_difference(acc([mine[i] for i in ids]), acc([base[i] for i in ids]), len(ids), **kw)
         return {"statistic": "pairwise_accuracy", "n": len(ids), **res}
-    ids = [i for i in ids if mine[i]["label"] in (0.0, 1.0)]
-    groups = [mine[i]["group"] for i in ids]
+    if statistic == "auroc":  # AUROC reads the records labelled exactly 0 or 1 (all of them, but for graded labels)
+        ids = [i for i in ids if mine[i]["label"] in (0.0, 1.0)]
+    groups = [group_key(mine[i]["group"], i) for i in ids]
     y = np.array([mine[i]["label"] for i in ids])
     a = np.array([mine[i]["score"] for i in ids])
     b = np.array([base[i]["score"] for i in ids])
-    res = paired_difference(lambda idx: auroc_ranks(a[idx], y[idx]), lambda idx: auroc_ranks(b[idx], y[idx]),
-                            len(ids), **{**kw, "groups": groups})
-    return {"statistic": "auroc", "n": len(ids), **res}
+    if statistic == "auroc":
+        stat_a, stat_b = resampled_auroc(a, y, groups), resampled_auroc(b, y, groups)
+    else:
+        stat_a, stat_b = (lambda idx: spearman(a[idx], y[idx])), (lambda idx: spearman(b[idx], y[idx]))
+    res = paired_difference(stat_a, stat_b, len(ids), **{**kw, "groups": groups})
+    return {"statistic": statistic, "n": len(ids), **res}
 
 
 def flag_results(results: list[dict], rows: list[dict] | None = None, opts: MetaEvalOptions | None = None) -> None:
-    """Flag, in place: an AUROC whose CI reaches chance (0.5) or lies wholly below it (an inverted judge), a
-    threshold that puts every test item in one class, and the comparison with the lexical baseline on the same
-    items: 'beats' only when the CI of the paired difference lies above 0 ('ties' when it straddles 0)."""
+    """Flag, in place: a headline statistic (pairwise accuracy, else AUROC, else Spearman: ``headline``) whose CI
+    reaches chance or lies wholly below it (an inverted judge), a threshold that puts every test item in one class,
+    and the comparison of the same statistic with the lexical baseline on the same items: 'beats' only when the CI
+    of the paired difference lies above 0 ('ties' when it straddles 0)."""
     opts = opts or MetaEvalOptions()
     by_task: dict[str, dict[str, list[dict]]] = {}
     for row in rows or []:
@@ -185,16 +225,14 @@ def flag_results(results: list[dict], rows: list[dict] | None = None, opts: Meta
         if "error" in r:
             continue
         _say_unmeasured(r)
-        lo, hi = r.get("auroc_ci") or (None, None)
-        if hi is not None and hi < 0.5:
-            r["flags"].append("worse than chance (AUROC CI below 0.5): the judge's scores are inverted here")
-        elif lo is not None and lo <= 0.5 <= hi:
-            r["flags"].append("AUROC CI includes 0.5 (chance)")
+        key, _ = headline(r)
+        if (chance := chance_flag(key, r.get(f"{key}_ci"))) is not None:
+            r["flags"].append(chance)
         if r.get("one_class_threshold"):
             r["flags"].append("degenerate threshold: every test item falls in one class")
         if r["judge"] == BASELINE or r["metric"] not in have_base or r["metric"] not in by_task:
             continue
-        cmp = _paired(by_task[r["metric"]], r["judge"], r["kind"], opts)
+        cmp = _paired(by_task[r["metric"]], r["judge"], key, opts)
         r["vs_lexical"] = cmp
         r["beats_lexical"] = None if cmp["verdict"] is None else cmp["verdict"] == "beats"
         if cmp["verdict"] is not None:

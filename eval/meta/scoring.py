@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from eval.claims import decompose, standalone
 from eval.judges.base import ClaimItem, ClaimScore, Scorer, Support
+from eval.judges.cross_encoder import CrossEncoderScorer
+from eval.judges.nli import CompactJudgeScorer, relevance_windows
 from eval.meta.datasets import ContrastItem, LabelledItem, Task
 from eval.judges.scorer import ScorerJudge
 
@@ -22,10 +24,37 @@ Reduce = Literal["min", "mean", "share"]
 REDUCERS: tuple[str, ...] = ("min", "mean", "share")
 
 
+@dataclass(frozen=True)
+class Tally:
+    """CountingScorer's counts: pairs asked for, model inputs whose length was checked, how many of those were cut,
+    and scored pairs whose model inputs could not be checked."""
+
+    pairs: int = 0
+    checked: int = 0
+    truncated: int = 0
+    unchecked: int = 0
+
+    def __sub__(self, other: Tally) -> Tally:
+        return Tally(self.pairs - other.pairs, self.checked - other.checked, self.truncated - other.truncated,
+                     self.unchecked - other.unchecked)
+
+
+def relevance_reads(scorer: object, pairs: Sequence[tuple[str, str]]) -> tuple[Any, list[tuple[str, str]]] | None:
+    """The model that scores (question, passage) relevance for ``scorer``, and the (premise, hypothesis) pairs it
+    reads for ``pairs``, built as the scorer builds them; None when this scorer's relevance inputs are unknown."""
+    if isinstance(scorer, CompactJudgeScorer):  # each passage's windows with the question (relevance_features)
+        return (scorer.rel_ce or scorer.ce,
+                [(w, q) for q, passage in pairs for w in relevance_windows(passage, q) or [""]])
+    if isinstance(scorer, CrossEncoderScorer):  # the whole passage as premise, the question as hypothesis
+        return scorer, [(passage, q) for q, passage in pairs]
+    return None
+
+
 class CountingScorer:
     """Wraps a Scorer and counts the (premise, hypothesis) pairs it is asked to score (for pairs/second), and, when
-    the scorer can tell, how many of them were longer than its model reads (their end unseen). A claim-level scorer
-    (``claim_support``) keeps its claim-level path; each of a claim's windows counts as one pair."""
+    the scorer can tell, how many of the inputs its model really reads were longer than it reads (their end unseen):
+    a claim-level scorer (``claim_support``) keeps its claim-level path, each of a claim's windows one input; a
+    relevance pair is the (window, question) pairs its relevance model reads (``relevance_reads``)."""
 
     def __init__(self, inner: Scorer):
         self.inner = inner
@@ -34,15 +63,24 @@ class CountingScorer:
         self.support_threshold = inner.support_threshold
         self.relevance_threshold = inner.relevance_threshold
         self.pairs = 0
+        self.checked = 0
         self.truncated = 0
+        self.unchecked = 0
         self.can_count_truncation = hasattr(inner, "count_truncated")
         if hasattr(inner, "claim_support"):
             self.claim_support = self._claim_support
 
+    def tally(self) -> Tally:
+        return Tally(self.pairs, self.checked, self.truncated, self.unchecked)
+
+    def _check(self, model: Any, reads: list[tuple[str, str]]) -> None:
+        self.checked += len(reads)
+        self.truncated += model.count_truncated(reads)
+
     def _count(self, pairs: list[tuple[str, str]]) -> None:
         self.pairs += len(pairs)
         if self.can_count_truncation:
-            self.truncated += self.inner.count_truncated(pairs)  # type: ignore[attr-defined]
+            self._check(self.inner, pairs)
 
     def _claim_support(self, items: list[ClaimItem]) -> list[ClaimScore]:
         self._count([(w, it.claim) for it in items for w in it.windows])
@@ -54,6 +92,12 @@ class CountingScorer:
 
     def relevance(self, pairs: list[tuple[str, str]]) -> list[float]:
         self.pairs += len(pairs)
+        if self.can_count_truncation:  # counted as the relevance model reads them, or not at all: never a false 0
+            reads = relevance_reads(self.inner, pairs)
+            if reads is None:
+                self.unchecked += len(pairs)
+            else:
+                self._check(*reads)
         return self.inner.relevance(pairs)
 
 

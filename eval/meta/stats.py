@@ -2,10 +2,13 @@
 
 Conventions: a score predicts "positive" when ``score >= threshold``. A statistic that cannot be computed (one class
 only, a constant input) is None, never NaN. Bootstrap CIs resample records (pairs, for pairwise data) with
-replacement; resamples where the statistic is undefined are skipped, and the CI is None when over half are."""
+replacement; resamples where the statistic is undefined are skipped, and the CI is None when over half are, or
+when it has zero width (a tiny or perfectly separated set: not a certainty). Each None carries its reason
+(``why_none`` in the reports)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 
@@ -111,50 +114,144 @@ def resampler(n: int, groups: Sequence | None, seed: int) -> Callable[[], np.nda
     return lambda: np.concatenate([members[i] for i in rng.integers(0, len(keys), size=len(keys))])
 
 
-def _percentile_ci(values: list, n_resamples: int, confidence: float) -> CI:
+def _percentile_ci(values: list, n_resamples: int, confidence: float,
+                   refuse_zero_width: bool = False) -> tuple[CI, str | None]:
+    """The percentile CI of the resampled values, or none with the reason (``refuse_zero_width``: none where it has
+    zero width)."""
     kept = np.array([v for v in values if v is not None and not np.isnan(v)], dtype=float)
     if kept.size * 2 < n_resamples or kept.size < 2:
-        return (None, None)
+        return (None, None), "undefined on over half the resamples (e.g. one label class in most)"
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(kept, [alpha, 1 - alpha])
-    return (float(lo), float(hi))
+    if refuse_zero_width and lo == hi:  # too few or perfectly separated records: a zero-width CI would read as certainty
+        most = "every resample gives" if kept.min() == kept.max() else f"over {confidence:.0%} of resamples give"
+        return (None, None), f"{most} {lo:.3f}: a zero-width CI would read as certainty"
+    return (float(lo), float(hi)), None
+
+
+def too_few_units(n: int, groups: Sequence | None, what: str = "records") -> str | None:
+    """Why a bootstrap over ``n`` records (by group when given) can give no CI, or None when it can."""
+    u = units(n, groups)
+    unit = "groups" if groups is not None and u < n else what  # groups of one row each are that many rows
+    return None if u >= MIN_UNITS else f"{u} {unit} to resample, fewer than {MIN_UNITS}"
+
+
+def bootstrap_ci(stat: Callable[[np.ndarray], float | None], n: int, *, n_resamples: int = 1000, seed: int = 0,
+                 confidence: float = 0.95, groups: Sequence | None = None,
+                 refuse_zero_width: bool = False) -> tuple[CI, str | None]:
+    """Percentile CI of ``stat(indices)`` over resamples of ``range(n)`` with replacement (by group when given), and
+    None with the reason where there is none: fewer than MIN_UNITS records or groups (one group resampled is always
+    itself), the statistic undefined on most resamples, or, with ``refuse_zero_width`` (meta-eval), every resample
+    giving the same value (a tiny or perfectly separated set, not a certainty)."""
+    if (few := too_few_units(n, groups)) is not None:
+        return (None, None), few
+    draw = resampler(n, groups, seed)
+    return _percentile_ci([stat(draw()) for _ in range(n_resamples)], n_resamples, confidence, refuse_zero_width)
 
 
 def bootstrap(stat: Callable[[np.ndarray], float | None], n: int, *, n_resamples: int = 1000, seed: int = 0,
-              confidence: float = 0.95, groups: Sequence | None = None) -> CI:
-    """Percentile CI of ``stat(indices)`` over resamples of ``range(n)`` with replacement (by group when given); none
-    (unmeasured) over fewer than MIN_UNITS records or groups: one group resampled is always itself, a zero-width CI
-    that would read as certainty."""
-    if units(n, groups) < MIN_UNITS:
-        return (None, None)
-    draw = resampler(n, groups, seed)
-    return _percentile_ci([stat(draw()) for _ in range(n_resamples)], n_resamples, confidence)
+              confidence: float = 0.95, groups: Sequence | None = None, refuse_zero_width: bool = False) -> CI:
+    """``bootstrap_ci`` without the reason."""
+    return bootstrap_ci(stat, n, n_resamples=n_resamples, seed=seed, confidence=confidence, groups=groups,
+                        refuse_zero_width=refuse_zero_width)[0]
 
 
 def paired_difference(stat_a: Callable[[np.ndarray], float | None], stat_b: Callable[[np.ndarray], float | None],
                       n: int, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
-                      groups: Sequence | None = None) -> dict:
+                      groups: Sequence | None = None, refuse_zero_width: bool = False) -> dict:
     """stat_a - stat_b on the same items, with the percentile CI of the difference over paired resamples (both
     statistics on the same resampled indices, by group when given). ``verdict``: 'beats' when the CI lies above 0,
-    'loses' when below, 'ties' when it straddles 0, None when undefined."""
+    'loses' when below, 'ties' when it straddles 0, None (with ``reason``) when undefined or without a CI (with
+    ``refuse_zero_width``: also where every resample gives the same difference)."""
     everything = np.arange(n)
     a, b = (stat_a(everything), stat_b(everything)) if n else (None, None)
     if a is None or b is None:
         return {"difference": None, "ci": (None, None), "verdict": None,
                 "reason": "no items" if not n else "a statistic is undefined on these items"}
-    if (u := units(n, groups)) < MIN_UNITS:  # a difference, but no CI and so no verdict (see bootstrap)
-        return {"difference": float(a - b), "ci": (None, None), "verdict": None,
-                "reason": f"{u} {'groups' if groups is not None else 'items'} to resample, fewer than {MIN_UNITS}"}
+    if (few := too_few_units(n, groups, "items")) is not None:  # a difference, but no CI and so no verdict
+        return {"difference": float(a - b), "ci": (None, None), "verdict": None, "reason": few}
     draw = resampler(n, groups, seed)
 
     def diff(idx: np.ndarray) -> float | None:
         x, y = stat_a(idx), stat_b(idx)
         return None if x is None or y is None else x - y
 
-    lo, hi = _percentile_ci([diff(draw()) for _ in range(n_resamples)], n_resamples, confidence)
+    (lo, hi), why = _percentile_ci([diff(draw()) for _ in range(n_resamples)], n_resamples, confidence,
+                                   refuse_zero_width)
     verdict = None if lo is None or hi is None else ("beats" if lo > 0 else "loses" if hi < 0 else "ties")
     out = {"difference": float(a - b), "ci": (lo, hi), "verdict": verdict}
-    return out if verdict else {**out, "reason": "the statistic is undefined on too many resamples"}
+    return out if verdict else {**out, "reason": f"no CI of the difference: {why}"}
+
+
+def _cluster_index(clusters: Sequence) -> np.ndarray:
+    """Each record's cluster numbered 0..C-1 in first-seen order (keys of any hashable type: str, tuple)."""
+    index: dict = {}
+    return np.array([index.setdefault(k, len(index)) for k in clusters], dtype=int)
+
+
+def _tie_groups(scores: np.ndarray, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each record's tie group (one score within one block), numbered in (block, score) order, and each tie group's
+    block: sorted once, so every resample's Mann-Whitney sum is a few O(n) passes."""
+    order = np.lexsort((scores, blocks))
+    s, b = scores[order], blocks[order]
+    new = np.ones(s.size, dtype=bool)
+    new[1:] = (s[1:] != s[:-1]) | (b[1:] != b[:-1])
+    tie = np.empty(s.size, dtype=int)
+    tie[order] = np.cumsum(new) - 1
+    return tie, b[new]
+
+
+def _block_wins(tie: np.ndarray, tie_block: np.ndarray, n_blocks: int, pos_w: np.ndarray,
+                neg_w: np.ndarray) -> np.ndarray:
+    """Per block: the sum of pos_w[i] * neg_w[j] over its positives i and negatives j with s_i > s_j, half where
+    s_i == s_j (a weighted Mann-Whitney count, by cumulative sums over the sorted tie groups)."""
+    p = np.bincount(tie, weights=pos_w, minlength=tie_block.size)
+    q = np.bincount(tie, weights=neg_w, minlength=tie_block.size)
+    before = np.cumsum(q) - q  # negatives' weight in every earlier tie group...
+    below = before - before[np.searchsorted(tie_block, tie_block)]  # ...less the earlier blocks': within the block
+    return np.bincount(tie_block, weights=p * (below + q / 2), minlength=n_blocks)
+
+
+def clustered_auroc(scores: ArrayLike, labels: ArrayLike,
+                    clusters: Sequence | None = None) -> Callable[[np.ndarray], float | None]:
+    """AUROC of a bootstrap resample from each record's multiplicity in it (all ones: the plain AUROC; every record
+    of a cluster carries the count of the cluster's draws, k). A positive and a negative of different clusters meet
+    k_a * k_b times, as in the resample; of the same cluster (a pair's good and bad text, two rows of one document)
+    they would meet k^2 times against once in the estimate, which leans every resample toward the within-cluster
+    comparisons (a CI that can exclude its own estimate). They count k times (once per draw): the weighted
+    Mann-Whitney sum less (k^2 - k) times each cluster's own wins, over the matching count of comparisons."""
+    s, y = _arrays(scores, labels)
+    pos, neg = (y == 1).astype(float), (y == 0).astype(float)
+    cl = _cluster_index(range(s.size) if clusters is None else clusters)
+    n_cl = int(cl.max()) + 1 if cl.size else 0
+    everything = _tie_groups(s, np.zeros(s.size, dtype=int))
+    own_wins = _block_wins(*_tie_groups(s, cl), n_cl, pos, neg)
+    own_pairs = np.bincount(cl, weights=pos, minlength=n_cl) * np.bincount(cl, weights=neg, minlength=n_cl)
+
+    def stat(weights: np.ndarray) -> float | None:
+        w = np.asarray(weights, dtype=float)
+        k = np.zeros(n_cl)
+        k[cl] = w  # the cluster's draw count, read off any of its records
+        extra = k * k - k
+        comparisons = (w * pos).sum() * (w * neg).sum() - extra @ own_pairs
+        if comparisons <= 0:  # one class in the resample
+            return None
+        return float((_block_wins(*everything, 1, w * pos, w * neg)[0] - extra @ own_wins) / comparisons)
+
+    return stat
+
+
+def multiplicity(idx: np.ndarray, n: int) -> np.ndarray:
+    """How many times each of ``range(n)`` is in the resample ``idx``."""
+    return np.bincount(idx, minlength=n).astype(float)
+
+
+def resampled_auroc(scores: ArrayLike, labels: ArrayLike,
+                    groups: Sequence | None = None) -> Callable[[np.ndarray], float | None]:
+    """``clustered_auroc`` as a statistic of resampled indices (for ``bootstrap``, with the same ``groups``)."""
+    of = clustered_auroc(scores, labels, groups)
+    n = len(labels)
+    return lambda idx: of(multiplicity(idx, n))
 
 
 def stratified_split(labels: ArrayLike, dev_fraction: float = 0.5, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -201,27 +298,51 @@ def _sub(groups: Sequence | None, idx: np.ndarray) -> list | None:
     return None if groups is None else [groups[i] for i in idx]
 
 
+ONE_CLASS = "every item has the same label (AUROC needs both classes)"
+
+
+def why_none(fields: dict, reasons: dict[str, str | None]) -> dict[str, str]:
+    """The reason of each statistic in ``fields`` that is None (a CI: (None, None)); a CI's only while its statistic
+    is there (a missing statistic's own reason covers its CI)."""
+    out: dict[str, str] = {}
+    for key, reason in reasons.items():
+        value = fields.get(key)
+        missing = value is None or (isinstance(value, tuple) and value == (None, None))
+        if missing and reason and not (key.endswith("_ci") and fields.get(key[:-3]) is None):
+            out[key] = reason
+    return out
+
+
+def _split_reasons(threshold: float | None, n_dev: int, n_test: int) -> dict[str, str | None]:
+    """Why no threshold or balanced accuracy: a split that lacks a label class (each class needs 2+ records)."""
+    no_thr = f"the dev split ({n_dev} records) lacks a label class: no threshold chosen"
+    return {"threshold": no_thr, "balanced_accuracy_dev": no_thr,
+            "balanced_accuracy": no_thr if threshold is None else f"the test split ({n_test} records) lacks a label class"}
+
+
 def binary_report(scores: ArrayLike, labels: ArrayLike, *, seed: int = 0, n_resamples: int = 1000,
                   dev_fraction: float = 0.5, groups: Sequence | None = None) -> dict:
     """AUROC (all records), balanced accuracy on the test split at the threshold chosen on the dev split, ECE.
-    With ``groups`` (one key per record) the CIs resample whole groups."""
+    With ``groups`` (one key per record) the CIs resample whole groups. ``why_none``: each None statistic's reason."""
     s, y = _arrays(scores, labels)
     dev, test = stratified_split(y, dev_fraction, seed)
     threshold = best_threshold(s[dev], y[dev])
     st, yt = s[test], y[test]
-    return {
+    ci = partial(bootstrap_ci, n_resamples=n_resamples, seed=seed, refuse_zero_width=True)  # [1, 1]: no certainty
+    auroc_ci, auroc_why = ci(resampled_auroc(s, y, groups), s.size, groups=groups)
+    bal_ci, bal_why = ci(lambda i: balanced_accuracy(st[i], yt[i], threshold), st.size, groups=_sub(groups, test))
+    fields = {
         "n": int(s.size), "n_positive": int((y == 1).sum()), "n_negative": int((y == 0).sum()),
-        "auroc": auroc(s, y),
-        "auroc_ci": bootstrap(lambda i: auroc_ranks(s[i], y[i]), s.size, n_resamples=n_resamples, seed=seed,
-                              groups=groups),
+        "auroc": auroc(s, y), "auroc_ci": auroc_ci,
         "threshold": threshold, "n_dev": int(dev.size), "n_test": int(test.size),
         "balanced_accuracy_dev": balanced_accuracy(s[dev], y[dev], threshold),
-        "balanced_accuracy": balanced_accuracy(st, yt, threshold),
-        "balanced_accuracy_ci": bootstrap(lambda i: balanced_accuracy(st[i], yt[i], threshold), st.size,
-                                          n_resamples=n_resamples, seed=seed, groups=_sub(groups, test)),
+        "balanced_accuracy": balanced_accuracy(st, yt, threshold), "balanced_accuracy_ci": bal_ci,
         "one_class_threshold": one_class(st, threshold),
         **_calibration_fields(s, y),
     }
+    reasons = {"auroc": ONE_CLASS if s.size else "no records", "auroc_ci": auroc_why, "ece": "no records",
+               **_split_reasons(threshold, dev.size, test.size), "balanced_accuracy_ci": bal_why}
+    return {**fields, "why_none": why_none(fields, reasons)}
 
 
 def _calibration_fields(s: np.ndarray, y: np.ndarray) -> dict:
@@ -234,43 +355,53 @@ def graded_report(scores: ArrayLike, labels: ArrayLike, *, seed: int = 0, n_resa
     """Spearman over every record; the binary statistics over the records labelled exactly 0 or 1."""
     s, y = _arrays(scores, labels)
     binary = (y == 0) | (y == 1)
-    return {
-        **binary_report(s[binary], y[binary], seed=seed, n_resamples=n_resamples,
-                        groups=_sub(groups, np.flatnonzero(binary))),
-        "n_graded": int(s.size),
-        "spearman": spearman(s, y),
-        "spearman_ci": bootstrap(lambda i: spearman(s[i], y[i]), s.size, n_resamples=n_resamples, seed=seed,
-                                 groups=groups),
-    }
+    rep = binary_report(s[binary], y[binary], seed=seed, n_resamples=n_resamples,
+                        groups=_sub(groups, np.flatnonzero(binary)))
+    if not binary.any():  # the binary statistics read the 0/1 subset, and it is empty
+        rep["why_none"] = {k: "no record labelled exactly 0 or 1 (the subset AUROC, bal.acc and ECE read)"
+                           for k in rep["why_none"]}
+    rho_ci, rho_why = bootstrap_ci(lambda i: spearman(s[i], y[i]), s.size, n_resamples=n_resamples, seed=seed,
+                                   groups=groups, refuse_zero_width=True)
+    fields = {"n_graded": int(s.size), "spearman": spearman(s, y), "spearman_ci": rho_ci}
+    reasons = {"spearman": "every graded label, or every score, is the same (Spearman needs two)"
+               if s.size >= 2 else f"{s.size} records (Spearman needs two)", "spearman_ci": rho_why}
+    return {**rep, **fields, "why_none": {**rep["why_none"], **why_none(fields, reasons)}}
 
 
 def pairwise_report(good: ArrayLike, bad: ArrayLike, *, seed: int = 0, n_resamples: int = 1000,
                     dev_fraction: float = 0.5, groups: Sequence | None = None) -> dict:
     """Pairwise accuracy (ties half), plus the binary statistics of the pooled texts (good = 1, bad = 0), with the
-    dev/test split and the bootstrap over pairs so both texts of a pair stay together."""
+    dev/test split and the bootstrap over pairs so both texts of a pair stay together (their own comparison counted
+    once per draw: ``clustered_auroc``)."""
     g, b = _arrays(good, bad)
+    m = g.size
     outcomes = pairwise_outcomes(g, b)
-    lo, hi = bootstrap(lambda i: float(outcomes[i].mean()), outcomes.size, n_resamples=n_resamples, seed=seed,
-                       groups=groups)
+    ci = partial(bootstrap_ci, n_resamples=n_resamples, seed=seed, refuse_zero_width=True)
+    pair_ci, pair_why = ci(lambda i: float(outcomes[i].mean()), m, groups=groups)
 
     def pooled(i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.concatenate([g[i], b[i]]), np.concatenate([np.ones(i.size), np.zeros(i.size)])
 
-    perm = np.random.default_rng(seed).permutation(g.size)
-    k = int(round(g.size * dev_fraction))
+    clusters = list(range(m)) if groups is None else list(groups)  # a pair, or its group, is one cluster
+    pooled_auroc = clustered_auroc(*pooled(np.arange(m)), clusters + clusters)
+    auroc_ci, auroc_why = ci(lambda i: pooled_auroc(np.tile(multiplicity(i, m), 2)), m, groups=groups)
+    perm = np.random.default_rng(seed).permutation(m)
+    k = int(round(m * dev_fraction))
     dev, test = np.sort(perm[:k]), np.sort(perm[k:])
     threshold = best_threshold(*pooled(dev))
-    return {
-        "n": int(g.size), "pairwise_accuracy": pairwise_accuracy(g, b), "pairwise_accuracy_ci": (lo, hi),
+    bal_ci, bal_why = ci(lambda i: balanced_accuracy(*pooled(test[i]), threshold), test.size,
+                         groups=_sub(groups, test))
+    fields = {
+        "n": int(m), "pairwise_accuracy": pairwise_accuracy(g, b), "pairwise_accuracy_ci": pair_ci,
         "ties": int((outcomes == 0.5).sum()),
-        "auroc": auroc(*pooled(np.arange(g.size))),
-        "auroc_ci": bootstrap(lambda i: auroc_ranks(*pooled(i)), g.size, n_resamples=n_resamples, seed=seed,
-                              groups=groups),
+        "auroc": auroc(*pooled(np.arange(m))), "auroc_ci": auroc_ci,
         "threshold": threshold, "n_dev": int(dev.size), "n_test": int(test.size),
         "balanced_accuracy_dev": balanced_accuracy(*pooled(dev), threshold),
-        "balanced_accuracy": balanced_accuracy(*pooled(test), threshold),
-        "balanced_accuracy_ci": bootstrap(lambda i: balanced_accuracy(*pooled(test[i]), threshold), test.size,
-                                          n_resamples=n_resamples, seed=seed, groups=_sub(groups, test)),
+        "balanced_accuracy": balanced_accuracy(*pooled(test), threshold), "balanced_accuracy_ci": bal_ci,
         "one_class_threshold": one_class(pooled(test)[0], threshold),
-        **_calibration_fields(*pooled(np.arange(g.size))),
+        **_calibration_fields(*pooled(np.arange(m))),
     }
+    reasons = {"pairwise_accuracy": "no pairs", "pairwise_accuracy_ci": pair_why, "auroc": "no pairs",
+               "auroc_ci": auroc_why, **_split_reasons(threshold, 2 * dev.size, 2 * test.size),
+               "balanced_accuracy_ci": bal_why}
+    return {**fields, "why_none": why_none(fields, reasons)}

@@ -259,7 +259,8 @@ def test_beats_lexical_only_when_the_paired_ci_lies_above_zero():
     assert lo <= 0 <= hi
     worse = [{"metric": "g", "judge": "lexical", "kind": "binary", "auroc": 0.9, "auroc_ci": (0.8, 0.95), "flags": []},
              {"metric": "g", "judge": "embedding", "kind": "binary", "auroc": 0.2, "auroc_ci": (0.1, 0.3), "flags": []}]
-    flag_results(worse, _rows("lexical", y + rng.random(120) * 0.1, y) + _rows("embedding", 1 - y, y),
+    # the embedding's ranking inverted but not perfectly: every resample giving -1.000 would have no CI (zero width)
+    flag_results(worse, _rows("lexical", y + rng.random(120) * 0.1, y) + _rows("embedding", 1 - y + rng.random(120) * 2, y),
                  MetaEvalOptions(n_resamples=200))
     assert worse[1]["vs_lexical"]["verdict"] == "loses"
     assert any("worse than chance" in f for f in worse[1]["flags"])
@@ -428,5 +429,68 @@ def test_a_difference_without_a_verdict_says_why():
     assert few["verdict"] is None and few["reason"] == "3 items to resample, fewer than 5"
     none = stats.paired_difference(lambda i: None, lambda i: 1.0, 10, n_resamples=50)
     assert none["difference"] is None and none["reason"] == "a statistic is undefined on these items"
-    ok = stats.paired_difference(lambda i: float(i.size) + 1, lambda i: float(i.size), 10, n_resamples=50)
+    ok = stats.paired_difference(lambda i: float(i.sum()) + 1, lambda i: float(i.sum()) / 2, 10, n_resamples=50)
     assert ok["verdict"] == "beats" and "reason" not in ok
+    same = stats.paired_difference(lambda i: float(i.size) + 1, lambda i: float(i.size), 10, n_resamples=50,
+                                   refuse_zero_width=True)
+    assert same["verdict"] is None and "every resample gives 1.000" in same["reason"]  # zero width: no certainty
+
+
+# the headline statistic, its flag and its comparison --------------------------------------------------------------
+def _pairwise_result(judge, good, bad, n_resamples=500):
+    from eval.meta.datasets import ContrastItem
+    from eval.meta.meta_eval import _report
+    from eval.meta.scoring import TaskScores
+
+    task = Task("halueval", "groundedness", "right > hallucinated", "support", "pairwise",
+                [ContrastItem(str(i), "e", "g", "b") for i in range(len(good))])
+    r, rows = _report(task, TaskScores(good=list(good), bad=list(bad)), MetaEvalOptions(n_resamples=n_resamples))
+    return {**r, "judge": judge, "metric": "groundedness", "kind": "pairwise", "flags": []}, \
+        [{"metric": "groundedness", "judge": judge, **row} for row in rows]
+
+
+def test_pairwise_rows_are_flagged_on_pairwise_accuracy_not_the_pooled_auroc():
+    """The row reports pairwise accuracy; the flag used to read the pooled AUROC: a judge losing 30 of 40 pairs got
+    no warning (pooled AUROC 0.61), and one winning 30 of 40 was called inverted (pooled AUROC 0.375)."""
+    good = [0.1 + 0.5 * i / 40 for i in range(40)]
+    losing, _ = _pairwise_result("j", good, [g + 0.01 if i % 4 else 0.0 for i, g in enumerate(good)])
+    winning, _ = _pairwise_result("k", good, [g - 0.01 if i % 4 else 0.95 for i, g in enumerate(good)])
+    flag_results([losing, winning])
+    assert losing["pairwise_accuracy"] == 0.25 and losing["auroc_ci"][0] > 0.5
+    assert "worse than chance (pairwise accuracy CI below 0.5): the judge's scores are inverted here" in losing["flags"]
+    assert winning["pairwise_accuracy"] == 0.75 and winning["auroc_ci"][1] < 0.5
+    assert not any("chance" in f for f in winning["flags"])
+
+
+def test_graded_labels_without_0_or_1_compare_and_flag_spearman():
+    """Grades 0.25/0.75 only: the headline is Spearman, and the comparison with lexical used to read AUROC on the
+    (empty) 0/1 subset: 'no items', and no word that lexical's scores run against the labels."""
+    rng = np.random.default_rng(0)
+    y = np.array([0.25, 0.75] * 20)
+    lexical, better = 1 - y + rng.random(40) * 0.6, y + rng.random(40) * 0.6
+    results = []
+    for judge, s in (("lexical", lexical), ("embedding", better)):
+        rep = stats.graded_report(s, y, n_resamples=300, groups=[("item", str(i)) for i in range(40)])
+        results.append({**rep, "judge": judge, "metric": "g", "kind": "graded", "flags": []})
+    rows = _rows("lexical", lexical, y) + _rows("embedding", better, y)
+    flag_results(results, rows, MetaEvalOptions(n_resamples=300))
+    lex, emb = results
+    assert lex["auroc"] is None and lex["spearman_ci"][1] < 0
+    assert "worse than chance (Spearman CI below 0): the judge's scores are inverted here" in lex["flags"]
+    cmp = emb["vs_lexical"]
+    assert cmp["statistic"] == "spearman" and cmp["n"] == 40 and cmp["verdict"] == "beats"
+    assert cmp["difference"] == pytest.approx(emb["spearman"] - lex["spearman"])
+
+
+def test_a_users_group_never_merges_with_another_rows_own_cluster(tmp_path):
+    """Row r0 has no group; row r5's group is "id:r0", the key r0's own cluster used to get: they merged."""
+    from eval.meta.meta_eval import group_of
+
+    assert group_of(LabelledItem("r0", "e", "t", 1.0)) != group_of(LabelledItem("r5", "e", "t", 0.0, group="id:r0"))
+    rows = [{"id": f"r{k}", "evidence": "The cat sat on the mat.", "text": t, "label": lab}
+            for k, (t, lab) in enumerate([("The cat sat.", 1), ("A dog sat.", 0)] * 5)]
+    rows[5]["group"] = "id:r0"
+    report = run_meta_eval("jsonl", _write(tmp_path, "c.jsonl", rows), MetaEvalOptions(judges=["lexical"],
+                                                                                       n_resamples=50))
+    assert report["results"][0]["n_groups"] == 10
+    assert [r["group"] for r in report["scores"]][:6] == [None] * 5 + ["id:r0"]  # the user's group as written
