@@ -36,6 +36,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.faiss_gpu import mixture  # noqa: E402
+from rag.offline import set_offline_env  # noqa: E402
+
+set_offline_env()
+
 from rag import faiss_index, ondisk_index  # noqa: E402
 from rag.config import IndexConfig  # noqa: E402
 

@@ -24,6 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from rag.offline import set_offline_env  # noqa: E402
+
+set_offline_env()
+
 from corpora.bundled import bundled_questions  # noqa: E402
 from corpora.labels import add_labels  # noqa: E402
 from corpora.records import Label, Question, Trace  # noqa: E402

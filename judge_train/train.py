@@ -397,10 +397,10 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
         raise UsageError(f"the recipe trains nothing: {len(train_ex)} training {unit.split(' ')[0]} x {cfg.epochs:g} "
                          f"epochs at batch size {cfg.batch_size} is {steps} steps (check data.cap_per_label, "
                          "epochs and max_examples)")
-    quiet_model_loading()
     _seed_everything(cfg.seed)  # the head's initialisation must not depend on how much data was read
-    ce = CrossEncoder(_base_path(cfg.base_model), num_labels=1, max_length=cfg.max_length, device=device,
-                      local_files_only=True)
+    with quiet_model_loading():
+        ce = CrossEncoder(_base_path(cfg.base_model), num_labels=1, max_length=cfg.max_length, device=device,
+                          local_files_only=True)
     fit = (fine_tune_listwise if cfg.task == "rerank" else fine_tune)(ce, train_ex, cfg, device, log)
     log(f"fine-tuned: {fit['steps']} steps in {fit['seconds'] / 60:.1f} min")
     fresh(out)

@@ -3,11 +3,14 @@ content hash) and a deterministic fake for tests. Both share one small interface
 from __future__ import annotations
 
 import hashlib
+import importlib
+import logging
 import re
 import sqlite3
 import threading
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -59,12 +62,85 @@ class EmbeddingCache:
             self._conn.commit()
 
 
-def quiet_model_loading() -> None:
-    """Silence transformers' per-load 'Loading weights' progress bar (our own bars report the long steps)."""
+@dataclass(frozen=True)
+class _HFOutput:
+    """What transformers shows: its logging verbosity, its progress bars, and huggingface_hub's per-group bar
+    settings (which transformers' disable_progress_bar clears)."""
+
+    verbosity: int
+    progress_bar: bool
+    hub_bars: dict[str, bool]
+
+
+def _hub_bars() -> dict[str, bool]:
+    """huggingface_hub's per-group progress-bar settings, the dict itself (its package exports the class ``tqdm``
+    under the module's name, hence the lookup by name)."""
+    return importlib.import_module("huggingface_hub.utils.tqdm").progress_bar_states
+
+
+def _hf_output() -> _HFOutput:
     from transformers.utils import logging as hf_logging  # noqa: PLC0415 - lazy: transformers (seconds); the CLI's parser imports this module
+
+    return _HFOutput(hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled(), dict(_hub_bars()))
+
+
+def _hush() -> None:
+    from transformers.utils import logging as hf_logging  # noqa: PLC0415 - lazy: see _hf_output
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
+
+
+def _restore(saved: _HFOutput) -> None:
+    from transformers.utils import logging as hf_logging  # noqa: PLC0415 - lazy: see _hf_output
+
+    hf_logging.set_verbosity(saved.verbosity)
+    if saved.progress_bar:
+        hf_logging.enable_progress_bar()
+    bars = _hub_bars()  # the hub's own settings as they were, per group (enable/disable reset them)
+    bars.clear()
+    bars.update(saved.hub_bars)
+
+
+_QUIET_LOCK = threading.Lock()
+# loads in progress, and the output state from before ragdoctor silenced it (None: not silenced now)
+_quiet: dict[str, Any] = {"depth": 0, "saved": None}
+
+
+def _silence() -> None:
+    """Under _QUIET_LOCK: the state from before saved, unless it is still our silence (another load's, or an older
+    caller's that nothing restored); then silenced."""
+    now = _hf_output()
+    ours = _quiet["saved"] is not None and now.verbosity == logging.ERROR and not now.progress_bar
+    if not ours:  # changed since we silenced it (or never silenced): the user's state, to put back
+        _quiet["saved"] = now
+    _hush()
+
+
+class _QuietLoading:
+    """Entered: one load in progress. The last load in progress to end puts back the state saved before the first
+    (two threads loading at once must neither restore each other's silence nor leave it behind)."""
+
+    def __enter__(self) -> None:
+        with _QUIET_LOCK:
+            _quiet["depth"] += 1
+            _silence()  # again: a load that ended since the call may have put the user's state back
+
+    def __exit__(self, *exc: object) -> None:
+        with _QUIET_LOCK:
+            _quiet["depth"] -= 1
+            if _quiet["depth"] == 0 and _quiet["saved"] is not None:
+                _restore(_quiet["saved"])
+                _quiet["saved"] = None
+
+
+def quiet_model_loading() -> _QuietLoading:
+    """Silence transformers' per-load 'Loading weights' progress bar and its warnings (our own bars report the long
+    steps): ``with quiet_model_loading(): load()`` puts transformers' verbosity and progress bars back as they were
+    when the block ends. Called without ``with`` it silences until the next such block ends."""
+    with _QUIET_LOCK:
+        _silence()
+    return _QuietLoading()
 
 
 def _l2_normalize(x: np.ndarray) -> np.ndarray:
@@ -107,8 +183,8 @@ class SentenceTransformerEmbedder:
                 import torch  # noqa: PLC0415 - lazy: see above
 
                 device = "cuda" if torch.cuda.is_available() else "cpu"
-            quiet_model_loading()
-            self._model = SentenceTransformer(self.model_dir, device=device, local_files_only=True)
+            with quiet_model_loading():
+                self._model = SentenceTransformer(self.model_dir, device=device, local_files_only=True)
             self._device = device
             self.check_cosine = embedding_backends.verify_backend(
                 self.model_id, self.backend, device,

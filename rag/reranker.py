@@ -66,9 +66,9 @@ class CrossEncoderReranker:
                 try:
                     from sentence_transformers import CrossEncoder  # noqa: PLC0415 - lazy, as torch
 
-                    quiet_model_loading()
-                    self._model = CrossEncoder(str(self.path), max_length=self.max_length, device=self.device,
-                                               local_files_only=True)
+                    with quiet_model_loading():
+                        self._model = CrossEncoder(str(self.path), max_length=self.max_length, device=self.device,
+                                                   local_files_only=True)
                 except Exception as exc:  # noqa: BLE001 - any load failure is one line
                     raise RerankerUnavailable(f"reranker {self.name!r} at {self.path}: {type(exc).__name__}: "
                                               f"{str(exc).splitlines()[0] if str(exc) else ''}") from None

@@ -9,10 +9,12 @@
     result.diagnose()                    # the failure category of every sample, with the rule that fired"""
 from __future__ import annotations
 
+import dataclasses
 import numbers
+import re
 import tempfile
-from collections.abc import Iterable, Sequence
-from contextlib import ExitStack
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
-from corpora.errors import InputError, UsageError
+from corpora.errors import NOTICES, InputError, UsageError, warn
 from corpora.jsonl import validation_error
 from corpora.paths import output_folder
 from corpora.records import Diagnosis, Judgement, Question, Trace
@@ -33,11 +35,40 @@ from eval.judging import evaluate as judge_traces
 from eval.summary import results_frame
 from rag.config import PipelineConfig, load_config
 from rag.models import DEFAULT_GGUF
+from rag.offline import OFFLINE_ENV, set_offline_env
 from rag.run_questions import RunResult
 from ragdoctor import flow
 from ragdoctor.dashboard.data import samples_frame
 
 SUMMARY_COLUMNS = ["metric", "judge", "n", "mean", "ci_low", "ci_high", "n_unmeasured", "n_not_applicable"]
+# the CLI flags the shared validators name, and the argument the API takes instead
+API_NAMES = {"--judges": "judges", "--metrics": "metrics", "--nli-model": "nli_model",
+             "--nli-threshold": "nli_threshold", "--judge-base-url": "judge_base_url", "--judge-model": "judge_model",
+             "--ppi-fallback": "ppi_fallback=True", "--ci-lower": "ci_lower=True", "--ppi": "ppi=True"}
+_FLAG = re.compile("|".join(re.escape(flag) for flag in sorted(API_NAMES, key=len, reverse=True)) + r"(?![\w-])")
+
+
+def api_names(message: str) -> str:
+    """``message`` with each CLI flag it names spelled as the API's argument (``--judges`` -> ``judges``)."""
+    return _FLAG.sub(lambda m: API_NAMES[m.group(0)], message)
+
+
+@contextmanager
+def _as_api() -> Iterator[None]:
+    """A UsageError of the validators the CLI shares says the API's argument, not the CLI's flag."""
+    try:
+        yield
+    except UsageError as exc:
+        raise UsageError(api_names(str(exc))) from None
+
+
+def _offline() -> None:
+    """The offline environment (rag/offline.py), set before the first model or library loads; what it set is logged
+    once, so a host application can see why its hub is offline (a value it set first would have won)."""
+    set_now = set_offline_env()
+    if set_now:
+        NOTICES.info("ragdoctor runs offline: set %s for this process (a value set before wins)",
+                     ", ".join(f"{k}={OFFLINE_ENV[k]}" for k in set_now))
 
 
 @dataclass
@@ -77,7 +108,9 @@ class EvalResult:
         return wide
 
     def summary(self) -> pd.DataFrame:
-        """Per (metric, judge): n measured, mean, bootstrap 95% CI, unmeasured and not-applicable counts."""
+        """Per (metric, judge): n measured, mean, its 95% CI, unmeasured and not-applicable counts. The CI is the
+        percentile bootstrap's, except below 5 measured values or when every value is the same (a bootstrap would
+        claim certainty there): then the Wilson interval of the mean (eval.mathx.mean_ci)."""
         return pd.DataFrame([{c: m.get(c) for c in SUMMARY_COLUMNS} for m in self.summary_data["metrics"]],
                             columns=SUMMARY_COLUMNS)
 
@@ -100,7 +133,8 @@ class EvalResult:
         check_ppi_flags(ppi, ppi_fallback)
         cfg = GateConfig(minimums, None if max_unmeasured is None else unit_threshold(max_unmeasured, "max_unmeasured"),
                          ci_lower, ppi, ppi_fallback)
-        checks = check(self.summary_data, cfg, self.calibrated_rows() if ppi else None)
+        checks = [dataclasses.replace(c, detail=api_names(c.detail))  # "or pass ppi_fallback=True", not the flag
+                  for c in check(self.summary_data, cfg, self.calibrated_rows() if ppi else None)]
         return GateResult(all(c.passed for c in checks), checks)
 
     def calibrated_rows(self) -> list[dict]:
@@ -111,10 +145,16 @@ class EvalResult:
 
     def calibrated(self) -> pd.DataFrame:
         """Per (metric, judge) with human labels: labels, the judge's mean, the PPI-corrected mean with its 95% CI
-        (``status`` unmeasured with the ``reason`` below 30 labels), AUROC and accuracy against the labels."""
+        (``status`` "ok", or "unmeasured" with the ``reason``, e.g. below 30 labels: the PPI columns are then empty),
+        AUROC and accuracy against the labels, and the ``note`` column ``ragdoctor summary`` prints."""
         from ragdoctor.dashboard.data import calibrated_table  # noqa: PLC0415
 
-        return calibrated_table(self.calibrated_rows())
+        rows = self.calibrated_rows()
+        table = calibrated_table(rows)
+        at = table.columns.get_loc("PPI CI high") + 1  # beside the estimate they qualify, as to_pandas(long=True)
+        table.insert(at, "status", [r["status"] for r in rows])
+        table.insert(at + 1, "reason", [r.get("reason") for r in rows])
+        return table
 
     def diagnose(self) -> pd.DataFrame:
         """Every sample's failure category (diagnostics/taxonomy.py), the rule that fired and the secondary
@@ -139,7 +179,10 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
     unless you configure logging); a record with no valid row raises ``InputError``. ``limit``: the first N records.
     ``nli_model``, ``nli_threshold`` (P(supported) at which a claim counts as supported, in (0, 1)),
     ``judge_base_url`` and ``judge_model`` are read by the judges named (nli; llm and ragas): given for none of them,
-    they are refused."""
+    they are refused. When nothing at all was measured (every result unmeasured or not applicable, where
+    ``ragdoctor eval`` exits 2) the result says why in ``warnings``, also logged. The first call sets the offline
+    environment (rag/offline.py; a value set before wins)."""
+    _offline()
     batch_size = positive_int(batch_size, "batch_size")
     limit = None if limit is None else positive_int(limit, "limit")
     if nli_threshold is not None:
@@ -151,8 +194,9 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
     built = judges is not None and not isinstance(judges, str) and _built(judges)
     if built:
         judge_objs: list[Judge] = list(judges)  # type: ignore[arg-type]
-        names = parse_metrics(flow.as_text(metrics, "metrics")) if metrics is not None else \
-            [m for m in DEFAULT_METRICS if any(j.supports(m) for j in judge_objs)]
+        with _as_api():
+            names = parse_metrics(flow.as_text(metrics, "metrics")) if metrics is not None else \
+                [m for m in DEFAULT_METRICS if any(j.supports(m) for j in judge_objs)]
         given = [k for k, v in options.items() if v is not None]
         if given:
             raise UsageError(f"{given[0]}: the judges given are built objects, which do not read it (give it to the "
@@ -162,8 +206,9 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
             raise UsageError(f"no judge given measures '{unmeasurable[0]}'" if unmeasurable else
                              "the judges given measure none of the metrics")
     else:
-        selection = flow.Selection.of(judges, metrics, nli_model)  # type: ignore[arg-type]
-        flow.unused_judge_options(options, selection.judges)
+        with _as_api():
+            selection = flow.Selection.of(judges, metrics, nli_model)  # type: ignore[arg-type]
+            flow.unused_judge_options(options, selection.judges)
         names = selection.metrics
     warnings: list[str] = []
     traces, errors = traces_from(data, warnings)
@@ -171,13 +216,25 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
     run = RunFolder(out if out is not None else tempfile.mkdtemp(prefix="ragdoctor-"))
     with ExitStack() as stack:
         if not built:
-            judge_objs = stack.enter_context(flow.built_judges(selection, nli_model=nli_model,
-                                                               nli_threshold=nli_threshold,
-                                                               judge_base_url=judge_base_url,
-                                                               judge_model=judge_model or DEFAULT_GGUF))
+            with _as_api():  # a named nli_model that cannot load is refused here
+                judge_objs = stack.enter_context(flow.built_judges(selection, nli_model=nli_model,
+                                                                   nli_threshold=nli_threshold,
+                                                                   judge_base_url=judge_base_url,
+                                                                   judge_model=judge_model or DEFAULT_GGUF))
         ev = judge_traces(traces, metrics=names, judges=judge_objs, run=run, batch_size=batch_size,
                           input_errors=errors, source="ragdoctor.evaluate", progress=progress, warnings=warnings)
-    return EvalResult(run.path, ev.judgements, ev.summary, ev.input_errors, ev.warnings)
+    notes = [*ev.warnings, *_nothing_measured(ev.summary)]
+    return EvalResult(run.path, ev.judgements, ev.summary, ev.input_errors, notes)
+
+
+def _nothing_measured(summary: dict) -> list[str]:
+    """Where ``ragdoctor eval`` exits 2 (flow.nothing_measured), the reason, logged: a result whose every value is
+    missing is still a result, but must not pass for one that measured."""
+    why = flow.nothing_measured(summary)
+    if why is None:
+        return []
+    warn(why)
+    return [why]
 
 
 def _built(judges: Sequence[Any]) -> bool:
@@ -238,11 +295,13 @@ class Pipeline:
 
     def index(self, *, rebuild: bool = False) -> dict:
         """Build the index when missing or stale; its manifest (documents, chunks, embedder, ...) as a dict."""
+        _offline()
         store, built = flow.index(self.config, rebuild=rebuild)
         return {**store.manifest.model_dump(mode="json"), "built": built, "index_dir": str(store.index_dir)}
 
     def ask(self, question: str, *, reference: str | None = None, relevant_doc_ids: list[str] | None = None) -> Trace:
         """Answer one question (its labels, when given, go into the trace for the metrics that read them)."""
+        _offline()
         record = _question({"id": "adhoc", "question": question, "reference": reference,
                             "relevant_doc_ids": relevant_doc_ids}, None)
         if self._pipe is None:
@@ -254,6 +313,7 @@ class Pipeline:
         """Answer ``questions`` (a question-set JSONL path, Question objects or dicts; default: the configured set)
         into ``out``, a run folder (its traces.jsonl and run_summary.json); a rerun resumes. A plain string is a
         question with the id ``q<position>``; a row that is not a question is an InputError naming it."""
+        _offline()
         cfg, objects = self.config, None
         limit = None if limit is None else positive_int(limit, "limit")
         if isinstance(questions, (str, Path)):

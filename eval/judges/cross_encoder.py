@@ -42,9 +42,9 @@ class CrossEncoderScorer:
 
             from rag.embeddings import quiet_model_loading
 
-            quiet_model_loading()
-            self._model = CrossEncoder(str(self.model_dir), max_length=self.max_length, device=self.device,
-                                       local_files_only=True)
+            with quiet_model_loading():
+                self._model = CrossEncoder(str(self.model_dir), max_length=self.max_length, device=self.device,
+                                           local_files_only=True)
             id2label = getattr(self._model.model.config, "id2label", {}) or {}
             n = int(getattr(self._model.model.config, "num_labels", 1))
             if n == 1:

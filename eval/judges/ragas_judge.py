@@ -6,8 +6,9 @@ no usable reference), answer_relevance=ResponseRelevancy, context_recall=LLMCont
 answer_correctness=FactualCorrectness (its claims both ways; our value is the reference's claim recall, as the nli
 judge's, with ragas's F1 kept as ``raw_score``) (the table ``RAGAS``). Refusals, blocked answers and unanswerable
 questions follow the metrics' own rules (eval/metrics/) instead of asking ragas. Every per-sample failure (output
-unparseable after one repair retry, timeout, truncation, NaN) becomes an ``unmeasured`` result. Telemetry is forced
-off."""
+unparseable after one repair retry, timeout, truncation, NaN) becomes an ``unmeasured`` result. Telemetry is off:
+RAGAS_DO_NOT_TRACK defaults to true, and a value the user set that turns it on makes the judge unavailable, saying
+why (ragas would send usage data over the network)."""
 from __future__ import annotations
 
 import asyncio
@@ -23,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-os.environ["RAGAS_DO_NOT_TRACK"] = "true"  # before ragas is imported: its analytics read this once
+# before ragas is imported (its analytics read this once); a value the user set wins, and RagasJudge checks it
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -47,6 +49,7 @@ with warnings.catch_warnings():
 from corpora.records import MetricResult, Trace
 from eval.answerability import refused, unanswerable
 from eval.judge_cache import cached
+from eval.judges.base import JudgeUnavailable
 from eval.judges.llm_claims import UNPARSEABLE
 from eval.mathx import fraction
 from eval.metrics import find, get
@@ -69,6 +72,18 @@ def _quiet_analytics() -> None:
 
 
 _quiet_analytics()
+
+
+def check_telemetry_off() -> None:
+    """ragas' own reading of RAGAS_DO_NOT_TRACK, taken now: with tracking on (only a value the user set turns it on)
+    ragas would post usage events over the network, which ragdoctor never does: JudgeUnavailable saying why."""
+    _analytics.do_not_track.cache_clear()  # its cached reading may predate the user's change
+    if not _analytics.do_not_track():
+        raise JudgeUnavailable(f"RAGAS_DO_NOT_TRACK={os.environ.get('RAGAS_DO_NOT_TRACK', '')!r} turns on ragas' "
+                               "usage telemetry, which would send data over the network; ragdoctor runs offline: "
+                               "set it to true or unset it")
+
+
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 _PARSE_ERRORS = (RagasOutputParserException, OutputParserException, ValidationError, json.JSONDecodeError)
 
@@ -209,6 +224,7 @@ class RagasJudge:
     def __init__(self, llm: ChatLLM, embedder: Any = None, *, cache: bool | str | Path = True,
                  timeout: float = 300.0, max_tokens: int = 1024, parse_retries: int = 1, seed: int = 0,
                  concurrency: int = 1):
+        check_telemetry_off()  # before anything is built: a judge that would reach the network is not one we run
         self.config_id = f"ragas:{llm.model_id}"
         self.llm = cached(llm, cache)
         self.concurrency = max(1, concurrency)  # samples scored at once (a fleet, or a server with parallel slots)

@@ -65,7 +65,7 @@ def test_evaluate_takes_a_dataframe_objects_and_built_judges(tmp_path):
 
 def test_evaluate_refuses_a_named_nli_model_that_is_no_model_before_writing(tmp_path):
     (tmp_path / "mine").mkdir()
-    with pytest.raises(UsageError, match="nli-model .*mine: not a judge folder"):
+    with pytest.raises(UsageError, match="^nli_model .*mine: not a judge folder"):
         ragdoctor.evaluate([ROW], judges="nli,lexical", nli_model=str(tmp_path / "mine"), out=tmp_path / "run")
     assert not (tmp_path / "run").exists()
 
@@ -182,12 +182,20 @@ def test_gate_thresholds_and_flags_are_checked(tmp_path):
     ({"limit": 0}, UsageError, "limit: must be an integer >= 1, got 0"),
     ({"progress": "yes"}, UsageError, "progress: must be True or False, got 'yes'"),
     ({"metrics": "recall@05"}, UsageError, "unknown metric 'recall@05'"),
+    # the validators the CLI shares name the API's argument here, not the CLI's flag
+    ({"judges": "nope"}, UsageError, "^judges: unknown judge 'nope'"),
+    ({"judges": " , "}, UsageError, "^judges: no names given"),
+    ({"metrics": "nope"}, UsageError, "^metrics: unknown metric 'nope'"),
+    ({"judges": [ScorerJudge(LexicalScorer(), config_id="lexical:v1")], "metrics": "nope"}, UsageError,
+     "^metrics: unknown metric 'nope'"),
+    ({"judges": "nli", "nli_model": "/nonexistent/x"}, UsageError, "^nli_model /nonexistent/x: folder not found"),
 ])
 def test_evaluate_refuses_what_it_would_misread_before_writing(tmp_path, kwargs, error, message):
     args = {"data": [ROW], "judges": "lexical", "out": tmp_path / "run", **kwargs}
     with pytest.raises(error, match=message) as err:
         ragdoctor.evaluate(args.pop("data"), **args)
     assert "\n" not in str(err.value) and not (tmp_path / "run").exists()
+    assert "--" not in str(err.value)  # no CLI flag: the API's caller never typed one
 
 
 def test_pipeline_refuses_bad_config_questions_and_limits_in_one_line(tmp_path):
@@ -258,3 +266,45 @@ def test_a_row_with_a_lone_surrogate_is_a_bad_row_not_a_crash(tmp_path):
     result = ragdoctor.evaluate(rows, judges="lexical", metrics="groundedness", out=tmp_path / "run")
     assert [j.sample_id for j in result.judgements] == ["kv"]
     assert result.input_errors == ["rows:1: holds a lone surrogate ('\\udcff'): not valid Unicode text"]
+
+
+def test_evaluate_says_so_when_nothing_was_measured(tmp_path, caplog):
+    row = {"id": "a", "question": "q?", "answer": "The sky is blue.", "contexts": ["The sky is blue."],
+           "reference": "The sky is blue."}  # no relevant ids: the labels judge has nothing to measure
+    with caplog.at_level("WARNING", logger="ragdoctor.notices"):
+        result = ragdoctor.evaluate([row], judges="labels", out=tmp_path / "run")
+    why = "nothing was measured (every result was not applicable)"  # as `ragdoctor eval` says where it exits 2
+    assert result.warnings == [why] and f"warning: {why}" in [r.getMessage() for r in caplog.records]
+    assert len(result.judgements) == 1 and result.summary()["n"].sum() == 0  # still a result: not raised
+    measured = ragdoctor.evaluate([row], judges="lexical", metrics="groundedness", out=tmp_path / "ok")
+    assert measured.warnings == []
+
+
+def test_summary_names_the_wilson_interval_it_uses_for_few_values(tmp_path):
+    from eval.mathx import wilson_interval
+
+    rows = [ROW, {**ROW, "id": "moon", "answer": "Optimizer momentum lives on the moon."}]
+    result = ragdoctor.evaluate(rows, judges="lexical", metrics="groundedness", out=tmp_path / "run")
+    values = result.to_pandas(long=True)["value"].astype(float)
+    row = result.summary().iloc[0]
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(wilson_interval(float(values.sum()), 2))
+    assert "Wilson" in (ragdoctor.EvalResult.summary.__doc__ or "")
+
+
+def test_calibrated_has_the_status_and_reason_its_docstring_names(tmp_path):
+    from corpora.labels import add_labels
+    from corpora.records import Label
+
+    result = ragdoctor.evaluate([ROW], judges="lexical", metrics="groundedness", out=tmp_path / "run")
+    add_labels(result.run_dir, [Label(sample_id="kv", metric="groundedness", value=1.0, who="ann")])
+    table = result.calibrated()
+    assert {"status", "reason", "note"} <= set(table.columns)
+    assert table["status"].tolist() == ["unmeasured"] and "need 30" in table["reason"].iloc[0]
+    assert table["PPI mean"].isna().all()
+
+
+def test_the_ppi_gate_names_the_ppi_fallback_argument(tmp_path):
+    result = ragdoctor.evaluate([ROW], judges="lexical", metrics="groundedness", out=tmp_path / "run")
+    verdict = result.gate({"groundedness": 0.5}, ppi=True)
+    assert not verdict and "or pass ppi_fallback=True" in verdict.checks[0].message
+    assert "--ppi-fallback" not in verdict.checks[0].message

@@ -1,0 +1,46 @@
+"""eval/judges/ragas_judge.py's environment: RAGAS_DO_NOT_TRACK defaults to true, a value the user set is kept, and a
+value that turns ragas' telemetry on makes the judge unavailable (it would reach the network), saying why."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+CODE = """
+import json, os
+import eval.judges.ragas_judge as rj
+from eval.judges.base import JudgeUnavailable
+from rag.llm import FakeLLM
+after_import = os.environ.get("RAGAS_DO_NOT_TRACK")
+def build():
+    try:
+        rj.RagasJudge(FakeLLM(), cache=False)
+        return "built"
+    except JudgeUnavailable as exc:
+        return str(exc)
+first = build()
+os.environ["RAGAS_DO_NOT_TRACK"] = "True"  # changed after import: read again when the next judge is built
+print(json.dumps({"after_import": after_import, "first": first, "then": build()}))
+"""
+
+
+@pytest.mark.parametrize(("given", "kept", "first"), [
+    (None, "true", "built"),
+    ("false", "false", "RAGAS_DO_NOT_TRACK='false' turns on ragas' usage telemetry"),
+    ("TRUE", "TRUE", "built"),
+])
+def test_the_users_value_wins_and_telemetry_on_is_refused(given, kept, first):
+    env = {k: v for k, v in os.environ.items() if k != "RAGAS_DO_NOT_TRACK"}
+    if given is not None:
+        env["RAGAS_DO_NOT_TRACK"] = given
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["after_import"] == kept
+    assert out["first"].startswith(first) and out["then"] == "built"
