@@ -244,13 +244,20 @@ class CompactJudgeScorer:
         """(premise, hypothesis) pairs, each premise its own whole evidence."""
         return [Support(s.support) for s in self.claim_support([ClaimItem(h, [p], p) for p, h in pairs])]
 
-    def relevance_features(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+    @staticmethod
+    def relevance_reads(pairs: Sequence[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[int]]:
+        """The (window, question) pairs the relevance model reads for (question, passage) ``pairs``, and the pair each
+        came from."""
         flat: list[tuple[str, str]] = []
         owner: list[int] = []
         for i, (question, passage) in enumerate(pairs):
             for w in relevance_windows(passage, question) or [""]:
                 flat.append((w, question))
                 owner.append(i)
+        return flat, owner
+
+    def relevance_features(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        flat, owner = self.relevance_reads(pairs)
         logits = self.relevance_logits(flat)
         rel = np.full(len(pairs), -np.inf)
         for v, i in zip(logits, owner):

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from eval.claims import decompose, standalone
 from eval.judges.base import ClaimItem, ClaimScore, Scorer, Support
 from eval.judges.cross_encoder import CrossEncoderScorer
-from eval.judges.nli import CompactJudgeScorer, relevance_windows
+from eval.judges.nli import CompactJudgeScorer
 from eval.meta.datasets import ContrastItem, LabelledItem, Task
 from eval.judges.scorer import ScorerJudge
 
@@ -43,8 +43,7 @@ def relevance_reads(scorer: object, pairs: Sequence[tuple[str, str]]) -> tuple[A
     """The model that scores (question, passage) relevance for ``scorer``, and the (premise, hypothesis) pairs it
     reads for ``pairs``, built as the scorer builds them; None when this scorer's relevance inputs are unknown."""
     if isinstance(scorer, CompactJudgeScorer):  # each passage's windows with the question (relevance_features)
-        return (scorer.rel_ce or scorer.ce,
-                [(w, q) for q, passage in pairs for w in relevance_windows(passage, q) or [""]])
+        return scorer.rel_ce or scorer.ce, scorer.relevance_reads(pairs)[0]
     if isinstance(scorer, CrossEncoderScorer):  # the whole passage as premise, the question as hypothesis
         return scorer, [(passage, q) for q, passage in pairs]
     return None
