@@ -553,8 +553,9 @@ def _mode(chunks: list[Chunk | Candidate]) -> str:
 
 
 def rankings(run: Run) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, list[str]]], bool]:
-    """qrels, and per ranking (the run's own, plus dense and BM25 when its chunks carry their signals) the document
-    ranking of every labelled query; third: whether per-retriever ranks are complete (candidates carry signals)."""
+    """qrels, and per ranking (the run's own, plus dense and BM25 when its chunks carry their signals) the ranking of
+    every labelled query, by document or, where its labels name chunks, by chunk (as the retrieval metrics read it);
+    third: whether per-retriever ranks are complete (candidates carry signals)."""
     qrels: dict[str, dict[str, int]] = {}
     ranked: dict[str, dict[str, list[str]]] = {}
     complete = True
@@ -566,10 +567,12 @@ def rankings(run: Run) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, l
         chunks = t.ranked()
         qrels[sid] = t.relevance_grades
         modes[_mode(chunks)] += 1
-        ranked.setdefault("run", {})[sid] = ranking(t)[0]  # as the retrieval metrics read it
-        for name in ("dense", "bm25"):
+        ids, level = ranking(t)
+        ranked.setdefault("run", {})[sid] = ids  # as the retrieval metrics read it
+        for name in ("dense", "bm25"):  # at the run's level: chunks when the labels name chunks, else documents
             key = f"{name}_rank"
-            with_rank = [(c.signals[key], _doc(c)) for c in chunks if key in c.signals]
+            with_rank = [(c.signals[key], c.chunk_id if level == "chunk" else _doc(c)) for c in chunks
+                         if key in c.signals]
             if with_rank:
                 ranked.setdefault(name, {})[sid] = [doc for _, doc in sorted(with_rank)]
         if any(not c.signals for c in chunks) and any(c.signals for c in chunks):

@@ -274,3 +274,26 @@ def test_the_quadrant_leaves_out_refusals_told_by_their_text_and_incomplete_answ
          "category": "grounded_yet_hallucinated", "question": "q"}])
     points = rd.quadrant_points(samples)
     assert list(points["sample_id"]) == ["w"] and list(points["quadrant"]) == ["grounded_wrong"]
+
+
+def test_dense_and_bm25_curves_read_chunk_labels_at_chunk_level():
+    """Labels naming chunks (kv#1) are matched against chunks by the run's own curve (as the retrieval metrics read
+    them); the per-retriever curves of a hybrid run must read them the same way, not as documents (recall 0)."""
+    from corpora.records import Chunk, Trace
+
+    def chunk(cid, rank, dense, bm25):
+        return Chunk(chunk_id=cid, doc_id=cid.split("#")[0], rank=rank, score=1 / rank, text="text",
+                     signals={"dense_rank": float(dense), "bm25_rank": float(bm25), "rrf_score": 0.01})
+
+    t = Trace(sample_id="s", question="q?", relevant_doc_ids=["kv#1"], answer="a",
+              contexts=[chunk("kv#0", 1, 1, 2), chunk("kv#1", 2, 2, 1)])
+
+    class OneTrace:
+        sample_ids = ["s"]
+
+        def trace(self, sid):
+            return t
+
+    qrels, ranked, _ = rd.rankings(OneTrace())
+    assert ranked["hybrid"]["s"] == ["kv#0", "kv#1"] and ranked["bm25"]["s"] == ["kv#1", "kv#0"]
+    assert ranked["dense"]["s"] == ["kv#0", "kv#1"]
