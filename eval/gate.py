@@ -2,8 +2,10 @@
 
 Thresholds come from ``[tool.ragdoctor.gate]`` in pyproject.toml (``min = {metric = value}``, ``max_unmeasured``,
 ``use_ci_lower``, ``use_ppi``, ``ppi_fallback``), overridden by flags. A metric may name its judge as
-``metric:judge``; otherwise the most trusted judge that measured it is used. A run with nothing measured fails,
-never passes.
+``metric:judge`` (``metric:`` with no judge is a UsageError); otherwise the most trusted judge that measured it is
+used. A minimum on a metric (or metric:judge) the run has no row for is a UsageError naming what it evaluated (a
+configuration mistake, not a quality failure); one whose every result was unmeasured fails. A run with nothing
+measured fails, never passes.
 
 With ``use_ppi`` (``ragdoctor gate --ppi``) a minimum is checked against the lower bound of the PPI-corrected 95% CI
 (eval/calibration.py: the judge's scores calibrated by the run's human labels). A metric with too few labels has no
@@ -55,6 +57,9 @@ class Check:
     detail: str = ""
     estimate: str = ""  # which number ``observed`` is: "judge mean", "judge CI lower bound", "PPI corrected ..."
 
+    def __post_init__(self) -> None:
+        self.threshold = self.threshold + 0.0  # -0.0 (from `--min groundedness=-0`) is printed as 0.000
+
     @property
     def message(self) -> str:
         if self.observed is None:
@@ -80,13 +85,17 @@ def unit_threshold(value: object, where: str) -> float:
     number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else None  # numpy too
     if number is None or not math.isfinite(number) or not 0.0 <= number <= 1.0:
         raise UsageError(f"{where}: must be a number within [0, 1], got {value!r}")
-    return number
+    return number + 0.0  # -0.0 is 0
 
 
 def check_metric_name(name: str, where: str) -> str:
     """'metric' or 'metric:judge' with a metric and judge this project knows (a typo is a usage error, not a FAIL), and
-    a metric for which higher is better (a minimum on noise_sensitivity would pass the worst runs)."""
-    metric, _, judge = name.strip().partition(":")
+    a metric for which higher is better (a minimum on noise_sensitivity would pass the worst runs). A ':' with no judge
+    after it ('groundedness:', as an unset ``metric:$JUDGE`` gives) is an error, never read as the bare metric nor as
+    a second threshold beside it."""
+    metric, colon, judge = name.strip().partition(":")
+    if colon and not judge.strip():
+        raise UsageError(f"{where}: '{name}' names no judge after ':' (give metric:judge, or the metric alone)")
     m = find(metric)
     if m is None:
         raise UsageError(f"{where}: unknown metric '{metric}' (valid: {METRIC_NAMES})")
@@ -185,7 +194,7 @@ def parse_threshold(text: str) -> tuple[str, float]:
         raise UsageError(f"--min: threshold '{text}' is not METRIC=VALUE (e.g. groundedness=0.8)") from None
     if not math.isfinite(v) or not 0.0 <= v <= 1.0:
         raise UsageError(f"--min: threshold '{text}' must be within [0, 1]")
-    return check_metric_name(name, "--min"), v
+    return check_metric_name(name, "--min"), v + 0.0  # -0 is 0
 
 
 def load_summary(run: str | Path) -> dict:
@@ -243,6 +252,14 @@ def _ppi_check(name: str, row: dict, threshold: float, cfg: GateConfig, calibrat
     return Check(name, False, None, threshold, "min", detail=detail, estimate="none (too few labels)")
 
 
+def evaluated(summary: dict) -> str:
+    """What a summary has rows for, as 'metric (judge, judge), ...' in run order."""
+    judges: dict[str, list[str]] = {}
+    for m in summary.get("metrics", []):
+        judges.setdefault(m["metric"], []).append(m["judge"])
+    return ", ".join(f"{metric} ({', '.join(names)})" for metric, names in judges.items())
+
+
 def check(summary: dict, cfg: GateConfig, calibrated: list[dict] | None = None) -> list[Check]:
     """The gate's checks. ``calibrated`` (eval.calibration.for_run: read with the labels in force now) is what
     ``use_ppi`` checks against; without it, the summary's own ``calibrated`` rows (as of its evaluation)."""
@@ -256,7 +273,11 @@ def check(summary: dict, cfg: GateConfig, calibrated: list[dict] | None = None) 
     for name, threshold in cfg.minimums.items():
         metric, _, judge = name.partition(":")
         row = primary(summary, metric, judge or None)
-        if row is None or row["n"] == 0:
+        if row is None and summary.get("metrics"):  # never evaluated: a configuration mistake, not a quality failure
+            raise UsageError(f"threshold '{name}': the run did not evaluate {metric}"
+                             f"{f' with the {judge} judge' if judge else ''} (it evaluated {evaluated(summary)}); "
+                             "evaluate it (ragdoctor eval --metrics/--judges) or drop the threshold")
+        if row is None or row["n"] == 0:  # evaluated, every result unmeasured (or nothing evaluated at all): a FAIL
             checks.append(Check(name, False, None, threshold, "min", detail="no measured values for this metric",
                                 estimate="none"))
             continue
@@ -280,6 +301,8 @@ def junit_path(path: str | Path, suite: str = "ragdoctor.gate") -> Path:
 
 
 def write_junit(checks: list[Check], path: str | Path, suite: str = "ragdoctor.gate") -> None:
+    """The JUnit XML report of ``checks``; a path that cannot take it (checked again: it may have changed since the
+    verdict began) or a write that fails (a full disk) is an InputError naming ``path``."""
     failures = sum(not c.passed for c in checks)
     cases = []
     for c in checks:
@@ -293,5 +316,8 @@ def write_junit(checks: list[Check], path: str | Path, suite: str = "ragdoctor.g
     xml = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="{suite}" tests="{len(checks)}" '
            f'failures="{failures}" errors="0">\n' + "\n".join(cases) + "\n</testsuite>\n")
     path = junit_path(path, suite)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(xml, encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(xml, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, f"cannot write the JUnit report ({exc.strerror or exc})") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from corpora.bundled import demo_questions
+from corpora.errors import UsageError, warn
 from corpora.run_folder import GATE_REPORT, TRACES, RunFolder
 from rag.fleet import render_requests
 from ragdoctor.cmd_diagnose import render_categories
@@ -40,8 +41,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print("\n== 4/5 gate (thresholds from [tool.ragdoctor.gate] in pyproject.toml) ==")
     thresholds = gate_config(args.pyproject)
     if thresholds.has_thresholds:
-        code, checks = flow.gate_run(run.path, thresholds, run.file(GATE_REPORT))
-        print(render_checks(code, checks))
+        try:  # the verdict is printed before its report is written; a report that cannot be written is skipped
+            flow.gate_run(run.path, thresholds, run.file(GATE_REPORT),
+                          show=lambda code, checks: print(render_checks(code, checks), flush=True),
+                          skip_report=lambda exc: warn(f"no JUnit report written: {exc}"))
+        except UsageError as exc:  # a threshold on a metric these --judges/--metrics did not evaluate
+            print(f"gate skipped: {exc}")
     else:  # `ragdoctor gate` refuses to pass a run against nothing; so does the demo
         print("gate skipped: no thresholds ([tool.ragdoctor.gate] in ./pyproject.toml, or pass --pyproject FILE)")
     print("\n== 5/5 diagnose ==")

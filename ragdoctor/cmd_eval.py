@@ -8,7 +8,7 @@ from pathlib import Path
 
 from corpora.errors import InputError, UsageError, warn
 from corpora.run_folder import GATE_REPORT, TRACES
-from eval.gate import GateConfig, junit_path, load_gate_config, parse_threshold
+from eval.gate import GateConfig, load_gate_config, parse_threshold
 from eval.judges.registry import DEFAULT_METRICS, JUDGES
 from rag.fleet import render_requests
 from rag.models import DEFAULT_GGUF
@@ -83,6 +83,8 @@ def gate_config(pyproject: str | Path | None, minimums: list[str] | None = None,
     """[tool.ragdoctor.gate] from ``pyproject``, overridden by --min, --max-unmeasured, --ci-lower, --ppi and
     --ppi-fallback."""
     cfg = load_gate_config(pyproject)
+    in_file = {"use_ci_lower": cfg.use_ci_lower, "use_ppi": cfg.use_ppi}
+    table = f"{Path(pyproject if pyproject is not None else 'pyproject.toml')} [tool.ragdoctor.gate]"
     flags: dict[str, float] = {}
     for text in minimums or []:  # a flag overrides the file's minimum; two flags for one metric contradict
         name, value = parse_threshold(text)
@@ -99,7 +101,29 @@ def gate_config(pyproject: str | Path | None, minimums: list[str] | None = None,
         cfg.ppi_fallback = True
     if cfg.ppi_fallback and not cfg.use_ppi:  # a fallback from no PPI estimate would change nothing: say so
         raise UsageError("--ppi-fallback (ppi_fallback in [tool.ragdoctor.gate]) needs --ppi (or use_ppi = true)")
+    unused_estimate_options(cfg, ci_lower, ppi, in_file, table)
     return cfg
+
+
+def unused_estimate_options(cfg: GateConfig, ci_lower: bool, ppi: bool, in_file: dict[str, bool],
+                            table: str = "[tool.ragdoctor.gate]") -> None:
+    """--ci-lower and --ppi (use_ci_lower, use_ppi in [tool.ragdoctor.gate]) choose the number a minimum is compared
+    with: refused where they would change nothing. Without a minimum (only --max-unmeasured) there is nothing to
+    compare. With --ppi every minimum is compared with the lower bound of the PPI-corrected 95% CI, so --ci-lower acts
+    only with --ppi-fallback (the judge's own CI lower bound for a metric with too few labels); use_ci_lower = true in
+    the file beside an explicit --ppi is the file's default estimate that --ppi overrides, not refused."""
+    def name(flag: bool, key: str) -> str:
+        return f"--{key.removeprefix('use_').replace('_', '-')}" if flag else f"{key} = true in {table}"
+
+    if not cfg.minimums:
+        for given, key, on in ((ci_lower, "use_ci_lower", cfg.use_ci_lower), (ppi, "use_ppi", cfg.use_ppi)):
+            if on:
+                raise UsageError(f"{name(given, key)} chooses what a minimum is compared with, and there is no "
+                                 "minimum (--min METRIC=VALUE or min in [tool.ragdoctor.gate]): it would do nothing")
+    if cfg.use_ppi and cfg.use_ci_lower and not cfg.ppi_fallback and (ci_lower or in_file["use_ppi"]):
+        raise UsageError(f"{name(ci_lower, 'use_ci_lower')} would do nothing with {name(ppi, 'use_ppi')}: every "
+                         "minimum is then compared with the lower bound of the PPI-corrected 95% CI; it only picks the "
+                         "judge's CI lower bound for --ppi-fallback (ppi_fallback = true): add that, or drop it")
 
 
 def render_checks(code: int, checks: list) -> str:
@@ -114,16 +138,20 @@ def cmd_gate(args: argparse.Namespace) -> int:
     cfg = gate_config(args.pyproject, args.min, args.max_unmeasured, args.ci_lower, args.ppi, args.ppi_fallback)
     if not cfg.has_thresholds:
         raise UsageError("no thresholds: pass --min METRIC=VALUE or set [tool.ragdoctor.gate] in pyproject.toml")
-    junit = args.junit
+
+    def show(code: int, checks: list) -> None:  # the verdict is out before any report is written
+        print(render_checks(code, checks), flush=True)
+
+    def skip_default(exc: InputError) -> None:
+        warn(f"no JUnit report written ({exc}); pass --junit PATH for one")
+
+    junit, skip = args.junit, None
     if junit is None:  # the default report beside the summary: a place that cannot take it never costs the verdict
         junit = (Path(args.run) if Path(args.run).is_dir() else Path(args.run).parent) / GATE_REPORT
-        try:
-            junit_path(junit)
-        except InputError as exc:
-            warn(f"no JUnit report written ({exc}); pass --junit PATH for one")
-            junit = None
-    code, checks = flow.gate_run(args.run, cfg, junit)
-    print(render_checks(code, checks))
+        skip = skip_default
+    # a --junit PATH that cannot take the report is refused before the verdict; one that fails to be written after it
+    # (a full disk) is one error line naming it, exit 2, below the verdict already printed
+    code, _ = flow.gate_run(args.run, cfg, junit, show=show, skip_report=skip)
     return code
 
 

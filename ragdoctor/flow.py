@@ -358,18 +358,40 @@ def probe(run_dir: str | Path, cfg: PipelineConfig, judgements: list[Judgement],
     return n
 
 
-def gate_run(run: str | Path, cfg: GateConfig, junit: str | Path | None = None) -> tuple[int, list[Check]]:
+def gate_run(run: str | Path, cfg: GateConfig, junit: str | Path | None = None, *,
+             show: Callable[[int, list[Check]], None] | None = None,
+             skip_report: Callable[[InputError], None] | None = None) -> tuple[int, list[Check]]:
     """The gate's checks of a run (or its summary.json); 0 when every one passed, else 1. JUnit XML to ``junit``.
-    With ``cfg.use_ppi`` the run's labels.jsonl is read now (labels added since the evaluation count)."""
-    if junit:
-        junit_path(junit)  # a path that cannot take the report is refused before any verdict is reached
+    With ``cfg.use_ppi`` the run's labels.jsonl is read now (labels added since the evaluation count).
+
+    In order: the summary is read (a run that cannot be read is blamed on its summary, not on the report beside it);
+    ``junit`` is checked (a path that cannot take the report is refused before any verdict is reached); the checks are
+    made and handed to ``show`` (the CLI prints the verdict); only then is the report written, so a write that fails
+    (a full disk) never costs the verdict. A report that cannot be written raises an InputError naming it, or, given
+    ``skip_report`` (the default RUN/gate.xml), is handed to it and skipped: the verdict and its status stand."""
     summary = load_summary(run)
+    if junit:
+        try:
+            junit_path(junit)
+        except InputError as exc:
+            if skip_report is None:
+                raise
+            skip_report(exc)
+            junit = None
     calibrated = None
     if cfg.use_ppi:
         from eval.calibration import for_run  # noqa: PLC0415 - only the PPI gate reads the labels
 
         calibrated = for_run(Path(run) if Path(run).is_dir() else Path(run).parent)
     checks = check(summary, cfg, calibrated)
+    code = 0 if all(c.passed for c in checks) else 1
+    if show is not None:
+        show(code, checks)
     if junit:
-        write_junit(checks, junit)
-    return (0 if all(c.passed for c in checks) else 1), checks
+        try:
+            write_junit(checks, junit)
+        except InputError as exc:
+            if skip_report is None:
+                raise
+            skip_report(exc)
+    return code, checks

@@ -1,11 +1,25 @@
 """The CI gate (eval/gate.py): checks against thresholds, thresholds from pyproject, the CLI's exit codes and JUnit."""
 
+import errno
+import math
 import os
+from pathlib import Path
 
 import pytest
 
+from corpora.errors import InputError, UsageError
 from eval.adapters import load_traces
-from eval.gate import GateConfig, check, load_gate_config, write_junit
+from eval.gate import (
+    Check,
+    GateConfig,
+    check,
+    check_metric_name,
+    given_minimums,
+    load_gate_config,
+    parse_threshold,
+    unit_threshold,
+    write_junit,
+)
 from eval.judging import evaluate
 from ragdoctor.cli import main
 from tests.eval.test_judging import JUDGES, METRICS, rows, write_jsonl
@@ -26,7 +40,48 @@ def test_gate_logic():
     nothing = check({"metrics": [{"metric": "groundedness", "judge": "nli", "n": 0, "mean": None}],
                      "unmeasured_share": 1.0}, GateConfig(max_unmeasured=1.0))
     assert not all(c.passed for c in nothing)  # a run with no measured values never passes
-    assert not all(c.passed for c in check(_summary(0.9), GateConfig({"context_precision": 0.5})))
+    unmeasured_only = {"metrics": [*_summary(0.9)["metrics"], {"metric": "context_precision", "judge": "nli", "n": 0,
+                                                               "mean": None, "ci_low": None, "ci_high": None}],
+                       "unmeasured_share": 0.5}
+    (_, failed) = check(unmeasured_only, GateConfig({"groundedness": 0.5, "context_precision": 0.5}))
+    assert not failed.passed and "no measured values for this metric" in failed.message  # evaluated, none measured
+
+
+def test_a_threshold_on_what_the_run_never_evaluated_is_a_usage_error_not_a_failed_verdict():
+    """A metric (or metric:judge) with no row at all in the summary is a configuration mistake (wrong --judges or
+    --metrics in CI): a UsageError naming what the run did evaluate, never a FAIL that reads as a regression."""
+    with pytest.raises(UsageError, match=r"threshold 'context_precision': the run did not evaluate context_precision "
+                                         r"\(it evaluated groundedness \(nli\)\)"):
+        check(_summary(0.9), GateConfig({"context_precision": 0.5}))
+    with pytest.raises(UsageError, match=r"'groundedness:lexical': the run did not evaluate groundedness with the "
+                                         r"lexical judge"):
+        check(_summary(0.9), GateConfig({"groundedness:lexical": 0.5}))
+
+
+def test_an_empty_judge_after_the_colon_is_an_error_never_a_second_threshold(tmp_path):
+    """'groundedness:' (an unset ``metric:$JUDGE``) is refused: it was a second, distinct threshold beside
+    'groundedness', so a metric named twice went unnoticed."""
+    for name in ("groundedness:", "groundedness: "):
+        with pytest.raises(UsageError, match="names no judge after ':'"):
+            check_metric_name(name, "--min")
+    with pytest.raises(UsageError, match=r"--min: 'groundedness:' names no judge"):
+        parse_threshold("groundedness:=0.9")
+    p = tmp_path / "pyproject.toml"
+    p.write_text('[tool.ragdoctor.gate]\nmin = { groundedness = 0.5, "groundedness:" = 0.9 }\n')
+    with pytest.raises(UsageError, match=r"min: 'groundedness:' names no judge after ':'"):
+        load_gate_config(p)
+    with pytest.raises(UsageError, match="names no judge"):
+        given_minimums({"groundedness": 0.5, "groundedness:": 0.9}, "thresholds")
+
+
+def test_a_negative_zero_threshold_is_zero():
+    name, value = parse_threshold("groundedness=-0")
+    assert (name, value) == ("groundedness", 0.0) and math.copysign(1, value) == 1
+    assert math.copysign(1, unit_threshold(-0.0, "max_unmeasured")) == 1
+    (c,) = check(_summary(0.9), GateConfig(max_unmeasured=-0.0))
+    assert "needs <= 0.000" in c.message and "-0" not in c.message
+    (c,) = check(_summary(0.9), GateConfig({"groundedness": -0.0}))
+    assert "needs >= 0.000" in c.message and "-0" not in c.message
 
 
 def test_a_share_the_summary_does_not_give_is_never_invented():
@@ -81,10 +136,18 @@ def test_gate_cli_exit_codes_and_junit(tmp_path, capsys):
 
 
 def test_write_junit_escapes(tmp_path):
-    from eval.gate import Check
-
     write_junit([Check('a<b "c"', False, 0.1, 0.5, "min")], tmp_path / "j.xml")
     assert "&lt;" in (tmp_path / "j.xml").read_text()
+
+
+def test_a_report_write_that_fails_is_an_input_error_naming_the_file(tmp_path, monkeypatch):
+    """A full disk: one line naming the report, not a bare "No space left on device"."""
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(InputError, match=r"j\.xml: cannot write the JUnit report \(No space left on device\)"):
+        write_junit([Check("a", True, 0.9, 0.5, "min")], tmp_path / "j.xml")
 
 
 def test_ci_lower_bound_of_one_sample_is_no_certainty(tmp_path, capsys):

@@ -76,6 +76,11 @@ def test_demo_runs_the_whole_flow_with_fake_models(tmp_path):
         again = ragdoctor("demo", "--limit", "3", "--embedder", "fake", "--index-dir", str(tmp_path / "idx"),
                           "--base-url", srv.base_url, "--judges", "lexical,labels", cwd=tmp_path).stdout
     assert "gate skipped: no thresholds" in again and "gate: passed" not in again
+    (tmp_path / "pyproject.toml").write_text("[tool.ragdoctor.gate]\nmin = { \"recall@5\" = 0.1 }\n")
+    with FakeOpenAIServer() as srv:  # a threshold these judges do not measure: the gate step says so, diagnose runs
+        third = ragdoctor("demo", "--limit", "3", "--embedder", "fake", "--index-dir", str(tmp_path / "idx"),
+                          "--base-url", srv.base_url, "--judges", "lexical", cwd=tmp_path).stdout
+    assert "gate skipped: " in third and "recall@5" in third and "== 5/5 diagnose ==" in third
 
 
 def test_one_line_errors(tmp_path):
@@ -116,3 +121,40 @@ def test_run_with_the_real_bundled_model(tmp_path):
         assert t["answer"].strip() and t["generator"].startswith("qwen2.5-0.5b")
         assert t["latency_ms"]["generate"] > 0 and len(t["contexts"]) == 4
     assert "recall@5" in p.stdout
+
+
+@pytest.mark.parametrize(("raised", "code", "line"), [
+    (OSError(28, "No space left on device", "lab.json"), 2, "ragdoctor: error: lab.json: No space left on device"),
+    (OSError(18, "Invalid cross-device link", "a.tmp", None, "a"), 2,
+     "ragdoctor: error: a.tmp -> a: Invalid cross-device link"),
+    (OSError(40, "Too many levels of symbolic links", "loop1"), 2,
+     "ragdoctor: error: loop1: is a symbolic link loop: its links point at each other; give a real path"),
+    (RuntimeError("Symlink loop from '/w/loop1'"), 2,
+     "ragdoctor: error: /w/loop1: is a symbolic link loop: its links point at each other; give a real path"),
+    (RuntimeError("something else"), 3, "ragdoctor: internal error: RuntimeError: something else; rerun with --debug "
+                                        "for the traceback"),
+])
+def test_a_file_system_error_is_one_line_naming_its_file(raised, code, line, monkeypatch, capsys):
+    """The file system saying no is the user's path, not a bug (exit 2), and the line names the file(s)."""
+    import ragdoctor.cmd_diagnose
+    from ragdoctor.cli import main
+
+    def fail(args):
+        raise raised
+    monkeypatch.setattr(ragdoctor.cmd_diagnose, "cmd_diagnose", fail)
+    assert main(["diagnose", "r"]) == code
+    assert capsys.readouterr().err.splitlines() == [line]
+
+
+def test_a_path_that_is_not_utf8_is_printed_escaped_not_a_crash(monkeypatch, capsys):
+    """A name from a shell with a byte that is not UTF-8 (a lone surrogate): printed on a strict UTF-8 stream after
+    the work is done, it must not turn a success into an internal error."""
+    import ragdoctor.cmd_diagnose
+    from ragdoctor.cli import main
+
+    def show(args):
+        print("index built idx\udcff")
+        return 0
+    monkeypatch.setattr(ragdoctor.cmd_diagnose, "cmd_diagnose", show)
+    assert main(["diagnose", "r"]) == 0
+    assert capsys.readouterr().out == "index built idx\\udcff\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from corpora.errors import InputError
+from corpora.errors import InputError, UsageError
 from eval.gate import GateConfig, load_gate_config, parse_threshold
 from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import state, widgets
@@ -44,8 +44,14 @@ try:
 except InputError as exc:
     st.error(md(exc))
     cfg = GateConfig()
-gate = rd.gate_table(run, cfg)
-if not status["judged"]:
+try:
+    gate = rd.gate_table(run, cfg)
+    refused = None
+except UsageError as exc:  # a threshold on what this run never evaluated: `ragdoctor gate` exits 2 on it too
+    gate, refused = rd.gate_table(run, GateConfig()), str(exc)
+if refused:
+    st.warning(md(f"No gate verdict: {refused}"))
+elif not status["judged"]:
     st.info("No summary.json: evaluate the run with `ragdoctor eval` first.")
 elif not status["complete"]:
     st.info("No gate verdict: the evaluation is incomplete (above). " + (

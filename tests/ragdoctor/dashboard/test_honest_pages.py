@@ -111,6 +111,10 @@ def test_a_run_not_evaluated_or_partly_evaluated_says_so(tmp_path):
     body = texts(app(str(part)))
     assert "4 of the run's 7 samples have not been evaluated" in body
     assert "Every applicable result was measured" not in body
+    # the repo's thresholds include recall@5, which this lexical-only evaluation never measured: no verdict, the
+    # reason (as `ragdoctor gate` exits 2 on it), never "Gate FAILED"
+    assert "No gate verdict: threshold 'recall@5': the run did not evaluate recall@5" in body
+    assert "Gate FAILED" not in body and "Gate passed" not in body
 
 
 # --- 4. the quadrant counts as `ragdoctor diagnose` does -------------------------------------------------------------
