@@ -37,7 +37,7 @@ from tqdm import tqdm
 
 from corpora.errors import InputError, warn
 from corpora.jsonl import append_json_line, json_object_problem, read_log, repair_torn_tail, validation_error
-from corpora.paths import output_file, output_folder
+from corpora.paths import output_file, output_folder, refuse_symlink_loop, utf8_name, write_whole
 from corpora.records import Diagnosis, Judgement, Trace, _hash
 
 TRACES, RESULTS, CONFIG, SUMMARY = "traces.jsonl", "results.jsonl", "config.json", "summary.json"
@@ -318,13 +318,19 @@ class RunFolder:
 
     def check_traces_writable(self) -> None:
         """The traces log may be created or appended to (not a folder; a file that is not a traces log is refused)."""
+        refuse_symlink_loop(self.traces.path)
         self.traces.read()
         output_file(self.traces.path, what="traces log")
 
     def check_eval_writable(self) -> None:
         """The folder an evaluation may write into (corpora.paths.output_folder), and never over a config.json,
         summary.json, results.parquet or warnings.txt that an evaluation did not write: a folder that only holds a
-        traces.jsonl (possibly a user's own export of that name) must not have them."""
+        traces.jsonl (possibly a user's own export of that name) must not have them. A folder whose name is not
+        UTF-8 is refused: pyarrow cannot write results.parquet under it."""
+        refuse_symlink_loop(self.path)
+        if not utf8_name(self.path):
+            raise InputError(self.path, "the folder's path is not UTF-8 text, and results.parquet cannot be written "
+                                        "under it (pyarrow): choose a UTF-8 name")
         output_folder(self.path, markers=MARKERS)
         if self.results.path.exists() or self.current_keys() is not None:
             return
@@ -344,9 +350,7 @@ class RunFolder:
     def write_text(self, name: str, text: str) -> None:
         """Replace the file at once (a temporary sibling renamed over it: a reader never sees half of it)."""
         self.path.mkdir(parents=True, exist_ok=True)
-        tmp = self.file(name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(self.file(name))
+        write_whole(self.file(name), text)
 
     def write_json(self, name: str, data: Any) -> None:
         self.write_text(name, json.dumps(data, indent=2, ensure_ascii=False, default=str))

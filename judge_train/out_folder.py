@@ -13,6 +13,7 @@ from pathlib import Path
 
 from corpora.errors import UsageError
 from corpora.paths import output_folder
+from corpora.paths import refuse_symlink_loop, resolved
 
 # written first and removed last: a folder a judge command stopped writing (killed, or failed on its input) is still
 # one it may replace on the rerun, and no reader takes it for a finished stage or judge (it lacks their records)
@@ -42,13 +43,14 @@ def unfinished(folder: Path) -> str | None:
 def replaceable_out(out: str | Path, inputs: Iterable[str | Path | None] = (), *, what: str = "judge folder") -> Path:
     """``out`` as a folder this command may replace; InputError or UsageError (one line, exit 2) when it may not.
     ``inputs``: the folders and files the command reads (None entries: options not given)."""
+    refuse_symlink_loop(out)  # before the link check below resolves it (a loop: RuntimeError on Python 3.11)
     if Path(out).is_symlink():  # replacing it would follow the link, or fail on it with a message naming nothing
         raise UsageError(f"--out {out} is a symbolic link (to {Path(out).resolve()}): give a folder itself")
-    target = Path(out).resolve()
+    target = resolved(out)
     for given in inputs:
         if given is None or str(given) == "":
             continue
-        src = Path(given).resolve()
+        src = resolved(given)
         if target == src or target in src.parents:
             raise UsageError(f"--out {out} would be replaced before its input {given} is read: choose another folder")
         if src in target.parents:

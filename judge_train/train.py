@@ -55,13 +55,15 @@ class TrainConfig(BaseModel):
     # earlier stage (e.g. general NLI first, then the claim-level pool)
     base_model: str = "minilm"
     seed: int = Field(13, ge=0, le=2**32 - 1)  # what numpy and torch accept
-    epochs: float = Field(2.0, gt=0, allow_inf_nan=False)
+    # ranges as ragdoctor/options.py RULES gives the flags (MAX_EPOCHS, MAX_BATCH_SIZE; a test keeps them equal):
+    # a recipe file is held to the same, before any data is read (1e308 epochs would overflow planned_steps)
+    epochs: float = Field(2.0, gt=0, le=100, allow_inf_nan=False)
     max_examples: int | None = Field(None, ge=1)  # cap on training examples after balancing (None: all)
     max_length: int = Field(128, ge=8)  # at most the base model's positions (checked when it loads)
-    batch_size: int = Field(16, ge=1)
-    lr: float = Field(5e-5, gt=0, allow_inf_nan=False)
+    batch_size: int = Field(16, ge=1, le=65536)
+    lr: float = Field(5e-5, gt=0, lt=1, allow_inf_nan=False)  # AdamW's peak rate: the recipes use 2e-5 to 5e-5
     warmup_ratio: float = Field(0.1, ge=0, le=1)
-    weight_decay: float = Field(0.01, ge=0, allow_inf_nan=False)
+    weight_decay: float = Field(0.01, ge=0, le=1, allow_inf_nan=False)  # AdamW's weight decay (the recipes: 0.01)
     export_check_pairs: int = Field(128, ge=0)
     data: DataConfig = Field(default_factory=DataConfig)
 

@@ -21,6 +21,12 @@ from rag.guardrails.settings import GuardrailsConfig
 IndexKind = Literal["flat", "ivf", "hnsw", "ivfpq", "sq8"]
 RetrievalMode = Literal["dense", "bm25", "hybrid"]
 FusionKind = Literal["rrf", "minmax", "zscore"]
+MAX_SECONDS = 86400.0  # the longest wait a setting may ask for (a day): 1e308 s overflows the clock in each request
+
+
+def _holds_text(annotation: Any) -> bool:
+    """Whether a field holds a string (a path, a model name, a URL): ``str``, ``str | None``..."""
+    return annotation is str or str in get_args(annotation)
 
 
 def _number_not_bool(annotation: Any) -> bool:
@@ -39,6 +45,8 @@ class _Strict(BaseModel):
         field = cls.model_fields.get(info.field_name or "")
         if isinstance(value, bool) and field is not None and _number_not_bool(field.annotation):
             raise ValueError("must be a number, not true or false")
+        if isinstance(value, str) and not value.strip() and field is not None and _holds_text(field.annotation):
+            raise ValueError("is blank")  # corpus = "" (or RAGDOCTOR_CORPUS=) would read the current folder
         return value
 
 
@@ -173,7 +181,8 @@ class GenerationConfig(_Strict):
     # how requests are sent, not what they answer: left out of the config hash (RUNTIME_ONLY)
     concurrency: int = Field(1, ge=1, le=1024, description="questions answered at once (the bundled model gets as "
                                                               "many parallel slots)")
-    timeout: float = Field(300.0, gt=0, description="seconds a request may take in all (its whole reply)")
+    timeout: float = Field(300.0, gt=0, le=MAX_SECONDS, description="seconds a request may take in all (its whole "
+                           "reply)")
     max_retries: int = Field(1, ge=0, le=100, description="retries of a request on 429, 5xx and connection errors")
 
     @field_validator("base_url")

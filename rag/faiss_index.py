@@ -163,19 +163,39 @@ def _gpu_resources():
     return faiss.StandardGpuResources()
 
 
+def _utf8(path: str | Path) -> bool:
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def save(index, path: str | Path) -> None:
+    """Write the CPU copy of ``index`` to ``path``. faiss takes a file name only as UTF-8 text: a path with bytes that
+    are not (a folder name from a shell) is written through a Python file handle instead."""
     if "Gpu" in type(index).__name__:
         index = faiss.index_gpu_to_cpu(index)
-    faiss.write_index(index, str(path))
+    if _utf8(path):
+        faiss.write_index(index, str(path))
+        return
+    with open(path, "wb") as fh:
+        faiss.write_index(index, faiss.PyCallbackIOWriter(fh.write))  # type: ignore[attr-defined]
 
 
 def load(path: str | Path, *, on_disk: bool = False):
-    """The index at ``path``; ``on_disk``: its inverted lists mmapped from the file beside it (rag/ondisk_index.py)."""
+    """The index at ``path``; ``on_disk``: its inverted lists mmapped from the file beside it (rag/ondisk_index.py).
+    A path that is not UTF-8 text is read through a Python file handle (see ``save``)."""
     if on_disk:
+        from rag.index_dir import check_index_name  # noqa: PLC0415
         from rag.ondisk_index import load as load_on_disk  # noqa: PLC0415
 
+        check_index_name(Path(path).parent, on_disk=True)
         return load_on_disk(path)
-    return faiss.read_index(str(path))
+    if _utf8(path):
+        return faiss.read_index(str(path))
+    with open(path, "rb") as fh:
+        return faiss.read_index(faiss.PyCallbackIOReader(fh.read))  # type: ignore[attr-defined]
 
 
 def search(index, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -14,13 +14,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from corpora.errors import InputError, warn
-from rag.manifest import holds_our_index
+from corpora.paths import resolved, utf8_name
+from rag.manifest import holds_our_index, unreadable
 
 
 def check_index_target(index_dir: str | Path) -> Path:
     """The absolute folder an index may be (re)built in, or InputError: a file, the current folder or one of its
-    parents, or a non-empty folder without a ragdoctor index manifest (it is never replaced)."""
-    target = Path(index_dir).expanduser().resolve()
+    parents, a symbolic link loop, or a non-empty folder without a ragdoctor index manifest (it is never replaced)."""
+    target = resolved(index_dir)
     cwd = Path.cwd().resolve()
     if target == cwd or target in cwd.parents:
         raise InputError(index_dir, "the index folder cannot be the current folder or one of its parents "
@@ -28,6 +29,9 @@ def check_index_target(index_dir: str | Path) -> Path:
     if target.exists():
         if not target.is_dir():
             raise InputError(index_dir, "exists and is not a folder")
+        if (why := unreadable(target / "manifest.json")) is not None:  # neither ours nor foreign: nothing can tell
+            raise InputError(Path(index_dir) / "manifest.json", f"{why}: give this process read access to the index "
+                                                                "folder's files")
         if any(target.iterdir()) and not holds_our_index(target):  # a user's own manifest.json is no index
             raise InputError(index_dir, "is not empty and holds no ragdoctor index manifest: refusing to replace "
                                         "it; choose a new or empty folder")
@@ -37,6 +41,16 @@ def check_index_target(index_dir: str | Path) -> Path:
                 raise InputError(parent, "is a file, not a folder")
             break
     return target
+
+
+def check_index_name(index_dir: str | Path, *, on_disk: bool) -> None:
+    """An index folder whose path is not UTF-8 text (bytes from a shell) is written and read through Python file
+    handles (rag/faiss_index.py), but faiss opens an on-disk index's lists file itself, by a name it takes only as
+    UTF-8 text: such an index is refused up front (InputError), before any embedding."""
+    if on_disk and not utf8_name(resolved(index_dir)):
+        raise InputError(index_dir, "the index folder's path is not UTF-8 text, and faiss opens an on-disk index "
+                                    "(index.on_disk) by that name: choose a UTF-8 folder name, or keep the lists in "
+                                    "memory")
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -70,7 +84,7 @@ def index_lock(index_dir: str | Path) -> Iterator[None]:
     Re-entrant in one thread; a no-op where ``fcntl`` does not exist."""
     from rag.models import cache_dir  # noqa: PLC0415 - rag.models imports much; an index lock needs only this
 
-    target = Path(index_dir).expanduser().resolve()
+    target = resolved(index_dir)
     key = (target, threading.get_ident())
     with _HELD_GUARD:
         held = key in _HELD

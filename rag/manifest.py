@@ -89,10 +89,26 @@ def verify_files(manifest: Manifest, index_dir: Path) -> None:
         raise IndexMismatch(f"index at {index_dir}: {name} does not match its manifest ({why}); {REBUILD}")
 
 
+def unreadable(path: Path) -> str | None:
+    """Why the file at ``path`` cannot be read (permissions, an I/O error), or None when it can (or is not there): a
+    manifest this process may not read is neither ours nor foreign, and is named as unreadable. Only a regular file is
+    opened (a FIFO would block)."""
+    try:
+        if not path.is_file():
+            return None
+        with open(path, "rb") as fh:
+            fh.read(1)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    return None
+
+
 def read_manifest(index_dir: Path) -> Manifest:
     path = index_dir / "manifest.json"
     if not path.exists():
         raise InputError(index_dir, "no index here (manifest.json missing): build one with `ragdoctor index`")
+    if (why := unreadable(path)) is not None:  # not "not a ragdoctor manifest": nothing could tell
+        raise InputError(path, f"{why}: give this process read access to the index folder's files")
     if not holds_our_index(index_dir):  # a user's own manifest.json: never advise a rebuild, which would replace it
         raise InputError(index_dir, f"holds a {path.name} that is not a ragdoctor index manifest: not an index (it is "
                                     "never replaced); choose another index folder")

@@ -6,7 +6,10 @@ the traceback), 130 interrupted. Skipped input records and warnings are printed 
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
+import os
+import re
 import sys
 import traceback
 
@@ -95,6 +98,27 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _os_error(exc: OSError) -> str:
+    """An OSError as one line naming its file(s): ``path: No space left on device``; a link loop says so."""
+    names = [os.fsdecode(n) if isinstance(n, bytes) else str(n) for n in (exc.filename, exc.filename2)
+             if n not in (None, "")]
+    what = "is a symbolic link loop: its links point at each other; give a real path" if exc.errno == errno.ELOOP \
+        else exc.strerror or _first_line(exc)
+    return f"{' -> '.join(names) + ': ' if names else ''}{what}"
+
+
+def _internal(exc: BaseException, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    print(f"ragdoctor: internal error: {type(exc).__name__}: {_first_line(exc)}; rerun with --debug for the "
+          "traceback", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+# Path.resolve() on a symbolic link loop (Python < 3.13): a path the user gave, not a bug in the tool
+_LOOP = re.compile(r"^Symlink loop from (.+)$")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -105,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         command.error(f"unrecognized arguments: {' '.join(extra)}")
     debug = bool(getattr(args, "debug", False))
     _install_notices()
+    for stream in (sys.stdout, sys.stderr):  # a path with bytes that are not UTF-8 (from a shell) is printed escaped,
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):  # never a crash after work
+            stream.reconfigure(errors="backslashreplace")
     try:
         code = int(args.func(args) or 0)
     except KNOWN_ERRORS as exc:
@@ -114,15 +141,16 @@ def main(argv: list[str] | None = None) -> int:
         print("ragdoctor: interrupted; completed records are saved and a rerun resumes", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as exc:  # the file system said no (a path the user gave, a full disk): not a bug in the tool
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        print(f"ragdoctor: error: {where}{exc.strerror or _first_line(exc)}", file=sys.stderr)
+        print(f"ragdoctor: error: {_os_error(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except RuntimeError as exc:
+        if (loop := _LOOP.match(_first_line(exc))) is None:
+            return _internal(exc, debug)
+        print(f"ragdoctor: error: {loop.group(1).strip(chr(39))}: is a symbolic link loop: its links point at each "
+              "other; give a real path", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - a bug: one line, its own exit status, never the gate's 1
-        if debug:
-            traceback.print_exc()
-        print(f"ragdoctor: internal error: {type(exc).__name__}: {_first_line(exc)}; rerun with --debug for the "
-              "traceback", file=sys.stderr)
-        return EXIT_INTERNAL
+        return _internal(exc, debug)
     if code == EXIT_GATE_FAILED and args.command != "gate":  # only the gate's quality verdict may exit 1
         return EXIT_INTERNAL
     return code

@@ -6,10 +6,12 @@ import argparse
 import json
 from pathlib import Path
 
-from corpora.errors import UsageError
-from corpora.run_folder import DIAGNOSES
+from corpora.errors import InputError, UsageError
+from corpora.paths import refuse_symlink_loop
+from corpora.run_folder import DIAGNOSES, RunFolder
 from eval.judges.registry import check_nli_model
-from ragdoctor.options import config_from_args, given_pipeline_flags
+from ragdoctor.cmd_pipeline import checked_config
+from ragdoctor.options import given_pipeline_flags
 from ragdoctor.table import render
 
 
@@ -32,6 +34,11 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from ragdoctor import flow  # noqa: PLC0415 - lazy in every command: the library loads when one runs
 
     run_dir = Path(args.run)
+    refuse_symlink_loop(run_dir)
+    if run_dir.is_file():  # records or a traces log: not "not found", it is there but is no run folder
+        hint = (f"give the folder it is in ({run_dir.parent})" if RunFolder.is_run(run_dir.parent) else
+                "evaluate it first (`ragdoctor eval FILE --out DIR`), then diagnose that folder")
+        raise InputError(run_dir, f"is a file, not a run folder: {hint}")
     if not args.probes:  # the probes alone read these: silently ignored otherwise
         given = [f for f, v in (("--probe-judge", args.probe_judge), ("--nli-model", args.nli_model),
                                 ("--probe-limit", args.probe_limit)) if v is not None]
@@ -47,7 +54,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     check_nli_model(args.nli_model)  # its files now; the probes load it
     judgements, diagnoses, report = flow.diagnose_run(run_dir)
     if args.probes:
-        flow.probe(run_dir, config_from_args(args), judgements, diagnoses, report, judge=judge,
+        flow.probe(run_dir, checked_config(args), judgements, diagnoses, report, judge=judge,
                    nli_model=args.nli_model, limit=args.probe_limit)
     if args.format == "json":
         print(json.dumps(report, indent=2, default=str))

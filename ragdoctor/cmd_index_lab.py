@@ -8,8 +8,8 @@ import json
 import sys
 
 from corpora.errors import UsageError
-from corpora.paths import output_file
-from ragdoctor.options import config_from_args
+from corpora.paths import output_file, refuse_symlink_loop, write_report
+from ragdoctor.cmd_pipeline import checked_config
 
 MIN_VECTORS = 2  # the fewest the trained kinds (IVF, PQ) build on
 
@@ -27,6 +27,7 @@ def _queries(found, embedder, vectors):
 
 
 def cmd_index_lab(args: argparse.Namespace) -> int:
+    refuse_symlink_loop(args.out)  # before the work: writing there would fail only at the end
     out = output_file(args.out, what="index lab JSON", signature=LAB_SIGNATURE)
     import numpy as np  # noqa: PLC0415 - lazy: see cmd_index
 
@@ -36,7 +37,7 @@ def cmd_index_lab(args: argparse.Namespace) -> int:
     from rag.store import load_index  # noqa: PLC0415
     from ragdoctor.labelled_queries import labelled_queries  # noqa: PLC0415
 
-    cfg = config_from_args(args)
+    cfg = checked_config(args)
     found = labelled_queries(cfg.corpus, args.questions, args.split, own_index=args.index is None,
                              labelled_only=False)  # before any index; unlabelled questions are timed too
     embedder = embedder_for(cfg)
@@ -45,9 +46,9 @@ def cmd_index_lab(args: argparse.Namespace) -> int:
     else:
         store, _ = open_index(cfg, embedder, strict_embedder=True)
     if store.manifest.factory == "Flat":
-        import faiss  # noqa: PLC0415
+        from rag import faiss_index  # noqa: PLC0415 - reads a folder name that is not UTF-8 too
 
-        cpu = faiss.read_index(str(store.index_dir / "dense.faiss"))
+        cpu = faiss_index.load(store.index_dir / "dense.faiss")
         vectors, vector_source = cpu.reconstruct_n(0, cpu.ntotal), "the index folder's flat index"
     else:
         vectors = embedder.embed([embedding_text(n) for n in store.nodes])
@@ -64,8 +65,6 @@ def cmd_index_lab(args: argparse.Namespace) -> int:
                   nlist=args.nlist, log=lambda m: print(f"  {m}", file=sys.stderr))
     lab.update(index_dir=str(store.index_dir), embedder=store.manifest.embedder_id, vectors_from=vector_source,
                queries_from=query_source, n_documents=store.manifest.n_documents)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(lab, indent=2), encoding="utf-8")
     print(f"{'index':<20} {'MiB':>8} {'x flat':>7} {'p50 ms':>8} {'p99 ms':>8} {'R@10':>10} {'nDCG@10':>10}")
     for r in lab["rows"]:
         nd = "unmeasured" if r["ndcg@10"] is None else f"{r['ndcg@10']:.3f}"
@@ -75,6 +74,8 @@ def cmd_index_lab(args: argparse.Namespace) -> int:
     for key, what in (("recall_unmeasured", "R@10"), ("ndcg_unmeasured", "nDCG@10")):
         if lab.get(key):
             print(f"{what} unmeasured: {lab[key]}")
+    sys.stdout.flush()  # the table is shown before the file is written: a failed write loses none of it
+    write_report(out, json.dumps(lab, indent=2))
     print(f"\nwrote {out} ({lab['n_vectors']} vectors, {lab['n_queries']} queries from {query_source})")
     return 0
 

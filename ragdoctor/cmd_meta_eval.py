@@ -10,7 +10,7 @@ from pathlib import Path
 
 from corpora.errors import InputError, UsageError, report_skipped
 from corpora.jsonl import json_object_problem
-from corpora.paths import SHARED_DATA, output_folder
+from corpora.paths import SHARED_DATA, output_folder, refuse_symlink_loop, write_report
 from eval.judges.registry import JUDGES, JudgeOptions, check_nli_model, default_nli_path
 from eval.meta.datasets import DATASETS, DEFAULT_FILES, TASK_METRICS, default_path, load_records
 from eval.meta.scoring import REDUCERS
@@ -163,7 +163,9 @@ WRITES = ("results.json", "scores.jsonl", "reliability.png", "input_errors.txt")
 
 def meta_eval_folder(out: Path, source: Path) -> Path:
     """``--out``: absent, empty, or an earlier report's folder, known by its results.json's content (a user's own
-    results.json or scores.jsonl is never replaced), and never the folder whose files would overwrite the input."""
+    results.json or scores.jsonl is never replaced), and never the folder whose files would overwrite the input. A
+    symbolic link loop is refused here, before the judges run (writing into it would fail only at the end)."""
+    refuse_symlink_loop(out)
     out = output_folder(out, markers=("results.json",), what="meta-eval folder")
     report = out / "results.json"
     if report.exists():
@@ -214,7 +216,7 @@ def cmd_meta_eval(args) -> int:
             report = run_meta_eval(args.dataset, path, opts, log=log, records=records)
     report["input_errors"] = [str(e) for e in errors]
     report["files"] = save_report(report, out_dir)
-    (out_dir / "input_errors.txt").write_text("".join(f"{e}\n" for e in errors), encoding="utf-8")
+    write_report(out_dir / "input_errors.txt", "".join(f"{e}\n" for e in errors))
     if args.format == "json":
         print(json.dumps({k: v for k, v in report.items() if k != "scores"}, indent=2, default=float))
     else:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,11 +29,20 @@ def render_index(store: IndexStore, built: bool) -> str:
             f"on {store.device}{'; ' + timing if timing else ''}")
 
 
+def checked_config(args: argparse.Namespace) -> PipelineConfig:
+    """The pipeline configuration, its index folder's name checked before any work (rag.index_dir.check_index_name)."""
+    from rag.index_dir import check_index_name  # noqa: PLC0415 - lazy: see cmd_index
+
+    cfg = config_from_args(args)
+    check_index_name(cfg.index_dir, on_disk=cfg.index.on_disk)
+    return cfg
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     from ragdoctor import flow  # noqa: PLC0415 - lazy in every command: the library loads when one runs
     from ragdoctor.cmd_eval import ray_options  # noqa: PLC0415 - the same --engine ray flags as `eval`
 
-    cfg = config_from_args(args)
+    cfg = checked_config(args)
     if args.refine is not None and cfg.index.kind != "ivfpq":
         raise UsageError(f"index: --refine applies to --kind ivfpq (the index kind is {cfg.index.kind})")
     print(render_index(*flow.index(cfg, rebuild=args.rebuild, engine=args.engine, ray=ray_options(args))))
@@ -48,7 +58,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise UsageError(f"ask: {why}")
     from ragdoctor import flow  # noqa: PLC0415 - lazy: see cmd_index
 
-    with flow.pipeline(config_from_args(args)) as pipe:
+    with flow.pipeline(checked_config(args)) as pipe:
         trace = pipe.answer(args.question)
     if args.json:
         print(trace.model_dump_json(indent=2))
@@ -87,13 +97,24 @@ def default_run_dir(name: str | None, cfg: PipelineConfig) -> Path:
     return Path("runs") / (run_name(name) if name else f"run-{cfg.config_hash()}")
 
 
+def traces_out(out: str) -> Path:
+    """``run --out``: the traces file. A path that names a folder by its spelling (``newd/``, ``newd/.``) is refused
+    as an existing folder is, never written as a file ``newd`` with the run's other files beside it."""
+    if os.path.basename(out) in ("", ".", ".."):
+        raise UsageError(f"run: --out {out} names a folder; --out is the traces file (e.g. "
+                         f"{os.path.normpath(os.path.join(out, TRACES))}), or give --name for runs/NAME/{TRACES}")
+    return Path(out)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     if args.out and args.name:
         raise UsageError("run: give --out or --name, not both")
+    if args.out:
+        traces_out(args.out)  # before the configuration is read and the index opened
     from ragdoctor import flow  # noqa: PLC0415 - lazy: see cmd_index
 
-    cfg = config_from_args(args)
-    out = Path(args.out) if args.out else default_run_dir(args.name, cfg) / TRACES
+    cfg = checked_config(args)
+    out = traces_out(args.out) if args.out else default_run_dir(args.name, cfg) / TRACES
     result = flow.answer_questions(cfg, out, limit=args.limit)
     summary = flow.write_run_summary(RunFolder.of_traces(out), result.traces, result.requests)
     print(render_summary(summary))

@@ -9,8 +9,8 @@ import sys
 import time
 
 from corpora.errors import UsageError
-from corpora.paths import output_file
-from ragdoctor.options import config_from_args
+from corpora.paths import output_file, refuse_symlink_loop, write_report
+from ragdoctor.cmd_pipeline import checked_config
 
 # what the lab's JSON holds near its start: an existing --out without it is not one it wrote, and is refused
 LAB_SIGNATURE = '"lab_version"'
@@ -34,6 +34,7 @@ def _bm25_grid(text: str | None) -> list[tuple[float, float]]:
 
 
 def cmd_retrieval_lab(args: argparse.Namespace) -> int:
+    refuse_symlink_loop(args.out)  # before the work: writing there would fail only at the end
     out = output_file(args.out, what="retrieval lab JSON", signature=LAB_SIGNATURE)
     t0 = time.perf_counter()
     grid = _bm25_grid(args.bm25)
@@ -44,7 +45,7 @@ def cmd_retrieval_lab(args: argparse.Namespace) -> int:
     from rag.session import embedder_for, open_index  # noqa: PLC0415
     from ragdoctor.labelled_queries import labelled_queries  # noqa: PLC0415
 
-    cfg = config_from_args(args)
+    cfg = checked_config(args)
     found = labelled_queries(cfg.corpus, args.questions, args.split, own_index=True)
     if found is None:
         raise UsageError(f"retrieval-lab: {cfg.corpus} has no labelled queries: pass --questions FILE (questions "
@@ -70,9 +71,9 @@ def cmd_retrieval_lab(args: argparse.Namespace) -> int:
     lab.update(index_dir=str(store.index_dir), embedder=store.manifest.embedder_id, queries_from=found.source,
                index_bm25={"k1": store.manifest.index.bm25_k1, "b": store.manifest.index.bm25_b},
                reranker=cfg.retrieval.reranker if rerank else None, seconds=round(time.perf_counter() - t0, 1))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(lab, indent=2), encoding="utf-8")
     _print(lab, toml_snippet)
+    sys.stdout.flush()  # the table is shown before the file is written: a failed write loses none of it
+    write_report(out, json.dumps(lab, indent=2))
     print(f"\nwrote {out}")
     return 0
 

@@ -12,7 +12,11 @@ import math
 from collections.abc import Callable
 
 from corpora.errors import UsageError
-from rag.config import PipelineConfig, http_url, load_config, set_path
+from rag.config import MAX_SECONDS, PipelineConfig, http_url, load_config, set_path
+
+# judge train's limits; judge_train/train.py TrainConfig holds the same (a test keeps them equal), so a recipe file is
+# held to what the flags are
+MAX_EPOCHS, MAX_BATCH_SIZE = 100, 65536
 
 PIPELINE_GROUPS = ("index", "retrieval", "generation")
 
@@ -140,13 +144,19 @@ unit_closed = _number(float, 0.0, 1.0)
 unit_open = _number(float, 0.0, 1.0, low_open=True, high_open=True)
 positive_float = _number(float, 0.0, None, low_open=True)
 port = _number(int, 0, 65535)  # 0: a free port
+# a wait in seconds: up to a day (MAX_SECONDS, as generation.timeout); 1e308 would pass a bare > 0 check and then
+# overflow the clock in every request (threading's join), failing each question instead of the command line
+seconds = _number(float, 0.0, MAX_SECONDS, low_open=True)
 
 RULES: dict[str, Callable[[str], float | int]] = {
-    "top_k": positive_int, "limit": positive_int, "batch_size": positive_int, "probe_limit": positive_int,
+    "top_k": positive_int, "limit": positive_int, "batch_size": _number(int, 1, MAX_BATCH_SIZE),
+    "probe_limit": positive_int,
     "resamples": _number(int, 50, None), "seed": _number(int, 0, 2**32 - 1), "max_examples": positive_int,
     "max_length": positive_int,
-    "max_unmeasured": unit_closed, "nli_threshold": unit_open, "epochs": positive_float, "lr": positive_float,
-    "timeout": positive_float, "request_timeout": positive_float, "port": port, "per_label": positive_int,
+    "max_unmeasured": unit_closed, "nli_threshold": unit_open,
+    "epochs": _number(float, 0.0, MAX_EPOCHS, low_open=True),
+    "lr": unit_open,  # judge train's peak learning rate: (0, 1), as TrainConfig.lr
+    "timeout": seconds, "request_timeout": seconds, "port": port, "per_label": positive_int,
     "num_workers": positive_int, "nlist": positive_int, "gpus_per_worker": _number(float, 0.0, None),
     "concurrency": _number(int, 1, 1024), "judge_concurrency": _number(int, 1, 1024),
     "max_retries": _number(int, 0, 100), "context_tokens": _number(int, 32, None), "max_queries": positive_int,
@@ -166,6 +176,8 @@ def numeric_actions(parser: argparse.ArgumentParser):
     """(parser, action) for every option whose value is a number."""
     for p in all_parsers(parser):
         for a in p._actions:
+            if getattr(a.type, "keeps_blank", False):
+                continue
             if a.type in (int, float) or a.type in RULES.values() or getattr(a.type, "__module__", "") == __name__:
                 yield p, a
 
@@ -174,18 +186,51 @@ def numeric_actions(parser: argparse.ArgumentParser):
 _REPEATABLE = (argparse._AppendAction, argparse._AppendConstAction, argparse._CountAction, argparse._HelpAction,
                argparse._VersionAction, argparse._SubParsersAction)
 _ONCE: dict[type, type] = {}
+_NOT_BLANK: dict[type, type] = {}
 MAY_BE_EMPTY = {"bm25"}  # options where '' means something (retrieval-lab --bm25 '': no extra BM25 settings)
 
 
 def once_only(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Every single-valued option of every (sub)command refuses to be given twice (``--sample a --sample b``, or
     ``--rerank --no-rerank``): argparse lets the last one win in silence, which drops what the user typed first. And
-    a blank value (``--out ""``, an unset shell variable) is refused, not read as "not given"."""
+    a blank value (``--out ""``, an unset shell variable) is refused, not read as "not given" or as "." (``Path("")``):
+    an option's, and every positional argument's (``gate "$RUN"`` with RUN unset), whatever its ``type=``."""
     for p in all_parsers(parser):
         for action in p._actions:
-            if action.option_strings and not isinstance(action, _REPEATABLE):
+            if isinstance(action, _REPEATABLE):
+                continue
+            if action.type is not None and action.dest not in MAY_BE_EMPTY and not _is_numeric(action.type):
+                action.type = _keeps_blank(action.type)
+            if action.option_strings:
                 action.__class__ = _once(type(action))
+            else:
+                action.__class__ = _not_blank(type(action))
     return parser
+
+
+def _is_numeric(convert: Callable) -> bool:
+    return convert in (int, float) or getattr(convert, "__module__", "") == __name__
+
+
+def _keeps_blank(convert: Callable) -> Callable:
+    """``convert`` (an action's ``type=``) that hands a blank string back as it is, for the blank check to see: a
+    converter may hide it (``Path("")`` is ``.``)."""
+    if getattr(convert, "keeps_blank", False):
+        return convert
+
+    def parse(text):
+        return text if _blank(text) else convert(text)
+
+    parse.__name__ = getattr(convert, "__name__", repr(convert))  # argparse names the type in its messages
+    parse.keeps_blank = True  # type: ignore[attr-defined]
+    return parse
+
+
+def _blank(values) -> bool:
+    """A blank value, or a list (``nargs``) holding one."""
+    if isinstance(values, list):
+        return any(_blank(v) for v in values)
+    return isinstance(values, str) and not values.strip()
 
 
 def _once(cls: type) -> type:
@@ -197,12 +242,24 @@ def _once(cls: type) -> type:
                 parser.error(f"{option_string} is given twice" if first == option_string else
                              f"{option_string} and {first} are both given: give one")
             seen[self.dest] = option_string
-            if isinstance(values, str) and not values.strip() and self.dest not in MAY_BE_EMPTY:
+            if _blank(values) and self.dest not in MAY_BE_EMPTY:
                 parser.error(f"{option_string}: a blank value")
             cls.__call__(self, parser, namespace, values, option_string)
 
         _ONCE[cls] = type(f"Once{cls.__name__}", (cls,), {"__call__": __call__})
     return _ONCE[cls]
+
+
+def _not_blank(cls: type) -> type:
+    """A positional argument's action that refuses a blank value, naming the argument."""
+    if cls not in _NOT_BLANK:
+        def __call__(self, parser, namespace, values, option_string=None):  # noqa: N807 - the Action protocol
+            if _blank(values):
+                parser.error(f"the {self.metavar or self.dest} is blank: an empty or whitespace-only argument")
+            cls.__call__(self, parser, namespace, values, option_string)
+
+        _NOT_BLANK[cls] = type(f"NotBlank{cls.__name__}", (cls,), {"__call__": __call__})
+    return _NOT_BLANK[cls]
 
 
 def checked_numbers(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

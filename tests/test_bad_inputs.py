@@ -6,6 +6,7 @@ with its reason, or ``ok`` (processed; skipped lines reported). Fake embedder an
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -194,6 +195,27 @@ def no_bom_in(rel: str):
 
 
 EV = ["--judges", "lexical,labels", "--out", "ev"]
+
+
+def symlink_loop(ws: Path) -> None:
+    """loop1 -> loop2 -> loop1: Path.resolve() raises RuntimeError on it (Python 3.11), exists() says False."""
+    (ws / "loop1").symlink_to("loop2")
+    (ws / "loop2").symlink_to("loop1")
+
+
+def not_written(*rels: str):
+    return lambda ws, out, err: None if not any((ws / r).exists() for r in rels) else \
+        pytest.fail(f"one of {rels} was written")
+
+
+def eval_config_names(source: str):
+    """config.json is valid UTF-8 JSON naming the source exactly (a name from a shell with a byte that is not UTF-8),
+    and no temporary file is left beside it."""
+    def check(ws: Path, out: str, err: str) -> None:
+        cfg = json.loads((ws / "ev" / "config.json").read_text(encoding="utf-8"))
+        assert cfg["source"].endswith(source), cfg["source"]
+        assert not [p.name for p in (ws / "ev").iterdir() if p.name.endswith(".tmp")]
+    return check
 
 
 def otlp(*spans: dict) -> str:
@@ -533,6 +555,29 @@ CASES = [
          prep=write("runs/r1/labels.jsonl", [{"sample_id": "q1", "metric": "faithfulness", "value": 1, "who": "a"},
                                              {"sample_id": "q1", "metric": "groundedness", "value": 1, "who": "a"}]),
          check=lambda ws, out, err: None if "1 label, need 30" in out else pytest.fail(out)),
+    # a report path that is no regular file is refused before the verdict (it lost it, or blocked forever)
+    Case("gate-junit-a-fifo", [*GATE, "--min", "groundedness=0.1", "--junit", "user/fifo"], 2,
+         r"user/fifo: is not a regular file \(a device, FIFO or socket\)", prep=lambda ws: os.mkfifo(ws / "user/fifo")),
+    Case("gate-junit-a-device", [*GATE, "--min", "groundedness=0.1", "--junit", "/dev/full"], 2,
+         r"/dev/full: is not a regular file"),
+    # a threshold on what the run never evaluated is a configuration mistake, not a quality regression
+    Case("gate-min-never-evaluated", [*GATE, "--min", "answer_relevance:nli=0.3"], 2,
+         r"threshold 'answer_relevance:nli': the run did not evaluate answer_relevance with the nli judge \(it "
+         r"evaluated groundedness \(lexical\)"),
+    Case("gate-min-empty-judge", [*GATE, "--min", "groundedness=0.5", "--min", "groundedness:=0.9"], 2,
+         r"--min: 'groundedness:' names no judge after ':'"),
+    Case("gate-pyproject-empty-judge", ["gate", "runs/r1", "--pyproject", "user/p.toml"], 2,
+         r"user/p\.toml: \[tool\.ragdoctor\.gate\] min: 'groundedness:' names no judge",
+         prep=raw("user/p.toml", b'[tool.ragdoctor.gate]\nmin = { groundedness = 0.5, "groundedness:" = 0.9 }\n')),
+    # a flag with nothing to act on is refused
+    Case("gate-ppi-without-a-minimum", [*GATE, "--max-unmeasured", "0.1", "--ppi"], 2,
+         r"--ppi chooses what a minimum is compared with, and there is no minimum"),
+    Case("gate-ci-lower-without-a-minimum", [*GATE, "--max-unmeasured", "0.1", "--ci-lower"], 2,
+         r"--ci-lower chooses what a minimum is compared with"),
+    Case("gate-ci-lower-beside-ppi", [*GATE, "--min", "groundedness=0.1", "--ppi", "--ci-lower"], 2,
+         r"--ci-lower would do nothing with --ppi"),
+    Case("gate-negative-zero-threshold", [*GATE, "--min", "groundedness=-0"], 0, "", "ok",
+         check=lambda ws, out, err: None if "needs >= 0.000" in out and "-0.000" not in out else pytest.fail(out)),
     # --- label / summary ---------------------------------------------------------------------------------------
     Case("label-unknown-sample", ["label", "runs/r1", "--sample", "nope", "--metric", "groundedness", "--value", "1"],
          2, r"runs/r1: field 'sample': no sample 'nope' in this run"),
@@ -692,6 +737,79 @@ CASES = [
          r"max_length 100000: the base model minilm reads at most 512 tokens"),
     Case("unknown-option-nested-command", ["judge", "train", "--bogus"], 2,
          r"error: judge train: unrecognized arguments: --bogus \(see `ragdoctor judge train --help`\)$"),
+    # blank values, whatever the option's type= makes of them, and blank positional arguments (an unset variable)
+    Case("import-out-blank", ["import", SPANS, "--out", ""], 2, r"^ragdoctor: error: import: --out: a blank value",
+         prep=write(SPANS, [otlp(ROOT, RETRIEVER)])),
+    Case("import-out-spaces", ["import", SPANS, "--out", "   "], 2, r"^ragdoctor: error: import: --out: a blank value",
+         prep=write(SPANS, [otlp(ROOT, RETRIEVER)])),
+    Case("gate-run-blank", ["gate", "", "--pyproject", "none.toml", "--min", "groundedness=0.1"], 2,
+         r"^ragdoctor: error: gate: the run is blank"),
+    Case("summary-run-blank", ["summary", " "], 2, r"^ragdoctor: error: summary: the run is blank"),
+    Case("eval-traces-blank", ["eval", "", "--judges", "lexical"], 2, r"^ragdoctor: error: eval: the traces is blank"),
+    Case("index-corpus-blank-in-env-gate", ["index", *PIPE[:4]], 2,
+         r"^ragdoctor: error: environment variable RAGDOCTOR_CORPUS: field 'corpus': is blank",
+         env={"RAGDOCTOR_CORPUS": ""}),
+    Case("index-corpus-blank-in-config-gate", ["index", *PIPE[:4], "--config", "inputs/c.toml"], 2,
+         r"inputs/c\.toml: field 'corpus': is blank", prep=raw("inputs/c.toml", b'[pipeline]\ncorpus = ""\n')),
+    # numbers out of any sane range: refused up front, not an overflow after minutes of work (--data-dir nope: were
+    # the range check missing, these would stop at the missing pool, never train)
+    Case("judge-train-epochs-overflow", ["judge", "train", "--epochs", "1e308", "--out", "jt", "--data-dir", "nope"],
+         2, r"judge train: argument --epochs: must be a number > 0 and <= 100, got 1e308"),
+    Case("judge-train-lr-5", ["judge", "train", "--lr", "5", "--out", "jt", "--data-dir", "nope"], 2,
+         r"argument --lr: must be a number > 0 and < 1, got 5"),
+    Case("judge-train-batch-size-huge", ["judge", "train", "--batch-size", "99999999999", "--out", "jt", "--data-dir",
+                                         "nope"], 2, r"argument --batch-size: must be an integer >= 1 and <= 65536"),
+    Case("judge-train-recipe-epochs-overflow", ["judge", "train", "--from-config", "inputs/r.json", "--out", "jt",
+                                                "--data-dir", "nope"], 2,
+         r"inputs/r\.json: field 'epochs': Input should be less than or equal to 100",
+         prep=raw("inputs/r.json", b'{"epochs": 1e308}')),
+    Case("ask-request-timeout-overflow", ["ask", "What is LoRA?", *PIPE, "--request-timeout", "1e308"], 2,
+         r"ask: argument --request-timeout: must be a number > 0 and <= 86400, got 1e308"),
+    Case("ask-generation-timeout-in-env", ["ask", "What is LoRA?", *PIPE], 2,
+         r"environment variable RAGDOCTOR_GENERATION__TIMEOUT: field 'generation\.timeout': Input should be less "
+         r"than or equal to 86400", env={"RAGDOCTOR_GENERATION__TIMEOUT": "1e308"}),
+    # --- paths the file system makes hard: a symbolic link loop, bytes that are not UTF-8, a folder by its spelling
+    Case("index-dir-symlink-loop", ["index", "--embedder", "fake", "--corpus", "corpus.jsonl", "--index-dir", "loop1"],
+         2, r"^ragdoctor: error: loop1: is a symbolic link loop", prep=symlink_loop),
+    Case("index-dir-under-a-symlink-loop", ["index", "--embedder", "fake", "--corpus", "corpus.jsonl", "--index-dir",
+                                            "loop1/idx"], 2, r"loop1: is a symbolic link loop \(on the way to "
+         r"loop1/idx\)", prep=symlink_loop),
+    Case("ask-index-dir-symlink-loop", ["ask", "What is LoRA?", "--embedder", "fake", "--corpus", "corpus.jsonl",
+                                        "--index-dir", "loop1", "--base-url", "{url}"], 2,
+         r"loop1: is a symbolic link loop", prep=symlink_loop),
+    Case("index-lab-index-dir-symlink-loop", ["index-lab", "--out", "lab.json", "--embedder", "fake", "--corpus",
+                                              "corpus.jsonl", "--index-dir", "loop1"], 2,
+         r"loop1: is a symbolic link loop", prep=symlink_loop, check=not_written("lab.json")),
+    Case("index-lab-out-symlink-loop", ["index-lab", "--out", "loop1", *PIPE[:6]], 2,
+         r"loop1: is a symbolic link loop", prep=symlink_loop),
+    Case("retrieval-lab-out-symlink-loop", ["retrieval-lab", "--out", "loop1", *PIPE[:6]], 2,
+         r"loop1: is a symbolic link loop", prep=symlink_loop),
+    Case("meta-eval-out-symlink-loop", [*ME[:-1], "loop1", "--path", "inputs/labels.jsonl"], 2,
+         r"loop1: is a symbolic link loop", prep=symlink_loop),
+    Case("eval-out-symlink-loop", ["eval", "inputs/rows.jsonl", "--judges", "lexical", "--out", "loop1"], 2,
+         r"loop1: is a symbolic link loop", prep=symlink_loop),
+    Case("run-out-symlink-loop", ["run", *PIPE, "--questions", "questions.jsonl", "--out", "loop1"], 2,
+         r"loop1: is a symbolic link loop", prep=symlink_loop),
+    Case("run-out-trailing-slash", ["run", *PIPE, "--questions", "questions.jsonl", "--out", "newd/"], 2,
+         r"run: --out newd/ names a folder; --out is the traces file \(e\.g\. newd/traces\.jsonl\)",
+         check=not_written("newd", "run_summary.json", "input_errors.txt")),
+    Case("eval-records-name-not-utf8", ["eval", "inputs/r\udcff.jsonl", *EV], 0, "", "ok",
+         write("inputs/r\udcff.jsonl", [ROW]), eval_config_names("inputs/r\udcff.jsonl")),
+    Case("eval-out-name-not-utf8", ["eval", "inputs/rows.jsonl", "--judges", "lexical", "--out", "o\udcff"], 2,
+         r"o\\udcff: the folder's path is not UTF-8 text, and results\.parquet cannot be written",
+         check=not_written("o\udcff")),
+    Case("index-dir-name-not-utf8", ["index", "--embedder", "fake", "--corpus", "corpus.jsonl", "--index-dir",
+                                     "idx\udcff"], 0, "", "ok",
+         check=lambda ws, out, err: None if (ws / "idx\udcff" / "dense.faiss").is_file() and main(
+             ["ask", "What is LoRA?", "--embedder", "fake", "--corpus", "corpus.jsonl", "--index-dir", "idx\udcff",
+              "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0", "--json"]) == 2 else pytest.fail(err)),
+    Case("index-on-disk-name-not-utf8", ["index", "--embedder", "fake", "--corpus", "corpus.jsonl", "--kind", "ivf",
+                                         "--on-disk", "--index-dir", "idx\udcff"], 2,
+         r"the index folder's path is not UTF-8 text, and faiss opens an on-disk index", check=not_written("idx\udcff")),
+    Case("diagnose-a-records-file", ["diagnose", "inputs/rows.jsonl"], 2,
+         r"inputs/rows\.jsonl: is a file, not a run folder: evaluate it first"),
+    Case("diagnose-a-run-log", ["diagnose", "runs/r1/results.jsonl"], 2,
+         r"runs/r1/results\.jsonl: is a file, not a run folder: give the folder it is in \(runs/r1\)"),
 ]
 
 

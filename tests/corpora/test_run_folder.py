@@ -156,3 +156,75 @@ def test_input_errors_keep_one_section_per_step(tmp_path):
     run.file("input_errors.txt").write_text("MY NOTES\n", encoding="utf-8")
     assert not run.record_input_errors("run", ["q.jsonl:1: bad"], ours=lambda text: False)
     assert run.file("input_errors.txt").read_text(encoding="utf-8") == "MY NOTES\n"
+
+
+def _loop(tmp_path):
+    (tmp_path / "loop1").symlink_to("loop2")
+    (tmp_path / "loop2").symlink_to("loop1")
+    return tmp_path / "loop1"
+
+
+def test_a_symbolic_link_loop_is_named_not_raised_as_a_runtime_error(tmp_path):
+    from corpora.paths import refuse_symlink_loop, resolved, symlink_loop
+
+    loop = _loop(tmp_path)
+    assert symlink_loop(loop) == loop and symlink_loop(loop / "x" / "y") == loop
+    assert symlink_loop(tmp_path / "absent" / "x") is None and symlink_loop(tmp_path) is None
+    with pytest.raises(InputError, match=r"loop1: is a symbolic link loop \(on the way to .*loop1/x\)"):
+        refuse_symlink_loop(loop / "x")
+    with pytest.raises(InputError, match="loop1: is a symbolic link loop"):
+        resolved(loop)
+    assert resolved(tmp_path / "new") == (tmp_path / "new").resolve()
+    run = RunFolder(loop)  # eval --out / run --out on a loop: refused before anything, not "File exists" at the end
+    with pytest.raises(InputError, match="symbolic link loop"):
+        run.check_eval_writable()
+    with pytest.raises(InputError, match="symbolic link loop"):
+        RunFolder.of_traces(loop / "traces.jsonl").check_traces_writable()
+
+
+def test_a_path_that_is_not_utf8_is_written_escaped_and_no_temporary_file_is_left(tmp_path):
+    run = RunFolder(tmp_path / "run")
+    source = str(tmp_path / "r\udcffecs.jsonl")  # a name from a shell with a byte that is not UTF-8
+    run.write_json("config.json", {"source": source})
+    assert json.loads((tmp_path / "run" / "config.json").read_text(encoding="utf-8"))["source"] == source
+    run.write_text("input_errors.txt", f"{source}:2: bad\n")
+    assert (tmp_path / "run" / "input_errors.txt").read_text(encoding="utf-8") == \
+        source.replace("\udcff", "\\udcff") + ":2: bad\n"
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["config.json", "input_errors.txt"]
+
+
+def test_a_failed_write_names_the_file_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    run = RunFolder(tmp_path / "run")
+    run.write_text("summary.json", "{}")
+
+    def full(self, target):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(Path, "replace", full)
+    with pytest.raises(OSError) as failed:
+        run.write_text("summary.json", '{"new": 1}')
+    assert failed.value.filename == str(tmp_path / "run" / "summary.json")
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["summary.json"]
+    assert (tmp_path / "run" / "summary.json").read_text() == "{}"  # the earlier file is whole
+
+
+def test_an_eval_folder_whose_name_is_not_utf8_is_refused_up_front(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=r"not UTF-8 text, and results\.parquet cannot be written"):
+        RunFolder("o\udcff").check_eval_writable()
+    RunFolder("ok").check_eval_writable()
+
+
+def test_a_report_write_error_names_the_file(tmp_path, monkeypatch):
+    import io
+
+    import corpora.paths as paths
+
+    class Full(io.StringIO):
+        def write(self, text):
+            raise OSError(28, "No space left on device")
+    monkeypatch.setattr(paths, "open", lambda *a, **k: Full(), raising=False)
+    with pytest.raises(OSError) as failed:
+        paths.write_report(tmp_path / "lab.json", "{}")
+    assert failed.value.filename == str(tmp_path / "lab.json") and failed.value.errno == 28

@@ -5,6 +5,7 @@ import hashlib
 import json
 import random
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -452,3 +453,24 @@ def test_a_recipe_that_trains_nothing_and_an_unknown_source_are_refused():
         DataConfig(cap_per_label={"nosuch": 5})
     with pytest.raises(ValidationError):
         TrainConfig(seed=-1)
+
+
+def test_training_numbers_have_sane_ranges_and_every_shipped_recipe_is_inside_them(tmp_path):
+    """--epochs 1e308 overflowed planned_steps after the pool was read (exit 3); a recipe file is held to the flags'
+    ranges (ragdoctor/options.py RULES), refused when it is loaded, before any data is read."""
+    from corpora.errors import InputError
+    from judge_train.train import TrainConfig, load_recipe, planned_steps
+
+    recipes = sorted((Path(__file__).resolve().parents[2] / "judge_train" / "recipes").glob("*.json"))
+    assert recipes
+    for recipe in recipes:
+        load_recipe(recipe)
+    biggest = TrainConfig(epochs=100, batch_size=1)
+    assert planned_steps(10**9, biggest) == 10**11  # no overflow at the limits
+    for field, value, why in [("epochs", 1e308, "less than or equal to 100"), ("lr", 5, "less than 1"),
+                              ("lr", 1e308, "less than 1"), ("batch_size", 99999999999, "less than or equal to 65536"),
+                              ("weight_decay", 2, "less than or equal to 1")]:
+        (tmp_path / "r.json").write_text(json.dumps({field: value}))
+        with pytest.raises(InputError) as exc:
+            load_recipe(tmp_path / "r.json")
+        assert exc.value.one_line() == f"{tmp_path / 'r.json'}: field '{field}': Input should be {why}"

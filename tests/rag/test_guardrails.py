@@ -201,7 +201,7 @@ def test_blank_question_is_a_one_line_usage_error_and_ask_prints_a_blocked_trace
         yield Pipe()
 
     monkeypatch.setattr(flow, "pipeline", pipeline)
-    monkeypatch.setattr(cmd_pipeline, "config_from_args", lambda args: None)
+    monkeypatch.setattr(cmd_pipeline, "config_from_args", lambda args: PipelineConfig())
     assert cmd_pipeline.cmd_ask(argparse.Namespace(question=blocked.question, json=False)) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == REFUSE_MESSAGE and "(blocked by the input rail: injection)" in out

@@ -18,3 +18,50 @@ def test_index_lab_on_the_bundled_corpus(tmp_path, capsys, monkeypatch):
     assert main(["index-lab", "--out", "lab.json", "--embedder", "fake", "--index", "idx"]) == 0
     lab2 = json.loads((tmp_path / "lab.json").read_text())
     assert lab2["ndcg_unmeasured"] and all(r["ndcg@10"] is None for r in lab2["rows"])
+
+
+def _small(tmp_path):
+    docs = [("d1", "Paris is the capital of France."), ("d2", "The sky is blue because of Rayleigh scattering."),
+            ("d3", "Hamlet was written by William Shakespeare.")]
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in docs))
+    qs = [("q1", "What is the capital of France?", "d1"), ("q2", "Who wrote Hamlet?", "d3")]
+    (tmp_path / "qs.jsonl").write_text("".join(json.dumps({"id": i, "question": q, "relevant_doc_ids": [d]}) + "\n"
+                                               for i, q, d in qs))
+    return ["--corpus", "corpus.jsonl", "--questions", "qs.jsonl", "--embedder", "fake", "--index-dir", "idx"]
+
+
+def full_disk(monkeypatch):
+    """Every report write fails as on a full disk (write() errors carry no file name)."""
+    import io
+
+    import corpora.paths
+
+    class Full(io.StringIO):
+        def write(self, text):
+            raise OSError(28, "No space left on device")
+    monkeypatch.setattr(corpora.paths, "open", lambda *a, **k: Full(), raising=False)
+
+
+def test_a_failed_write_keeps_the_printed_table_and_names_the_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = _small(tmp_path)
+    full_disk(monkeypatch)
+    assert main(["index-lab", "--out", "lab.json", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert "flat" in out and "hnsw" in out and "wrote" not in out  # the measurements are shown, not lost
+    errors = [ln for ln in err.splitlines() if ln.startswith("ragdoctor: error")]
+    assert errors == ["ragdoctor: error: lab.json: No space left on device"], err
+
+
+def test_a_symbolic_link_loop_as_out_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    import eval.index_lab
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "loop1").symlink_to("loop2")
+    (tmp_path / "loop2").symlink_to("loop1")
+    monkeypatch.setattr(eval.index_lab, "run_lab", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
+    assert main(["index-lab", "--out", "loop1", *_small(tmp_path)]) == 2
+    assert main(["index-lab", "--out", "lab.json", *_small(tmp_path)[:-1], "loop1"]) == 2  # --index-dir a loop
+    err = capsys.readouterr().err
+    assert err.count("ragdoctor: error: loop1: is a symbolic link loop") == 2 and "internal error" not in err, err
+    assert not (tmp_path / "idx").exists()

@@ -53,3 +53,20 @@ def test_a_bm25_setting_given_twice_is_measured_once():
     from ragdoctor.cmd_retrieval_lab import _bm25_grid
     assert _bm25_grid("1.2:0.75,1.2:0.75,0.9:0.4") == [(1.2, 0.75), (0.9, 0.4)]
     assert _bm25_grid(None) == [(1.2, 0.75), (1.5, 0.75), (0.9, 0.4)]  # the previous default is among them
+
+
+def test_a_failed_write_keeps_the_printed_table_and_a_loop_is_refused_first(tmp_path, capsys, monkeypatch):
+    from tests.ragdoctor.test_cmd_index_lab import _small, full_disk
+
+    monkeypatch.chdir(tmp_path)
+    argv = [*_small(tmp_path), "--no-rerank", "--bm25", ""]
+    (tmp_path / "loop1").symlink_to("loop2")
+    (tmp_path / "loop2").symlink_to("loop1")
+    assert main(["retrieval-lab", "--out", "loop1", *argv]) == 2
+    assert "loop1: is a symbolic link loop" in capsys.readouterr().err and not (tmp_path / "idx").exists()
+    full_disk(monkeypatch)
+    assert main(["retrieval-lab", "--out", "lab.json", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert "chosen on" in out and "wrote" not in out  # the table and the verdict are shown, not lost
+    errors = [ln for ln in err.splitlines() if ln.startswith("ragdoctor: error")]
+    assert errors == ["ragdoctor: error: lab.json: No space left on device"], err
