@@ -11,6 +11,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from corpora.paths import utf8_name
 from rag.config import IndexConfig
 
 
@@ -163,20 +164,12 @@ def _gpu_resources():
     return faiss.StandardGpuResources()
 
 
-def _utf8(path: str | Path) -> bool:
-    try:
-        str(path).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def save(index, path: str | Path) -> None:
     """Write the CPU copy of ``index`` to ``path``. faiss takes a file name only as UTF-8 text: a path with bytes that
     are not (a folder name from a shell) is written through a Python file handle instead."""
     if "Gpu" in type(index).__name__:
         index = faiss.index_gpu_to_cpu(index)
-    if _utf8(path):
+    if utf8_name(path):
         faiss.write_index(index, str(path))
         return
     with open(path, "wb") as fh:
@@ -192,7 +185,7 @@ def load(path: str | Path, *, on_disk: bool = False):
 
         check_index_name(Path(path).parent, on_disk=True)
         return load_on_disk(path)
-    if _utf8(path):
+    if utf8_name(path):
         return faiss.read_index(str(path))
     with open(path, "rb") as fh:
         return faiss.read_index(faiss.PyCallbackIOReader(fh.read))  # type: ignore[attr-defined]
