@@ -26,7 +26,7 @@ from rag import faiss_index, ondisk_index
 from rag.bm25 import TOKENIZER_FILE, BM25Index
 from rag.chunking import chunk_documents, embedding_text, hf_tokenizer, model_token_counts, whitespace_tokenizer
 from rag.config import ChunkingConfig, IndexConfig
-from rag.index_dir import building, check_index_target, index_lock
+from rag.index_dir import building, check_index_name, check_index_target, index_lock
 from rag.manifest import (
     MANIFEST_VERSION,
     REBUILD,
@@ -128,6 +128,7 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
     ``embedder``; ``folder`` is where an on-disk index writes its lists (``index_cfg.on_disk``), else None.
     ``checksum``: the documents' corpus_checksum when the caller has it (computed here otherwise)."""
     index_dir = check_index_target(index_dir)  # before minutes of embedding: a folder we may not replace fails now
+    check_index_name(index_dir, on_disk=index_cfg.on_disk)  # ...and one faiss could not open its lists under
     timings: dict[str, float] = {}
     t = time.perf_counter()
     nodes = chunk_documents(docs, chunking, tokenizer_for(embedder))

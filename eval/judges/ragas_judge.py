@@ -74,6 +74,9 @@ def _quiet_analytics() -> None:
 _quiet_analytics()
 
 
+TRACING = ("LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING", "LANGSMITH_TRACING", "LANGSMITH_TRACING_V2")
+
+
 def check_telemetry_off() -> None:
     """ragas' own reading of RAGAS_DO_NOT_TRACK, taken now: with tracking on (only a value the user set turns it on)
     ragas would post usage events over the network, which ragdoctor never does: JudgeUnavailable saying why."""
@@ -82,6 +85,11 @@ def check_telemetry_off() -> None:
         raise JudgeUnavailable(f"RAGAS_DO_NOT_TRACK={os.environ.get('RAGAS_DO_NOT_TRACK', '')!r} turns on ragas' "
                                "usage telemetry, which would send data over the network; ragdoctor runs offline: "
                                "set it to true or unset it")
+    for name in TRACING:  # LangChain would send every judge call to LangSmith
+        if os.environ.get(name, "").strip().lower() in ("1", "true", "yes"):
+            raise JudgeUnavailable(f"{name}={os.environ[name]!r} turns on LangSmith tracing of the ragas judge's "
+                                   "LangChain calls, which would send them over the network; ragdoctor runs offline: "
+                                   "unset it or set it to false")
 
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}

@@ -420,3 +420,8 @@ def test_chunks_longer_than_the_embedder_reads_are_counted_and_warned_about_once
     assert max_input_tokens(FakeEmbedder()) is None  # an embedder that says no limit: nothing checked
     minilm = type("M", (), {"tokenizer_dir": str(minilm_path())})()
     assert max_input_tokens(minilm) == 256  # read from the model folder, without loading the model
+
+
+def test_an_on_disk_index_under_a_non_utf8_folder_name_is_refused_before_any_embedding(tmp_path):
+    with pytest.raises(InputError, match="not UTF-8 text"):
+        build_index(_docs(8), tmp_path / "idx\udcff", _NoEmbedding(), chunking=CH, index_cfg=IndexConfig(kind="ivf", on_disk=True))

@@ -44,3 +44,16 @@ def test_the_users_value_wins_and_telemetry_on_is_refused(given, kept, first):
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["after_import"] == kept
     assert out["first"].startswith(first) and out["then"] == "built"
+
+
+def test_langsmith_tracing_turned_on_makes_the_judge_unavailable(monkeypatch):
+    from eval.judges.base import JudgeUnavailable
+    from eval.judges.ragas_judge import check_telemetry_off
+
+    monkeypatch.setenv("RAGAS_DO_NOT_TRACK", "true")
+    for name in ("LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING"):
+        monkeypatch.setenv(name, "true")
+        with pytest.raises(JudgeUnavailable, match=f"{name}='true' turns on LangSmith tracing"):
+            check_telemetry_off()
+        monkeypatch.setenv(name, "false")
+    check_telemetry_off()  # tracing off: the judge may run
