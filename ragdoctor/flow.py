@@ -369,15 +369,20 @@ def gate_run(run: str | Path, cfg: GateConfig, junit: str | Path | None = None, 
     made and handed to ``show`` (the CLI prints the verdict); only then is the report written, so a write that fails
     (a full disk) never costs the verdict. A report that cannot be written raises an InputError naming it, or, given
     ``skip_report`` (the default RUN/gate.xml), is handed to it and skipped: the verdict and its status stand."""
-    summary = load_summary(run)
-    if junit:
+    def report_step(step: Callable[[], object]) -> bool:
+        """``step()`` on the report; False when it was refused and ``skip_report`` took it."""
         try:
-            junit_path(junit)
+            step()
         except InputError as exc:
             if skip_report is None:
                 raise
             skip_report(exc)
-            junit = None
+            return False
+        return True
+
+    summary = load_summary(run)
+    if junit and not report_step(functools.partial(junit_path, junit)):
+        junit = None
     calibrated = None
     if cfg.use_ppi:
         from eval.calibration import for_run  # noqa: PLC0415 - only the PPI gate reads the labels
@@ -388,10 +393,5 @@ def gate_run(run: str | Path, cfg: GateConfig, junit: str | Path | None = None, 
     if show is not None:
         show(code, checks)
     if junit:
-        try:
-            write_junit(checks, junit)
-        except InputError as exc:
-            if skip_report is None:
-                raise
-            skip_report(exc)
+        report_step(functools.partial(write_junit, checks, junit))
     return code, checks
