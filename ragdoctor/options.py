@@ -176,9 +176,7 @@ def numeric_actions(parser: argparse.ArgumentParser):
     """(parser, action) for every option whose value is a number."""
     for p in all_parsers(parser):
         for a in p._actions:
-            if getattr(a.type, "keeps_blank", False):
-                continue
-            if a.type in (int, float) or a.type in RULES.values() or getattr(a.type, "__module__", "") == __name__:
+            if a.type is not None and _is_numeric(a.type):
                 yield p, a
 
 
@@ -209,7 +207,9 @@ def once_only(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def _is_numeric(convert: Callable) -> bool:
-    return convert in (int, float) or getattr(convert, "__module__", "") == __name__
+    """A number's converter: int, float, or one of this module's range checks (RULES) - not _keeps_blank's wrapper."""
+    return convert in (int, float) or (getattr(convert, "__module__", "") == __name__
+                                       and not getattr(convert, "keeps_blank", False))
 
 
 def _keeps_blank(convert: Callable) -> Callable:
