@@ -75,11 +75,6 @@ class LabelIds:
         self.doc_ids, self.chunk_ids = list(doc_ids), list(chunk_ids)
         self._docs, self._chunks = set(self.doc_ids), set(self.chunk_ids)
 
-    @property
-    def known(self) -> set[str]:
-        """Every id a label may name: the index's documents and chunks."""
-        return self._docs | self._chunks
-
     def by_chunk(self, labels: Iterable[str]) -> bool:
         named = set(labels)
         return bool(named & self._chunks) and not named & self._docs

@@ -57,6 +57,10 @@ class IndexStore:
         """The faiss index wrapped as llama-index's FaissVectorStore (ids are positions into ``nodes``)."""
         return FaissVectorStore(faiss_index=self.dense)
 
+    def label_targets(self) -> set[str]:
+        """Every id a relevance label may name: the index's documents and chunks (``doc#0``, read at chunk level)."""
+        return {n.metadata["doc_id"] for n in self.nodes} | {n.node_id for n in self.nodes}
+
 
 def backend_of(embedder) -> str:
     """How ``embedder`` runs (rag/embedding_backends.py): 'torch' for one that does not say."""

@@ -60,7 +60,7 @@ def cmd_index_lab(args: argparse.Namespace) -> int:
     queries, ids, qrels, query_source = _queries(found, embedder, vectors)
     doc_ids, chunk_ids = [n.metadata["doc_id"] for n in store.nodes], [n.node_id for n in store.nodes]
     if found is not None:
-        found.warn_unknown(set(doc_ids) | set(chunk_ids))
+        found.warn_unknown(store.label_targets())
     lab = run_lab(vectors, queries, doc_ids=doc_ids, chunk_ids=chunk_ids, query_ids=ids, qrels=qrels,
                   nlist=args.nlist, log=lambda m: print(f"  {m}", file=sys.stderr))
     lab.update(index_dir=str(store.index_dir), embedder=store.manifest.embedder_id, vectors_from=vector_source,

@@ -54,7 +54,7 @@ def cmd_retrieval_lab(args: argparse.Namespace) -> int:
         found.questions, found.ids = found.questions[: args.max_queries], found.ids[: args.max_queries]
     embedder = embedder_for(cfg)
     store, _ = open_index(cfg, embedder, strict_embedder=True)
-    found.warn_unknown({n.metadata["doc_id"] for n in store.nodes} | {n.node_id for n in store.nodes})
+    found.warn_unknown(store.label_targets())
     current = current_setting(cfg.retrieval)
     own = (store.manifest.index.bm25_k1, store.manifest.index.bm25_b)
     grid = [g for g in grid if g != own]  # the index's own setting is measured anyway

@@ -188,7 +188,7 @@ def answer_questions(cfg: PipelineConfig, traces: str | Path, *, questions: list
         inner = getattr(pipe, "pipeline", pipe)
         store = inner.store
         warn_unknown_labels(cfg.questions, (d for q in questions for d in q.relevant_doc_ids or []),
-                            {n.metadata["doc_id"] for n in store.nodes} | {n.node_id for n in store.nodes})
+                            store.label_targets())
         result = run_questions(lambda q: pipe.answer(q.question, q), questions, run, config_hash=pipe.config_hash,
                                progress=progress, salt=store.manifest.corpus_checksum,
                                concurrency=cfg.generation.concurrency, reuses=inner.reuses)
