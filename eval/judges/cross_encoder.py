@@ -4,6 +4,7 @@ Heads understood: 3 labels (entailment / neutral / contradiction, order read fro
 single supported-score logit (sigmoid). Batched, deterministic (eval mode, no sampling)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -91,6 +92,12 @@ class CrossEncoderScorer:
         ent, con = self._labels["entailment"], self._labels.get("contradiction")
         return [Support(float(row[ent]), None if con is None else float(row[con])) for row in p]
 
+    @staticmethod
+    def relevance_reads(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The (premise, hypothesis) pairs the model reads for (question, passage) ``pairs``: the passage as premise,
+        the question as hypothesis."""
+        return [(passage, question) for question, passage in pairs]
+
     def relevance(self, pairs: list[tuple[str, str]]) -> list[float]:
-        """Does the passage bear on the question: the passage as premise, the question as hypothesis."""
-        return [s.supported for s in self.support([(passage, question) for question, passage in pairs])]
+        """Does the passage bear on the question (``relevance_reads``)."""
+        return [s.supported for s in self.support(self.relevance_reads(pairs))]

@@ -45,7 +45,7 @@ def relevance_reads(scorer: object, pairs: Sequence[tuple[str, str]]) -> tuple[A
     if isinstance(scorer, CompactJudgeScorer):  # each passage's windows with the question (relevance_features)
         return scorer.rel_ce or scorer.ce, scorer.relevance_reads(pairs)[0]
     if isinstance(scorer, CrossEncoderScorer):  # the whole passage as premise, the question as hypothesis
-        return scorer, [(passage, q) for q, passage in pairs]
+        return scorer, scorer.relevance_reads(pairs)
     return None
 
 
