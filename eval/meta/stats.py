@@ -382,8 +382,9 @@ def pairwise_report(good: ArrayLike, bad: ArrayLike, *, seed: int = 0, n_resampl
     def pooled(i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.concatenate([g[i], b[i]]), np.concatenate([np.ones(i.size), np.zeros(i.size)])
 
+    every = pooled(np.arange(m))  # both texts of every pair: good ones first, then bad ones
     clusters = list(range(m)) if groups is None else list(groups)  # a pair, or its group, is one cluster
-    pooled_auroc = clustered_auroc(*pooled(np.arange(m)), clusters + clusters)
+    pooled_auroc = clustered_auroc(*every, clusters + clusters)
     auroc_ci, auroc_why = ci(lambda i: pooled_auroc(np.tile(multiplicity(i, m), 2)), m, groups=groups)
     perm = np.random.default_rng(seed).permutation(m)
     k = int(round(m * dev_fraction))
@@ -394,12 +395,12 @@ def pairwise_report(good: ArrayLike, bad: ArrayLike, *, seed: int = 0, n_resampl
     fields = {
         "n": int(m), "pairwise_accuracy": pairwise_accuracy(g, b), "pairwise_accuracy_ci": pair_ci,
         "ties": int((outcomes == 0.5).sum()),
-        "auroc": auroc(*pooled(np.arange(m))), "auroc_ci": auroc_ci,
+        "auroc": auroc(*every), "auroc_ci": auroc_ci,
         "threshold": threshold, "n_dev": int(dev.size), "n_test": int(test.size),
         "balanced_accuracy_dev": balanced_accuracy(*pooled(dev), threshold),
         "balanced_accuracy": balanced_accuracy(*pooled(test), threshold), "balanced_accuracy_ci": bal_ci,
         "one_class_threshold": one_class(pooled(test)[0], threshold),
-        **_calibration_fields(*pooled(np.arange(m))),
+        **_calibration_fields(*every),
     }
     reasons = {"pairwise_accuracy": "no pairs", "pairwise_accuracy_ci": pair_why, "auroc": "no pairs",
                "auroc_ci": auroc_why, **_split_reasons(threshold, 2 * dev.size, 2 * test.size),
