@@ -40,7 +40,8 @@ def _weights(weights: Sequence[float] | None, n: int, what: str) -> list[float]:
 Normalisation = Literal["minmax", "zscore"]
 # what a list contributes for an id it did not return when every id it returned scored the same (one BM25 hit, say):
 # below them, as a list with a spread puts its lowest kept id at 0 (min-max) or below its mean (z-score)
-_DEGENERATE = {"minmax": (1.0, 0.0), "zscore": (0.0, -1.0)}  # (kept ids, ids not returned)
+# (normalise gives the kept ids 1.0 under min-max, 0.0 under z-score)
+_BELOW_TIED = {"minmax": 0.0, "zscore": -1.0}
 
 
 def normalise(scores: Sequence[float], how: Normalisation = "minmax") -> list[float]:
@@ -83,7 +84,7 @@ def weighted_fusion(scored: Sequence[Sequence[tuple[str, float]]], weights: Sequ
             best[doc] = min(best.get(doc, pos), pos)
         floor = min(norm.values(), default=0.0)
         if len(set(first.values())) == 1:
-            floor = _DEGENERATE[how][1]
+            floor = _BELOW_TIED[how]
         per_list.append((norm, floor, w / total))
     for norm, floor, w in per_list:
         for doc in best:
