@@ -1,5 +1,5 @@
 """Files in tests: a log another process appends to (or a SIGKILL cut mid-write), read by tests that watch a run
-from outside; a file rewritten in place the way a later edit is."""
+from outside; a file rewritten in place the way a later edit is; a symbolic link loop."""
 from __future__ import annotations
 
 import json
@@ -28,3 +28,11 @@ def rewrite(path: Path, data: bytes) -> None:
     path.write_bytes(data)
     if path.stat().st_mtime_ns <= before:
         os.utime(path, ns=(before + 1_000_000, before + 1_000_000))
+
+
+def symlink_loop(folder: Path) -> Path:
+    """loop1 -> loop2 -> loop1 in ``folder`` (Path.resolve() raises RuntimeError on it on Python 3.11, exists() says
+    False); returns loop1."""
+    (folder / "loop1").symlink_to("loop2")
+    (folder / "loop2").symlink_to("loop1")
+    return folder / "loop1"

@@ -17,6 +17,7 @@ import pytest
 
 from rag.fake_server import FakeOpenAIServer
 from ragdoctor.cli import main
+from tests.files import symlink_loop
 
 DOCS = [("kv", "KV cache", "The KV cache stores keys and values for every token. It grows with sequence length."),
         ("fa", "FlashAttention", "FlashAttention tiles the attention computation to avoid HBM traffic."),
@@ -195,12 +196,6 @@ def no_bom_in(rel: str):
 
 
 EV = ["--judges", "lexical,labels", "--out", "ev"]
-
-
-def symlink_loop(ws: Path) -> None:
-    """loop1 -> loop2 -> loop1: Path.resolve() raises RuntimeError on it (Python 3.11), exists() says False."""
-    (ws / "loop1").symlink_to("loop2")
-    (ws / "loop2").symlink_to("loop1")
 
 
 def not_written(*rels: str):

@@ -3,6 +3,7 @@ import pytest
 
 from corpora.errors import InputError
 from corpora.paths import input_file, output_file, output_folder
+from tests.files import symlink_loop
 
 
 def test_a_report_replaces_only_its_own_kind_of_file(tmp_path):
@@ -66,15 +67,13 @@ def test_a_report_that_cannot_be_read_to_check_it_is_refused_as_an_input_error(t
 
 
 def test_a_path_that_cannot_be_looked_at_is_an_input_error(tmp_path):
-    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
-    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    symlink_loop(tmp_path)
     with pytest.raises(InputError, match=r"loop1: cannot be used for the JUnit report: Too many levels"):
         output_file(tmp_path / "loop1", what="JUnit report", signature='<testsuite name="ragdoctor.gate"')
 
 
 def test_a_symbolic_link_loop_is_named_as_one_for_an_input_and_an_output_folder(tmp_path):
-    (tmp_path / "a").symlink_to(tmp_path / "b")
-    (tmp_path / "b").symlink_to(tmp_path / "a")
+    loop = symlink_loop(tmp_path)
     for check in (input_file, lambda p: output_folder(p, markers=("traces.jsonl",))):
         with pytest.raises(InputError, match="is a symbolic link loop"):  # not "file not found" / "File exists"
-            check(tmp_path / "a")
+            check(loop)

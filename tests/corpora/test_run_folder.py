@@ -6,6 +6,7 @@ import pytest
 from corpora.errors import InputError
 from corpora.records import Judgement, Trace
 from corpora.run_folder import AppendLog, LogIndex, RunFolder, latest
+from tests.files import symlink_loop
 
 
 def T(sid: str, answer: str = "a") -> Trace:
@@ -158,18 +159,13 @@ def test_input_errors_keep_one_section_per_step(tmp_path):
     assert run.file("input_errors.txt").read_text(encoding="utf-8") == "MY NOTES\n"
 
 
-def _loop(tmp_path):
-    (tmp_path / "loop1").symlink_to("loop2")
-    (tmp_path / "loop2").symlink_to("loop1")
-    return tmp_path / "loop1"
-
-
 def test_a_symbolic_link_loop_is_named_not_raised_as_a_runtime_error(tmp_path):
-    from corpora.paths import refuse_symlink_loop, resolved, symlink_loop
+    from corpora.paths import refuse_symlink_loop, resolved
+    from corpora.paths import symlink_loop as loop_in
 
-    loop = _loop(tmp_path)
-    assert symlink_loop(loop) == loop and symlink_loop(loop / "x" / "y") == loop
-    assert symlink_loop(tmp_path / "absent" / "x") is None and symlink_loop(tmp_path) is None
+    loop = symlink_loop(tmp_path)
+    assert loop_in(loop) == loop and loop_in(loop / "x" / "y") == loop
+    assert loop_in(tmp_path / "absent" / "x") is None and loop_in(tmp_path) is None
     with pytest.raises(InputError, match=r"loop1: is a symbolic link loop \(on the way to .*loop1/x\)"):
         refuse_symlink_loop(loop / "x")
     with pytest.raises(InputError, match="loop1: is a symbolic link loop"):

@@ -7,6 +7,7 @@ import pytest
 from corpora.errors import InputError, UsageError
 from judge_train.out_folder import replaceable_out
 from ragdoctor.cli import main
+from tests.files import symlink_loop
 
 
 def _mine(tmp_path, name="mine"):
@@ -48,15 +49,8 @@ def test_a_foreign_folder_a_file_and_overlaps_with_inputs_are_refused(tmp_path):
     assert (mine / "notes.txt").read_text() == "keep me" and (stage / "training_config.json").is_file()
 
 
-def _loop(tmp_path):
-    """loop1 -> loop2 -> loop1: Path.resolve() raises RuntimeError on it (Python 3.11), exists() says False."""
-    (tmp_path / "loop1").symlink_to("loop2")
-    (tmp_path / "loop2").symlink_to("loop1")
-    return tmp_path / "loop1"
-
-
 def test_a_symbolic_link_loop_as_out_or_input_is_refused_in_one_line(tmp_path):
-    loop = _loop(tmp_path)
+    loop = symlink_loop(tmp_path)
     for out in (loop, loop / "sub"):
         with pytest.raises(InputError, match="loop1: is a symbolic link loop"):
             replaceable_out(out)
@@ -91,7 +85,7 @@ def test_every_judge_command_refuses_a_users_folder_before_any_work(tmp_path, ca
             "refit": ["judge", "refit", str(judge), "--data-dir", str(pool)],
             "interpolate": ["judge", "interpolate", str(stage), str(stage), "--weight", "0.5"]}[command]
     weights = (stage / "model.safetensors").read_bytes()
-    loop = _loop(tmp_path)
+    loop = symlink_loop(tmp_path)
     for out, msg in ((mine, "is not a ragdoctor"), (tmp_path, "would be replaced before its input"),
                      (loop, "is a symbolic link loop")):
         assert main([*argv, "--out", str(out)]) == 2

@@ -10,19 +10,14 @@ from rag.config import ChunkingConfig, IndexConfig
 from rag.embeddings import FakeEmbedder
 from rag.index_dir import check_index_name, check_index_target, index_lock
 from rag.store import build_index, ensure_index
+from tests.files import symlink_loop
 
 DOCS = [Document(id=f"d{i}", title=f"t{i}", text=f"note {i} about topic{i} and marker{i}. " * 3) for i in range(6)]
 CH = ChunkingConfig(chunk_size=64, chunk_overlap=8)
 
 
-def _loop(tmp_path):
-    (tmp_path / "loop1").symlink_to("loop2")
-    (tmp_path / "loop2").symlink_to("loop1")
-    return tmp_path / "loop1"
-
-
 def test_a_symbolic_link_loop_as_the_index_folder_is_an_input_error(tmp_path):
-    loop = _loop(tmp_path)
+    loop = symlink_loop(tmp_path)
     for target in (loop, loop / "sub"):
         with pytest.raises(InputError, match="loop1: is a symbolic link loop"):
             check_index_target(target)

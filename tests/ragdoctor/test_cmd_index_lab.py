@@ -1,6 +1,7 @@
 import json
 
 from ragdoctor.cli import main
+from tests.files import symlink_loop
 
 
 def test_index_lab_on_the_bundled_corpus(tmp_path, capsys, monkeypatch):
@@ -57,8 +58,7 @@ def test_a_symbolic_link_loop_as_out_is_refused_before_any_work(tmp_path, capsys
     import eval.index_lab
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "loop1").symlink_to("loop2")
-    (tmp_path / "loop2").symlink_to("loop1")
+    symlink_loop(tmp_path)
     monkeypatch.setattr(eval.index_lab, "run_lab", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
     assert main(["index-lab", "--out", "loop1", *_small(tmp_path)]) == 2
     assert main(["index-lab", "--out", "lab.json", *_small(tmp_path)[:-1], "loop1"]) == 2  # --index-dir a loop

@@ -56,12 +56,12 @@ def test_a_bm25_setting_given_twice_is_measured_once():
 
 
 def test_a_failed_write_keeps_the_printed_table_and_a_loop_is_refused_first(tmp_path, capsys, monkeypatch):
+    from tests.files import symlink_loop
     from tests.ragdoctor.test_cmd_index_lab import _small, full_disk
 
     monkeypatch.chdir(tmp_path)
     argv = [*_small(tmp_path), "--no-rerank", "--bm25", ""]
-    (tmp_path / "loop1").symlink_to("loop2")
-    (tmp_path / "loop2").symlink_to("loop1")
+    symlink_loop(tmp_path)
     assert main(["retrieval-lab", "--out", "loop1", *argv]) == 2
     assert "loop1: is a symbolic link loop" in capsys.readouterr().err and not (tmp_path / "idx").exists()
     full_disk(monkeypatch)
