@@ -24,7 +24,7 @@ from corpora.labels import human_values, labeller_values, read_labels
 from corpora.records import Label
 from corpora.run_folder import RESULTS_TABLE, RunFolder
 from eval.mathx import MIN_BOOTSTRAP, wilson_interval
-from eval.meta.stats import auroc, auroc_ranks, bootstrap
+from eval.meta.stats import auroc, auroc_ranks, bootstrap_ci, smaller_class
 from eval.metrics import find
 from eval.ppi import MIN_LABELS, judge_mean, labels_mean, ppi_mean
 
@@ -67,9 +67,11 @@ def agreement(y: np.ndarray, f: np.ndarray, cut: float, *, n_resamples: int = 10
         out["reason"] = f"AUROC needs both classes (all {out['n']} labels are {only})"
     else:
         out["auroc"] = _r(auroc(f, y))
-        if min(out["n_positive"], out["n_negative"]) >= MIN_PER_CLASS:
-            out["auroc_ci"] = [_r(v) for v in bootstrap(lambda i: auroc_ranks(f[i], y[i]), y.size,
-                                                        n_resamples=n_resamples, seed=seed)]
+        if min(out["n_positive"], out["n_negative"]) >= MIN_PER_CLASS:  # perfectly separated: Wilson, said so
+            ci, note = bootstrap_ci(lambda i: auroc_ranks(f[i], y[i]), y.size, n_resamples=n_resamples, seed=seed,
+                                    refuse_zero_width=True, wilson_n=smaller_class(y, None))
+            out["auroc_ci"] = [_r(v) for v in ci]
+            out["reason"] = f"AUROC CI: {note}" if note else None
         else:  # a bootstrap of 2 yes and 1 no is a handful of distinct resamples: no interval worth the name
             out["reason"] = f"AUROC CI needs {MIN_PER_CLASS} labels of each class"
     unsaid = None if said.any() else "accuracy needs labels that say yes or no (every one is 0.5)"

@@ -113,10 +113,14 @@ def footnotes(results: list[dict]) -> list[str]:
             cells.setdefault(why, []).append(column)
         for why, columns in cells.items():
             by_reason.setdefault(why, []).append(f"{r['metric']} {r['judge']}: {', '.join(columns)}")
-    if not by_reason:
-        return []
-    return ["not measured ('-', or '?' for no verdict):"] + [f"  {'; '.join(rows)}: {why}"
-                                                            for why, rows in by_reason.items()]
+    by_note: dict[str, list[str]] = {}
+    for r in results:
+        for key, note in (r.get("ci_notes") or {}).items():
+            by_note.setdefault(note, []).append(f"{r['metric']} {r['judge']}: {COLUMNS.get(key, key)}")
+    out = ["not measured ('-', or '?' for no verdict):"] + [f"  {'; '.join(rows)}: {why}"
+                                                           for why, rows in by_reason.items()] if by_reason else []
+    return out + (["CIs that are no bootstrap's (every resample gave one value):"] +
+                  [f"  {'; '.join(rows)}: {note}" for note, rows in by_note.items()] if by_note else [])
 
 
 def _share(x: float | None) -> str:

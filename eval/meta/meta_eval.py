@@ -17,8 +17,8 @@ from eval.judges.registry import JudgeOptions, make_judge
 from eval.meta.datasets import Task, load_tasks
 from eval.meta.samples import score_task_samples
 from eval.meta.scoring import CountingScorer, Reduce, Tally, TaskScores, score_task
-from eval.meta.stats import (binary_report, graded_report, paired_difference, pairwise_outcomes, pairwise_report,
-                             resampled_auroc, spearman)
+from eval.meta.stats import (binary_report, graded_report, paired_difference, pairs_units, pairwise_outcomes,
+                             pairwise_report, resampled_auroc, smaller_class, spearman)
 from eval.judges.scorer import ScorerJudge
 
 BASELINE = "lexical"
@@ -195,7 +195,8 @@ def _paired(task_rows: dict, judge: str, statistic: str, opts: MetaEvalOptions) 
         def acc(rows):
             out = pairwise_outcomes([r["good"] for r in rows], [r["bad"] for r in rows])
             return lambda idx: float(out[idx].mean()) if idx.size else None
-        res = paired_difference(acc([mine[i] for i in ids]), acc([base[i] for i in ids]), len(ids), **kw)
+        res = paired_difference(acc([mine[i] for i in ids]), acc([base[i] for i in ids]), len(ids),
+                                wilson_n=pairs_units(len(ids), groups), **kw)
         return {"statistic": "pairwise_accuracy", "n": len(ids), **res}
     if statistic == "auroc":  # AUROC reads the records labelled exactly 0 or 1 (all of them, but for graded labels)
         ids = [i for i in ids if mine[i]["label"] in (0.0, 1.0)]
@@ -207,7 +208,8 @@ def _paired(task_rows: dict, judge: str, statistic: str, opts: MetaEvalOptions) 
         stat_a, stat_b = resampled_auroc(a, y, groups), resampled_auroc(b, y, groups)
     else:
         stat_a, stat_b = (lambda idx: spearman(a[idx], y[idx])), (lambda idx: spearman(b[idx], y[idx]))
-    res = paired_difference(stat_a, stat_b, len(ids), **{**kw, "groups": groups})
+    wilson = smaller_class(y, groups) if statistic == "auroc" else None  # Spearman is no proportion
+    res = paired_difference(stat_a, stat_b, len(ids), **{**kw, "groups": groups}, wilson_n=wilson)
     return {"statistic": statistic, "n": len(ids), **res}
 
 
@@ -237,8 +239,9 @@ def flag_results(results: list[dict], rows: list[dict] | None = None, opts: Meta
         r["beats_lexical"] = None if cmp["verdict"] is None else cmp["verdict"] == "beats"
         if cmp["verdict"] is not None:
             lo_d, hi_d = cmp["ci"]
+            how = f"; {cmp['note']}" if cmp.get("note") else ""
             r["flags"].append(f"{cmp['verdict']} lexical ({cmp['statistic']} {cmp['difference']:+.3f}, "
-                              f"95% CI {lo_d:+.3f} to {hi_d:+.3f})")
+                              f"95% CI {lo_d:+.3f} to {hi_d:+.3f}{how})")
 
 
 def run_meta_eval(dataset: str, path: str | Path, opts: MetaEvalOptions,

@@ -12,7 +12,7 @@ from functools import partial
 
 import numpy as np
 
-from eval.mathx import MIN_BOOTSTRAP
+from eval.mathx import MIN_BOOTSTRAP, wilson_interval
 from scipy.stats import rankdata, spearmanr
 from sklearn.metrics import roc_auc_score
 
@@ -125,8 +125,24 @@ def _percentile_ci(values: list, n_resamples: int, confidence: float,
     lo, hi = np.quantile(kept, [alpha, 1 - alpha])
     if refuse_zero_width and lo == hi:  # too few or perfectly separated records: a zero-width CI would read as certainty
         most = "every resample gives" if kept.min() == kept.max() else f"over {confidence:.0%} of resamples give"
-        return (None, None), f"{most} {lo:.3f}: a zero-width CI would read as certainty"
+        return (None, None), f"{most} {lo:.3f}{ZERO_WIDTH}"
     return (float(lo), float(hi)), None
+
+
+ZERO_WIDTH = ": a zero-width CI would read as certainty"
+WILSON = "Wilson interval over "  # how a note on a CI that is no bootstrap's begins
+
+
+def _wilson_instead(estimate: float | None, wilson_n: tuple[int, str], why: str) -> tuple[CI, str | None]:
+    """Where the bootstrap's CI has zero width (every pair won or lost, perfectly separated classes), the Wilson
+    interval of the estimate read as a proportion of ``wilson_n`` = (count, unit): the honest bound for a statistic
+    in [0, 1] that is a proportion (pairwise accuracy), a mean of two (balanced accuracy) or at most as variable as one
+    over the smaller class (AUROC: Var <= A(1 - A) / min(n+, n-), Birnbaum and Klose). Returned with the note saying
+    so; no CI when there is no estimate or no unit."""
+    count, unit = wilson_n
+    if estimate is None or count < 1 or not 0.0 <= estimate <= 1.0:
+        return (None, None), why
+    return wilson_interval(estimate * count, count), f"{WILSON}{count} {unit} ({why.removesuffix(ZERO_WIDTH)})"
 
 
 def too_few_units(n: int, groups: Sequence | None, what: str = "records") -> str | None:
@@ -137,16 +153,21 @@ def too_few_units(n: int, groups: Sequence | None, what: str = "records") -> str
 
 
 def bootstrap_ci(stat: Callable[[np.ndarray], float | None], n: int, *, n_resamples: int = 1000, seed: int = 0,
-                 confidence: float = 0.95, groups: Sequence | None = None,
-                 refuse_zero_width: bool = False) -> tuple[CI, str | None]:
+                 confidence: float = 0.95, groups: Sequence | None = None, refuse_zero_width: bool = False,
+                 wilson_n: tuple[int, str] | None = None) -> tuple[CI, str | None]:
     """Percentile CI of ``stat(indices)`` over resamples of ``range(n)`` with replacement (by group when given), and
     None with the reason where there is none: fewer than MIN_UNITS records or groups (one group resampled is always
     itself), the statistic undefined on most resamples, or, with ``refuse_zero_width`` (meta-eval), every resample
-    giving the same value (a tiny or perfectly separated set, not a certainty)."""
+    giving the same value (a tiny or perfectly separated set, not a certainty). With ``wilson_n`` (count, unit) a
+    zero-width CI is replaced by the Wilson interval of the whole set's value over that many units, and the second
+    item is the note saying so (``_wilson_instead``): 0 of 30 pairs won is a CI of [0, 0.11], not none."""
     if (few := too_few_units(n, groups)) is not None:
         return (None, None), few
     draw = resampler(n, groups, seed)
-    return _percentile_ci([stat(draw()) for _ in range(n_resamples)], n_resamples, confidence, refuse_zero_width)
+    ci, why = _percentile_ci([stat(draw()) for _ in range(n_resamples)], n_resamples, confidence, refuse_zero_width)
+    if wilson_n is not None and why is not None and why.endswith(ZERO_WIDTH):
+        return _wilson_instead(stat(np.arange(n)), wilson_n, why)
+    return ci, why
 
 
 def bootstrap(stat: Callable[[np.ndarray], float | None], n: int, *, n_resamples: int = 1000, seed: int = 0,
@@ -158,11 +179,14 @@ def bootstrap(stat: Callable[[np.ndarray], float | None], n: int, *, n_resamples
 
 def paired_difference(stat_a: Callable[[np.ndarray], float | None], stat_b: Callable[[np.ndarray], float | None],
                       n: int, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
-                      groups: Sequence | None = None, refuse_zero_width: bool = False) -> dict:
+                      groups: Sequence | None = None, refuse_zero_width: bool = False,
+                      wilson_n: tuple[int, str] | None = None) -> dict:
     """stat_a - stat_b on the same items, with the percentile CI of the difference over paired resamples (both
     statistics on the same resampled indices, by group when given). ``verdict``: 'beats' when the CI lies above 0,
     'loses' when below, 'ties' when it straddles 0, None (with ``reason``) when undefined or without a CI (with
-    ``refuse_zero_width``: also where every resample gives the same difference)."""
+    ``refuse_zero_width``: also where every resample gives the same difference). With ``wilson_n`` (statistics in
+    [0, 1]) a zero-width CI is replaced by the Wilson interval of the difference mapped to [0, 1] and back, and
+    ``note`` says so: 30 pairs won by one judge and lost by the other is a loss, not no verdict."""
     everything = np.arange(n)
     a, b = (stat_a(everything), stat_b(everything)) if n else (None, None)
     if a is None or b is None:
@@ -178,8 +202,15 @@ def paired_difference(stat_a: Callable[[np.ndarray], float | None], stat_b: Call
 
     (lo, hi), why = _percentile_ci([diff(draw()) for _ in range(n_resamples)], n_resamples, confidence,
                                    refuse_zero_width)
+    note = None
+    if wilson_n is not None and why is not None and why.endswith(ZERO_WIDTH):
+        (lo, hi), note = _wilson_instead((float(a - b) + 1) / 2, wilson_n, why)
+        lo, hi = (None, None) if lo is None or hi is None else (2 * lo - 1, 2 * hi - 1)
+        why = why if lo is None else None
     verdict = None if lo is None or hi is None else ("beats" if lo > 0 else "loses" if hi < 0 else "ties")
     out = {"difference": float(a - b), "ci": (lo, hi), "verdict": verdict}
+    if note and verdict:
+        out["note"] = note + ", on the difference mapped to [0, 1]"
     return out if verdict else {**out, "reason": f"no CI of the difference: {why}"}
 
 
@@ -313,6 +344,25 @@ def why_none(fields: dict, reasons: dict[str, str | None]) -> dict[str, str]:
     return out
 
 
+def smaller_class(y: np.ndarray, groups: Sequence | None) -> tuple[int, str]:
+    """The units a Wilson interval of an AUROC (or a balanced accuracy) counts: the records of the smaller class, or
+    the groups where fewer (a clustered set's records are not independent)."""
+    k = int(min((y == 1).sum(), (y == 0).sum()))
+    u = units(y.size, groups)
+    return (u, "groups") if groups is not None and u < k else (k, "records of the smaller class")
+
+
+def pairs_units(m: int, groups: Sequence | None) -> tuple[int, str]:
+    """The units a Wilson interval of a pairwise statistic counts: pairs, or their groups where fewer."""
+    u = units(m, groups)
+    return (u, "groups") if groups is not None and u < m else (m, "pairs")
+
+
+def ci_notes(cis: dict[str, tuple[CI, str | None]]) -> dict[str, str]:
+    """The note of each CI that is there but is not the bootstrap's (the Wilson interval in its place)."""
+    return {key: why for key, (ci, why) in cis.items() if ci[0] is not None and why}
+
+
 def _split_reasons(threshold: float | None, n_dev: int, n_test: int) -> dict[str, str | None]:
     """Why no threshold or balanced accuracy: a split that lacks a label class (each class needs 2+ records)."""
     no_thr = f"the dev split ({n_dev} records) lacks a label class: no threshold chosen"
@@ -329,8 +379,9 @@ def binary_report(scores: ArrayLike, labels: ArrayLike, *, seed: int = 0, n_resa
     threshold = best_threshold(s[dev], y[dev])
     st, yt = s[test], y[test]
     ci = partial(bootstrap_ci, n_resamples=n_resamples, seed=seed, refuse_zero_width=True)  # [1, 1]: no certainty
-    auroc_ci, auroc_why = ci(resampled_auroc(s, y, groups), s.size, groups=groups)
-    bal_ci, bal_why = ci(lambda i: balanced_accuracy(st[i], yt[i], threshold), st.size, groups=_sub(groups, test))
+    auroc_ci, auroc_why = ci(resampled_auroc(s, y, groups), s.size, groups=groups, wilson_n=smaller_class(y, groups))
+    bal_ci, bal_why = ci(lambda i: balanced_accuracy(st[i], yt[i], threshold), st.size, groups=_sub(groups, test),
+                         wilson_n=smaller_class(yt, _sub(groups, test)))
     fields = {
         "n": int(s.size), "n_positive": int((y == 1).sum()), "n_negative": int((y == 0).sum()),
         "auroc": auroc(s, y), "auroc_ci": auroc_ci,
@@ -342,7 +393,8 @@ def binary_report(scores: ArrayLike, labels: ArrayLike, *, seed: int = 0, n_resa
     }
     reasons = {"auroc": ONE_CLASS if s.size else "no records", "auroc_ci": auroc_why, "ece": "no records",
                **_split_reasons(threshold, dev.size, test.size), "balanced_accuracy_ci": bal_why}
-    return {**fields, "why_none": why_none(fields, reasons)}
+    notes = ci_notes({"auroc_ci": (auroc_ci, auroc_why), "balanced_accuracy_ci": (bal_ci, bal_why)})
+    return {**fields, "why_none": why_none(fields, reasons), "ci_notes": notes}
 
 
 def _calibration_fields(s: np.ndarray, y: np.ndarray) -> dict:
@@ -377,7 +429,7 @@ def pairwise_report(good: ArrayLike, bad: ArrayLike, *, seed: int = 0, n_resampl
     m = g.size
     outcomes = pairwise_outcomes(g, b)
     ci = partial(bootstrap_ci, n_resamples=n_resamples, seed=seed, refuse_zero_width=True)
-    pair_ci, pair_why = ci(lambda i: float(outcomes[i].mean()), m, groups=groups)
+    pair_ci, pair_why = ci(lambda i: float(outcomes[i].mean()), m, groups=groups, wilson_n=pairs_units(m, groups))
 
     def pooled(i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.concatenate([g[i], b[i]]), np.concatenate([np.ones(i.size), np.zeros(i.size)])
@@ -385,13 +437,14 @@ def pairwise_report(good: ArrayLike, bad: ArrayLike, *, seed: int = 0, n_resampl
     every = pooled(np.arange(m))  # both texts of every pair: good ones first, then bad ones
     clusters = list(range(m)) if groups is None else list(groups)  # a pair, or its group, is one cluster
     pooled_auroc = clustered_auroc(*every, clusters + clusters)
-    auroc_ci, auroc_why = ci(lambda i: pooled_auroc(np.tile(multiplicity(i, m), 2)), m, groups=groups)
+    auroc_ci, auroc_why = ci(lambda i: pooled_auroc(np.tile(multiplicity(i, m), 2)), m, groups=groups,
+                             wilson_n=pairs_units(m, groups))
     perm = np.random.default_rng(seed).permutation(m)
     k = int(round(m * dev_fraction))
     dev, test = np.sort(perm[:k]), np.sort(perm[k:])
     threshold = best_threshold(*pooled(dev))
     bal_ci, bal_why = ci(lambda i: balanced_accuracy(*pooled(test[i]), threshold), test.size,
-                         groups=_sub(groups, test))
+                         groups=_sub(groups, test), wilson_n=pairs_units(test.size, _sub(groups, test)))
     fields = {
         "n": int(m), "pairwise_accuracy": pairwise_accuracy(g, b), "pairwise_accuracy_ci": pair_ci,
         "ties": int((outcomes == 0.5).sum()),
@@ -405,4 +458,6 @@ def pairwise_report(good: ArrayLike, bad: ArrayLike, *, seed: int = 0, n_resampl
     reasons = {"pairwise_accuracy": "no pairs", "pairwise_accuracy_ci": pair_why, "auroc": "no pairs",
                "auroc_ci": auroc_why, **_split_reasons(threshold, 2 * dev.size, 2 * test.size),
                "balanced_accuracy_ci": bal_why}
-    return {**fields, "why_none": why_none(fields, reasons)}
+    notes = ci_notes({"pairwise_accuracy_ci": (pair_ci, pair_why), "auroc_ci": (auroc_ci, auroc_why),
+                      "balanced_accuracy_ci": (bal_ci, bal_why)})
+    return {**fields, "why_none": why_none(fields, reasons), "ci_notes": notes}

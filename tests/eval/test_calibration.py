@@ -12,6 +12,7 @@ from corpora.labels import add_label, read_labels
 from corpora.records import Judgement, Label, MetricResult
 from eval import labelling, ppi
 from eval.calibration import calibrate, for_run
+from eval.mathx import wilson_interval
 from eval.summary import summarize
 
 
@@ -183,6 +184,9 @@ def test_agreement_intervals_do_not_claim_certainty_from_a_few_labels():
     assert one["accuracy_ci"][0] < 0.25 and one["accuracy_ci"][1] == 1.0
     few = agreement(np.array([1.0, 1.0, 0.0]), np.array([0.9, 0.8, 0.1]), 0.5)
     assert few["auroc"] == 1.0 and few["auroc_ci"] == [None, None] and "5 labels of each class" in few["reason"]
+    assert out["auroc"] == 1.0 and out["auroc_ci"] == [round(wilson_interval(15, 15)[0], 6), 1.0]  # Wilson over 15, not [1, 1]
+    assert out["reason"] == ("AUROC CI: Wilson interval over 15 records of the smaller class (every resample gives "
+                             "1.000)")
 
 
 def test_a_label_whose_judgement_cannot_be_read_is_not_said_to_be_of_another_run():

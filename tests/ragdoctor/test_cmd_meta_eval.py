@@ -50,3 +50,12 @@ def test_a_zero_width_ci_and_an_uncounted_cut_are_explained():
             in notes)
     assert any(n.startswith("  context_relevance nli: cut: not counted") for n in notes)
     assert footnotes([{"metric": "g", "judge": "x", "why_none": {}, "flags": []}]) == []
+
+
+def test_a_wilson_ci_in_place_of_a_zero_width_one_is_said_under_the_table():
+    results = [{"metric": "groundedness", "judge": "nli", "pairwise_accuracy": 0.0, "pairwise_accuracy_ci": (0, 0.11),
+                "why_none": {}, "ci_notes": {"pairwise_accuracy_ci": "Wilson interval over 30 pairs (every resample "
+                                                                     "gives 0.000)"}, "flags": []}]
+    assert footnotes(results) == ["CIs that are no bootstrap's (every resample gave one value):",
+                                  "  groundedness nli: pairwise CI: Wilson interval over 30 pairs (every resample "
+                                  "gives 0.000)"]

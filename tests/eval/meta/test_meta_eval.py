@@ -462,6 +462,21 @@ def test_pairwise_rows_are_flagged_on_pairwise_accuracy_not_the_pooled_auroc():
     assert not any("chance" in f for f in winning["flags"])
 
 
+def test_a_judge_that_loses_every_pair_is_flagged_and_loses_to_lexical():
+    """0 of 30 pairs won: every resample gives 0.000, and a zero-width CI used to be dropped, taking the 'worse than
+    chance' flag and the verdict against lexical (which wins all 30) with it. The Wilson interval keeps both."""
+    good = [0.1 + 0.02 * i for i in range(30)]
+    inverted, rows_j = _pairwise_result("j", good, [g + 0.5 for g in good], n_resamples=200)
+    lexical, rows_l = _pairwise_result("lexical", good, [g - 0.05 for g in good], n_resamples=200)
+    flag_results([inverted, lexical], rows_j + rows_l, MetaEvalOptions(n_resamples=200))
+    assert inverted["pairwise_accuracy"] == 0.0 and inverted["pairwise_accuracy_ci"][1] < 0.12
+    assert "worse than chance (pairwise accuracy CI below 0.5): the judge's scores are inverted here" in \
+        inverted["flags"]
+    cmp = inverted["vs_lexical"]
+    assert cmp["verdict"] == "loses" and cmp["difference"] == -1.0 and cmp["note"].startswith("Wilson interval")
+    assert any(f.startswith("loses lexical (pairwise_accuracy -1.000") and "Wilson" in f for f in inverted["flags"])
+
+
 def test_graded_labels_without_0_or_1_compare_and_flag_spearman():
     """Grades 0.25/0.75 only: the headline is Spearman, and the comparison with lexical used to read AUROC on the
     (empty) 0/1 subset: 'no items', and no word that lexical's scores run against the labels."""

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from eval.mathx import wilson_interval
 from eval.meta import stats
 
 
@@ -66,18 +67,40 @@ def test_grouped_auroc_ci_counts_a_groups_own_comparisons_once_per_draw():
     assert lo <= rep["auroc"] <= hi
 
 
-def test_a_zero_width_ci_is_none_with_its_reason():
-    """A perfectly separated set: every resample gives AUROC 1.0, a [1.000, 1.000] CI that would read as certainty."""
+def test_a_zero_width_ci_becomes_the_wilson_interval_with_its_note():
+    """A perfectly separated set: every resample gives AUROC 1.0, a [1.000, 1.000] CI that would read as certainty.
+    In its place the Wilson interval over the smaller class (12 records), which still says 'far from chance'."""
     s, y = np.linspace(0, 1, 24), np.array([0] * 12 + [1] * 12)
     rep = stats.binary_report(s, y, n_resamples=200)
-    assert rep["auroc"] == 1.0 and rep["auroc_ci"] == (None, None)
-    assert rep["why_none"]["auroc_ci"] == "every resample gives 1.000: a zero-width CI would read as certainty"
-    pairs = stats.pairwise_report([1.0] * 10, [0.0] * 10, n_resamples=200)
-    assert pairs["pairwise_accuracy_ci"] == (None, None) and "every resample gives 1.000" in \
-        pairs["why_none"]["pairwise_accuracy_ci"]
+    assert rep["auroc"] == 1.0 and rep["auroc_ci"] == pytest.approx(wilson_interval(12, 12))
+    assert rep["auroc_ci"][1] == 1.0 and 0.7 < rep["auroc_ci"][0] < 0.8
+    assert rep["ci_notes"]["auroc_ci"] == "Wilson interval over 12 records of the smaller class (every resample gives 1.000)"
+    assert "auroc_ci" not in rep["why_none"]
+    won = stats.pairwise_report([1.0] * 10, [0.0] * 10, n_resamples=200)
+    assert won["pairwise_accuracy_ci"] == pytest.approx(wilson_interval(10, 10))
+    assert won["ci_notes"]["pairwise_accuracy_ci"] == "Wilson interval over 10 pairs (every resample gives 1.000)"
+    lost = stats.pairwise_report([0.0] * 30, [1.0] * 30, n_resamples=200)  # 0 of 30: reliably below chance
+    assert lost["pairwise_accuracy_ci"][0] == 0.0 and lost["pairwise_accuracy_ci"][1] < 0.12
+    grouped = stats.pairwise_report([0.0] * 30, [1.0] * 30, n_resamples=200, groups=[i // 5 for i in range(30)])
+    assert grouped["ci_notes"]["pairwise_accuracy_ci"].startswith("Wilson interval over 6 groups")  # not 30 pairs
+    assert grouped["pairwise_accuracy_ci"][1] > lost["pairwise_accuracy_ci"][1]
     assert stats.bootstrap(lambda i: 1.0, 10, n_resamples=50) == (1.0, 1.0)  # other callers keep their CI (opt-in)
     (ci, why) = stats.bootstrap_ci(lambda i: 1.0, 10, n_resamples=50, refuse_zero_width=True)
-    assert ci == (None, None) and why.startswith("every resample gives 1.000")
+    assert ci == (None, None) and why.startswith("every resample gives 1.000")  # no units given: still no CI
+    (ci, why) = stats.bootstrap_ci(lambda i: 3.0, 10, n_resamples=50, refuse_zero_width=True, wilson_n=(10, "x"))
+    assert ci == (None, None) and why.startswith("every resample gives 3.000")  # no proportion: no Wilson either
+
+
+def test_a_zero_width_difference_gets_a_wilson_verdict():
+    """One judge wins every pair, the other loses every one: the difference is -1 on every resample. That is a loss
+    (Wilson interval of the difference mapped to [0, 1]), not 'no verdict'; an exact tie stays a tie."""
+    lose = stats.paired_difference(lambda i: 0.0, lambda i: 1.0, 30, n_resamples=50, refuse_zero_width=True,
+                                   wilson_n=(30, "pairs"))
+    assert lose["verdict"] == "loses" and lose["ci"][0] == -1.0 and lose["ci"][1] < -0.7
+    assert lose["note"].startswith("Wilson interval over 30 pairs")
+    tie = stats.paired_difference(lambda i: 1.0, lambda i: 1.0, 30, n_resamples=50, refuse_zero_width=True,
+                                  wilson_n=(30, "pairs"))
+    assert tie["verdict"] == "ties" and tie["ci"][0] < 0 < tie["ci"][1]
 
 
 def test_every_none_statistic_has_its_reason():
