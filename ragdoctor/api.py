@@ -220,7 +220,8 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
                 judge_objs = stack.enter_context(flow.built_judges(selection, nli_model=nli_model,
                                                                    nli_threshold=nli_threshold,
                                                                    judge_base_url=judge_base_url,
-                                                                   judge_model=judge_model or DEFAULT_GGUF))
+                                                                   judge_model=judge_model or DEFAULT_GGUF,
+                                                                   spell=api_names))
         ev = judge_traces(traces, metrics=names, judges=judge_objs, run=run, batch_size=batch_size,
                           input_errors=errors, source="ragdoctor.evaluate", progress=progress, warnings=warnings)
     notes = [*ev.warnings, *_nothing_measured(ev.summary)]

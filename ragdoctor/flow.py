@@ -119,10 +119,12 @@ def llm_factory(stack: ExitStack, base_url: str | list[str] | None, model: str, 
 def built_judges(selection: Selection, *, nli_model: str | None = None, nli_threshold: float | None = None,
                  judge_base_url: str | list[str] | None = None, judge_model: str = "qwen2.5-0.5b",
                  embedder: object | None = None, judge_concurrency: int = 1,
-                 request_stats: list | None = None) -> Iterator[list[Judge]]:
+                 request_stats: list | None = None,
+                 spell: Callable[[str], str] | None = None) -> Iterator[list[Judge]]:
     """The selected judges, built; an LLM judge's model is stopped on exit. A judge that cannot run here is built as
     unavailable (its metrics unmeasured, with why) and warned about. ``judge_concurrency``: requests the llm/ragas
-    judges keep in flight; ``request_stats`` receives their model's request counters."""
+    judges keep in flight; ``request_stats`` receives their model's request counters; ``spell`` rewrites the reason
+    of an unavailable judge for its caller (the Python API names its arguments where the CLI names its flags)."""
     check_nli_model(nli_model, load="nli" in selection.judges)  # a named model that cannot load: refused, not
     with ExitStack() as stack:  # a run with that judge unmeasured
         opts = JudgeOptions(nli_model=nli_model, nli_threshold=nli_threshold, embedder=embedder,
@@ -132,6 +134,7 @@ def built_judges(selection: Selection, *, nli_model: str | None = None, nli_thre
         judges = make_judges(selection.judges, opts)
         for j in judges:
             if isinstance(j, UnavailableJudge):
+                j.reason = spell(j.reason) if spell else j.reason
                 warn(f"judge {j.name} unavailable: {j.reason}: its metrics are unmeasured")
         yield judges
 

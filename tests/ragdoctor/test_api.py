@@ -308,3 +308,15 @@ def test_the_ppi_gate_names_the_ppi_fallback_argument(tmp_path):
     verdict = result.gate({"groundedness": 0.5}, ppi=True)
     assert not verdict and "or pass ppi_fallback=True" in verdict.checks[0].message
     assert "--ppi-fallback" not in verdict.checks[0].message
+
+
+def test_an_unavailable_judge_is_explained_with_the_apis_argument_names(tmp_path, monkeypatch, caplog):
+    """Its reason reaches the user as a logged warning and as each result's reason: through the API it names the
+    argument (nli_model), not the CLI's flag (--nli-model)."""
+    monkeypatch.setattr("eval.judges.registry.default_nli_path", lambda: None)  # weights not installed
+    with caplog.at_level("WARNING", logger="ragdoctor.notices"):
+        result = ragdoctor.evaluate([ROW], judges="nli,lexical", metrics="groundedness", out=tmp_path / "run")
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "pass nli_model PATH" in said and "--nli-model" not in said
+    reasons = {m.reason for j in result.judgements for m in j.results if m.judge == "nli"}
+    assert reasons and all("nli_model" in why and "--nli-model" not in why for why in reasons)
