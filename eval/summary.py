@@ -11,6 +11,7 @@ import pandas as pd
 from corpora.records import Judgement, Label
 from eval.calibration import calibrate
 from eval.mathx import mean_ci
+from eval.metrics import find
 
 RESULT_COLUMNS = ("sample_id", "metric", "judge", "value", "status", "reason", "seconds")  # results.parquet's
 
@@ -20,6 +21,13 @@ def results_frame(judgements: list[Judgement]) -> pd.DataFrame:
     rows = [{"sample_id": j.sample_id, "metric": r.metric, "judge": r.judge, "value": r.value, "status": r.status,
              "reason": r.reason, "seconds": r.seconds} for j in judgements for r in j.results]
     return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+
+
+def _higher_is_better(metric: str) -> bool:
+    """The metric's direction (noise_sensitivity: lower is better), as its definition gives it; a name no metric
+    defines (a retrieval metric read from a log, say) is higher-is-better, as every retrieval metric is."""
+    m = find(metric)
+    return True if m is None else m.higher_is_better
 
 
 def summarize(judgements: list[Judgement], *, n_resamples: int = 2000, seed: int = 0,
@@ -33,7 +41,8 @@ def summarize(judgements: list[Judgement], *, n_resamples: int = 2000, seed: int
         lo, hi = mean_ci(ok, n_resamples=n_resamples, seed=seed) if ok else (None, None)
         unmeasured = g[g.status == "unmeasured"]
         metrics.append({
-            "metric": metric, "judge": judge, "n": len(ok), "mean": float(sum(ok) / len(ok)) if ok else None,
+            "metric": metric, "judge": judge, "higher_is_better": _higher_is_better(metric),
+            "n": len(ok), "mean": float(sum(ok) / len(ok)) if ok else None,
             "ci_low": lo, "ci_high": hi, "n_unmeasured": int(len(unmeasured)),
             "n_not_applicable": int((g.status == "not_applicable").sum()),
             "unmeasured_reasons": dict(Counter(unmeasured["reason"].fillna("unknown")).most_common(5)),

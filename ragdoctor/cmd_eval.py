@@ -29,7 +29,8 @@ def render_eval_summary(summary: dict) -> str:
     rows = []
     for m in summary["metrics"]:
         ci = ci_text(m["ci_low"], m["ci_high"])
-        rows.append((m["metric"], m["judge"], m["n"], m["mean"], ci, m.get("n_unmeasured"), m.get("n_not_applicable")))
+        name = m["metric"] + (" (lower is better)" if m.get("higher_is_better") is False else "")
+        rows.append((name, m["judge"], m["n"], m["mean"], ci, m.get("n_unmeasured"), m.get("n_not_applicable")))
     share = summary.get("unmeasured_share")
     foot = f"\nunmeasured share: {share:.3f}" if share is not None else ""
     return render(["metric", "judge", "n", "mean", "95% CI", "unmeasured", "n/a"], rows) + foot

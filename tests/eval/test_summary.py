@@ -37,3 +37,14 @@ def test_nothing_measured_has_no_mean_and_no_ci():
     s = summarize([JUDGEMENTS[3]])
     assert s["metrics"][0]["mean"] is None and s["metrics"][0]["ci_low"] is None and s["unmeasured_share"] == 1.0
     assert summarize([])["unmeasured_share"] is None
+
+
+def test_the_summary_and_the_eval_table_say_which_metric_is_lower_is_better():
+    from ragdoctor.cmd_eval import render_eval_summary
+
+    s = summarize([J("a", MetricResult.ok("noise_sensitivity", "lexical", 0.2),
+                     MetricResult.ok("groundedness", "lexical", 0.9))], n_resamples=50)
+    direction = {m["metric"]: m["higher_is_better"] for m in s["metrics"]}
+    assert direction == {"noise_sensitivity": False, "groundedness": True}
+    table = render_eval_summary(s)
+    assert "noise_sensitivity (lower is better)" in table and "groundedness (lower" not in table
