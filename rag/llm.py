@@ -45,6 +45,9 @@ class LLMResponse(BaseModel):
     cached_tokens: int | None = None  # prompt tokens the server did not read again (its KV cache held the prefix)
     prompt_ms: float | None = None  # the server's time reading the prompt: the time to the first token
     latency_s: float
+    # why the model stopped, as the server said ("stop", "length": cut at max_tokens, ...); None when it did not say
+    # (a fake model, or a reply cached before this was recorded)
+    finish_reason: str | None = None
 
     def usage(self) -> dict[str, float]:
         """The token counts and server times it reported (none invented: a server that says nothing gives {})."""
@@ -53,7 +56,13 @@ class LLMResponse(BaseModel):
 
 
 class LLMError(RuntimeError):
-    """A chat call failed (network, HTTP status, malformed reply); the message is one line."""
+    """A chat call failed (network, HTTP status, malformed reply); the message is one line. ``kind``: the last
+    attempt's failure as rag.fleet.RequestError names it (``connection``, ``timeout``, ``http_400``, ``malformed``
+    ...), None where no request said."""
+
+    def __init__(self, message: str, kind: str | None = None):
+        super().__init__(message)
+        self.kind = kind
 
 
 @runtime_checkable
@@ -143,7 +152,7 @@ class OpenAIChatLLM:
             return call_with_retries(attempt, self.retry, self.stats, jitter=self._jitter, sleep=self._sleep,
                                      endpoints=self._endpoints)
         except RequestError as exc:
-            raise LLMError(str(exc)) from None
+            raise LLMError(str(exc), kind=exc.kind) from None
 
     def _once(self, k: int, messages: Messages, temperature: float, max_tokens: int, seed: int) -> LLMResponse:
         """One attempt at endpoint ``k``; any failure becomes a ``RequestError`` saying whether to retry."""
@@ -190,6 +199,7 @@ class OpenAIChatLLM:
         timings = getattr(completion, "timings", None)  # llama.cpp's own: prompt_n, cache_n, prompt_ms, ...
         prompt_ms = timings.get("prompt_ms") if isinstance(timings, dict) else None
         model = getattr(completion, "model", None)
+        finish = getattr(completion.choices[0], "finish_reason", None)
         # the answer is what was asked for; the bookkeeping a server adds is kept only when it is a sane number (a
         # NaN time or a "lots" token count would otherwise lose the answer, or a trace that cannot be read back)
         return LLMResponse(
@@ -200,6 +210,7 @@ class OpenAIChatLLM:
             cached_tokens=_count(getattr(details, "cached_tokens", None)),
             prompt_ms=_finite(prompt_ms),
             latency_s=latency_s,
+            finish_reason=finish if isinstance(finish, str) and finish else None,
         )
 
 

@@ -1,7 +1,13 @@
 """A trivial lexical-overlap scorer: the baseline every other judge must beat (and a judge that never fails).
 
 support(premise, hypothesis): share of the hypothesis's content words found in the premise (unigram precision).
-relevance(question, passage): share of the question's content words found in the passage."""
+relevance(question, passage): share of the question's content words found in the passage.
+
+The share is undefined when the side it is a share of (the hypothesis: a claim; the question) has no content words
+left after stopword removal ("Who was it?", "It is."): ``unigram_precision`` gives 0.0 there, which must not read as a
+measured 0, so the lexical judge (``LexicalJudge``, eval/judges/lexical_judge.py) makes every result resting on such
+an ask unmeasured. An empty other side (a passage or premise of stopwords only) is a measured 0: none of the
+question's or claim's words are in it."""
 from __future__ import annotations
 
 from eval.judges.base import Support

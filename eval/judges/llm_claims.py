@@ -1,11 +1,13 @@
 """The LLM judge on our own claims: an LLM answers short verification questions per (premise, claim) and
 per (question, passage), and ``ScorerJudge`` turns those verdicts into every metric a model computes.
 
-A verdict the model cannot be made to give (unparseable twice, or the call failed) is *undecided*: the
-scorer returns ``Support(nan)`` / ``nan`` for it, and ``LLMJudge`` makes every trace whose value rests on an
-undecided ask (the metric declares its asks: eval.metrics.base.Ask) ``unmeasured`` ("judge output unparseable", or the
-call's one-line error), while the rest of the batch keeps its values. A claim some other premise supports does not
-depend on it."""
+A reply is read by eval/judges/verdicts.py. A verdict the model cannot be made to give (undecided twice: no verdict,
+conflicting verdicts, a refusal, a reply cut at max_tokens mid-reasoning; or the call failed, or was not made because
+the model was down) is *undecided*: the scorer returns ``Support(nan)`` / ``nan`` for it, and ``LLMJudge`` makes every
+trace whose value rests on an undecided ask (the metric declares its asks: eval.metrics.base.Ask) ``unmeasured``
+("judge output unparseable", "judge output truncated at max_tokens=N", or the call's one-line error), while the rest of
+the batch keeps its values. A claim some other premise supports does not depend on it. An ask quotes at most
+``MAX_CHARS`` characters of text (see there)."""
 from __future__ import annotations
 
 import math
@@ -21,11 +23,20 @@ from eval.claims import premise_windows
 from eval.judge_cache import cached
 from eval.judges.base import Support
 from eval.judges.scorer import ScorerJudge
+from eval.judges.verdicts import (
+    RELEVANCE_QUESTION,
+    SUPPORT_QUESTION,
+    THREE_WAY_QUESTION,
+    parse_relevance,
+    parse_support,
+    without_reasoning,
+)
 from eval.metrics import get
 from eval.metrics.base import Ask
 from eval.metrics.verify import top_premises
+from eval.tokens import content_tokens
 from rag.fleet import redact_urls
-from rag.llm import ChatLLM, LLMError, one_line
+from rag.llm import ChatLLM, LLMError, LLMResponse, one_line
 
 UNPARSEABLE = "judge output unparseable"
 NAN = float("nan")
@@ -33,50 +44,71 @@ NAN = float("nan")
 # Two support prompts. Yes/no is the default: the bundled 0.5B model answers it well but answers the 3-way
 # question NOT_SUPPORTED whatever the pair (measured), and cannot tell contradiction from absence either way.
 _YESNO_SYSTEM = "Answer with YES or NO only."
-_YESNO_USER = ("Premise: {premise}\nStatement: {hypothesis}\n"
-               "Is the statement true according to the premise? Answer YES or NO.")
+_YESNO_USER = "Premise: {premise}\nStatement: {hypothesis}\n" + SUPPORT_QUESTION + " Answer YES or NO."
 _YESNO_RETRY = "Reply with exactly one word: YES or NO."
 _3WAY_SYSTEM = "You verify facts. Reply with one word: SUPPORTED, CONTRADICTED or NOT_SUPPORTED."
-_3WAY_USER = ("Premise: {premise}\n\nStatement: {hypothesis}\n\n"
-              "Does the premise support the statement? Reply SUPPORTED, CONTRADICTED or NOT_SUPPORTED.")
+_3WAY_USER = ("Premise: {premise}\n\nStatement: {hypothesis}\n\n" + THREE_WAY_QUESTION
+              + " Reply SUPPORTED, CONTRADICTED or NOT_SUPPORTED.")
 _3WAY_RETRY = "Reply with exactly one word: SUPPORTED, CONTRADICTED or NOT_SUPPORTED."
 _REL_SYSTEM = "You judge relevance. Reply with one word: YES or NO."
-_REL_USER = ("Question: {question}\n\nPassage: {passage}\n\n"
-             "Does the passage contain information that helps answer the question? Reply YES or NO.")
+_REL_USER = "Question: {question}\n\nPassage: {passage}\n\n" + RELEVANCE_QUESTION + " Reply YES or NO."
 _REL_RETRY = _YESNO_RETRY
 
-_SUPPORT_WORDS = re.compile(r"not[\s_-]*supported|unsupported|not[\s_-]*enough|not[\s_-]*mentioned|insufficient"
-                            r"|neutral|unclear|unknown"
-                            r"|contradict\w*|refute\w*|supported|supports|entail\w*|yes|no|true|false", re.I)
-_REL_WORDS = re.compile(r"not[\s_-]*relevant|irrelevant|unrelated|relevant|helpful|yes|no", re.I)
+# What one ask quotes, at most (the premise or passage and the statement or question together, in characters): even at
+# one token per character (CJK text, long numbers) that and the ~120 tokens of instructions, reply and reminder fit a
+# 4,096-token context, the bundled model's. Over it, the statement or question keeps up to a fifth and the premise or
+# passage the rest, each its window sharing most content words with the other text (claim windows are far shorter
+# already; it is the relevance asks' whole chunks and answers that run long). A cut is recorded in the result's
+# evidence ("judge_cut"); LLMJudge(max_chars=...) raises it for a server with a longer context.
+MAX_CHARS = 3_000
+SHORT_VERDICT_WORDS = 3  # a reply cut at max_tokens with more words than this may hold unfinished reasoning
+_SHOWN = {"premise": "premise", "hypothesis": "statement", "question": "question", "passage": "passage"}
+# an error that says the judge's server cannot answer any ask now (unreachable, timed out, overloaded, down, or refusing
+# every request: credentials, an unknown model or URL), unlike one about this request (HTTP 400/413/422: too long,
+# malformed) or this reply: only these count towards max_consecutive_errors
+_DOWN = re.compile(r"connection|connect\b|refused|unreachable|timed out|timeout|name or service|no route to host"
+                   r"|server disconnected|network|\b(?:http|error code:?|status) ?(?:5\d\d|408|429|401|403|404)\b"
+                   r"|service unavailable|bad gateway|overloaded|rate limit", re.I)
 
 
-def parse_support(text: str) -> Support | None:
-    """The first verdict keyword in ``text`` (case-insensitive), as a Support; None when there is none."""
-    m = _SUPPORT_WORDS.search(text)
-    if m is None:
-        return None
-    word = re.sub(r"[\s_-]+", "_", m.group(0).lower())
-    if word in ("supported", "supports", "yes", "true") or word.startswith("entail"):
-        return Support(1.0, 0.0)
-    if word.startswith(("contradict", "refute")) or word == "false":
-        return Support(0.0, 1.0)
-    return Support(0.0, 0.0)
+_DOWN_KINDS = re.compile(r"connection|timeout|http_(?:5\d\d|408|429|401|403|404)")
 
 
-def parse_relevance(text: str) -> float | None:
-    m = _REL_WORDS.search(text)
-    if m is None:
-        return None
-    return 1.0 if m.group(0).lower() in ("relevant", "helpful", "yes") else 0.0
+def says_down(error: str, kind: str | None = None) -> bool:
+    """Whether a failed call says the server cannot answer any ask, not this one: by the failure's ``kind``
+    (rag.llm.LLMError.kind: connection, timeout, http_503 ...) where the client gave one, else by its message (a
+    ChatLLM of the user's raising a bare LLMError; see _DOWN)."""
+    return bool(_DOWN_KINDS.fullmatch(kind)) if kind else bool(_DOWN.search(error))
+
+
+def bounded(text: str, limit: int, focus: str) -> str:
+    """``text`` when it has at most ``limit`` characters; else its ``limit``-character window (cut at spaces where
+    there are any, an ellipsis marking each cut end) sharing most content words with ``focus``, the earliest on a
+    tie."""
+    if len(text) <= limit:
+        return text
+    inner = max(1, limit - 2)  # room for the ellipses
+    stride = max(1, inner // 4)
+    starts = list(range(0, len(text) - inner, stride)) + [len(text) - inner]
+    wanted = set(content_tokens(focus))
+    best = max(starts, key=lambda s: (len(wanted & set(content_tokens(text[s : s + inner]))), -s))
+    window = text[best : best + inner]
+    if best > 0 and (cut := window.find(" ", 0, inner // 8)) >= 0:  # not a word's tail
+        window = window[cut:]
+    if best + inner < len(text) and (cut := window.rfind(" ", len(window) - inner // 8)) > 0:
+        window = window[:cut]
+    return ("\u2026" if best > 0 else "") + window.strip() + ("\u2026" if best + inner < len(text) else "")
 
 
 @dataclass
 class LLMScorer:
-    """A Scorer asking a chat model; ``failures`` maps each undecided pair of the last calls to its reason.
+    """A Scorer asking a chat model; ``failures`` maps each undecided pair of the last calls to its reason, ``cuts``
+    each pair whose text was cut to ``max_chars`` (``bounded``) to a note saying so.
 
     ``three_way`` asks SUPPORTED / CONTRADICTED / NOT_SUPPORTED (for capable models); the default yes/no
-    question gives ``contradicted=None``."""
+    question gives ``contradicted=None``. After ``max_consecutive_errors`` calls in a row that say the server cannot
+    answer any ask (``says_down``: unreachable, timed out, 5xx after retries ...), the remaining pairs are not asked,
+    and say so; a failure about one request (HTTP 400 "context length exceeded") is that pair's alone."""
 
     llm: ChatLLM
     max_tokens: int = 12
@@ -88,111 +120,175 @@ class LLMScorer:
     max_consecutive_errors: int = 3
     three_way: bool = False
     concurrency: int = 1  # asks in flight at once (a fleet or a server with parallel slots)
+    max_chars: int = MAX_CHARS
     failures: dict[tuple[str, str], str] = field(default_factory=dict)
+    cuts: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def support(self, pairs: list[tuple[str, str]]) -> list[Support]:
         prompts = ((_3WAY_SYSTEM, _3WAY_USER, _3WAY_RETRY) if self.three_way else
                    (_YESNO_SYSTEM, _YESNO_USER, _YESNO_RETRY))
-        verdicts = self._ask(pairs, *prompts, parse_support, ("premise", "hypothesis"))
+        verdicts = self._ask(pairs, *prompts, parse_support, ("premise", "hypothesis"), long=0)
         if not self.three_way:  # yes/no cannot tell contradiction from absence
             verdicts = [v if v is None else Support(v.supported, None) for v in verdicts]
         return [Support(NAN, None) if v is None else v for v in verdicts]
 
     def relevance(self, pairs: list[tuple[str, str]]) -> list[float]:
-        verdicts = self._ask(pairs, _REL_SYSTEM, _REL_USER, _REL_RETRY, parse_relevance, ("question", "passage"))
+        verdicts = self._ask(pairs, _REL_SYSTEM, _REL_USER, _REL_RETRY, parse_relevance, ("question", "passage"),
+                             long=1)
         return [NAN if v is None else v for v in verdicts]
 
     def _ask(self, pairs: list[tuple[str, str]], system: str, user: str, retry: str,
-             parse: Callable[[str], Any], names: tuple[str, str]) -> list[Any]:
-        """One verdict per pair (None when undecided, reason in ``failures``), one ask per distinct pair."""
+             parse: Callable[..., Any], names: tuple[str, str], long: int) -> list[Any]:
+        """One verdict per pair (None when undecided, reason in ``failures``), one ask per distinct pair; ``long``:
+        which text of a pair is the premise or passage (cut first when the pair is over ``max_chars``)."""
         answers: dict[tuple[str, str], Any] = {}
-        errors, last_error = 0, ""
+        down, last_down = 0, ""  # calls in a row that said the server is down, and the last one's error
         distinct = list(dict.fromkeys(pairs))
 
-        def ask(pair: tuple[str, str]) -> tuple[Any, str | None]:
+        def ask(pair: tuple[str, str]) -> tuple[Any, str | None, str | None]:
+            """The verdict, why there is none, and the error when the call failed and it says the server is down."""
+            sent = self._fit(pair, names, long)
             messages = [{"role": "system", "content": system},
-                        {"role": "user", "content": user.format(**dict(zip(names, pair)))}]
+                        {"role": "user", "content": user.format(**dict(zip(names, sent)))}]
             try:
-                return self._verdict(messages, retry, parse), None
+                verdict, why = self._verdict(messages, retry, parse, sent)
+                return verdict, why, None
             except LLMError as exc:
-                return None, f"judge call failed: {one_line(exc, 200)}"
+                error = one_line(exc, 200)
+                return None, f"judge call failed: {error}", error if says_down(error, exc.kind) else None
 
         wave = max(1, self.concurrency)  # ``wave`` asks at once; 1: one after the other, as always
         pool = ThreadPoolExecutor(max_workers=wave, thread_name_prefix="llm-judge") if wave > 1 else None
         try:
             for start in range(0, len(distinct), wave):
                 batch = distinct[start : start + wave]
-                if errors >= self.max_consecutive_errors:  # the model is down: do not wait on every pair
+                if down >= self.max_consecutive_errors:  # the model is down: do not wait on every pair
+                    skipped = (f"judge call failed: not asked: the judge's model failed {down} asks in a row "
+                               f"(last: {last_down})")
                     for pair in batch:
-                        answers[pair], self.failures[pair] = None, last_error
+                        answers[pair], self.failures[pair] = None, skipped
                     continue
-                for pair, (verdict, error) in zip(batch, pool.map(ask, batch) if pool else map(ask, batch)):
+                for pair, (verdict, why, error) in zip(batch, pool.map(ask, batch) if pool else map(ask, batch)):
                     answers[pair] = verdict
-                    if error is None:
-                        errors = 0
-                    else:
-                        errors, last_error = errors + 1, error
+                    if error is not None:
+                        down, last_down = down + 1, error
+                    else:  # the server answered (a verdict, or an error about this request): it is up
+                        down = 0
                     if verdict is None:
-                        self.failures[pair] = error or UNPARSEABLE
+                        self.failures[pair] = why or UNPARSEABLE
         finally:
             if pool:
                 pool.shutdown(wait=True)
         return [answers[p] for p in pairs]
 
-    def _verdict(self, messages: list[dict[str, str]], retry: str, parse: Callable[[str], Any]) -> Any:
-        reply = self._chat(messages)
-        verdict = parse(reply)
-        if verdict is None:  # once more, with a stricter reminder
-            verdict = parse(self._chat([*messages, {"role": "assistant", "content": reply},
-                                        {"role": "user", "content": retry}]))
-        return verdict
+    def _fit(self, pair: tuple[str, str], names: tuple[str, str], long: int) -> tuple[str, str]:
+        """The pair as it is sent: within ``max_chars`` together (``bounded``); a cut is noted in ``cuts``."""
+        short = 1 - long
+        sent = list(pair)
+        if len(pair[0]) + len(pair[1]) <= self.max_chars:
+            return pair
+        sent[short] = bounded(pair[short], max(1, self.max_chars // 5), pair[long])  # its head, as a rule
+        sent[long] = bounded(pair[long], max(1, self.max_chars - len(sent[short])), pair[short])
+        notes = [f"{_SHOWN[names[k]]} cut to {len(sent[k]):,} of {len(pair[k]):,} characters" for k in (long, short)
+                 if sent[k] != pair[k]]
+        self.cuts[pair] = (f"{'; '.join(notes)} (the judge reads {self.max_chars:,} characters per ask; the part "
+                           f"sharing most words with the {_SHOWN[names[short]]} was kept)")
+        return sent[0], sent[1]
 
-    def _chat(self, messages: list[dict[str, str]]) -> str:
-        return self.llm.chat(messages, temperature=0.0, max_tokens=self.max_tokens, seed=self.seed).text
+    def _verdict(self, messages: list[dict[str, str]], retry: str, parse: Callable[..., Any],
+                 echoes: tuple[str, str]) -> tuple[Any, str | None]:
+        """The reply's verdict, asking once more with a stricter reminder when it gives none; and, when neither gives
+        one, why (the reply was cut at max_tokens, or unparseable)."""
+        reply = self._chat(messages)
+        verdict = self._read(reply, parse, echoes)
+        if verdict is None:
+            reply = self._chat([*messages, {"role": "assistant", "content": reply.text},
+                                {"role": "user", "content": retry}])
+            verdict = self._read(reply, parse, echoes)
+        if verdict is not None:
+            return verdict, None
+        if reply.finish_reason == "length":
+            return None, f"judge output truncated at max_tokens={self.max_tokens}"
+        return None, UNPARSEABLE
+
+    def _read(self, reply: LLMResponse, parse: Callable[..., Any], echoes: tuple[str, str]) -> Any:
+        """``parse``'s verdict, or None for a reply cut at max_tokens that is more than a short verdict: its verdict
+        word may belong to reasoning that never finished ("Yes, the premise says ... but")."""
+        if reply.finish_reason == "length":
+            body = without_reasoning(reply.text)
+            if body is None or len(body.split()) > SHORT_VERDICT_WORDS:
+                return None
+        return parse(reply.text, echoes)
+
+    def _chat(self, messages: list[dict[str, str]]) -> LLMResponse:
+        return self.llm.chat(messages, temperature=0.0, max_tokens=self.max_tokens, seed=self.seed)
+
+
+# the LLMJudge's defaults: a setting at its default is not named in config_id (names, caches and resumed runs of
+# earlier versions stay valid), any other is
+DEFAULTS: dict[str, object] = {"three_way": False, "max_premises": 3, "max_tokens": 12, "seed": 0,
+                               "max_chars": MAX_CHARS}
+_TAGS = {"three_way": "@3way", "max_premises": "@premises={}", "max_tokens": "@max_tokens={}", "seed": "@seed={}",
+         "max_chars": "@max_chars={}"}
 
 
 class LLMJudge(ScorerJudge):
     """ScorerJudge over an LLMScorer whose undecided verdicts make the affected samples unmeasured.
 
     ``llm`` is put behind the disk cache (``cache``: True = default path, a path, or False). Its name (``config_id``)
-    is the model's id: a fleet's servers as a sorted set (rag.llm.fleet_name), a URL without its password."""
+    is ``llm:`` and the model's id (a URL without its password; a fleet of two servers or more is ``model@<fleet>``
+    whichever servers it lists and in whatever order, by design: rag.llm.fleet_name, so swapping servers or dropping a
+    dead one does not re-judge everything), then every setting that changes a verdict and is not at its default
+    (``DEFAULTS``): ``@3way``, ``@premises=``, ``@max_tokens=``, ``@seed=``, ``@max_chars=``. ``concurrency`` changes
+    no verdict."""
 
     def __init__(self, llm: ChatLLM, *, cache: bool | str | Path = True, max_premises: int = 3,
-                 max_tokens: int = 12, seed: int = 0, three_way: bool = False, concurrency: int = 1):
+                 max_tokens: int = 12, seed: int = 0, three_way: bool = False, concurrency: int = 1,
+                 max_chars: int = MAX_CHARS):
         self.llm_scorer = LLMScorer(cached(llm, cache), max_tokens=max_tokens, seed=seed, three_way=three_way,
-                                    concurrency=concurrency)
+                                    concurrency=concurrency, max_chars=max_chars)
+        given = {"three_way": three_way, "max_premises": max_premises, "max_tokens": max_tokens, "seed": seed,
+                 "max_chars": max_chars}
+        changed = "".join(_TAGS[k].format(v) for k, v in given.items() if v != DEFAULTS[k])
         super().__init__(_Decided(self.llm_scorer), max_premises=max_premises,
-                         config_id=f"llm:{redact_urls(self.llm_scorer.llm.model_id)}")
+                         config_id=f"llm:{redact_urls(self.llm_scorer.llm.model_id)}{changed}")
 
     def judge(self, metric: str, traces: list[Trace]) -> list[MetricResult]:
         self.llm_scorer.failures.clear()
+        self.llm_scorer.cuts.clear()
         results = super().judge(metric, traces)
-        failures = dict(self.llm_scorer.failures)
-        if not failures:
+        failures, cuts = dict(self.llm_scorer.failures), dict(self.llm_scorer.cuts)
+        if not failures and not cuts:
             return results
         asks = get(metric).asks
-        return [self._check(r, asks(t, r) if r.status == "ok" else [], failures) for t, r in zip(traces, results)]
+        return [self._check(r, asks(t, r) if r.status == "ok" else [], failures, cuts)
+                for t, r in zip(traces, results)]
 
-    def _check(self, r: MetricResult, asks: list[Ask], failures: dict) -> MetricResult:
-        """Unmeasured when an ask the value rests on was undecided (each such claim's verdict is marked)."""
-        reasons = []
+    def _check(self, r: MetricResult, asks: list[Ask], failures: dict, cuts: dict) -> MetricResult:
+        """Unmeasured when an ask the value rests on was undecided (each such claim's verdict is marked); the cuts of
+        the texts those asks read are noted in the evidence (``judge_cut``)."""
+        reasons: list[str | None] = []
+        notes: list[str] = []
         for a in asks:
-            why = self._undecided(a.claim, list(a.texts), failures, a.lead) if a.claim else \
-                failures.get((a.question, a.passage))
+            pairs = self._pairs(a)
+            why = next((failures[p] for p in pairs if p in failures), None)
             if why and a.mark is not None:
                 a.mark["verdict"] = "undecided"
             reasons.append(why)
+            notes.extend(cuts[p] for p in pairs if p in cuts)
+        evidence = {**r.evidence, "judge_cut": list(dict.fromkeys(notes))} if notes else r.evidence
         reason = next((x for x in reasons if x), None)
-        return r if reason is None else MetricResult.unmeasured(r.metric, self.name, reason, **r.evidence)
+        if reason is not None:
+            return MetricResult.unmeasured(r.metric, self.name, reason, **evidence)
+        return r.model_copy(update={"evidence": evidence}) if notes else r
 
-    def _undecided(self, claim: str, texts: list[str], failures: dict, lead: str = "") -> str | None:
-        """The failure reason of any premise that ScorerJudge.verify scored for ``claim`` over ``texts`` (each window
-        led by ``lead``, as verify builds them)."""
-        windows = [w for t in texts for w in premise_windows(t, lead)]
-        for i in top_premises(claim, windows, self.max_premises):
-            if (windows[i], claim) in failures:
-                return failures[(windows[i], claim)]
-        return None
+    def _pairs(self, a: Ask) -> list[tuple[str, str]]:
+        """The pairs an ask was scored on: for a claim, every premise window ScorerJudge.verify scored it against
+        (each window of ``a.texts`` led by ``a.lead``, as verify builds them); else (question, passage)."""
+        if not a.claim:
+            return [(a.question, a.passage)]
+        windows = [w for t in a.texts for w in premise_windows(t, a.lead)]
+        return [(windows[i], a.claim) for i in top_premises(a.claim, windows, self.max_premises)]
 
 
 @dataclass

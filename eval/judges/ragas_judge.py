@@ -54,7 +54,9 @@ from eval.judges.llm_claims import UNPARSEABLE
 from eval.mathx import fraction
 from eval.metrics import find, get
 from rag.embeddings import make_embedder
+from rag.fleet import redact_urls
 from rag.llm import ChatLLM, LLMError, one_line
+from rag.models import MINILM_ID
 
 
 def _quiet_analytics() -> None:
@@ -112,7 +114,10 @@ class ChatLLMAdapter(BaseRagasLLM):
 
     def _one(self, messages: list[dict[str, str]], temperature: float, seed: int) -> Generation:
         r = self.llm.chat(messages, temperature=temperature, max_tokens=self.max_tokens, seed=seed)
-        truncated = r.completion_tokens is not None and r.completion_tokens >= self.max_tokens
+        if r.finish_reason is not None:  # the server said why it stopped
+            truncated = r.finish_reason == "length"
+        else:  # it did not (a fake model, an old cache entry): a reply of max_tokens tokens was cut there
+            truncated = r.completion_tokens is not None and r.completion_tokens >= self.max_tokens
         return Generation(text=r.text, generation_info={"finish_reason": "length" if truncated else "stop"})
 
     def generate_text(self, prompt: Any, n: int = 1, temperature: float | None = 0.01,
@@ -223,8 +228,18 @@ def _cap_retries(prompt: Any, retries: int) -> Any:
 
 
 # the judge ---------------------------------------------------------------------------------------------------------
+# the RagasJudge's defaults: a setting at its default is not named in config_id (names, caches and resumed runs of
+# earlier versions stay valid), any other is
+DEFAULTS: dict[str, object] = {"max_tokens": 1024, "parse_retries": 1, "seed": 0, "embedder": MINILM_ID}
+
+
 class RagasJudge:
-    """Judge (name "ragas", family "llm"). ``llm`` is put behind the disk cache unless ``cache`` is False."""
+    """Judge (name "ragas", family "llm"). ``llm`` is put behind the disk cache unless ``cache`` is False.
+
+    Its name (``config_id``) is ``ragas:`` and the model's id, then every setting that changes a value and is not at
+    its default (``DEFAULTS``): ``@max_tokens=``, ``@parse_retries=``, ``@seed=``, and ``@embedder=`` (answer
+    relevance compares embeddings) for an embedder other than the bundled MiniLM. ``timeout`` and ``concurrency``
+    change no value."""
 
     name = "ragas"
     family = "llm"
@@ -233,7 +248,10 @@ class RagasJudge:
                  timeout: float = 300.0, max_tokens: int = 1024, parse_retries: int = 1, seed: int = 0,
                  concurrency: int = 1):
         check_telemetry_off()  # before anything is built: a judge that would reach the network is not one we run
-        self.config_id = f"ragas:{llm.model_id}"
+        given = {"max_tokens": max_tokens, "parse_retries": parse_retries, "seed": seed,
+                 "embedder": MINILM_ID if embedder is None else embedder_id(embedder)}
+        changed = "".join(f"@{k}={v}" for k, v in given.items() if v != DEFAULTS[k])
+        self.config_id = f"ragas:{redact_urls(llm.model_id)}{changed}"  # never a password
         self.llm = cached(llm, cache)
         self.concurrency = max(1, concurrency)  # samples scored at once (a fleet, or a server with parallel slots)
         self.ragas_llm = ChatLLMAdapter(self.llm, max_tokens=max_tokens, seed=seed, workers=4 * self.concurrency)
@@ -307,6 +325,12 @@ class RagasJudge:
         if isinstance(exc, LLMDidNotFinishException):
             return f"judge output truncated at max_tokens={self.max_tokens}"
         return one_line(f"ragas failed: {type(exc).__name__}: {exc}", 240)
+
+
+def embedder_id(embedder: Any) -> str:
+    """What names an embedder's vectors: its cache id (model and backend) or model id, through our adapter."""
+    inner = embedder.embedder if isinstance(embedder, EmbedderAdapter) else embedder
+    return str(getattr(inner, "cache_id", None) or getattr(inner, "model_id", None) or type(inner).__qualname__)
 
 
 def _precision_reference(t: Trace) -> str | None:

@@ -14,7 +14,7 @@ from corpora.records import MetricResult, Trace
 from eval.judges.base import Judge, JudgeUnavailable
 from eval.judges.embedding import EmbeddingScorer
 from eval.judges.labels import LabelsJudge
-from eval.judges.lexical import LexicalScorer
+from eval.judges.lexical_judge import LexicalJudge
 from eval.judges.llm_claims import LLMJudge
 from eval.judges.scorer import ScorerJudge
 from eval.judges.scripts import reader_for
@@ -44,7 +44,7 @@ def default_nli_path() -> str | None:
 
 
 def _lexical(opts: JudgeOptions) -> Judge:
-    return ScorerJudge(LexicalScorer(), config_id="lexical:v1")
+    return LexicalJudge()
 
 
 def _labels(opts: JudgeOptions) -> Judge:

@@ -31,7 +31,7 @@ from rag.fleet import (
     parse_retry_after,
     retry_delay,
 )
-from rag.llm import LLMError, OpenAIChatLLM
+from rag.llm import FakeLLM, LLMError, OpenAIChatLLM
 from tests.files import complete_records
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -285,7 +285,10 @@ def test_a_fleet_run_with_dead_nodes_and_passwords_answers_everything_and_record
 
     monkeypatch.setenv("RAGDOCTOR_CACHE", str(tmp_path / "cache"))
     corpus, questions = write_corpus(tmp_path, 4)
-    with dead_urls(2) as dead, FakeOpenAIServer() as live:
+    # the live node answers the pipeline's questions from their context, and the llm judge's asks with a verdict (a
+    # refusal is no verdict: eval/judges/verdicts.py)
+    judge_says = {"Answer YES or NO.": "YES", "Reply YES or NO.": "YES"}
+    with dead_urls(2) as dead, FakeOpenAIServer(FakeLLM(judge_says)) as live:
         secret = [u.replace("//", "//user:s3cret@") for u in [*dead, live.base_url]]
         run = tmp_path / "run"
         base = ["run", "--embedder", "fake", "--corpus", str(corpus), "--index-dir", str(tmp_path / "idx"),

@@ -527,3 +527,27 @@ def test_the_request_timeout_bounds_the_whole_reply_not_each_read():
         assert llm.stats.failures == {"timeout": 1}
     finally:
         server.shutdown()
+
+
+def test_the_finish_reason_is_kept_and_replies_recorded_without_it_still_load():
+    """Why the model stopped ("length": cut at max_tokens) is what the judges need to tell a cut-off reply from a
+    finished one; a server that says nothing, or says something that is no string, gives None, and a reply cached or
+    recorded before the field existed reads back with None."""
+    from types import SimpleNamespace
+
+    from rag.llm import LLMResponse
+
+    llm = OpenAIChatLLM("http://127.0.0.1:9/v1", model="m", max_retries=0)
+
+    def reply(**choice):
+        return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content="Yes, because"), **choice)],
+                               usage=None, model="m")
+
+    assert llm._parse(reply(finish_reason="length"), 0.1).finish_reason == "length"
+    assert llm._parse(reply(finish_reason=None), 0.1).finish_reason is None
+    assert llm._parse(reply(finish_reason=7), 0.1).finish_reason is None
+    assert llm._parse(reply(), 0.1).finish_reason is None
+    old = LLMResponse.model_validate_json('{"text": "YES", "model": "m", "latency_s": 0.1}')
+    assert old.finish_reason is None and old.text == "YES"
+    with FakeOpenAIServer() as srv:
+        assert OpenAIChatLLM(srv.base_url, max_retries=0).chat(ask("Where?")).finish_reason == "stop"

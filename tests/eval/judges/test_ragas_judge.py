@@ -57,3 +57,40 @@ def test_langsmith_tracing_turned_on_makes_the_judge_unavailable(monkeypatch):
             check_telemetry_off()
         monkeypatch.setenv(name, "false")
     check_telemetry_off()  # tracing off: the judge may run
+
+
+def test_the_judges_name_carries_every_setting_that_changes_a_value_and_defaults_keep_their_name():
+    from eval.judges.ragas_judge import RagasJudge
+    from rag.embeddings import FakeEmbedder
+    from rag.llm import FakeLLM
+
+    llm = FakeLLM()
+    assert RagasJudge(llm, cache=False).config_id == "ragas:fake-llm"  # as before: caches and resumed runs hold
+    assert RagasJudge(llm, cache=False, timeout=5, concurrency=4).config_id == "ragas:fake-llm"  # changes no value
+    named = {RagasJudge(llm, cache=False, **kw).config_id for kw in
+             ({}, {"max_tokens": 2048}, {"parse_retries": 0}, {"seed": 3}, {"embedder": FakeEmbedder()})}
+    assert len(named) == 5
+    assert RagasJudge(llm, cache=False, max_tokens=256, parse_retries=2).config_id == \
+        "ragas:fake-llm@max_tokens=256@parse_retries=2"
+    assert RagasJudge(llm, FakeEmbedder(), cache=False).config_id == "ragas:fake-llm@embedder=fake-embedder-256"
+
+
+def test_a_reply_is_truncated_when_the_server_says_so_not_when_it_merely_fills_max_tokens():
+    from eval.judges.ragas_judge import ChatLLMAdapter
+    from rag.llm import LLMResponse
+
+    class Replies:
+        model_id = "r"
+
+        def __init__(self, **kw):
+            self.kw = kw
+
+        def chat(self, messages, **kw):
+            return LLMResponse(text="{}", model="r", latency_s=0.0, **self.kw)
+
+    def truncated(**kw) -> bool:
+        return ChatLLMAdapter(Replies(**kw), max_tokens=8)._one([], 0.0, 0).generation_info["finish_reason"] == "length"
+
+    assert not truncated(completion_tokens=8, finish_reason="stop")  # exactly max_tokens long, and finished
+    assert truncated(completion_tokens=5, finish_reason="length")
+    assert truncated(completion_tokens=8) and not truncated(completion_tokens=7)  # no reason given: the count tells
