@@ -69,7 +69,10 @@ class CrossEncoderScorer:
         if not pairs:
             return 0
         tok = self.model.tokenizer
-        enc = tok([p for p, _ in pairs], [h for _, h in pairs], truncation=False, add_special_tokens=True)
+        # counting on purpose past max_length: verbose=False keeps transformers' "longer than the maximum" warning
+        # (meant for a sequence about to be run) off the user's screen
+        enc = tok([p for p, _ in pairs], [h for _, h in pairs], truncation=False, add_special_tokens=True,
+                  verbose=False)
         return sum(1 for ids in enc["input_ids"] if len(ids) > self.max_length)
 
     def _predict(self, pairs: list[tuple[str, str]]) -> np.ndarray:

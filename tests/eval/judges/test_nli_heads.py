@@ -50,3 +50,12 @@ def test_head_without_entailment_label_and_missing_folder_are_unavailable(tmp_pa
         scorer.support(PAIRS)
     with pytest.raises(JudgeUnavailable, match="not found"):
         CrossEncoderScorer(tmp_path / "nope")
+
+
+def test_counting_cut_pairs_counts_them_without_transformers_warning(tmp_path, capfd):
+    """meta-eval's cut column counts pairs past max_length on purpose: transformers' "Token indices sequence length is
+    longer than the specified maximum" (meant for a sequence about to be run) must not reach the screen."""
+    scorer = CrossEncoderScorer(save_head(tmp_path, None), max_length=32)
+    assert scorer.count_truncated([("word " * 100, "a claim"), ("short premise", "a claim")]) == 1
+    err = capfd.readouterr().err
+    assert "longer than the specified maximum" not in err
