@@ -53,7 +53,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 14  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 15  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -74,6 +74,9 @@ METRICS_VERSION = 14  # 4: Unicode tokens, unmeasured without contexts, [] relev
 # 14: the llm judge reads a reply's verdict by whole words, JSON keys and negation (a refusal or two verdicts are
 #     undecided), and quotes at most 3,000 characters per ask; the lexical judge leaves unmeasured what rests on a
 #     claim or question without content words (was a measured 0)
+# 15: claims and premise windows: citation marks of any common form dropped, hard-wrapped numbers kept, more
+#     abbreviations, CJK sentence ends, table rows read with their header, greetings and headings no claims, long
+#     sentences cut at clause joints with overlapping premise windows; dotted versions and addresses compared whole
 
 
 def eval_hash(metrics: Sequence[str], judges: Sequence[Judge]) -> str:

@@ -29,7 +29,11 @@ _REFUSAL_PATTERNS = re.compile(
     rf"|\bno (?:information|mention|details?|data) (?:\w+ ){{0,6}}in the (?:provided |given )?{_SOURCES}"
     r"|\bnot (?:mentioned|provided|specified|stated|given|available|found|covered) in the "
     rf"(?:provided |given )?{_SOURCES}"
-    r"|\bunable to (?:answer|find|determine)|\bcannot be (?:answered|determined)",
+    r"|\bunable to (?:answer|find|determine)|\bcannot be (?:answered|determined)"
+    # a whole clause that gives no answer: "N/A", "No answer.", or points at the sources instead ("See the documents.")
+    r"|^(?:n/?a|no answer(?: (?:found|available|given))?)$"
+    rf"|^(?:please )?(?:see|refer to|check|consult) (?:the )?(?:provided |given |above |attached |retrieved )?"
+    rf"{_SOURCES}(?: (?:for (?:more |further )?(?:details|information)|above|below))?$",
     re.IGNORECASE,
 )
 
@@ -67,9 +71,63 @@ def cited_ids(answer: str, known: set[str] | None = None) -> list[str]:
     return [i for i in ids if known is None or i in known]
 
 
-def strip_citations(answer: str, known: set[str] | None = None) -> str:
-    """The answer without its citation brackets (a bracket that cites nothing, "[1]" or "[note]", stays)."""
-    return _BRACKET.sub(lambda m: "" if _bracket_ids(m.group(1), known) else m.group(0), answer).strip()
+def strip_citations(answer: str, known: set[str] | None = None, *, footnotes: bool = False) -> str:
+    """The answer without its citation brackets (a bracket that cites no chunk id, "[1]" or "[note]", stays).
+    ``footnotes``: also without the citation marks of other systems (strip_footnotes), for text whose chunk ids are
+    not known (an imported answer judged claim by claim)."""
+    out = _BRACKET.sub(lambda m: "" if _bracket_ids(m.group(1), known) else m.group(0), answer).strip()
+    return strip_footnotes(out) if footnotes else out
+
+
+# Citation marks that name no chunk id, as other RAG systems and models write them. A mark is a citation:
+# - always when it says so: "^[1]", "[^1]" (a markdown footnote), "【1】" / "【4:0†source】";
+# - in square brackets, when what is inside is only a list of footnote numbers ("[1]", "[1, 2]", "[2-4]"; each 1 to
+#   999), one or more id-like tokens (a letter, then a digit somewhere: "[doc1]", "[d0]", "[S3, S4]"), a label and
+#   ids ("[source: doc1]", "[Sources: a, b]") or an author and year ("[Smith et al., 2020]", "[Lee, 2019]"), AND the
+#   bracket (or a run of them, "[1][2]") closes a sentence or clause: white space or punctuation before it, and after
+#   it the text's end, a line end, punctuation (. , ; : ! ? ) and the CJK ones) or a conjunction ("... [1] and ...");
+# - in round brackets only with a label and ids or as an author and year: "(see doc1)", "(source: wiki)", "(Lee,
+#   2019)" (not "(see below)").
+# Bracketed text that is part of a claim stays: a range or interval ("in [0, 1]", "[1, 10]" after in / between /
+# from / of / to / range / interval / =, anything holding 0 or a decimal), code ("array[3]": no space before it), a
+# venue and year ("(OSDI 2022)"), a bracket of prose ("[citation needed]", "[note]", "[fixed in PR#45]") and a
+# number list that opens or goes on with a sentence ("[1] Paris is ...").
+_NUMS = r"[1-9]\d{0,2}(?:\s*[-\u2013,;]\s*[1-9]\d{0,2})*"
+_ID = r"[A-Za-z][\w.\-/:]*\d[\w.\-/:#]*"
+_LABEL = r"(?i:sources?|refs?|references?|docs?|documents?|passages?|chunks?|citations?|cite|see|cf\.?)\s*[:#]?\s*"
+_LABEL_SAID = _LABEL.replace(r"[:#]?", "[:#]")  # "[source: wiki]" (but "[citation needed]" is prose)
+# an author and year: "Smith, 2020", "Smith et al. 2020", "Smith and Lee, 2020" (not "OSDI 2022": a venue is a fact)
+_AUTHOR = (r"[A-Z][\w'\u2019-]+(?:\s+(?:et al\.?|and [A-Z][\w'\u2019-]+),?|,)\s+(?:1[89]|20)\d{2}[a-z]?")
+_SQUARE_BODY = (rf"(?:{_LABEL})?(?:{_NUMS}|{_ID}(?:\s*[,;]\s*{_ID})*)"
+                rf"|{_LABEL_SAID}[^\[\]\s,;]+(?:\s*[,;]\s*[^\[\]\s,;]+)*|{_AUTHOR}(?:\s*;\s*{_AUTHOR})*")
+_SQUARE = rf"\[\s*(?:{_SQUARE_BODY})\s*\]"
+_EXPLICIT = re.compile(r"[ \t]*(?:\^\[[^\[\]\n]{1,40}\]|\[\^[^\[\]\n]{1,40}\]|\u3010[^\u3010\u3011\n]{1,60}\u3011)")
+_ROUND = re.compile(rf"[ \t]*\((?:{_LABEL_SAID}[^()\s,;]+(?:\s*[,;]\s*[^()\s,;]+)*|{_LABEL}(?:{_ID}|{_NUMS}"
+                    rf"|\[[^\[\]]+\])(?:\s*[,;]\s*{_ID})*)\)"
+                    rf"|[ \t]*\({_AUTHOR}(?:\s*;\s*{_AUTHOR})*\)")
+_RUN = re.compile(rf"[ \t]*(?<![\w\]\)])({_SQUARE}(?:[ \t]*{_SQUARE})*)")
+_CLOSES = re.compile(r"\s*(?:$|\n|[.,;:!?)\u3002\uff01\uff1f\uff0c\uff1b]|(?:and|but|or|while|whereas|which|so|because"
+                     r"|although)\b)", re.IGNORECASE)
+_PAIR = re.compile(r"\[\s*\d+\s*,\s*\d+\s*\]\s*")
+_RANGE_BEFORE = re.compile(r"(?:\b(?:in|within|between|from|of|to|range|interval|over|is|are|be)|[=\u2208])\s*$",
+                           re.IGNORECASE)
+_MARK = "\x00"
+
+
+def _footnote_run(text: str, m: re.Match) -> bool:
+    """The run of square brackets ``m`` (see above) is a citation."""
+    if not _CLOSES.match(text, m.end()):
+        return False
+    return not (_PAIR.fullmatch(m.group(1)) and _RANGE_BEFORE.search(text, max(0, m.start() - 24), m.start()))
+
+
+def strip_footnotes(text: str) -> str:
+    """``text`` without citation marks that name no chunk id (the rule above), and without the comma between two of
+    them ("Paris is in France [1]." -> "Paris is in France."; "Sources: [a1], [b2]." -> "Sources:.")."""
+    text = _EXPLICIT.sub(_MARK, _ROUND.sub(_MARK, text))
+    text = _RUN.sub(lambda m: _MARK if _footnote_run(text, m) else m.group(0), text)
+    text = re.sub(r"\x00(?:[ \t]*[,;]?[ \t]*\x00)+", _MARK, text)
+    return text.replace(_MARK, "").strip()
 
 
 # what llama-index answers (BaseSynthesizer's default empty_response) when the retriever found no node or the LLM said

@@ -11,8 +11,12 @@ too-narrow interval; no mean moved), and the grounded_yet_hallucinated rule's wo
 (session 27, METRICS_VERSION 12) the retrieval metrics of the one row with neither contexts nor relevance labels,
 not applicable now (were unmeasured: rows' unmeasured share 0.191 -> 0.165; no value moved); and (session 28,
 METRICS_VERSION 13) the lexical judge's context precision on traces, 0.706 -> 0.719: qa20's outdated chunk
-(a17-paged-attention-2023#0) states another number than the reference, so it no longer counts as relevant. And a run folder written by that earlier
-version (tests/data/legacy_run, judgements carrying an EvalSample) is still read by every reader: diagnose, gate, the
+(a17-paged-attention-2023#0) states another number than the reference, so it no longer counts as relevant; and
+(session 30, claim splitting) the embedding judge's groundedness on traces, 0.898 -> 0.926 (qa13's "(Narayanan et al.,
+2021)" is a citation, no claim to check) and its context precision, 0.430 -> 0.417 (qa27's current FlashAttention-2
+chunk now counts as relevant: its 43-word sentence is cut at its semicolon, not between "and all" and "head
+dimensions"); no diagnosis moved. And a run folder written by that earlier version (tests/data/legacy_run,
+judgements carrying an EvalSample) is still read by every reader: diagnose, gate, the
 dashboard, and a resumed eval; its stored judgements are diagnosed by today's rules (diagnoses.legacy.json: as
 diagnoses.traces.json, except qa11, whose old lexical evidence called its reference covered)."""
 from __future__ import annotations

@@ -29,7 +29,13 @@ _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
 _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
                       "ninety": "90", "hundred": "100", "thousand": "1000", "million": "1000000",
                       "billion": "1000000000", "half": "0.5", "twice": "2", "double": "2", "once": "1"})
-_NUM = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?![\d])")
+_NUM = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)*(?![\d])")
+# a word before a number that makes "3.10" a version (not the decimal 3.1): a version word, a product whose versions
+# are written so, or a name (an acronym or mixed case anywhere, a capitalised word inside a sentence)
+_VERSION_WORDS = frozenset("version versions release releases ver rev revision python cuda cudnn node java ubuntu "
+                           "debian fedora kernel linux macos ios android windows gcc clang llvm torch pytorch numpy"
+                           .split())
+_WORD_BEFORE = re.compile(r"([A-Za-z][\w+]*)[ \t]*$")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|n't)\b|n't\b",
                        re.IGNORECASE)
@@ -39,12 +45,32 @@ _FUNCTION = frozenset("the a an in on at it he she they we i you this that these
                       "how why where for from to of by with is are was were be".split())
 
 
+def _version_before(text: str, at: int) -> bool:
+    """The number at ``at`` follows a version word or a name (a capitalised word that does not open a sentence)."""
+    head = text[max(0, at - 48) : at]  # a bounded look back: a long context is not rescanned per number
+    m = _WORD_BEFORE.search(head)
+    if not m:
+        return False
+    word = m.group(1)
+    if word.lower() in _VERSION_WORDS or any(ch.isupper() for ch in word[1:]):
+        return True
+    before = head[: m.start()].rstrip()
+    return word[0].isupper() and bool(before) and before[-1] not in ".!?:;\n"
+
+
 def numbers(text: str, *, words: bool = True) -> set[str]:
-    """Numbers a text states, normalised exactly: '1,024' -> '1024', '2.50' -> '2.5', '1e3' is not one, 'twelve' ->
-    '12' (``words``: number words too). Every digit counts: '1,048,580' and '1,048,576' are two numbers."""
+    """Numbers a text states, normalised exactly: '1,024' -> '1024', '2.50' -> '2.5' (a plain decimal: 3.50 and 3.5
+    are one number), '1e3' is not one, 'twelve' -> '12' (``words``: number words too). Every digit counts:
+    '1,048,580' and '1,048,576' are two numbers. A number with two or more dots (a version '2.1.0', an address
+    '10.0.0.1') and a decimal written as a version ('Python 3.10', 'PyTorch 2.10', 'version 2.10': after a version word
+    or a name, see _version_before; with a 0 closing two or more decimals, else it reads the same either way: 'CUDA
+    12.0' is 12) are read as written, whole: 'Python 3.10' and 'Python 3.1' state two versions."""
     out: set[str] = set()
     for m in _NUM.finditer(text):
         raw = m.group(0).replace(",", "").lstrip("+")
+        if raw.count(".") >= 2 or (re.search(r"\.\d+0$", raw) and _version_before(text, m.start())):
+            out.add(raw)
+            continue
         try:
             value = Decimal(raw)
         except InvalidOperation:

@@ -31,8 +31,18 @@ def identifiers(text: str) -> set[str]:
 
 
 def _compact(text: str) -> str:
-    """Lower case without spaces and hyphens: '16 GB' and '16GB', 'E4M3' and 'e4m3' read the same."""
-    return re.sub(r"[\s-]+", "", text.lower())
+    """Lower case without spaces and hyphens: '16 GB' and '16GB', 'E4M3' and 'e4m3' read the same; between two digits
+    they leave a '|', so '1 16GB' does not read as '116gb' (see _states)."""
+    return re.sub(r"[\s-]+", "", re.sub(r"(?<=\d)[\s-]+(?=\d)", "|", text.lower()))
+
+
+def _states(compact: str, identifier: str) -> bool:
+    """``compact`` holds ``identifier`` whole: not as the start of a longer number ('H100' is not stated by 'H1000',
+    nor 'v2.1.0' by 'v2.1.05'), nor as the end of one ('16gb' by '116gb')."""
+    c = _compact(identifier)
+    pattern = ((r"(?<![\d.])" if c[0].isdigit() else "") + re.escape(c)
+               + (r"(?![\d]|\.\d)" if c[-1].isdigit() else ""))
+    return re.search(pattern, compact) is not None
 
 
 def leading_polarity(text: str) -> str | None:
@@ -56,7 +66,7 @@ class Stated:
     def missing(self, claim: str, *, words: bool = True) -> list[str]:
         """The claim's numbers and identifiers not stated here, sorted (see missing_facts)."""
         out = sorted(numbers(claim, words=words) - self.numbers)
-        return out + sorted(i for i in identifiers(claim) if _compact(i) not in self.compact)
+        return out + sorted(i for i in identifiers(claim) if not _states(self.compact, i))
 
 
 def missing_facts(claim: str, other: str, question: str = "", *, words: bool = True) -> list[str]:

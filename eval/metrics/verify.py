@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from eval.claims import MAX_WINDOW_WORDS, premise_windows, split_sentences
 from eval.judges.base import ClaimItem, Scorer, Support
 from eval.metrics.key_facts import Stated
+from eval.sentences import word_count
 from eval.tokens import content_tokens
 
 
@@ -38,7 +39,7 @@ def claim_candidates(claims: list[str], passages: list[tuple[str, str]], lead: s
         if len(singles) >= 3:
             picked: list[int] = []  # the best-matching sentences, best first, while they fit one window
             for i in top_premises(claim, [s for _, s in singles], 3):
-                if sum(len(singles[k][1].split()) for k in [*picked, i]) <= MAX_WINDOW_WORDS:
+                if sum(word_count(singles[k][1]) for k in [*picked, i]) <= MAX_WINDOW_WORDS:  # CJK: per character
                     picked.append(i)
             if len(picked) >= 2:
                 text = " ".join(singles[i][1] for i in sorted(picked))

@@ -59,3 +59,91 @@ def test_a_part_that_only_declines_is_no_claim():
     assert decompose("The documents do not mention the 2030 cup, but Brazil won it 3-1.") == ["Brazil won it 3-1."]
     assert decompose("I'm sorry, I cannot find that in the context. Please provide more details.") == []
     assert decompose("Sorry, vLLM uses 16 tokens per block.") == ["Sorry, vLLM uses 16 tokens per block."]
+
+
+def test_citation_marks_of_any_style_are_no_part_of_a_claim():
+    claim = "Paris is the capital of France."
+    for cited in ("Paris is the capital of France [1].", "Paris is the capital of France [doc1].",
+                  "Paris is the capital of France [source: doc1].", "Paris is the capital of France [1, 2].",
+                  "Paris is the capital of France [1][2].", "Paris is the capital of France\u30101\u3011.",
+                  "Paris is the capital of France^[1].", "Paris is the capital of France. [1]",
+                  "Paris is the capital of France (see doc1).", "Paris is the capital of France [d0#0]."):
+        assert decompose(cited) == [claim], cited
+    for bare in ("[1]", "[doc1] [doc2]", "[1][2]", "Sources: [doc1], [doc2].", "(see doc1)"):
+        assert decompose(bare) == [], bare
+    # bracketed text that belongs to the claim stays
+    assert decompose("Scores lie in [0, 1].") == ["Scores lie in [0, 1]."]
+    assert decompose("Ratings range over [1, 10].") == ["Ratings range over [1, 10]."]
+    assert decompose("The first element is array[3].") == ["The first element is array[3]."]
+    assert decompose("Orca (OSDI 2022) introduced iteration-level scheduling.") == [
+        "Orca (OSDI 2022) introduced iteration-level scheduling."]
+
+
+def test_a_fragment_left_by_a_split_joins_the_next_sentence():
+    assert decompose("Wait... it works now. Then it stops.") == ["it works now.", "Then it stops."]
+    assert decompose("Big news... the lab is in Lyon.") == ["Big news... the lab is in Lyon."]
+    assert decompose("Hmm... the lab is in Lyon.") == ["the lab is in Lyon."]  # an interjection says nothing
+    assert decompose("Plan B. The lab moved to Lyon.") == ["Plan B. The lab moved to Lyon."]
+    assert decompose("The lab moved to Lyon. Done.") == ["The lab moved to Lyon. Done."]
+    assert decompose("Yes.") == ["Yes."]
+    assert decompose("- Paris\n- Berlin") == ["Paris.", "Berlin."]  # list items are units of their own
+
+
+def test_pleasantries_headings_and_list_intros_are_no_claims():
+    steps = ["Run pip install foo.", "Call foo.setup() once."]
+    for framed in ("Sure! Run pip install foo. Call foo.setup() once.",
+                   "Great question! Run pip install foo. Call foo.setup() once.",
+                   "Run pip install foo. Call foo.setup() once. Hope this helps!",
+                   "Here are the steps:\n1. Run pip install foo.\n2. Call foo.setup() once.",
+                   "## Setup\n\n- Run pip install foo.\n- Call foo.setup() once.",
+                   "**Setup**\n- Run pip install foo.\n- Call foo.setup() once.",
+                   "Follow these steps:\n- Run pip install foo.\n- Call foo.setup() once."):
+        assert decompose(framed) == steps, framed
+    assert decompose("**Answer:** run pip install foo.") == ["run pip install foo."]
+    assert decompose("Sure, the default is 16 tokens.") == ["the default is 16 tokens."]
+    # only an intro or a label is framing: a short answer made of such words is an answer (HaluEval's "The Go-Go's")
+    for answer in ("The Go-Go's", "Go.", "Follow the steps.", "You need to know."):
+        assert decompose(answer) == [answer if answer.endswith(".") else answer + "."], answer
+    # an intro that states something is a claim, with one full stop
+    assert decompose("The library supports 3 platforms:\n- Linux\n- macOS") == [
+        "The library supports 3 platforms.", "Linux.", "macOS."]
+
+
+def test_asides_that_lean_on_their_sentence_stay_in_it():
+    assert decompose("The default bucket size is 25 MB (not 50 MB as in older releases).") == [
+        "The default bucket size is 25 MB (not 50 MB as in older releases)."]
+    assert decompose("The default bucket size is 25 MB (older releases used 50 MB).") == [
+        "The default bucket size is 25 MB.", "older releases used 50 MB."]
+
+
+def test_one_full_stop_ends_a_claim():
+    assert decompose('He said "go." Then the lab closed in 2001.') == ['He said "go."', "Then the lab closed in 2001."]
+    assert decompose("It was trained in 2020") == ["It was trained in 2020."]
+    assert all(not c.endswith((":.", '".', ")..")) for c in decompose("Steps: run it twice (after a pause.) now."))
+
+
+def test_a_long_claim_keeps_its_negation_with_what_it_negates():
+    # 43 words, once cut at word 22 between "does not." and "support Windows ..."
+    answer = ("As the maintainers explained in the public forum last spring after a long discussion about testing "
+              "costs the library does not support Windows, macOS or FreeBSD and it ships prebuilt wheels for each of "
+              "them on every release of the package.")
+    claims = decompose(answer)
+    assert claims[0].endswith("the library does not support Windows, macOS or FreeBSD.")  # cut at "and it ships"
+    assert not any(c.rstrip(".").endswith(("not", "no", "never")) for c in claims)
+    longer = ("As the maintainers explained in the public forum last spring and again in the release notes for "
+              "version 2 of the project, after a long discussion about testing costs and the lack of volunteers, the "
+              "library does not support Windows, macOS or FreeBSD.")
+    claims = decompose(longer)
+    assert len(claims) == 2 and claims[1].startswith("after a long discussion")  # at the comma, not in the list
+    words = " ".join(["w"] * 39 + ["not", "support"] + ["x"] * 39)  # no joint: the even cut falls after "not"
+    assert not any(p.split()[-1] == "not" for p in split_sentences(words))
+    assert " ".join(split_sentences(words)) == words
+
+
+def test_the_joined_window_counts_cjk_characters_as_words():
+    from eval.claims import MAX_WINDOW_WORDS
+    from eval.sentences import word_count
+
+    text = "".join(f"{c * 30}\u3002" for c in "\u6771\u4eac\u5927\u962a")  # four sentences of 31 characters each
+    (cands,), _ = claim_candidates(["\u6771\u4eac\u5927\u962a"], [("c", text)], max_premises=1)
+    assert all(word_count(w) <= MAX_WINDOW_WORDS for _, w in cands)

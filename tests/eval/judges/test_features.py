@@ -75,3 +75,23 @@ def test_idf_weights_rank_rare_words_higher_and_idf_doc_uses_them():
     common_missing = F.idf_doc("cache vllm", "vllm only", idf, unseen)
     assert rare_missing < common_missing
     assert F.idf_doc("cache zyzzyva", "cache zyzzyva", idf, unseen) == 1.0
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Upgrade to version 2.1.0 now.", {"2.1.0"}),
+    ("It listens on 10.0.0.1 by default.", {"10.0.0.1"}),
+    ("It requires Python 3.10 or newer.", {"3.10"}),
+    ("It requires Python 3.1 or newer.", {"3.1"}),
+    ("Install PyTorch 2.10 with CUDA 12.0.", {"2.10", "12"}),  # 12.0 reads as 12 either way
+    ("It costs 3.50 per unit.", {"3.5"}),  # a plain decimal: 3.50 and 3.5 are one number
+    ("Accuracy 0.90 is reported.", {"0.9"}),  # a capitalised word opening a sentence is no name
+])
+def test_versions_and_addresses_are_read_whole(text, expected):
+    assert F.numbers(text) == expected
+
+
+def test_a_changed_version_or_address_is_a_missing_number():
+    assert F.number_missing("The fix shipped in version 2.1.5.", "The fix shipped in version 2.1.0.") == 1.0
+    assert F.number_missing("It listens on 10.0.0.2.", "It listens on 10.0.0.1.") == 1.0
+    assert F.number_missing("It needs Python 3.1.", "It needs Python 3.10.") == 1.0
+    assert F.number_missing("It needs Python 3.10.", "The library needs Python 3.10 or newer.") == 0.0

@@ -17,6 +17,16 @@ def test_refusal_rules():
     assert wrong.value == 0.0 and wrong.evidence["note"].startswith("wrong refusal")
 
 
+def test_a_non_answer_is_a_refusal_not_an_answer_the_judge_reads_with_the_question():
+    """'N/A' or 'See the documents.' read after the question let a judge answer from what it knows ("What is the
+    capital of France? N/A" supported "Paris."): they give no answer, so they are refusals, wrong where the corpus
+    holds the answer."""
+    for non_answer in ("N/A", "n/a.", "No answer.", "See the documents.", "Please refer to the provided context."):
+        r = METRIC.fixed(trace(non_answer), "j")
+        assert r.value == 0.0 and r.evidence["note"].startswith("wrong refusal"), non_answer
+    assert METRIC.fixed(trace("See the documents: the block size is 16 tokens."), "j") is None  # an answer: judged
+
+
 def test_other_rules():
     assert METRIC.fixed(trace(outcome="blocked"), "j").status == "not_applicable"
     assert METRIC.fixed(trace(reference=None), "j").reason == "no reference answer"

@@ -32,3 +32,13 @@ def test_polarity_mismatch_of_a_bare_yes_no():
     assert not polarity_mismatch("FlashAttention is exact.", q, deny)  # not a bare yes/no: the judge decides
     neg_q = "Is FlashAttention not exact?"
     assert polarity_mismatch(f"{neg_q} Yes.", neg_q, affirm) and not polarity_mismatch(f"{neg_q} No.", neg_q, affirm)
+
+
+def test_versions_addresses_and_identifiers_are_compared_whole():
+    assert missing_facts("The fix shipped in version 2.1.5.", "The fix shipped in version 2.1.0.") == ["2.1.5"]
+    assert missing_facts("The server listens on 10.0.0.2.", "The server listens on 10.0.0.1.") == ["10.0.0.2"]
+    assert missing_facts("It requires Python 3.1.", "It requires Python 3.10.") == ["3.1"]
+    assert missing_facts("It runs on an H100.", "It runs on an H1000.") == ["h100"]
+    assert missing_facts("Use v2.1.0.", "Use v2.1.05 or later.") == ["v2.1.0"]
+    assert missing_facts("Use v2.1.0.", "Use v2.1.0.") == [] and missing_facts("An H100 card.", "H100 80GB") == []
+    assert missing_facts("It needs 16GB.", "It needs 1 16 GB card.") == []
