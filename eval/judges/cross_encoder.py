@@ -66,14 +66,18 @@ class CrossEncoderScorer:
 
     def count_truncated(self, pairs: list[tuple[str, str]]) -> int:
         """How many pairs are longer than ``max_length`` tokens together (the model never sees their end)."""
+        return sum(self.truncated(pairs))
+
+    def truncated(self, pairs: list[tuple[str, str]]) -> list[bool]:
+        """Each pair: longer than ``max_length`` tokens together (the model never sees its end)."""
         if not pairs:
-            return 0
+            return []
         tok = self.model.tokenizer
         # counting on purpose past max_length: verbose=False keeps transformers' "longer than the maximum" warning
         # (meant for a sequence about to be run) off the user's screen
         enc = tok([p for p, _ in pairs], [h for _, h in pairs], truncation=False, add_special_tokens=True,
                   verbose=False)
-        return sum(1 for ids in enc["input_ids"] if len(ids) > self.max_length)
+        return [len(ids) > self.max_length for ids in enc["input_ids"]]
 
     def _predict(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         if not pairs:

@@ -188,6 +188,10 @@ class CompactJudgeScorer:
         """How many (premise, hypothesis) pairs exceed the support model's maximum length (their end is unseen)."""
         return self.ce.count_truncated(pairs)
 
+    def truncated(self, pairs: list[tuple[str, str]]) -> list[bool]:
+        """Each (premise, hypothesis) pair: longer than the support model reads."""
+        return self.ce.truncated(pairs)
+
     # ------------------------------------------------------------------------------------------ claim level
     def _needs_nli(self) -> bool:
         """The general-NLI model runs only where its feature is read: always while combiners are being fit (no

@@ -57,11 +57,14 @@ class ClaimVerdict:
     sentence: str | None
     contradiction: float | None = None
     note: str | None = None  # why a rule overrode the judge's verdict (e.g. a number the other side never states)
+    cut: bool = False  # the (sentence, claim) pair the verdict rests on is longer than the judge's model reads
 
     def as_dict(self) -> dict:
         out = self.__dict__.copy()
         if out["note"] is None:
             del out["note"]
+        if not out["cut"]:
+            del out["cut"]
         return out
 
 
@@ -121,13 +124,25 @@ class Verifier:
                                              joined=claim_path)
             cands.append(per_claim)
             evidence.append(ev)
-        out = self._verify_claims(items, cands, evidence) if claim_path else self._verify_pairs(items, cands)
+        out = self._marked_cut(self._verify_claims(items, cands, evidence) if claim_path else
+                               self._verify_pairs(items, cands))
         if given is None:
             return out
         stated = [Stated.of(evidence[k], given[k]) if any(x.verdict == "supported" for x in verdicts) else None
                   for k, verdicts in enumerate(out)]  # each item's passages read once, for all its claims
         return [verdicts if (st := stated[k]) is None else [exact_facts(x, st, words=False) for x in verdicts]
                 for k, verdicts in enumerate(out)]
+
+    def _marked_cut(self, out: list[list[ClaimVerdict]]) -> list[list[ClaimVerdict]]:
+        """Each verdict whose (sentence, claim) pair the scorer's model reads only in part marked ``cut`` (a scorer
+        that says so: ``truncated``, the cross-encoder judges; the end of such a window was never seen)."""
+        truncated = getattr(self.scorer, "truncated", None)
+        read = [(v.sentence, v.claim) for verdicts in out for v in verdicts if v.sentence is not None]
+        if truncated is None or not read:
+            return out
+        flags = iter(truncated(read))
+        return [[replace(v, cut=True) if v.sentence is not None and next(flags) else v for v in verdicts]
+                for verdicts in out]
 
     def _verify_claims(self, items, cands, evidence) -> list[list[ClaimVerdict]]:
         flat = [ClaimItem(claim, [w for _, w in chosen], evidence[k])

@@ -59,3 +59,21 @@ def test_counting_cut_pairs_counts_them_without_transformers_warning(tmp_path, c
     assert scorer.count_truncated([("word " * 100, "a claim"), ("short premise", "a claim")]) == 1
     err = capfd.readouterr().err
     assert "longer than the specified maximum" not in err
+
+
+def test_a_verdict_resting_on_a_pair_the_model_reads_in_part_is_marked_cut(tmp_path):
+    """`ragdoctor eval` said nothing when the window a claim was judged on ran past the model's length (its end never
+    seen): the claim's evidence now says ``cut``; a pair read whole carries no such key."""
+    from corpora.records import Chunk, Trace
+    from eval.judges.scorer import ScorerJudge
+
+    scorer = CrossEncoderScorer(save_head(tmp_path, None), max_length=24)
+    long_chunk = "The cache stores keys and values for every token of every layer in every request " * 3
+    traces = [Trace(sample_id="long", question="What does the cache store?", answer="The cache stores keys.",
+                    contexts=[Chunk(chunk_id="c#0", doc_id="c", rank=1, text=long_chunk)]),
+              Trace(sample_id="short", question="Which size?", answer="Blocks hold 16.",
+                    contexts=[Chunk(chunk_id="d#0", doc_id="d", rank=1, text="Blocks hold 16.")])]
+    long_r, short_r = ScorerJudge(scorer).judge("groundedness", traces)
+    assert [c.get("cut") for c in long_r.evidence["claims"]] == [True]
+    assert all("cut" not in c for c in short_r.evidence["claims"])
+    assert scorer.truncated([(long_chunk, "x"), ("a", "b")]) == [True, False]
