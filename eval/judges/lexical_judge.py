@@ -26,7 +26,7 @@ class LexicalJudge(ScorerJudge):
     def judge(self, metric: str, traces: list[Trace]) -> list[MetricResult]:
         results = super().judge(metric, traces)
         asks = get(metric).asks
-        return [self._check(r, asks(t, r) if r.status == "ok" else []) for t, r in zip(traces, results)]
+        return [self._check(r, asks(t, r) if r.status != "unmeasured" else []) for t, r in zip(traces, results)]
 
     def _check(self, r: MetricResult, asks: list[Ask]) -> MetricResult:
         reason = None

@@ -261,7 +261,7 @@ class LLMJudge(ScorerJudge):
         if not failures and not cuts:
             return results
         asks = get(metric).asks
-        return [self._check(r, asks(t, r) if r.status == "ok" else [], failures, cuts)
+        return [self._check(r, asks(t, r) if r.status != "unmeasured" else [], failures, cuts)
                 for t, r in zip(traces, results)]
 
     def _check(self, r: MetricResult, asks: list[Ask], failures: dict, cuts: dict) -> MetricResult:

@@ -407,3 +407,13 @@ def test_swapping_a_judge_fleets_servers_keeps_its_name_and_its_cache(tmp_path):
         assert (first.misses, second.hits, s1.received + s2.received) == (1, 1, 1)
         assert cache_key(first.model_id, ask, 0.0, 12, 0) == cache_key(second.model_id, ask, 0.0, 12, 0)
     assert [p.name for p in tmp_path.iterdir() if b"s3cret" in p.read_bytes()] == []  # the cache and its WAL
+
+
+def test_an_undecided_verdict_never_turns_into_not_applicable():
+    """context_utilisation is not applicable when no claim of the reference is in the context: a verdict the model
+    could not give (read as 0 for the arithmetic) made it 'not applicable' instead of unmeasured."""
+    judge = LLMJudge(claims_llm(), cache=False)
+    (r,) = judge.judge("context_utilisation", [GARBLED])
+    assert r.status == "unmeasured" and r.reason == UNPARSEABLE, r
+    (ok,) = judge.judge("context_utilisation", [GOOD])
+    assert ok.status == "ok"
