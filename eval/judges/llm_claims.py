@@ -27,6 +27,7 @@ from eval.judges.verdicts import (
     RELEVANCE_QUESTION,
     SUPPORT_QUESTION,
     THREE_WAY_QUESTION,
+    declined,
     parse_relevance,
     parse_support,
     without_reasoning,
@@ -39,6 +40,7 @@ from rag.fleet import redact_urls
 from rag.llm import ChatLLM, LLMError, LLMResponse, one_line
 
 UNPARSEABLE = "judge output unparseable"
+DECLINED = "the judge's model declined to give a verdict"
 NAN = float("nan")
 
 # Two support prompts. Yes/no is the default: the bundled 0.5B model answers it well but answers the 3-way
@@ -209,7 +211,7 @@ class LLMScorer:
             return verdict, None
         if reply.finish_reason == "length":
             return None, f"judge output truncated at max_tokens={self.max_tokens}"
-        return None, UNPARSEABLE
+        return None, DECLINED if declined(reply.text) else UNPARSEABLE
 
     def _read(self, reply: LLMResponse, parse: Callable[..., Any], echoes: tuple[str, str]) -> Any:
         """``parse``'s verdict, or None for a reply cut at max_tokens that is more than a short verdict: its verdict

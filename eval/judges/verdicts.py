@@ -137,6 +137,13 @@ def without_reasoning(text: str) -> str | None:
     return text[closes[-1].end():] if closes else text
 
 
+def declined(text: str) -> bool:
+    """The reply refuses or says it cannot tell ("I'm sorry, I cannot help with that.", "I don't know."): why a
+    verdict is undecided, said as such rather than as unparseable output."""
+    body = without_reasoning(text) or ""
+    return bool(_REFUSAL.search(" ".join(body.lower().replace("\u2019", "'").replace("`", "'").split())))
+
+
 def read_verdict(text: str, vocab: _Vocabulary, echoes: Sequence[str] = ()) -> str | None:
     body = without_reasoning(text)
     if body is None:

@@ -181,3 +181,15 @@ def test_the_judges_name_carries_every_setting_that_changes_a_verdict_and_defaul
     assert LLMJudge(llm, cache=False, three_way=True, max_tokens=64).config_id == "llm:fake-llm@3way@max_tokens=64"
     assert LLMJudge(llm, cache=False, max_premises=6, seed=2).config_id == "llm:fake-llm@premises=6@seed=2"
     assert "<fleet>" in (LLMJudge.__doc__ or "") and "sorted set" not in (LLMJudge.__doc__ or "")
+
+
+def test_a_judge_that_declines_is_said_to_decline_not_to_be_unparseable():
+    from eval.judges.llm_claims import DECLINED, UNPARSEABLE
+
+    refusing = LLMScorer(FakeLLM({"Premise:": "I'm sorry, but I cannot help with that.",
+                                  "Reply with exactly one word": "I'm sorry, I can't."}))
+    refusing.support([("The sky is blue.", "The sky is blue.")])
+    assert list(refusing.failures.values()) == [DECLINED]
+    rambling = LLMScorer(FakeLLM({"Premise:": "banana", "Reply with exactly one word": "banana"}))
+    rambling.support([("The sky is blue.", "The sky is blue.")])
+    assert list(rambling.failures.values()) == [UNPARSEABLE]
