@@ -4,10 +4,11 @@ An answer is split into sentences (eval/sentences.py: blocks, list items, table 
 clause joints), citation marks removed first (rag/prompt.strip_citations: chunk ids, and "[1]", "[doc1]", "【1】"...).
 What states nothing checkable is no claim: a heading, a greeting or closing ("Sure!", "Great question!", "Hope this
 helps!"), a list intro ("Here are the steps:"), a part that only declines or apologises (rag/prompt.makes_no_claim).
-A sentence fragment under three words ("Wait...", "Yes.") joins the sentence after it (the one before at a block's
-end). Each sentence is split into clauses at ';' and at contrastive/coordinating joints (', but', ', while', ...);
-clauses under three words are merged back. A parenthetical aside of three or more words is a claim of its own unless
-it leans on its sentence ("(not 50 MB as in older releases)", "(which ...)": it stays in the sentence)."""
+A one-word sentence ("Yes.") or a short one that trails off ("Big news...") joins the sentence after it (the one
+before at a block's end). Each sentence is split into clauses at ';' and at contrastive/coordinating joints (', but',
+', while', ...); clauses under three words are merged back. A parenthetical aside of three or more words is a
+claim of its own unless it leans on its sentence ("(not 50 MB as in older releases)", "(which ...)": it stays in the
+sentence)."""
 from __future__ import annotations
 
 import re
@@ -62,14 +63,18 @@ def says_nothing_checkable(sentence: str) -> bool:
     return bool(tokens) and not re.search(r"\d", s) and all(t in _FRAME_WORDS for t in tokens)
 
 
+_TRAILS_OFF = ("...", "\u2026", ":", ",", ";", "-")
+
+
 def _merge_fragments(sentences: list[str], min_words: int) -> list[str]:
-    """Sentences of one block, a fragment under ``min_words`` words joined to the next one (to the one before at the
-    block's end): "Wait... it works.", not "Wait." and "it works."."""
+    """Sentences of one block, a fragment joined to the next one (to the one before at the block's end): one word, or
+    under ``min_words`` words trailing off ("Big news... the lab is in Lyon."); a short sentence that ends is a claim
+    ("Costs fell.")."""
     out: list[str] = []
     carry = ""
     for s in sentences:
         s = _join(carry, s) if carry else s
-        carry = s if words(s) < min_words else ""
+        carry = s if words(s) < min_words and (words(s) < 2 or s.rstrip().endswith(_TRAILS_OFF)) else ""
         if not carry:
             out.append(s)
     if carry:

@@ -44,7 +44,7 @@ _BULLET = re.compile(r"^\s*[-*\u2022]\s+(?=\S)")
 _NUMBERED = re.compile(r"^\s*(\d{1,2})([.)])\s+(?=\S)")
 _ENDS_SENTENCE = re.compile(rf"[.!?:;\u3002\uff01\uff1f][{_CLOSERS}*_]*$")
 _HEADING = re.compile(r"^\s*(?:#{1,6}\s+(.*?)[\s#]*|(?:\*\*|__)([^*_\n]{1,80}?)(?:\*\*|__)\s*:?)$")
-_RULE = re.compile(r"^\|?(?:\s*:?-{2,}:?\s*\|)+(?:\s*:?-{2,}:?\s*)?$")
+_RULE = re.compile(r"^\|?(?:\s*:?-+:?\s*\|)+(?:\s*:?-+:?\s*)?$")  # GitHub's tables accept one dash per cell
 _EMPHASIS = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _INLINE_MARKER = re.compile(r"(?<![^\s:;,(])(\d{1,2})[.)]\s+(?=\S)")
 

@@ -93,7 +93,10 @@ def strip_citations(answer: str, known: set[str] | None = None, *, footnotes: bo
 # venue and year ("(OSDI 2022)"), a bracket of prose ("[citation needed]", "[note]", "[fixed in PR#45]") and a
 # number list that opens or goes on with a sentence ("[1] Paris is ...").
 _NUMS = r"[1-9]\d{0,2}(?:\s*[-\u2013,;]\s*[1-9]\d{0,2})*"
-_ID = r"[A-Za-z][\w.\-/:]*\d[\w.\-/:#]*"
+# an id a citation names: a source word and a number ("doc1", "S3", "source-2", "passage_4"), or anything with a chunk
+# id's "#n"; a bare letters-and-digits token is a name or a value ("[H100]", "[x86_64]", "[H2O]"), never dropped
+_ID = (r"(?:(?i:doc(?:ument)?|d|src|sources?|s|refs?|references?|passages?|chunks?|ctx|context|cite|citation)"
+       r"[-_]?\d+[a-z]?|[^\s\[\](),;]+#\d+)")
 _LABEL = r"(?i:sources?|refs?|references?|docs?|documents?|passages?|chunks?|citations?|cite|see|cf\.?)\s*[:#]?\s*"
 _LABEL_SAID = _LABEL.replace(r"[:#]?", "[:#]")  # "[source: wiki]" (but "[citation needed]" is prose)
 # an author and year: "Smith, 2020", "Smith et al. 2020", "Smith and Lee, 2020" (not "OSDI 2022": a venue is a fact)
@@ -108,9 +111,9 @@ _ROUND = re.compile(rf"[ \t]*\((?:{_LABEL_SAID}[^()\s,;]+(?:\s*[,;]\s*[^()\s,;]+
 _RUN = re.compile(rf"[ \t]*(?<![\w\]\)])({_SQUARE}(?:[ \t]*{_SQUARE})*)")
 _CLOSES = re.compile(r"\s*(?:$|\n|[.,;:!?)\u3002\uff01\uff1f\uff0c\uff1b]|(?:and|but|or|while|whereas|which|so|because"
                      r"|although)\b)", re.IGNORECASE)
-_PAIR = re.compile(r"\[\s*\d+\s*,\s*\d+\s*\]\s*")
-_RANGE_BEFORE = re.compile(r"(?:\b(?:in|within|between|from|of|to|range|interval|over|is|are|be)|[=\u2208])\s*$",
-                           re.IGNORECASE)
+_RANGE_BEFORE = re.compile(r"(?:\b(?:in|within|between|from|of|to|range|interval|over|is|are|be|was|were|been|has|"
+                           r"have|had|equals?|shape|size|dims?|dimensions|values?|options?|index|indices|returns?|"
+                           r"gives?|yields?|becomes?|as)|[=\u2208])\s*$", re.IGNORECASE)
 _MARK = "\x00"
 
 
@@ -118,13 +121,18 @@ def _footnote_run(text: str, m: re.Match) -> bool:
     """The run of square brackets ``m`` (see above) is a citation."""
     if not _CLOSES.match(text, m.end()):
         return False
-    return not (_PAIR.fullmatch(m.group(1)) and _RANGE_BEFORE.search(text, max(0, m.start() - 24), m.start()))
+    # a bracketed value after "is", "were", "of", "shape", "=" ...: "the scores were [1, 2]", "shape [3, 224, 224]"
+    return not _RANGE_BEFORE.search(text, max(0, m.start() - 24), m.start())
+
+
+_BLANKS = re.compile(r"[ \t]{2,}")
 
 
 def strip_footnotes(text: str) -> str:
     """``text`` without citation marks that name no chunk id (the rule above), and without the comma between two of
-    them ("Paris is in France [1]." -> "Paris is in France."; "Sources: [a1], [b2]." -> "Sources:.")."""
-    text = _EXPLICIT.sub(_MARK, _ROUND.sub(_MARK, text))
+    them ("Paris is in France [1]." -> "Paris is in France."; "Sources: [doc1], [doc2]." -> "Sources:."). Runs of
+    spaces and tabs are read as one (the patterns would rescan a long run from each of its positions)."""
+    text = _EXPLICIT.sub(_MARK, _ROUND.sub(_MARK, _BLANKS.sub(" ", text)))
     text = _RUN.sub(lambda m: _MARK if _footnote_run(text, m) else m.group(0), text)
     text = re.sub(r"\x00(?:[ \t]*[,;]?[ \t]*\x00)+", _MARK, text)
     return text.replace(_MARK, "").strip()
@@ -151,14 +159,24 @@ _APOLOGY = re.compile(r"(?:i'm |i am |i )?(?:very |so |really |truly )?(?:sorry|
 _MORE_VERB = r"(?:provide|share|give|clarify|rephrase|specify)"
 _ASK_MORE = re.compile(
     rf"(?:please |kindly )?(?:could|can|would) you (?:please )?(?:{_MORE_VERB}|say|tell)\b"
-    rf"|(?:please |kindly )(?:{_MORE_VERB}|ask|check|consult|refer|try|contact|let me know)\b"
+    rf"|(?:please |kindly )(?:{_MORE_VERB}|let me know)\b"
     r"|(?:please )?(?:feel free|let me know)\b"
     rf"|if you (?:can |could )?{_MORE_VERB}\b"
-    r"|you (?:may|might|could|can) (?:want to |wish to |need to )?(?:check|consult|refer|try|ask|provide|rephrase|look|"
-    r"contact|search)\b"
+    r"|you (?:may|might|could|can) (?:want to |wish to |need to )?(?:provide|rephrase)\b"
     r"|i (?:can|could|would be happy to|'d be happy to|am happy to|'m happy to) (?:try to )?(?:help|assist)\b"
     r"|i hope (?:this|that) helps\b|is there anything else\b|anything else\b",
     re.IGNORECASE)
+# ... or that points elsewhere: "You may want to check the official documentation.", "Please try again." (but "You can
+# check the pod status with kubectl get pods." is an instruction, a claim: it names what to do, not where to look)
+_POINT_ELSEWHERE = re.compile(
+    r"(?:please |kindly )(?:ask|check|consult|refer|try|contact)\b"
+    r"|you (?:may|might|could|can) (?:want to |wish to |need to )?"
+    r"(?:check|consult|refer|try|ask|look|contact|search)\b",
+    re.IGNORECASE)
+_ELSEWHERE = re.compile(rf"\b(?:{_SOURCES}|documentation|docs|manual|website|web site|official|guide|faq|"
+                        r"support team|customer support|an expert|a professional|online|internet|again|later)\b",
+                        re.IGNORECASE)
+_SHORT_POINTER = 4  # words: "Please try again.", "You may ask someone."
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'", "\u2032": "'"})
 _MAX_REFUSAL_WORDS = 40
 
@@ -194,7 +212,9 @@ _ABOUT_SOURCES = re.compile(
 
 def _says_nothing(clause: str) -> bool:
     """The clause claims nothing: an apology, a request for more information, or what the sources cover instead."""
-    return bool(_APOLOGY.fullmatch(clause) or _ASK_MORE.match(clause) or _ABOUT_SOURCES.match(clause))
+    points = bool(_POINT_ELSEWHERE.match(clause)) and (len(clause.split()) <= _SHORT_POINTER
+                                                      or bool(_ELSEWHERE.search(clause)))
+    return bool(_APOLOGY.fullmatch(clause) or _ASK_MORE.match(clause) or points or _ABOUT_SOURCES.match(clause))
 
 
 def makes_no_claim(text: str) -> bool:

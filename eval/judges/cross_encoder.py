@@ -66,9 +66,9 @@ class CrossEncoderScorer:
 
     def count_truncated(self, pairs: list[tuple[str, str]]) -> int:
         """How many pairs are longer than ``max_length`` tokens together (the model never sees their end)."""
-        return sum(self.truncated(pairs))
+        return sum(self.cut_flags(pairs))
 
-    def truncated(self, pairs: list[tuple[str, str]]) -> list[bool]:
+    def cut_flags(self, pairs: list[tuple[str, str]]) -> list[bool]:
         """Each pair: longer than ``max_length`` tokens together (the model never sees its end)."""
         if not pairs:
             return []

@@ -52,10 +52,14 @@ def _version_before(text: str, at: int) -> bool:
     if not m:
         return False
     word = m.group(1)
-    if word.lower() in _VERSION_WORDS or any(ch.isupper() for ch in word[1:]):
+    if word.lower() in _VERSION_WORDS:
+        return True
+    if word.isupper() or not word[0].isupper():  # an acronym or a unit ("BLEU 27.30", "MMLU 86.40", "pH 7.40"): a score
+        return False
+    if any(ch.isupper() for ch in word[1:]):  # a product name in mixed case ("PyTorch 2.10")
         return True
     before = head[: m.start()].rstrip()
-    return word[0].isupper() and bool(before) and before[-1] not in ".!?:;\n"
+    return bool(before) and before[-1] not in ".!?:;\n"
 
 
 def numbers(text: str, *, words: bool = True) -> set[str]:

@@ -188,9 +188,9 @@ class CompactJudgeScorer:
         """How many (premise, hypothesis) pairs exceed the support model's maximum length (their end is unseen)."""
         return self.ce.count_truncated(pairs)
 
-    def truncated(self, pairs: list[tuple[str, str]]) -> list[bool]:
+    def cut_flags(self, pairs: list[tuple[str, str]]) -> list[bool]:
         """Each (premise, hypothesis) pair: longer than the support model reads."""
-        return self.ce.truncated(pairs)
+        return self.ce.cut_flags(pairs)
 
     # ------------------------------------------------------------------------------------------ claim level
     def _needs_nli(self) -> bool:

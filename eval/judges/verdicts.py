@@ -63,6 +63,7 @@ _NEGATORS = frozenset(("not", "never", "cannot", "non", "neither", "nor", "witho
 _PARTLY = frozenset(("partially", "partly", "partial", "somewhat", "mostly", "largely", "slightly", "marginally",
                      "half", "loosely", "indirectly"))  # a part of the statement: not supported
 _UNSURE = frozenset(("arguably", "possibly", "probably", "likely", "maybe", "perhaps", "seemingly"))  # undecided
+_NOT_ONLY = frozenset(("only", "just", "merely", "simply"))  # after a negator: "not only ... but also" is no negation
 _NEGATION_SPAN = 8  # words after a negator that it reaches, within its clause ("does not contain anything that helps")
 
 _REFUSAL = re.compile(
@@ -144,7 +145,13 @@ def declined(text: str) -> bool:
     return bool(_REFUSAL.search(" ".join(body.lower().replace("\u2019", "'").replace("`", "'").split())))
 
 
+_WHITESPACE_RUN = re.compile(r"\s{2,}")
+
+
 def read_verdict(text: str, vocab: _Vocabulary, echoes: Sequence[str] = ()) -> str | None:
+    # a run of white space is one space, or one line end where it holds one (the patterns below would rescan a long
+    # run from each of its positions: 20,000 line ends took seconds)
+    text = _WHITESPACE_RUN.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
     body = without_reasoning(text)
     if body is None:
         return None
@@ -168,7 +175,7 @@ def _json_verdict(text: str, vocab: _Vocabulary) -> tuple[bool, str | None, str]
             continue  # inside a value already read
         try:
             obj, end = decoder.raw_decode(plain, m.start())
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the decoder's depth ("[[[[..."): text
             continue
         if not isinstance(obj, dict | list):
             continue
@@ -256,6 +263,9 @@ def _clause_votes(words: list[str], vocab: _Vocabulary) -> Iterable[str]:
     i = 0
     while i < len(words):
         word = words[i]
+        if (word in _NEGATORS or word.endswith("n't")) and i + 1 < len(words) and words[i + 1] in _NOT_ONLY:
+            i += 2  # "not only supported", "doesn't just support": more than, not less
+            continue
         if word in _NEGATORS or word.endswith("n't"):
             ahead = [(k, vocab.terms.get(w)) for k, w in enumerate(words[i + 1 : i + 1 + _NEGATION_SPAN], i + 1)]
             hit = next(((k, t) for k, t in ahead if t is not None), None)

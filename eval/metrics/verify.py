@@ -135,12 +135,12 @@ class Verifier:
 
     def _marked_cut(self, out: list[list[ClaimVerdict]]) -> list[list[ClaimVerdict]]:
         """Each verdict whose (sentence, claim) pair the scorer's model reads only in part marked ``cut`` (a scorer
-        that says so: ``truncated``, the cross-encoder judges; the end of such a window was never seen)."""
-        truncated = getattr(self.scorer, "truncated", None)
+        that says so: ``cut_flags``, the cross-encoder judges; the end of such a window was never seen)."""
+        cut_flags = getattr(self.scorer, "cut_flags", None)
         read = [(v.sentence, v.claim) for verdicts in out for v in verdicts if v.sentence is not None]
-        if truncated is None or not read:
+        if not callable(cut_flags) or not read:
             return out
-        flags = iter(truncated(read))
+        flags = iter(cut_flags(read))
         return [[replace(v, cut=True) if v.sentence is not None and next(flags) else v for v in verdicts]
                 for verdicts in out]
 

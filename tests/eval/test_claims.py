@@ -147,3 +147,17 @@ def test_the_joined_window_counts_cjk_characters_as_words():
     text = "".join(f"{c * 30}\u3002" for c in "\u6771\u4eac\u5927\u962a")  # four sentences of 31 characters each
     (cands,), _ = claim_candidates(["\u6771\u4eac\u5927\u962a"], [("c", text)], max_premises=1)
     assert all(word_count(w) <= MAX_WINDOW_WORDS for _, w in cands)
+
+
+def test_two_word_sentences_are_claims_and_one_dash_table_rules_are_rules():
+    assert decompose("Revenue grew 12% in Q3. Costs fell.") == ["Revenue grew 12% in Q3.", "Costs fell."]
+    assert decompose("| GPU | Memory |\n|-|-|\n| A100 | 80 GB |") == ["GPU is A100, Memory is 80 GB."]
+
+
+def test_an_instruction_is_a_claim_and_a_pointer_elsewhere_is_not():
+    for instruction in ("You can check the pod status with kubectl get pods.",
+                        "Please contact support at help@acme.com to reset your password.",
+                        "You can try setting batch_size to 16."):
+        assert decompose(instruction) == [instruction], instruction
+    for pointer in ("You may want to check the official documentation for more details.", "Please try again."):
+        assert decompose(pointer) == [], pointer

@@ -42,3 +42,29 @@ def test_bracketed_content_stays(text):
 def test_the_default_still_strips_chunk_ids_only():
     assert strip_citations("It is 8 [a#1] and see [1].") == "It is 8 and see [1]."
     assert strip_citations("It is 8 [a#1] and see [1].", footnotes=True) == "It is 8 and see."
+
+
+def test_bracketed_values_and_names_are_kept_where_a_citation_would_close_the_sentence():
+    """A review of the first version: a letters-and-digits token or a number list in brackets at a sentence's end was
+    dropped as a citation, deleting the fact ("[H100]", "[3, 224, 224]", "the first element is [1]")."""
+    from eval.claims import decompose
+
+    for kept in ("It runs on an NVIDIA GPU [H100].", "The chemical formula is [H2O].", "Set the flag to [x86_64].",
+                 "The scores were [1, 2].", "The array has shape [3, 224, 224].", "The first element is [1].",
+                 "Valid options are [a1], [b2]."):
+        assert decompose(kept) == [kept], kept
+    for cited, claim in (("Paris is the capital of France [1].", "Paris is the capital of France."),
+                         ("Paris is big [doc1].", "Paris is big."), ("Paris is big [S3, S4].", "Paris is big."),
+                         ("Paris is big [1, 2].", "Paris is big."), ("Paris is big [abc#3].", "Paris is big.")):
+        assert decompose(cited) == [claim], cited
+
+
+def test_a_long_run_of_blanks_is_read_at_once():
+    """The patterns rescanned a run of spaces or tabs from each of its positions: 50,000 spaces took a minute."""
+    import time
+
+    from rag.prompt import strip_footnotes
+
+    start = time.perf_counter()
+    assert strip_footnotes("a" + " " * 50_000 + "b") == "a b"
+    assert time.perf_counter() - start < 1.0

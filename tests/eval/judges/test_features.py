@@ -95,3 +95,11 @@ def test_a_changed_version_or_address_is_a_missing_number():
     assert F.number_missing("It listens on 10.0.0.2.", "It listens on 10.0.0.1.") == 1.0
     assert F.number_missing("It needs Python 3.1.", "It needs Python 3.10.") == 1.0
     assert F.number_missing("It needs Python 3.10.", "The library needs Python 3.10 or newer.") == 0.0
+
+
+def test_a_score_after_an_acronym_is_a_decimal_not_a_version():
+    from eval.judges.features import numbers
+
+    assert numbers("BLEU 27.30") == numbers("a BLEU of 27.3") == {"27.3"}
+    assert numbers("pH 7.40") == {"7.4"} and numbers("MMLU 86.40 was reported") == {"86.4"}
+    assert numbers("requires Python 3.10") == {"3.10"} and numbers("PyTorch 2.10") == {"2.10"}

@@ -76,4 +76,4 @@ def test_a_verdict_resting_on_a_pair_the_model_reads_in_part_is_marked_cut(tmp_p
     long_r, short_r = ScorerJudge(scorer).judge("groundedness", traces)
     assert [c.get("cut") for c in long_r.evidence["claims"]] == [True]
     assert all("cut" not in c for c in short_r.evidence["claims"])
-    assert scorer.truncated([(long_chunk, "x"), ("a", "b")]) == [True, False]
+    assert scorer.cut_flags([(long_chunk, "x"), ("a", "b")]) == [True, False]

@@ -80,3 +80,20 @@ def test_a_quoted_text_is_no_verdict_but_a_short_one_may_be():
 def test_without_reasoning():
     assert without_reasoning("<think>a</think>b").strip() == "b" and without_reasoning("a</think> b").strip() == "b"
     assert without_reasoning("<think>a") is None and without_reasoning("plain") == "plain"
+
+
+def test_not_only_is_more_and_deep_nesting_or_long_blank_runs_are_read_safely():
+    import time
+
+    from eval.judges.verdicts import parse_relevance, parse_support
+
+    for more in ("Not only is it supported, but it is also explicitly stated.",
+                 "It doesn't just support the statement, it states it word for word.",
+                 "The premise does not merely support the statement; it states it verbatim."):
+        assert parse_support(more).supported == 1.0, more
+    assert parse_relevance("Not only relevant but essential.") == 1.0
+    assert parse_support("It is not supported.").supported == 0.0
+    assert parse_support("[" * 1000) is None  # RecursionError in the JSON decoder: no verdict, no crash
+    start = time.perf_counter()
+    assert parse_support("Yes" + "\n" * 50_000).supported == 1.0
+    assert time.perf_counter() - start < 1.0
