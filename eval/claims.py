@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from eval.sentences import MAX_SENTENCE_WORDS, sentence_blocks, split_sentences, unit_spans, words
+from eval.sentences import MAX_SENTENCE_WORDS, sentence_blocks, split_sentences, unit_spans, word_count, words
 from eval.tokens import content_tokens
 from rag.prompt import makes_no_claim, strip_citations
 
@@ -175,7 +175,7 @@ def sentence_windows(text: str, size: int = 2) -> list[str]:
         windows += [_pair(a, b, MAX_WINDOW_WORDS) for a, b in zip(sents, sents[1:])]
     elif size > 2:
         joined = (" ".join(sents[i : i + size]) for i in range(len(sents) - size + 1))
-        windows += [w for w in joined if len(unit_spans(w)) <= MAX_WINDOW_WORDS]
+        windows += [w for w in joined if word_count(w) <= MAX_WINDOW_WORDS]
     return windows
 
 

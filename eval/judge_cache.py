@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from corpora.errors import warn
 from rag.fleet import redact_urls
-from rag.llm import ChatLLM, LLMResponse
+from rag.llm import ChatLLM, LLMResponse, one_line
 from rag.models import cache_dir
 
 Messages = list[dict[str, str]]
@@ -84,7 +84,7 @@ def _set_aside(path: Path) -> Path:
 
 
 def _why(exc: BaseException) -> str:
-    return " ".join(f"{type(exc).__name__}: {exc}".split())
+    return one_line(f"{type(exc).__name__}: {exc}")
 
 
 class CachedLLM:

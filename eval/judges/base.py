@@ -3,7 +3,7 @@ turns any scorer into every metric a model computes (eval/metrics/). Judges that
 (ragas) and the labels judge implement ``Judge`` directly."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -68,3 +68,12 @@ class Judge(Protocol):
 
 class JudgeUnavailable(RuntimeError):
     """A judge that cannot run at all here (model missing, server unreachable): its metrics become unmeasured."""
+
+
+def changed_settings(given: Mapping[str, object], defaults: Mapping[str, object],
+                     tags: Mapping[str, str] | None = None) -> str:
+    """The part of a judge's name that says which of its verdict-changing settings are not at their defaults:
+    ``@name=value`` for each (``tags`` may spell one otherwise: "@3way", "@premises={}"). Empty at the defaults, so
+    the names, caches and resumed runs of earlier versions stay valid."""
+    spelled = tags or {}
+    return "".join(spelled.get(k, f"@{k}={{}}").format(v) for k, v in given.items() if v != defaults[k])

@@ -21,7 +21,7 @@ from typing import Any
 from corpora.records import MetricResult, Trace
 from eval.claims import premise_windows
 from eval.judge_cache import cached
-from eval.judges.base import Support
+from eval.judges.base import Support, changed_settings
 from eval.judges.scorer import ScorerJudge
 from eval.judges.verdicts import (
     RELEVANCE_QUESTION,
@@ -230,8 +230,7 @@ class LLMScorer:
 # earlier versions stay valid), any other is
 DEFAULTS: dict[str, object] = {"three_way": False, "max_premises": 3, "max_tokens": 12, "seed": 0,
                                "max_chars": MAX_CHARS}
-_TAGS = {"three_way": "@3way", "max_premises": "@premises={}", "max_tokens": "@max_tokens={}", "seed": "@seed={}",
-         "max_chars": "@max_chars={}"}
+_TAGS = {"three_way": "@3way", "max_premises": "@premises={}"}  # the others read "@max_tokens=24" (changed_settings)
 
 
 class LLMJudge(ScorerJudge):
@@ -251,7 +250,7 @@ class LLMJudge(ScorerJudge):
                                     concurrency=concurrency, max_chars=max_chars)
         given = {"three_way": three_way, "max_premises": max_premises, "max_tokens": max_tokens, "seed": seed,
                  "max_chars": max_chars}
-        changed = "".join(_TAGS[k].format(v) for k, v in given.items() if v != DEFAULTS[k])
+        changed = changed_settings(given, DEFAULTS, _TAGS)
         super().__init__(_Decided(self.llm_scorer), max_premises=max_premises,
                          config_id=f"llm:{redact_urls(self.llm_scorer.llm.model_id)}{changed}")
 

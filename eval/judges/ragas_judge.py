@@ -49,7 +49,7 @@ with warnings.catch_warnings():
 from corpora.records import MetricResult, Trace
 from eval.answerability import refused, unanswerable
 from eval.judge_cache import cached
-from eval.judges.base import JudgeUnavailable
+from eval.judges.base import JudgeUnavailable, changed_settings
 from eval.judges.llm_claims import UNPARSEABLE
 from eval.mathx import fraction
 from eval.metrics import find, get
@@ -250,7 +250,7 @@ class RagasJudge:
         check_telemetry_off()  # before anything is built: a judge that would reach the network is not one we run
         given = {"max_tokens": max_tokens, "parse_retries": parse_retries, "seed": seed,
                  "embedder": MINILM_ID if embedder is None else embedder_id(embedder)}
-        changed = "".join(f"@{k}={v}" for k, v in given.items() if v != DEFAULTS[k])
+        changed = changed_settings(given, DEFAULTS)
         self.config_id = f"ragas:{redact_urls(llm.model_id)}{changed}"  # never a password
         self.llm = cached(llm, cache)
         self.concurrency = max(1, concurrency)  # samples scored at once (a fleet, or a server with parallel slots)

@@ -138,11 +138,20 @@ def without_reasoning(text: str) -> str | None:
     return text[closes[-1].end():] if closes else text
 
 
+def _lowered(text: str) -> str:
+    """Lower case, with the apostrophes models write as the plain one."""
+    return text.lower().replace("\u2019", "'").replace("`", "'")
+
+
+def _refuses(low: str) -> bool:
+    """``low`` (lowered) refuses or says it cannot tell."""
+    return bool(_REFUSAL.search(" ".join(low.split())))
+
+
 def declined(text: str) -> bool:
     """The reply refuses or says it cannot tell ("I'm sorry, I cannot help with that.", "I don't know."): why a
     verdict is undecided, said as such rather than as unparseable output."""
-    body = without_reasoning(text) or ""
-    return bool(_REFUSAL.search(" ".join(body.lower().replace("\u2019", "'").replace("`", "'").split())))
+    return _refuses(_lowered(without_reasoning(text) or ""))
 
 
 _WHITESPACE_RUN = re.compile(r"\s{2,}")
@@ -234,8 +243,8 @@ def _truth(value: Any) -> bool | None:
 
 # --- words ----------------------------------------------------------------------------------------------------------
 def _text_verdict(text: str, vocab: _Vocabulary, echoes: Sequence[str] = ()) -> str | None:
-    low = text.lower().replace("\u2019", "'").replace("`", "'")
-    if _REFUSAL.search(" ".join(low.split())):
+    low = _lowered(text)
+    if _refuses(low):
         return None
     for echo in echoes:  # the premise, statement, question or passage quoted back
         words = echo.lower().replace("\u2019", "'").split()
@@ -263,10 +272,11 @@ def _clause_votes(words: list[str], vocab: _Vocabulary) -> Iterable[str]:
     i = 0
     while i < len(words):
         word = words[i]
-        if (word in _NEGATORS or word.endswith("n't")) and i + 1 < len(words) and words[i + 1] in _NOT_ONLY:
+        negator = word in _NEGATORS or word.endswith("n't")
+        if negator and i + 1 < len(words) and words[i + 1] in _NOT_ONLY:
             i += 2  # "not only supported", "doesn't just support": more than, not less
             continue
-        if word in _NEGATORS or word.endswith("n't"):
+        if negator:
             ahead = [(k, vocab.terms.get(w)) for k, w in enumerate(words[i + 1 : i + 1 + _NEGATION_SPAN], i + 1)]
             hit = next(((k, t) for k, t in ahead if t is not None), None)
             if hit is not None:
