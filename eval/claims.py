@@ -3,7 +3,10 @@
 An answer is split into sentences (eval/sentences.py: blocks, list items, table rows, CJK ends, long runs cut at
 clause joints), citation marks removed first (rag/prompt.strip_citations: chunk ids, and "[1]", "[doc1]", "【1】"...).
 What states nothing checkable is no claim: a heading, a greeting or closing ("Sure!", "Great question!", "Hope this
-helps!"), a list intro ("Here are the steps:"), a part that only declines or apologises (rag/prompt.makes_no_claim).
+helps!"), a list intro ("Here are the steps:"), a part that only declines or apologises (rag/prompt.makes_no_claim),
+and where the answer says it comes from: a line led by "Source:", "References:", "See also:" ... and the list
+items under such a label or heading ("Sources:" then "- doc1", "- the 2023 handbook"). A fenced code block is one
+claim, read with the intro that leads to it ("Run:" and the command: "Run: pip install vllm.").
 A one-word sentence ("Yes.") or a short one that trails off ("Big news...") joins the sentence after it (the one
 before at a block's end). Each sentence is split into clauses at ';' and at contrastive/coordinating joints (', but',
 ', while', ...); clauses under three words are merged back. A parenthetical aside of three or more words is a
@@ -61,6 +64,19 @@ def says_nothing_checkable(sentence: str) -> bool:
         return False
     tokens = content_tokens(s)
     return bool(tokens) and not re.search(r"\d", s) and all(t in _FRAME_WORDS for t in tokens)
+
+
+# where an answer says it comes from, not what is so: "Source: the handbook, p. 3", "(Sources: doc1, doc2)",
+# "References: [1] vLLM docs", "See also: the FAQ", or a "Sources" heading over a list of them
+_ATTRIBUTION_LABEL = (r"(?:sources?|references?|citations?|cited (?:sources?|from)|bibliography|further reading|"
+                      r"see also|learn more|read more|more information|more info|retrieved from|adapted from)")
+_ATTRIBUTION = re.compile(rf"^\W*{_ATTRIBUTION_LABEL}\s*(?::|\s-\s)", re.IGNORECASE)
+_ATTRIBUTION_HEAD = re.compile(rf"^\W*{_ATTRIBUTION_LABEL}\W*$", re.IGNORECASE)
+
+
+def attribution(sentence: str) -> bool:
+    """A sentence that says where the answer comes from ("Source: the handbook, page 3."), not a claim."""
+    return bool(_ATTRIBUTION.match(sentence.strip()))
 
 
 _TRAILS_OFF = ("...", "\u2026", ":", ",", ";", "-")
@@ -122,12 +138,22 @@ def decompose(answer: str, *, min_words: int = 3) -> list[str]:
     only declines, apologises or asks for more ("I don't know.", "The documents do not mention X.") is no claim: a
     hedged answer is judged on what it asserts, not marked down for its hedge."""
     claims: list[str] = []
+    sources = False  # under a "Sources:" label or heading: its list items name sources, they state nothing
+    intro = False  # the last block ended with an intro ("Run:"), which a code block right after completes
     for block in sentence_blocks(strip_citations(answer, footnotes=True)):
+        if block.kind == "item" and sources:
+            intro = False
+            continue
+        sources = any(_ATTRIBUTION_HEAD.match(s) for s in block.sentences[-1:])
         if block.kind == "heading":
+            intro = False
             continue
         kept = [s for s in (_LEAD_IN.sub("", s).strip() for s in block.sentences)
-                if s and not says_nothing_checkable(s) and not makes_no_claim(s)]
-        if block.kind == "row":  # a table row read with its header is one statement
+                if s and not says_nothing_checkable(s) and not makes_no_claim(s) and not attribution(s)]
+        if block.kind == "code" and kept and claims and intro:
+            claims[-1] = f"{claims[-1].rstrip(_STRIP)}: {kept.pop(0)}"  # "Run:" and its command are one statement
+        intro = bool(kept) and kept[-1].rstrip().endswith(":")
+        if block.kind in ("row", "code"):  # a table row read with its header, a code block: one statement each
             claims.extend(kept)
             continue
         for sentence in _merge_fragments(kept, min_words):

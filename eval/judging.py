@@ -53,7 +53,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 15  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 16  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -77,6 +77,9 @@ METRICS_VERSION = 15  # 4: Unicode tokens, unmeasured without contexts, [] relev
 # 15: claims and premise windows: citation marks of any common form dropped, hard-wrapped numbers kept, more
 #     abbreviations, CJK sentence ends, table rows read with their header, greetings and headings no claims, long
 #     sentences cut at clause joints with overlapping premise windows; dotted versions and addresses compared whole
+# 16: "Source:" lines and the list under a "Sources" label are no claims; a fenced code block is one unit (one claim,
+#     with its "Run:" intro); tables without outer pipes are rows; one "(Name, 2024)" in round brackets is kept (a place
+#     or date as often as a citation); the llm judge reads "no doubt", "absolutely not" and a bare foreign yes or no
 
 
 def eval_hash(metrics: Sequence[str], judges: Sequence[Judge]) -> str:

@@ -9,7 +9,10 @@ Blocks come first. A blank line ends a block; so does a list item, a markdown he
   number kept. One line holding a numbered list ("three modes: 1. fast 2. slow 3. exact") is cut at its markers,
   its items read as one sentence when all are short;
 - each row of a markdown table is a unit of its own, read with its header ("Model is Falcon, Parameters is 180B."), the
-  ``|---|`` rule dropped; a heading ("## Setup", a line in bold) is kind "heading" (no claim, but a premise).
+  ``|---|`` rule dropped; a table without outer pipes ("Model | Size" over "--- | ---") is one too, from its rule;
+  a heading ("## Setup", a line in bold) is kind "heading" (no claim, but a premise);
+- a fenced code block (between lines of ``` or ~~~) is one unit of kind "code", its lines joined, never split at
+  full stops ("model.eval(). Then ..."): a command or snippet is one statement.
 
 A block then splits after . ! ? (and closing quotes or brackets) before white space, except after an abbreviation or
 a lone letter (rag/sentence_ends.py), and after the CJK ends 。！？ and the full-width ．, white space or not.
@@ -45,6 +48,7 @@ _NUMBERED = re.compile(r"^\s*(\d{1,2})([.)])\s+(?=\S)")
 _ENDS_SENTENCE = re.compile(rf"[.!?:;\u3002\uff01\uff1f][{_CLOSERS}*_]*$")
 _HEADING = re.compile(r"^\s*(?:#{1,6}\s+(.*?)[\s#]*|(?:\*\*|__)([^*_\n]{1,80}?)(?:\*\*|__)\s*:?)$")
 _RULE = re.compile(r"^\|?(?:\s*:?-+:?\s*\|)+(?:\s*:?-+:?\s*)?$")  # GitHub's tables accept one dash per cell
+_FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})[\w+.#-]*\s*(?:\{[^}]*\})?$")  # "```", "```python", "~~~ {.sh}"
 _EMPHASIS = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _INLINE_MARKER = re.compile(r"(?<![^\s:;,(])(\d{1,2})[.)]\s+(?=\S)")
 
@@ -64,7 +68,8 @@ _NEGATORS = frozenset("not no never cannot nor neither without".split())
 
 @dataclass(frozen=True)
 class Block:
-    """A paragraph, list item, table row or heading, as its sentences. ``kind``: text | item | row | heading."""
+    """A paragraph, list item, table row, code block or heading, as its sentences. ``kind``: text | item | row | code
+    | heading."""
 
     kind: str
     sentences: list[str]
@@ -97,8 +102,8 @@ def sentence_blocks(text: str, max_words: int = MAX_SENTENCE_WORDS) -> list[Bloc
     """The blocks of ``text`` in order, each as its sentences (split_sentences keeps only the sentences)."""
     out = []
     for kind, body in _blocks(text):
-        units = [body] if kind in ("row", "heading") else _inline_list(body)
-        sents = [p for u in units for s in _sentences(u) for p in cut(s, max_words)]
+        units = [body] if kind in ("row", "heading", "code") else _inline_list(body)
+        sents = [p for u in units for s in ([u] if kind == "code" else _sentences(u)) for p in cut(s, max_words)]
         if sents:
             out.append(Block(kind, sents))
     return out
@@ -113,11 +118,18 @@ def _sentences(block: str) -> list[str]:
     return [s for s in out if s]
 
 
-def _cells(line: str) -> list[str] | None:
+def _cells(line: str, bare: bool = False) -> list[str] | None:
+    """The cells of a table line: one with outer pipes; with ``bare``, also one without them ("a | b")."""
     s = line.strip()
-    if len(s) < 3 or not (s.startswith("|") and s.endswith("|")):
-        return None
-    return [c.strip() for c in s[1:-1].split("|")]
+    if len(s) >= 3 and s.startswith("|") and s.endswith("|"):
+        return [c.strip() for c in s[1:-1].split("|")]
+    if bare and "|" in s:
+        return [c.strip() for c in s.strip("|").split("|")]
+    return None
+
+
+def _is_rule(line: str) -> bool:
+    return bool(_RULE.match(line.replace(" ", "")))
 
 
 def _row(header: list[str] | None, cells: list[str]) -> str:
@@ -156,7 +168,7 @@ def _blocks(text: str) -> list[tuple[str, str]]:
     def flush() -> None:
         nonlocal cur
         if cur:
-            out.append((kind, _EMPHASIS.sub(r"\1", " ".join(cur))))
+            out.append((kind, " ".join(cur) if kind == "code" else _EMPHASIS.sub(r"\1", " ".join(cur))))
         cur = []
 
     def end_table() -> None:
@@ -165,12 +177,28 @@ def _blocks(text: str) -> list[tuple[str, str]]:
             out.append(("row", _row(None, header)))
         header, header_read = None, False
 
+    fence: str | None = None  # the fence of the code block being read ("```" or "~~~"), if any
     for k, raw in enumerate(lines):
         line = raw.strip()
-        cells = _cells(line)
+        if fence is not None:  # inside a fenced code block: every line is code until its closing fence
+            if line.startswith(fence) and not line[len(fence):].strip(fence[0]).strip():
+                flush()
+                fence, kind = None, "text"
+            elif line:
+                cur.append(line)
+            continue
+        opens = _FENCE_OPEN.match(line)
+        if opens:
+            end_table()
+            flush()
+            fence, kind = opens.group(1), "code"
+            continue
+        # a table row: a line with outer pipes, a line of a table whose rule was read, or a header over its rule
+        bare = header is not None or (k + 1 < len(lines) and "|" in line and _is_rule(lines[k + 1].strip()))
+        cells = _cells(line, bare)
         if cells is not None:
             flush()
-            if _RULE.match(line.replace(" ", "")):
+            if _is_rule(line):
                 continue
             if header is None:
                 header = cells

@@ -86,8 +86,9 @@ def strip_citations(answer: str, known: set[str] | None = None, *, footnotes: bo
 #   ids ("[source: doc1]", "[Sources: a, b]") or an author and year ("[Smith et al., 2020]", "[Lee, 2019]"), AND the
 #   bracket (or a run of them, "[1][2]") closes a sentence or clause: white space or punctuation before it, and after
 #   it the text's end, a line end, punctuation (. , ; : ! ? ) and the CJK ones) or a conjunction ("... [1] and ...");
-# - in round brackets only with a label and ids or as an author and year: "(see doc1)", "(source: wiki)", "(Lee,
-#   2019)" (not "(see below)").
+# - in round brackets only with a label and ids or as authors and year: "(see doc1)", "(source: wiki)", "(Lee et al.,
+#   2019)", "(Lee, 2019; Kim, 2020)" (not "(see below)", nor "(Paris, 2024)": one name and a year may be a place or a
+#   date).
 # Bracketed text that is part of a claim stays: a range or interval ("in [0, 1]", "[1, 10]" after in / between /
 # from / of / to / range / interval / =, anything holding 0 or a decimal), code ("array[3]": no space before it), a
 # venue and year ("(OSDI 2022)"), a bracket of prose ("[citation needed]", "[note]", "[fixed in PR#45]") and a
@@ -100,14 +101,17 @@ _ID = (r"(?:(?i:doc(?:ument)?|d|src|sources?|s|refs?|references?|passages?|chunk
 _LABEL = r"(?i:sources?|refs?|references?|docs?|documents?|passages?|chunks?|citations?|cite|see|cf\.?)\s*[:#]?\s*"
 _LABEL_SAID = _LABEL.replace(r"[:#]?", "[:#]")  # "[source: wiki]" (but "[citation needed]" is prose)
 # an author and year: "Smith, 2020", "Smith et al. 2020", "Smith and Lee, 2020" (not "OSDI 2022": a venue is a fact)
-_AUTHOR = (r"[A-Z][\w'\u2019-]+(?:\s+(?:et al\.?|and [A-Z][\w'\u2019-]+),?|,)\s+(?:1[89]|20)\d{2}[a-z]?")
+_AUTHOR = (r"[A-Z][\w'\u2019-]+(?:\s+(?:et al\.?|(?:and|&) [A-Z][\w'\u2019-]+),?|,)\s+(?:1[89]|20)\d{2}[a-z]?")
+# in round brackets a single "Name, year" is as often a place or a date as an author ("(Paris, 2024)", "(March, 2023)"):
+# only several authors ("Smith et al., 2020", "Smith and Lee, 2020") or a list of citations ("(Lee, 2019; Kim, 2020)")
+_AUTHORS = r"[A-Z][\w'\u2019-]+\s+(?:et al\.?|(?:and|&) [A-Z][\w'\u2019-]+),?\s+(?:1[89]|20)\d{2}[a-z]?"
 _SQUARE_BODY = (rf"(?:{_LABEL})?(?:{_NUMS}|{_ID}(?:\s*[,;]\s*{_ID})*)"
                 rf"|{_LABEL_SAID}[^\[\]\s,;]+(?:\s*[,;]\s*[^\[\]\s,;]+)*|{_AUTHOR}(?:\s*;\s*{_AUTHOR})*")
 _SQUARE = rf"\[\s*(?:{_SQUARE_BODY})\s*\]"
 _EXPLICIT = re.compile(r"[ \t]*(?:\^\[[^\[\]\n]{1,40}\]|\[\^[^\[\]\n]{1,40}\]|\u3010[^\u3010\u3011\n]{1,60}\u3011)")
 _ROUND = re.compile(rf"[ \t]*\((?:{_LABEL_SAID}[^()\s,;]+(?:\s*[,;]\s*[^()\s,;]+)*|{_LABEL}(?:{_ID}|{_NUMS}"
                     rf"|\[[^\[\]]+\])(?:\s*[,;]\s*{_ID})*)\)"
-                    rf"|[ \t]*\({_AUTHOR}(?:\s*;\s*{_AUTHOR})*\)")
+                    rf"|[ \t]*\((?:{_AUTHORS}|{_AUTHOR}(?:\s*;\s*{_AUTHOR})+)\)")
 _RUN = re.compile(rf"[ \t]*(?<![\w\]\)])({_SQUARE}(?:[ \t]*{_SQUARE})*)")
 _CLOSES = re.compile(r"\s*(?:$|\n|[.,;:!?)\u3002\uff01\uff1f\uff0c\uff1b]|(?:and|but|or|while|whereas|which|so|because"
                      r"|although)\b)", re.IGNORECASE)

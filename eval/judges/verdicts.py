@@ -16,7 +16,10 @@ more, then leaves the sample unmeasured. What is read, in order:
 - words, whole words only ("eyes" holds no "yes", "cannot" no "no"), within a clause: "not"/"n't"/"never" before a
   positive word up to eight words on makes it negative ("does not entail", "is not fully supported"); a negated negative
   word ("not false", "no contradiction") says nothing. A hedged positive ("partially supported") is not supported; for
-  relevance ("partly relevant") it is undecided.
+  relevance ("partly relevant") it is undecided. Idioms are read as meant: "no doubt" / "without a doubt" affirm,
+  "absolutely not", "of course not", "not at all" deny.
+- a reply that is only a yes or no in another language ("Oui.", "Nein", "是", "いいえ") is that answer; such words
+  inside a longer reply are not read.
 
 Verdicts that conflict (a positive and a negative word) are undecided, except a negative with a contradiction, which
 is a contradiction ("No, the statement is false.")."""
@@ -58,6 +61,12 @@ _PHRASES = [(re.compile(p), t) for p, t in (
     (r"\bnot given\b", "not_given"), (r"\bnot provided\b", "not_provided"),
     (r"\b(?:cannot|can't|can not) be (?:determined|verified|confirmed|inferred|concluded|deduced)\b",
      "not_determinable"),
+    # idioms: "no doubt" / "without a doubt" affirm (no "no" vote); an emphatic "not" that ends its clause denies
+    # ("Absolutely not.", "Certainly not, ...") as "not at all" and "by no means" do
+    (r"\b(?:no|without(?: a| any)?) doubts?\b|\bno question\b", "surely"),
+    (r"\b(?:absolutely|certainly|definitely|surely|clearly|obviously|of course|really) not\b(?=\s*(?:[.,;:!?)\n]|$))",
+     "no"),
+    (r"\bnot at all\b|\bby no means\b|\bin no way\b", "no"),
 )]
 _NEGATORS = frozenset(("not", "never", "cannot", "non", "neither", "nor", "without", "hardly"))
 _PARTLY = frozenset(("partially", "partly", "partial", "somewhat", "mostly", "largely", "slightly", "marginally",
@@ -157,6 +166,21 @@ def declined(text: str) -> bool:
 _WHITESPACE_RUN = re.compile(r"\s{2,}")
 
 
+# a whole reply of one yes or no in another language ("Oui.", "Nein", "是", "いいえ"): a judge model may answer in the
+# language of the texts it read. Only a reply that is nothing else: inside English prose these words mean other things
+_FOREIGN_ONLY = {
+    **dict.fromkeys(("oui", "ja", "sí", "si", "sim", "да", "так", "tak", "evet", "是", "是的", "对", "對", "はい",
+                     "네", "예", "có", "ya", "ναι", "igen", "ano", "kyllä", "jah"), YES),
+    **dict.fromkeys(("non", "nein", "nee", "não", "nao", "нет", "ні", "nie", "hayır", "否", "不", "不是", "不对",
+                     "いいえ", "아니요", "아니오", "không", "tidak", "όχι", "nem", "ne", "ei", "nej"), NO),
+}
+
+
+def _foreign_only(text: str) -> str | None:
+    word = text.strip().strip(".!。！ \"'").lower()
+    return _FOREIGN_ONLY.get(word)
+
+
 def read_verdict(text: str, vocab: _Vocabulary, echoes: Sequence[str] = ()) -> str | None:
     # a run of white space is one space, or one line end where it holds one (the patterns below would rescan a long
     # run from each of its positions: 20,000 line ends took seconds)
@@ -164,6 +188,9 @@ def read_verdict(text: str, vocab: _Vocabulary, echoes: Sequence[str] = ()) -> s
     body = without_reasoning(text)
     if body is None:
         return None
+    foreign = _foreign_only(body)
+    if foreign is not None:
+        return foreign
     found, verdict, rest = _json_verdict(body, vocab)
     if found:
         return verdict

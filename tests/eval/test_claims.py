@@ -161,3 +161,23 @@ def test_an_instruction_is_a_claim_and_a_pointer_elsewhere_is_not():
         assert decompose(instruction) == [instruction], instruction
     for pointer in ("You may want to check the official documentation for more details.", "Please try again."):
         assert decompose(pointer) == [], pointer
+
+
+def test_attribution_lines_and_source_lists_are_no_claims():
+    """Where an answer says it comes from is no claim about the world: a "Source:" line, a "Sources:" label or
+    heading and the list under it (its items were judged as claims: "doc1." unsupported)."""
+    for answer in ("The limit is 64.\n(Source: the handbook, page 3)", "The limit is 64. Source: handbook.",
+                   "The limit is 64.\n\nSources:\n- doc1\n- the 2023 handbook", "The limit is 64.\nReferences: [1] vLLM docs.",
+                   "The limit is 64.\n\n## References\n1. vLLM docs\n2. the FAQ", "The limit is 64.\nSee also: the FAQ."):
+        assert decompose(answer) == ["The limit is 64."], answer
+    # a list after the sources ends them; a sentence about a source is a claim
+    assert decompose("## Sources\n- doc1\n\nIt also runs on GPUs.") == ["It also runs on GPUs."]
+    assert decompose("The source of the leak was a bad config.") == ["The source of the leak was a bad config."]
+    assert decompose("Steps:\n- Install it.\n- Run it now.") == ["Install it.", "Run it now."]
+
+
+def test_a_code_block_is_one_claim_with_its_intro():
+    assert decompose("Run:\n```python\nmodel.eval(). x = 1\n```") == ["Run: model.eval(). x = 1."]
+    assert decompose("Install it with pip. Then run:\n~~~\nvllm serve\n~~~\nIt needs CUDA 12.") == [
+        "Install it with pip. Then run: vllm serve.", "It needs CUDA 12."]
+    assert decompose("It is fast.\n```\nx=1\n```") == ["It is fast.", "x=1."]

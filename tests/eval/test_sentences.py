@@ -1,7 +1,7 @@
 """Sentence splitting for claims and premises (eval/sentences.py, via eval.claims.split_sentences / sentence_windows):
 list markers, hard wraps, tables, CJK, abbreviations, and where long runs are cut."""
 from eval.claims import MAX_WINDOW_WORDS, decompose, sentence_windows, split_sentences
-from eval.sentences import MAX_SENTENCE_WORDS, cut
+from eval.sentences import MAX_SENTENCE_WORDS, cut, sentence_blocks
 
 
 def test_a_hard_wrapped_number_continues_its_sentence():
@@ -84,3 +84,18 @@ def test_a_fact_across_a_cut_is_whole_in_a_window_and_long_pairs_are_cut_not_dro
     windows = sentence_windows(f"{long_a} {long_b}")
     pair = [w for w in windows if "a38." in w and "b0" in w]
     assert pair and all(len(w.split()) <= MAX_WINDOW_WORDS for w in windows)
+
+
+def test_tables_without_outer_pipes_and_code_blocks_are_units():
+    """GitHub's tables need no outer pipes; a fenced code block is one unit, never split at its full stops nor glued
+    to the sentence after it."""
+    bare = "Batch size | Memory\n--- | ---\n8 | 16 GB\n16 | 30 GB\n\nIt fits."
+    assert split_sentences(bare) == ["Batch size is 8, Memory is 16 GB.", "Batch size is 16, Memory is 30 GB.",
+                                     "It fits."]
+    assert split_sentences("a | b is a pipe.\nIt fits.") == ["a | b is a pipe.", "It fits."]  # no rule: prose
+    code = "Install it:\n```bash\npip install vllm. **kwargs**\nvllm serve m\n```\nThen it runs."
+    blocks = sentence_blocks(code)
+    assert [b.kind for b in blocks] == ["text", "code", "text"]
+    assert blocks[1].sentences == ["pip install vllm. **kwargs** vllm serve m"]
+    assert split_sentences("~~~~\nx = 1\n~~~~\nDone.") == ["x = 1", "Done."]
+    assert split_sentences("```\nnever closed. x = 1") == ["never closed. x = 1"]  # to the end, as markdown reads it

@@ -14,7 +14,11 @@ from rag.prompt import strip_citations, strip_footnotes
     ("Paris is in France [source: doc1].", "Paris is in France."),
     ("Paris is in France [Sources: wiki, atlas].", "Paris is in France."),
     ("Paris is in France [Smith et al., 2020].", "Paris is in France."),
-    ("Paris is in France (Lee, 2019).", "Paris is in France."),
+    ("Paris is in France (Lee et al., 2019).", "Paris is in France."),
+    ("Paris is in France (Lee and Kim, 2019).", "Paris is in France."),
+    ("Paris is in France (Lee & Kim, 2019).", "Paris is in France."),
+    ("Paris is in France (Lee, 2019; Kim, 2020).", "Paris is in France."),
+    ("Paris is in France [Lee & Kim, 2019].", "Paris is in France."),
     ("Paris is in France (see doc1).", "Paris is in France."),
     ("Paris is in France^[1].", "Paris is in France."),
     ("Paris is in France[^1].", "Paris is in France."),
@@ -34,6 +38,8 @@ def test_footnotes_are_dropped(cited, plain):
     "It is array[3].", "The fact [citation needed] is old.", "Fact [citation needed].", "[1] Paris is big.",
     "See [fixed in PR#45].", "As [3] shows, it works.", "Orca (OSDI 2022) is a paper.", "The weights are [0.5, 1].",
     "Use (see below) this.",
+    # one name and a year in round brackets is as often a place or a date as an author: a fact, kept
+    "The summit was held (Paris, 2024).", "It was released (March, 2023).", "Paris is in France (Lee, 2019).",
 ])
 def test_bracketed_content_stays(text):
     assert strip_footnotes(text) == text

@@ -49,6 +49,13 @@ YES, NO, CONTRA = Support(1.0, 0.0), Support(0.0, 0.0), Support(0.0, 1.0)
     # reasoning blocks: closed ones are dropped, an unclosed one is a reply cut off mid-reasoning
     ("<think>It says yes, so true.</think>\n\nNO", NO), ("the premise says yes</think> NO", NO),
     ("<think>\nOkay, I need to check whether the statement is true", None),
+    # idioms: "no doubt" affirms, an emphatic "not" that ends its clause denies
+    ("No doubt, it is supported.", YES), ("Without a doubt, yes.", YES), ("No question, the statement is true.", YES),
+    ("Absolutely not.", NO), ("Of course not, the premise says 64.", NO), ("Not at all.", NO),
+    ("Definitely not supported.", NO), ("No doubt.", None), ("It is certainly not false.", None),
+    # a whole reply of yes or no in another language; inside a longer reply such words are not read
+    ("Oui.", YES), ("Nein", NO), ("是", YES), ("いいえ。", NO), ("Sí", YES), ("Non.", NO),
+    ("Ja, das stimmt.", None), ("Si the premise", None),
 ])
 def test_support_replies(reply, verdict):
     assert parse_support(reply) == verdict
@@ -64,6 +71,7 @@ def test_support_replies(reply, verdict):
     ("No, the passage does not contain any information that helps answer the question.", 0.0),
     ("Yes, the passage contains information that helps answer the question.", 1.0),
     ("The passage cannot help answer the question.", 0.0), ("I cannot help with that.", None),
+    ("No doubt about it: the passage is relevant.", 1.0), ("Absolutely not.", 0.0), ("Oui", 1.0), ("Nein.", 0.0),
 ])
 def test_relevance_replies(reply, verdict):
     assert parse_relevance(reply) == verdict
