@@ -39,11 +39,13 @@ from rag.offline import OFFLINE_ENV, set_offline_env
 from rag.run_questions import RunResult
 from ragdoctor import flow
 from ragdoctor.dashboard.data import samples_frame
+from ragdoctor.options import MAX_JUDGE_CHARS, MIN_JUDGE_CHARS
 
 SUMMARY_COLUMNS = ["metric", "judge", "n", "mean", "ci_low", "ci_high", "n_unmeasured", "n_not_applicable"]
 # the CLI flags the shared validators name, and the argument the API takes instead
 API_NAMES = {"--judges": "judges", "--metrics": "metrics", "--nli-model": "nli_model",
              "--nli-threshold": "nli_threshold", "--judge-base-url": "judge_base_url", "--judge-model": "judge_model",
+             "--judge-max-chars": "judge_max_chars",
              "--ppi-fallback": "ppi_fallback=True", "--ci-lower": "ci_lower=True", "--ppi": "ppi=True"}
 _FLAG = re.compile("|".join(re.escape(flag) for flag in sorted(API_NAMES, key=len, reverse=True)) + r"(?![\w-])")
 
@@ -169,8 +171,8 @@ class EvalResult:
 def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
              judges: str | Sequence[str] | Sequence[Judge] | None = None, out: str | Path | None = None,
              nli_model: str | None = None, nli_threshold: float | None = None, judge_base_url: str | None = None,
-             judge_model: str | None = None, batch_size: int = 16, limit: int | None = None,
-             progress: bool = False) -> EvalResult:
+             judge_model: str | None = None, judge_max_chars: int | None = None, batch_size: int = 16,
+             limit: int | None = None, progress: bool = False) -> EvalResult:
     """Score ``data`` (a pandas DataFrame, a list of dicts, a JSONL path, a ragas ``EvaluationDataset``, Trace objects,
     or llama-index ``Response`` objects as ``(question, response)`` pairs) into the run folder ``out`` (default: a new
     temporary folder). ``metrics`` and ``judges`` are names as the CLI takes them (or built judges); by default the
@@ -178,19 +180,23 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
     in ``input_errors`` and, like ambiguous input (``warnings``), reported on the ``ragdoctor.notices`` logger (stderr
     unless you configure logging); a record with no valid row raises ``InputError``. ``limit``: the first N records.
     ``nli_model``, ``nli_threshold`` (P(supported) at which a claim counts as supported, in (0, 1)),
-    ``judge_base_url`` and ``judge_model`` are read by the judges named (nli; llm and ragas): given for none of them,
-    they are refused. When nothing at all was measured (every result unmeasured or not applicable, where
-    ``ragdoctor eval`` exits 2) the result says why in ``warnings``, also logged. The first call sets the offline
-    environment (rag/offline.py; a value set before wins)."""
+    ``judge_base_url`` and ``judge_model`` are read by the judges named (nli; llm and ragas), ``judge_max_chars``
+    (characters of text one llm-judge ask quotes, an integer from 200 to 10,000,000; default 3,000, the bundled
+    model's context: raise it for a server with a longer one; a cut is recorded in the evidence as ``judge_cut``) by
+    the llm judge: given for none of them, they are refused. When nothing at all was measured (every result
+    unmeasured or not applicable, where ``ragdoctor eval`` exits 2) the result says why in ``warnings``, also logged.
+    The first call sets the offline environment (rag/offline.py; a value set before wins)."""
     _offline()
     batch_size = positive_int(batch_size, "batch_size")
     limit = None if limit is None else positive_int(limit, "limit")
     if nli_threshold is not None:
         nli_threshold = open_unit(nli_threshold, "nli_threshold")
+    if judge_max_chars is not None:
+        judge_max_chars = int_in(judge_max_chars, MIN_JUDGE_CHARS, MAX_JUDGE_CHARS, "judge_max_chars")
     if not isinstance(progress, bool):
         raise UsageError(f"progress: must be True or False, got {progress!r}")
     options = {"nli_model": nli_model, "nli_threshold": nli_threshold, "judge_base_url": judge_base_url,
-               "judge_model": judge_model}
+               "judge_model": judge_model, "judge_max_chars": judge_max_chars}
     built = judges is not None and not isinstance(judges, str) and _built(judges)
     if built:
         judge_objs: list[Judge] = list(judges)  # type: ignore[arg-type]
@@ -221,6 +227,7 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
                                                                    nli_threshold=nli_threshold,
                                                                    judge_base_url=judge_base_url,
                                                                    judge_model=judge_model or DEFAULT_GGUF,
+                                                                   judge_max_chars=judge_max_chars,
                                                                    spell=api_names))
         ev = judge_traces(traces, metrics=names, judges=judge_objs, run=run, batch_size=batch_size,
                           input_errors=errors, source="ragdoctor.evaluate", progress=progress, warnings=warnings)
@@ -255,6 +262,13 @@ def positive_int(value: object, name: str) -> int:
     """An integer >= 1 (never a bool, a float or a string), else UsageError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise UsageError(f"{name}: must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def int_in(value: object, low: int, high: int, name: str) -> int:
+    """An integer from ``low`` to ``high`` (never a bool, a float or a string), else UsageError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= int(value) <= high:
+        raise UsageError(f"{name}: must be an integer >= {low} and <= {high}, got {value!r}")
     return int(value)
 
 

@@ -13,7 +13,7 @@ from eval.judges.registry import DEFAULT_METRICS, JUDGES
 from rag.fleet import render_requests
 from rag.models import DEFAULT_GGUF
 from ragdoctor.cmd_pipeline import run_name
-from ragdoctor.options import base_urls
+from ragdoctor.options import JUDGE_MAX_CHARS_HELP, base_urls
 from ragdoctor.table import ci_text, render
 
 
@@ -62,7 +62,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                 judge_base_url=base_urls(args.judge_base_url, "--judge-base-url"),
                                 judge_model=args.judge_model or DEFAULT_GGUF,
                                 limit=args.limit, batch_size=args.batch_size, engine=args.engine, ray=ray_options(args),
-                                judge_concurrency=args.judge_concurrency or 1, request_stats=sent)
+                                judge_concurrency=args.judge_concurrency or 1, judge_max_chars=args.judge_max_chars,
+                                request_stats=sent)
     print(render_eval_summary(result.summary))
     for counts in sent:
         print("\njudge " + render_requests(counts))
@@ -174,6 +175,7 @@ def register(sub: argparse._SubParsersAction, pipeline_options) -> None:  # noqa
                         "fleet (round-robin, a retry goes to the next one)")
     p.add_argument("--judge-concurrency", type=int, metavar="N",
                    help="judge requests in flight at once (default 1; the bundled model gets N parallel slots)")
+    p.add_argument("--judge-max-chars", type=int, metavar="N", help=JUDGE_MAX_CHARS_HELP)
     p.add_argument("--judge-model", help=f"llm/ragas judges' model: bundled GGUF name/path or server model (default "
                                          f"{DEFAULT_GGUF})")
     p.add_argument("--limit", type=int, help="only the first N records (N >= 1)")

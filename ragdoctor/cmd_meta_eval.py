@@ -15,6 +15,7 @@ from eval.judges.registry import JUDGES, JudgeOptions, check_nli_model, default_
 from eval.meta.datasets import DATASETS, DEFAULT_FILES, TASK_METRICS, default_path, load_records
 from eval.meta.scoring import REDUCERS
 from rag.models import DEFAULT_GGUF
+from ragdoctor.options import JUDGE_MAX_CHARS_HELP
 from ragdoctor.table import ci_text, render
 
 DATA_ROOT = SHARED_DATA
@@ -188,7 +189,8 @@ def cmd_meta_eval(args) -> int:
 
     variants = nli_variants(args.compare_nli)
     judges = list(dict.fromkeys([*(args.judges or default_judges(args.nli_model)), *variants]))  # each judge once
-    unused_judge_options({name: getattr(args, name) for name in ("nli_model", "judge_base_url", "judge_model")},
+    unused_judge_options({name: getattr(args, name) for name in ("nli_model", "judge_base_url", "judge_model",
+                                                                 "judge_max_chars")},
                          judges, label=lambda name: "--" + name.replace("_", "-"))
     path = resolve_path(args.dataset, args.path)
     out_dir = meta_eval_folder(Path(args.out) if args.out else default_out_dir(args.dataset), path)
@@ -201,7 +203,7 @@ def cmd_meta_eval(args) -> int:
     for e in errors:
         report_skipped(e)
     with ExitStack() as stack:
-        judge_opts = JudgeOptions(nli_model=args.nli_model,
+        judge_opts = JudgeOptions(nli_model=args.nli_model, llm_max_chars=args.judge_max_chars,
                                   llm_factory=llm_factory(stack, args.judge_base_url,
                                                           args.judge_model or DEFAULT_GGUF))
         opts = MetaEvalOptions(judges=judges, limit=args.limit, nli_variants=variants,
@@ -264,4 +266,5 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 (no pipeline option
                         "shipped one")
     p.add_argument("--judge-base-url", help="OpenAI-compatible URL for the llm judge (default: bundled model)")
     p.add_argument("--judge-model", help=f"llm judge model: bundled GGUF or server model (default {DEFAULT_GGUF})")
+    p.add_argument("--judge-max-chars", type=int, metavar="N", help=JUDGE_MAX_CHARS_HELP)
     p.set_defaults(func=cmd_meta_eval)

@@ -81,7 +81,8 @@ def as_text(names: str | Sequence[str], what: str = "names") -> str:
 
 # the options a judge reads, by keyword (the API's and the CLI's destination names), and the judges that read them
 JUDGE_OPTION_READERS = {"nli_model": ("nli",), "nli_threshold": ("nli",), "judge_base_url": ("llm", "ragas"),
-                        "judge_model": ("llm", "ragas"), "judge_concurrency": ("llm", "ragas")}
+                        "judge_model": ("llm", "ragas"), "judge_concurrency": ("llm", "ragas"),
+                        "judge_max_chars": ("llm",)}
 
 
 def unused_judge_options(given: Mapping[str, object], judges: Sequence[str],
@@ -119,16 +120,18 @@ def llm_factory(stack: ExitStack, base_url: str | list[str] | None, model: str, 
 def built_judges(selection: Selection, *, nli_model: str | None = None, nli_threshold: float | None = None,
                  judge_base_url: str | list[str] | None = None, judge_model: str = "qwen2.5-0.5b",
                  embedder: object | None = None, judge_concurrency: int = 1,
-                 request_stats: list | None = None,
+                 judge_max_chars: int | None = None, request_stats: list | None = None,
                  spell: Callable[[str], str] | None = None) -> Iterator[list[Judge]]:
     """The selected judges, built; an LLM judge's model is stopped on exit. A judge that cannot run here is built as
     unavailable (its metrics unmeasured, with why) and warned about. ``judge_concurrency``: requests the llm/ragas
-    judges keep in flight; ``request_stats`` receives their model's request counters; ``spell`` rewrites the reason
-    of an unavailable judge for its caller (the Python API names its arguments where the CLI names its flags)."""
+    judges keep in flight; ``judge_max_chars``: characters of text one llm-judge ask quotes (None: its default,
+    eval.judges.llm_claims.MAX_CHARS); ``request_stats`` receives their model's request counters; ``spell`` rewrites
+    the reason of an unavailable judge for its caller (the Python API names its arguments where the CLI names its
+    flags)."""
     check_nli_model(nli_model, load="nli" in selection.judges)  # a named model that cannot load: refused, not
     with ExitStack() as stack:  # a run with that judge unmeasured
         opts = JudgeOptions(nli_model=nli_model, nli_threshold=nli_threshold, embedder=embedder,
-                            llm_concurrency=judge_concurrency,
+                            llm_concurrency=judge_concurrency, llm_max_chars=judge_max_chars,
                             llm_factory=llm_factory(stack, judge_base_url, judge_model, concurrency=judge_concurrency,
                                                     stats=request_stats))
         judges = make_judges(selection.judges, opts)
@@ -226,17 +229,19 @@ def evaluate_file(source: str | Path, run_dir: str | Path, selection: Selection,
                   nli_threshold: float | None = None, judge_base_url: str | list[str] | None = None,
                   judge_model: str = "qwen2.5-0.5b", limit: int | None = None, batch_size: int = 16,
                   progress: bool = True, engine: str = "local", ray: RayOptions | None = None,
-                  judge_concurrency: int = 1, request_stats: list | None = None) -> EvalRun:
+                  judge_concurrency: int = 1, judge_max_chars: int | None = None,
+                  request_stats: list | None = None) -> EvalRun:
     """Judge a JSONL of traces, generic rows or ragas rows into ``run_dir`` (a rerun resumes); bad lines are reported,
     skipped and listed in input_errors.txt. ``engine`` "ray" judges the batches on Ray Data actors (``ray``: where and
     how many); the run folder is the same. ``judge_base_url`` may be a fleet (a list); ``judge_concurrency`` requests
-    are kept in flight. When an LLM judge sent requests here, their retries and failures are written to the run
-    folder's requests.json and appended (as a dict) to ``request_stats``."""
+    are kept in flight; ``judge_max_chars``: characters of text one llm-judge ask quotes (None: its default). When an
+    LLM judge sent requests here, their retries and failures are written to the run folder's requests.json and
+    appended (as a dict) to ``request_stats``."""
     run = RunFolder(run_dir)
     run.check_eval_writable()  # before loading anything: a folder we may not write into fails now
     build = functools.partial(built_judges, selection, nli_model=nli_model, nli_threshold=nli_threshold,
                               judge_base_url=judge_base_url, judge_model=judge_model,
-                              judge_concurrency=judge_concurrency)
+                              judge_concurrency=judge_concurrency, judge_max_chars=judge_max_chars)
     sent: list = []
     eng = make_engine(engine, build, ray)
     notes: list[str] = []

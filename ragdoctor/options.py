@@ -17,6 +17,12 @@ from rag.config import MAX_SECONDS, PipelineConfig, http_url, load_config, set_p
 # judge train's limits; judge_train/train.py TrainConfig holds the same (a test keeps them equal), so a recipe file is
 # held to what the flags are
 MAX_EPOCHS, MAX_BATCH_SIZE = 100, 65536
+# --judge-max-chars: the llm judge's characters per ask (its statement or question keeps a fifth of them, so under 200
+# it would read 40 characters of a claim); the Python API's judge_max_chars holds to the same range
+MIN_JUDGE_CHARS, MAX_JUDGE_CHARS = 200, 10_000_000
+JUDGE_MAX_CHARS_HELP = ("characters of text one llm-judge ask quotes, premise/passage and statement/question together "
+                        "(default 3,000: fits the bundled model's 4,096-token context; raise it for a server with a "
+                        "longer context); what is cut is recorded in the result's evidence as judge_cut")
 
 PIPELINE_GROUPS = ("index", "retrieval", "generation")
 
@@ -159,6 +165,7 @@ RULES: dict[str, Callable[[str], float | int]] = {
     "timeout": seconds, "request_timeout": seconds, "port": port, "per_label": positive_int,
     "num_workers": positive_int, "nlist": positive_int, "gpus_per_worker": _number(float, 0.0, None),
     "concurrency": _number(int, 1, 1024), "judge_concurrency": _number(int, 1, 1024),
+    "judge_max_chars": _number(int, MIN_JUDGE_CHARS, MAX_JUDGE_CHARS),
     "max_retries": _number(int, 0, 100), "context_tokens": _number(int, 32, None), "max_queries": positive_int,
     "weight": unit_closed,
 }

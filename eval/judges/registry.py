@@ -15,7 +15,7 @@ from eval.judges.base import Judge, JudgeUnavailable
 from eval.judges.embedding import EmbeddingScorer
 from eval.judges.labels import LabelsJudge
 from eval.judges.lexical_judge import LexicalJudge
-from eval.judges.llm_claims import LLMJudge
+from eval.judges.llm_claims import MAX_CHARS, LLMJudge
 from eval.judges.scorer import ScorerJudge
 from eval.judges.scripts import reader_for
 from eval.judges.weights import default_model_dir
@@ -36,6 +36,7 @@ class JudgeOptions:
     llm_factory: Callable[[], object] | None = None  # returns a ChatLLM for the llm/ragas judges
     nli_threshold: float | None = None  # P(supported) at which the nli judge calls a claim supported (default 0.5)
     llm_concurrency: int = 1  # requests the llm/ragas judges keep in flight at once
+    llm_max_chars: int | None = None  # characters of text one llm-judge ask quotes (None: its default, MAX_CHARS)
 
 
 def default_nli_path() -> str | None:
@@ -89,7 +90,9 @@ def _llm_for(name: str, opts: JudgeOptions) -> object:
 
 
 def _llm(opts: JudgeOptions) -> Judge:
-    return LLMJudge(_llm_for("llm", opts), concurrency=opts.llm_concurrency)  # type: ignore[arg-type]
+    max_chars = MAX_CHARS if opts.llm_max_chars is None else opts.llm_max_chars  # the ragas judge does not read it
+    return LLMJudge(_llm_for("llm", opts), concurrency=opts.llm_concurrency,  # type: ignore[arg-type]
+                    max_chars=max_chars)
 
 
 def _ragas(opts: JudgeOptions) -> Judge:

@@ -177,6 +177,17 @@ def test_gate_thresholds_and_flags_are_checked(tmp_path):
     ({"judge_base_url": "http://127.0.0.1:9"}, UsageError, "judge_base_url: only the llm and ragas judges read it"),
     ({"judge_model": "qwen2.5-1.5b"}, UsageError, "judge_model: only the llm and ragas judges read it"),
     ({"nli_threshold": 0.7}, UsageError, "nli_threshold: only the nli judge reads it"),
+    ({"judge_max_chars": 8000}, UsageError, "judge_max_chars: only the llm judge reads it, and the judges run are "
+     "lexical"),
+    ({"judge_max_chars": 8000, "judges": "ragas"}, UsageError, "judge_max_chars: only the llm judge reads it"),
+    ({"judge_max_chars": 199, "judges": "llm"}, UsageError,
+     "judge_max_chars: must be an integer >= 200 and <= 10000000, got 199"),
+    ({"judge_max_chars": 10_000_001, "judges": "llm"}, UsageError, "judge_max_chars: must be an integer >= 200"),
+    ({"judge_max_chars": 8000.0, "judges": "llm"}, UsageError, "judge_max_chars: must be an integer >= 200"),
+    ({"judge_max_chars": "8000", "judges": "llm"}, UsageError, "judge_max_chars: must be an integer >= 200"),
+    ({"judge_max_chars": True, "judges": "llm"}, UsageError, "judge_max_chars: must be an integer >= 200"),
+    ({"judges": [ScorerJudge(LexicalScorer(), config_id="lexical:v1")], "judge_max_chars": 8000}, UsageError,
+     "judge_max_chars: the judges given are built objects"),
     ({"nli_threshold": 1.0, "judges": "nli"}, UsageError, r"nli_threshold: must be a number > 0 and < 1, got 1\.0"),
     ({"nli_threshold": float("nan"), "judges": "nli"}, UsageError, "nli_threshold: must be a number > 0 and < 1"),
     ({"limit": 0}, UsageError, "limit: must be an integer >= 1, got 0"),
@@ -196,6 +207,28 @@ def test_evaluate_refuses_what_it_would_misread_before_writing(tmp_path, kwargs,
         ragdoctor.evaluate(args.pop("data"), **args)
     assert "\n" not in str(err.value) and not (tmp_path / "run").exists()
     assert "--" not in str(err.value)  # no CLI flag: the API's caller never typed one
+
+
+def test_evaluate_passes_judge_max_chars_to_the_llm_judge(tmp_path, monkeypatch):
+    """judge_max_chars is the CLI's --judge-max-chars: the llm judge quotes that many characters per ask (a passage
+    the default 3,000 would cut is sent whole, no judge_cut) and its name says so."""
+    from rag.fake_server import FakeOpenAIServer
+    from rag.llm import FakeLLM
+
+    monkeypatch.setenv("RAGDOCTOR_CACHE", str(tmp_path / "cache"))
+    passage = "Filler text about the weather and cooking. " * 150 + "The Glimmer river flows through Zorbania."
+    row = {"id": "z", "question": "Which river flows through Zorbania?", "answer": "The Glimmer.",
+           "contexts": [{"id": "z#0", "text": passage}]}
+    llm = FakeLLM({"Passage:": "YES"})
+    with FakeOpenAIServer(llm) as srv:
+        kw = {"judges": "llm", "metrics": "context_precision", "judge_base_url": srv.base_url}
+        cut = ragdoctor.evaluate([row], out=tmp_path / "a", **kw)
+        whole = ragdoctor.evaluate([row], out=tmp_path / "b", judge_max_chars=8000, **kw)
+    [r_cut], [r_whole] = (res.judgements[0].results for res in (cut, whole))
+    assert "judge_cut" in (r_cut.evidence or {}) and "judge_cut" not in (r_whole.evidence or {})
+    assert passage in llm.calls[-1][-1]["content"] and r_whole.value == 1.0
+    assert whole.summary_data["metrics"][0]["judge"] == "llm"
+    assert RunFolder(tmp_path / "b").path.joinpath("config.json").read_text().count("@max_chars=8000") == 1
 
 
 def test_pipeline_refuses_bad_config_questions_and_limits_in_one_line(tmp_path):

@@ -68,6 +68,55 @@ def test_judge_one_is_in_memory(tmp_path):
     assert judged.diagnosis.category == "ok" and judged.judgement.get("answer_correctness").value == 1.0
 
 
+# --judge-max-chars: the llm judge's characters per ask -------------------------------------------------------------
+NEEDLE = "The Glimmer river flows through Zorbania."
+LONG_ROW = {"id": "z", "question": "Which river flows through Zorbania?", "answer": "The Glimmer.",
+            "contexts": [{"id": "z#0", "text": "Filler text about the weather and cooking. " * 150 + NEEDLE}]}
+
+
+def _judged(run: Path) -> tuple[list[str], dict]:
+    """The judges' names of the evaluation in ``run`` and its llm result's evidence."""
+    config = json.loads((run / "config.json").read_text())
+    last = json.loads((run / "results.jsonl").read_text().splitlines()[-1])
+    return config["judges"], next(r for r in last["results"] if r["judge"] == "llm")["evidence"] or {}
+
+
+def test_judge_max_chars_reaches_the_llm_judge_names_it_and_a_changed_value_rejudges(tmp_path, monkeypatch, capsys):
+    """--judge-max-chars (the API's judge_max_chars) is the llm judge's max_chars: a passage the default 3,000 cut is
+    sent whole; the judge's name carries the value, so a rerun into the same folder with another value judges again
+    instead of resuming; the default given explicitly is the judge without it."""
+    from rag.fake_server import FakeOpenAIServer
+    from ragdoctor.cli import main
+
+    monkeypatch.setenv("RAGDOCTOR_CACHE", str(tmp_path / "cache"))  # a fresh judge cache: every ask reaches the server
+    src = tmp_path / "rows.jsonl"
+    src.write_text(json.dumps(LONG_ROW) + "\n")
+    passage = LONG_ROW["contexts"][0]["text"]
+    assert 3_000 < len(passage) < 8_000
+    llm = FakeLLM({"Passage:": "YES"})
+    with FakeOpenAIServer(llm) as srv:
+        base = ["eval", str(src), "--judges", "llm", "--metrics", "context_precision", "--judge-base-url",
+                srv.base_url, "--out", str(tmp_path / "ev")]
+        assert main(base) == 0
+        names, evidence = _judged(tmp_path / "ev")
+        assert "@max_chars" not in names[0] and "judge_cut" in evidence  # the default: cut to 3,000 characters
+        assert passage not in llm.calls[-1][-1]["content"]
+        assert main([*base, "--judge-max-chars", "8000"]) == 0
+        assert "(1 judged, 0 resumed" in capsys.readouterr().out  # another judge: nothing resumed
+        names, evidence = _judged(tmp_path / "ev")
+        assert names[0].endswith("@max_chars=8000") and "judge_cut" not in evidence, (names, evidence)
+        assert passage in llm.calls[-1][-1]["content"]  # sent whole
+        assert main([*base, "--judge-max-chars", "3000"]) == 0  # the default, given: the first run's judge
+        assert "@max_chars" not in _judged(tmp_path / "ev")[0][0]
+        ev = flow.evaluate_file(src, tmp_path / "ev", flow.Selection.of("llm", "context_precision"),
+                                judge_base_url=srv.base_url, judge_max_chars=8000, progress=False)
+        assert ev.resumed == 1 and ev.new == 0  # the same judge as the flag's: resumed
+
+    judges = make_judges(["llm"], JudgeOptions(llm_factory=FakeLLM, llm_max_chars=20_000))
+    assert judges[0].llm_scorer.max_chars == 20_000
+    assert make_judges(["llm"], JudgeOptions(llm_factory=FakeLLM))[0].llm_scorer.max_chars == 3_000
+
+
 def test_answer_questions_into_a_run_folder(tmp_path):
     cfg = config_from_args(_args(tmp_path, ["--embedder", "fake", "--index-dir", str(tmp_path / "idx")]))
     questions = [Question(id="q1", question="What does ZeRO stage 2 partition?", relevant_doc_ids=["nowhere"])]

@@ -119,3 +119,18 @@ def test_the_training_limits_are_the_recipes_limits():
         assert getattr(TrainConfig(**{key: good}), key) == good
         with pytest.raises(ValidationError):
             TrainConfig(**{key: bad})
+
+
+@pytest.mark.parametrize("argv, value", [
+    (["eval", "rows.jsonl", "--judges", "llm"], "199"), (["eval", "rows.jsonl", "--judges", "llm"], "10000001"),
+    (["eval", "rows.jsonl", "--judges", "llm"], "4e3"), (["eval", "rows.jsonl", "--judges", "llm"], "many"),
+    (["meta-eval", "--dataset", "jsonl", "--judge", "llm"], "0"),
+])
+def test_judge_max_chars_out_of_range_is_a_usage_error_in_one_line(argv, value, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--judge-max-chars", value])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.splitlines()) == 1, err
+    assert "--judge-max-chars: must be an integer >= 200 and <= 10000000" in err and os.listdir(tmp_path) == [], err
+    assert RULES["judge_max_chars"]("200") == 200 and RULES["judge_max_chars"]("10000000") == 10_000_000
