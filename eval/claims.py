@@ -6,7 +6,10 @@ What states nothing checkable is no claim: a heading, a greeting or closing ("Su
 helps!"), a list intro ("Here are the steps:"), a part that only declines or apologises (rag/prompt.makes_no_claim),
 and where the answer says it comes from: a line led by "Source:", "References:", "See also:" ... and the list
 items under such a label or heading ("Sources:" then "- doc1", "- the 2023 handbook"). A fenced code block is one
-claim, read with the intro that leads to it ("Run:" and the command: "Run: pip install vllm.").
+claim, read with the intro that leads to it ("Run:" and the command: "Run: pip install vllm."). A list item is read
+with the intro over its list when that states something ("vLLM supports:" over "- pipeline parallelism": "vLLM
+supports: pipeline parallelism."; alone, "pipeline parallelism." is supported by anything about it). A markdown link
+is its text; a sentence that only points to a web address ("More: https://...") is no claim.
 A one-word sentence ("Yes.") or a short one that trails off ("Big news...") joins the sentence after it (the one
 before at a block's end). Each sentence is split into clauses at ';' and at contrastive/coordinating joints (', but',
 ', while', ...); clauses under three words are merged back. A parenthetical aside of three or more words is a
@@ -72,6 +75,28 @@ _ATTRIBUTION_LABEL = (r"(?:sources?|references?|citations?|cited (?:sources?|fro
                       r"see also|learn more|read more|more information|more info|retrieved from|adapted from)")
 _ATTRIBUTION = re.compile(rf"^\W*{_ATTRIBUTION_LABEL}\s*(?::|\s-\s)", re.IGNORECASE)
 _ATTRIBUTION_HEAD = re.compile(rf"^\W*{_ATTRIBUTION_LABEL}\W*$", re.IGNORECASE)
+
+
+# a markdown link or image: its text is what the answer says, its address is where ("[the docs](https://...)")
+_MD_LINK = re.compile(r"(!?)\[([^\[\]\n]*)\]\((?:<[^<>\n]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)(?:\s+\"[^\"\n]*\")?\)")
+_URL = re.compile(r"(?:\bhttps?://|\bwww\.)[^\s<>()\[\]]*[^\s<>()\[\].,;:!?'\"]")
+# what a sentence around an address says when it only points there ("More: URL", "See URL for details.")
+_POINTER_WORDS = _FRAME_WORDS | frozenset(
+    "more docs doc documentation link links info information details guide page pages website site official url "
+    "visit check read refer available online full further reading homepage repo repository github".split())
+
+
+def points_elsewhere(sentence: str) -> bool:
+    """A sentence holding a web address and otherwise only pointing words ("More: https://...", "See https://... for
+    details."): where to read, not a claim."""
+    if not _URL.search(sentence):
+        return False
+    return all(t in _POINTER_WORDS for t in content_tokens(_URL.sub(" ", sentence)))
+
+
+def _link_texts(text: str) -> str:
+    """Markdown links as their text, images dropped."""
+    return _MD_LINK.sub(lambda m: "" if m.group(1) else m.group(2), text)
 
 
 def attribution(sentence: str) -> bool:
@@ -140,19 +165,35 @@ def decompose(answer: str, *, min_words: int = 3) -> list[str]:
     claims: list[str] = []
     sources = False  # under a "Sources:" label or heading: its list items name sources, they state nothing
     intro = False  # the last block ended with an intro ("Run:"), which a code block right after completes
-    for block in sentence_blocks(strip_citations(answer, footnotes=True)):
+    lead = ""  # an intro that carries the subject of the list items under it ("vLLM supports:")
+    once = ""  # an item that introduces the next item ("- Tensor:" over "  - within a node")
+    blocks = sentence_blocks(_link_texts(strip_citations(answer, footnotes=True)))
+    for k, block in enumerate(blocks):
         if block.kind == "item" and sources:
             intro = False
             continue
         sources = any(_ATTRIBUTION_HEAD.match(s) for s in block.sentences[-1:])
+        if block.kind != "item":
+            lead = once = ""
         if block.kind == "heading":
             intro = False
             continue
         kept = [s for s in (_LEAD_IN.sub("", s).strip() for s in block.sentences)
-                if s and not says_nothing_checkable(s) and not makes_no_claim(s) and not attribution(s)]
+                if s and not says_nothing_checkable(s) and not makes_no_claim(s) and not attribution(s)
+                and not points_elsewhere(s)]
         if block.kind == "code" and kept and claims and intro:
             claims[-1] = f"{claims[-1].rstrip(_STRIP)}: {kept.pop(0)}"  # "Run:" and its command are one statement
         intro = bool(kept) and kept[-1].rstrip().endswith(":")
+        if block.kind == "item" and kept and (lead or once):  # "vLLM supports: pipeline parallelism."
+            kept[0] = " ".join(x for x in (lead, once, kept[0]) if x)
+            once = ""
+        if intro and k + 1 < len(blocks) and blocks[k + 1].kind == "item":
+            # read with each item under it, not as a claim of its own ("vLLM supports."); an item that introduces
+            # items (a nested list, whose end the text does not show) only with the one after it
+            if block.kind == "item":
+                once = kept.pop()[len(lead) :].strip() if kept[-1].startswith(lead) else kept.pop()
+            else:
+                lead = kept.pop()
         if block.kind in ("row", "code"):  # a table row read with its header, a code block: one statement each
             claims.extend(kept)
             continue
@@ -161,7 +202,12 @@ def decompose(answer: str, *, min_words: int = 3) -> list[str]:
     return [_ended(c) for c in claims if words(c) > 0 and not makes_no_claim(c)]
 
 
-_POLARITY_WORDS = frozenset({"yes", "no", "not"})
+# what a bare answer to a yes/no question is made of: the answer word, an intensifier, and the pieces content_tokens
+# leaves of a negated auxiliary ("No, it isn't." -> no, isn, t)
+_POLARITY_WORDS = frozenset(
+    "yes yeah yep yup no nope nah not correct incorrect right wrong true false indeed exactly absolutely definitely "
+    "certainly really sure t isn aren wasn weren doesn don didn hasn haven hadn can won wouldn shouldn couldn "
+    "mustn needn".split())
 
 
 def standalone(claims: list[str], question: str) -> list[str]:

@@ -104,9 +104,9 @@ def test_pleasantries_headings_and_list_intros_are_no_claims():
     # only an intro or a label is framing: a short answer made of such words is an answer (HaluEval's "The Go-Go's")
     for answer in ("The Go-Go's", "Go.", "Follow the steps.", "You need to know."):
         assert decompose(answer) == [answer if answer.endswith(".") else answer + "."], answer
-    # an intro that states something is a claim, with one full stop
+    # an intro that states something is read with each item under it (its subject)
     assert decompose("The library supports 3 platforms:\n- Linux\n- macOS") == [
-        "The library supports 3 platforms.", "Linux.", "macOS."]
+        "The library supports 3 platforms: Linux.", "The library supports 3 platforms: macOS."]
 
 
 def test_asides_that_lean_on_their_sentence_stay_in_it():
@@ -181,3 +181,31 @@ def test_a_code_block_is_one_claim_with_its_intro():
     assert decompose("Install it with pip. Then run:\n~~~\nvllm serve\n~~~\nIt needs CUDA 12.") == [
         "Install it with pip. Then run: vllm serve.", "It needs CUDA 12."]
     assert decompose("It is fast.\n```\nx=1\n```") == ["It is fast.", "x=1."]
+
+
+def test_list_items_are_read_with_the_intro_that_carries_their_subject():
+    """An audit: "vLLM supports:" over "- pipeline parallelism" gave the claims "vLLM supports.", "tensor
+    parallelism.", "pipeline parallelism.", each supported by anything about the subject: a wrong answer was `ok`."""
+    assert decompose("vLLM supports:\n- tensor parallelism\n- pipeline parallelism") == [
+        "vLLM supports: tensor parallelism.", "vLLM supports: pipeline parallelism."]
+    assert decompose("It is fast. vLLM supports:\n1. tensor parallelism\n2. pipeline parallelism\n\nThat is all.") == [
+        "It is fast.", "vLLM supports: tensor parallelism.", "vLLM supports: pipeline parallelism.", "That is all."]
+    # a framing intro carries nothing; a nested intro goes with the item after it only
+    assert decompose("Here are the steps:\n- Install it.\n- Run it.") == ["Install it.", "Run it."]
+    assert decompose("Parallelism:\n- Tensor:\n  - within a node\n- Pipeline: across nodes") == [
+        "Parallelism: Tensor: within a node.", "Parallelism: Pipeline: across nodes."]
+    # the lead ends with its list
+    assert decompose("Modes:\n- fast mode\n\nThe cache is paged.") == ["Modes: fast mode.", "The cache is paged."]
+
+
+def test_links_are_their_text_and_a_bare_pointer_to_an_address_is_no_claim():
+    assert decompose("The default is set in [config.py](https://github.com/x/config.py).") == [
+        "The default is set in config.py."]
+    assert decompose("It is fast (see [the docs](https://docs.vllm.ai/x.html)).") == ["It is fast (see the docs)."]
+    assert decompose("![diagram](x.png) The cache is paged.") == ["The cache is paged."]
+    for pointer in ("More: https://docs.vllm.ai/en/latest/index.html", "See https://x.io for details.",
+                    "Docs: https://x.io", "Read more at www.vllm.ai."):
+        assert decompose(f"It runs on 8 GPUs. {pointer}") == ["It runs on 8 GPUs."], pointer
+    # an address inside a statement stays: the statement is checked
+    assert decompose("The weights are at https://hf.co/x and load in 3 s.") == [
+        "The weights are at https://hf.co/x and load in 3 s."]
