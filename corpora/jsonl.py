@@ -189,6 +189,8 @@ def record_error(path: str | Path, lineno: int | None, exc: Exception) -> InputE
         return validation_error(path, lineno, exc)
     if isinstance(exc, KeyError):
         return InputError(path, "missing required field", line=lineno, field=str(exc.args[0]) if exc.args else None)
+    if isinstance(exc, BadText):
+        return InputError(path, str(exc), line=lineno, field=exc.field)
     return InputError(path, str(exc).splitlines()[0] if str(exc) else type(exc).__name__, line=lineno)
 
 
@@ -202,15 +204,47 @@ def parse_model(model: type[M], obj: dict[str, Any], path: str | Path, lineno: i
         raise validation_error(path, lineno, exc) from None
 
 
+class BadText(ValueError):
+    """Text that UTF-8 cannot write, and the field that holds it ("contexts[1].text"; None: the value itself)."""
+
+    def __init__(self, message: str, field: str | None):
+        super().__init__(message)
+        self.field = field
+
+
+def _unencodable(obj: Any, where: str = "") -> tuple[str, str] | None:
+    """(where, the bad character) of the first text in ``obj`` (keys included) that UTF-8 cannot write, or None."""
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return where, exc.object[exc.start : exc.end]
+        return None
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            shown = str(key).encode("utf-8", "backslashreplace").decode("utf-8")  # a bad key is named escaped
+            name = f"{where}.{shown}" if where else shown
+            found = _unencodable(key, name) if isinstance(key, str) else None
+            found = found or _unencodable(value, name)
+            if found:
+                return found
+    elif isinstance(obj, list | tuple):
+        for i, value in enumerate(obj):
+            found = _unencodable(value, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
 def _valid_unicode(obj: Any) -> None:
     """A record whose text holds a lone surrogate (JSON's "\\ud800" escape, or a Python string built from bad bytes)
-    cannot be written back as UTF-8 (the index, a hash, a log line): FieldError-like ValueError naming it, so the
+    cannot be written back as UTF-8 (the index, a hash, a log line): BadText (a ValueError) naming the field, so the
     record is reported and skipped instead of stopping the whole run later."""
     try:
         json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8")
     except UnicodeEncodeError as exc:
-        bad = exc.object[exc.start:exc.end]
-        raise ValueError(f"holds a lone surrogate ({bad!r}): not valid Unicode text") from None
+        where, bad = _unencodable(obj) or ("", exc.object[exc.start : exc.end])
+        raise BadText(f"holds a lone surrogate ({bad!r}): not valid Unicode text", where or None) from None
 
 
 def read_records(path: str | Path, parse: Callable[[dict[str, Any], int], R | None], *, what: str = "records",

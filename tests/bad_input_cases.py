@@ -187,7 +187,7 @@ CASES = [
          r"user/notes\.txt: exists and is not a folder"),
     Case("ask-question-without-words", ["ask", "???", *PIPE], 2, r"ask: the question has no letter or digit"),
     Case("index-lone-surrogate-record", ["index", "--corpus", ROWS, *PIPE[:4], "--rebuild"], 0,
-         r"skipped bad record: inputs/x\.jsonl:1: holds a lone surrogate", "ok",
+         r"skipped bad record: inputs/x\.jsonl:1: field 'text': holds a lone surrogate", "ok",
          raw(ROWS, b'{"id": "s", "text": "\\ud800 lone"}\n{"id": "g", "text": "Good words here."}\n')),
     Case("index-chunk-overlap-above-size", ["index", *PIPE[:6]], 2,
          r"field 'chunking': chunk_overlap \(64\) must be smaller than chunk_size \(32\)",
