@@ -2,9 +2,9 @@
 (question, answer). A refusal is the relevant response exactly when nothing answers the question."""
 from __future__ import annotations
 
-from corpora.records import MetricResult, Trace, says_something
+from corpora.records import MetricResult, Trace
 from eval.answerability import refused, unanswerable
-from eval.metrics.base import BLOCKED, Ask, Metric
+from eval.metrics.base import BLOCKED, Ask, Metric, wordless
 from eval.metrics.verify import Verifier
 
 NAME = "answer_relevance"
@@ -15,7 +15,7 @@ def rules(t: Trace, judge: str) -> MetricResult | None:
         return MetricResult.not_applicable(NAME, judge, BLOCKED)
     if not t.answer.strip():
         return MetricResult.unmeasured(NAME, judge, "empty answer")
-    if not says_something(t.answer):  # "...": nothing a judge could find relevant or not
+    if wordless(t.answer):  # "...", "[kv#0]": nothing a judge could find relevant or not
         return MetricResult.unmeasured(NAME, judge, "the answer has no words to check")
     if refused(t):
         u = unanswerable(t)

@@ -7,12 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from corpora.records import MetricResult, Trace
+from corpora.records import MetricResult, Trace, says_something
 from eval.answerability import unanswerable
 from eval.claims import decompose, standalone
 from eval.mathx import fraction
 from eval.metrics.key_facts import polarity_mismatch
 from eval.metrics.verify import ClaimVerdict, Verifier
+from rag.prompt import strip_citations
 
 Need = Literal["question", "contexts", "answer", "reference", "labels"]
 Rules = Callable[[Trace, str], MetricResult | None]
@@ -111,6 +112,12 @@ class Metric:
 
 
 # --- pieces the metric modules share ---------------------------------------------------------------------------------
+
+def wordless(answer: str) -> bool:
+    """The answer holds no letter or digit once its citation marks are gone ("...", "[kv#0]", "[1]"): nothing a judge
+    could read, so every metric that reads it is unmeasured alike."""
+    return not says_something(strip_citations(answer, footnotes=True))
+
 
 def no_claims(answer: str) -> str:
     return "empty answer: no claims to check" if not answer.strip() else "the answer has no words to check as claims"

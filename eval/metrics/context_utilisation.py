@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from corpora.records import MetricResult, Trace
 from eval.claims import decompose
-from eval.metrics.base import Metric, against_reference, passages, unsupported_claims
+from eval.metrics.base import Metric, against_reference, passages, unsupported_claims, wordless
 from eval.metrics.verify import Verifier
 
 NAME = "context_utilisation"
@@ -20,6 +20,8 @@ def rules(t: Trace, judge: str) -> MetricResult | None:
         return MetricResult.not_applicable(NAME, judge, "no contexts retrieved")
     if not t.answer.strip():
         return MetricResult.unmeasured(NAME, judge, "empty answer")
+    if wordless(t.answer):  # as answer relevance and groundedness say: not a measured 0
+        return MetricResult.unmeasured(NAME, judge, "the answer has no words to check")
     return None
 
 

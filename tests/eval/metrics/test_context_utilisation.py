@@ -23,6 +23,8 @@ def test_nothing_to_use_is_not_applicable():
 def test_rules():
     assert METRIC.fixed(trace(outcome="blocked"), "j").status == "not_applicable"
     assert METRIC.fixed(trace(reference=None), "j").status == "not_applicable"
+    for wordless in ("...", "[kv#0]", "[1][2]"):  # unmeasured as groundedness says, not a measured 0
+        assert METRIC.fixed(trace(wordless), "j").reason == "the answer has no words to check", wordless
     assert METRIC.fixed(trace(contexts=[]), "j").reason == "no contexts retrieved"
     assert METRIC.fixed(trace(""), "j").reason == "empty answer"
     assert METRIC.higher_is_better and not METRIC.default
