@@ -10,20 +10,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from eval.judges.features import negated, numbers
+import regex
+
+from eval.judges.features import negated, number_facts, stated
+from eval.tokens import NUMBER_NEIGHBOURS, ungrouped, visible
 
 _TOKEN = re.compile(r"[^\W_][\w.-]*[^\W_]|[^\W_]", re.UNICODE)
+_CJK = regex.compile(rf"[{NUMBER_NEIGHBOURS}]\p{{M}}*")  # CJK text is words, not identifiers: '约占2' states 2
+# a number with a magnitude ('128k', '1.5M', '7B') or an ordinal ('15th'): numbers() reads it, normalised
+_NUMBER_LIKE = re.compile(r"\d+(?:\.\d+)?(?:[kKMBTb]|bn|Bn|BN|st|nd|rd|th)")
 _YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 
 
 def identifiers(text: str) -> set[str]:
     """Lower-cased words carrying a digit next to letters ('E4M3', 'H100', 'GPT-4'), or mixed case ('vLLM');
-    plain acronyms ('GPU') and capitalised words are names a paraphrase may spell out, so they are not counted."""
+    plain acronyms ('GPU') and capitalised words are names a paraphrase may spell out, so they are not counted.
+    Numbers are read by numbers() and are no identifiers: a bare or grouped number ('1,024MB' is '1024mb'), one with
+    a magnitude ('128k', '7B') or an ordinal ('15th'); CJK characters are words, never part of one ('H100显卡' holds
+    'h100'), and invisible characters inside a word do not split it ('f\u200bp16' is 'fp16')."""
     out = set()
-    for m in _TOKEN.finditer(text):
+    for m in _TOKEN.finditer(_CJK.sub(" ", ungrouped(visible(text)))):
         for word in m.group(0).split("-"):  # '4-bit' is a number and a unit; 'GPT-4' a name and a number
-            if not any(ch.isalpha() for ch in word):
-                continue  # a bare number: numbers() reads it, normalised
+            if not any(ch.isalpha() for ch in word) or _NUMBER_LIKE.fullmatch(word):
+                continue  # a number: numbers() reads it, normalised
             mixed = any(ch.isupper() for ch in word[1:]) and not word.isupper()  # 'vLLM', not the acronym 'GPU'
             if mixed or any(ch.isdigit() for ch in word):
                 out.add(word.lower())
@@ -32,8 +41,9 @@ def identifiers(text: str) -> set[str]:
 
 def _compact(text: str) -> str:
     """Lower case without spaces and hyphens: '16 GB' and '16GB', 'E4M3' and 'e4m3' read the same; between two digits
-    they leave a '|', so '1 16GB' does not read as '116gb' (see _states)."""
-    return re.sub(r"[\s-]+", "", re.sub(r"(?<=\d)[\s-]+(?=\d)", "|", text.lower()))
+    they leave a '|', so '1 16GB' does not read as '116gb' (see _states); a number grouped in thousands is written
+    whole ('1,024MB' reads as '1024mb'), invisible characters are dropped."""
+    return re.sub(r"[\s-]+", "", re.sub(r"(?<=\d)[\s-]+(?=\d)", "|", ungrouped(visible(text)).lower()))
 
 
 def _states(compact: str, identifier: str) -> bool:
@@ -61,18 +71,21 @@ class Stated:
     @classmethod
     def of(cls, other: str, question: str = "") -> Stated:
         given = f"{other}\n{question}"
-        return cls(frozenset(numbers(given)), _compact(given))
+        return cls(frozenset(stated(given)), _compact(given))
 
     def missing(self, claim: str, *, words: bool = True) -> list[str]:
-        """The claim's numbers and identifiers not stated here, sorted (see missing_facts)."""
-        out = sorted(numbers(claim, words=words) - self.numbers)
+        """The claim's numbers and identifiers not stated here, sorted (see missing_facts): a number is stated when any
+        of its readings is (numbers(): '128 000' is stated by '128,000' and by '128 ... 0')."""
+        out = sorted({f.shown for f in number_facts(claim, words=words) if not f.readings & self.numbers})
         return out + sorted(i for i in identifiers(claim) if not _states(self.compact, i))
 
 
 def missing_facts(claim: str, other: str, question: str = "", *, words: bool = True) -> list[str]:
     """The claim's numbers and identifiers stated neither by ``other`` nor by the question, sorted. ``words``: number
     words ('one', 'twice') count as numbers (against a short reference); without, only numbers written in digits (prose
-    against retrieved passages: 'one of the options' states no number)."""
+    against retrieved passages: 'one of the options' states no number; '1.5 million' is still 1500000). A number
+    written another way is the same number ('128 000', '128,000', '128K'; '15.03.2023', 'March 15, 2023'; see
+    eval.judges.features.numbers)."""
     return Stated.of(other, question).missing(claim, words=words)
 
 

@@ -1,4 +1,6 @@
 """The exact facts answer correctness checks (eval/metrics/key_facts.py): pure functions."""
+import pytest
+
 from eval.metrics.key_facts import identifiers, leading_polarity, missing_facts, polarity_conflict
 
 
@@ -42,3 +44,49 @@ def test_versions_addresses_and_identifiers_are_compared_whole():
     assert missing_facts("Use v2.1.0.", "Use v2.1.05 or later.") == ["v2.1.0"]
     assert missing_facts("Use v2.1.0.", "Use v2.1.0.") == [] and missing_facts("An H100 card.", "H100 80GB") == []
     assert missing_facts("It needs 16GB.", "It needs 1 16 GB card.") == []
+
+
+# --- a number written another way is the same fact; a different number is still missing ------------------------
+@pytest.mark.parametrize("claim,other", [
+    ("The context window is 128 000 tokens.", "The context window is 128,000 tokens."),
+    ("The context window is 128\u00a0000 tokens.", "The context window is 128000 tokens."),
+    ("The context window is 128\u202f000 tokens.", "The context window is 128K tokens."),
+    ("The context window is 128k tokens.", "The context window is 128 000 tokens."),
+    ("It needs 1,024MB.", "It needs 1024 MB."),
+    ("It costs $1.5M.", "It costs 1.5 million dollars."),
+    ("The dropout is 0,1.", "The dropout is 0.1."),
+    ("It supports batch sizes 1,2,4,8.", "Batch sizes 1, 2, 4 and 8 work."),
+    ("显存约占2 GB。", "It takes 2 GB of memory."),
+    ("H100显卡有80GB。", "An H100 has 80GB."),
+    ("It shipped on 15.03.2023.", "It shipped on March 15, 2023."),
+    ("It shipped on the 15th of March 2023.", "It shipped on 2023-03-15."),
+    ("The low was \u22123 degrees.", "The low was -3 degrees."),
+    ("Use f\u200bp16 weights.", "Use FP16 weights."),
+    ("Use E4\u00adM3.", "Use E4M3."),
+])
+def test_a_number_or_identifier_written_another_way_is_stated(claim, other):
+    assert missing_facts(claim, other) == []
+
+
+@pytest.mark.parametrize("claim,other,missing", [
+    ("It has 1,048,580 tokens.", "It has 1,048,576 tokens.", ["1048580"]),
+    ("It has 1 048 580 tokens.", "It has 1,048,576 tokens.", ["1 048 580"]),  # neither reading is stated
+    ("It shipped in 2023.", "It shipped in 2024.", ["2023"]),
+    ("It holds 1.5k rows.", "It holds 1.6k rows.", ["1500"]),
+    ("It holds 128k rows.", "It holds 128 rows.", ["128000"]),
+    ("It requires Python 3.10.", "It requires Python 3.1.", ["3.10"]),
+    ("It shipped on 15.03.2023.", "It shipped on March 16, 2023.", ["2023-03-15"]),
+    ("It shipped on 03/04/2023.", "It shipped on 2023-03-05.", ["03/04/2023"]),  # neither reading is stated
+    ("显存约占2 GB。", "It takes 3 GB.", ["2"]),
+    ("in 2023 100 people came", "2023100 people came", ["100", "2023"]),
+])
+def test_a_different_number_is_still_missing(claim, other, missing):
+    assert missing_facts(claim, other) == missing
+
+
+def test_cjk_text_and_numbers_are_no_identifiers():
+    assert identifiers("显存约占2 GB，H100显卡") == {"h100"}
+    assert identifiers("約2時間、第3章、사과 3개") == set()
+    assert identifiers("a 128k context, a 7B model, 1.5M rows, the 15th run, 2bn tokens") == set()
+    assert identifiers("f\u200bp16 on an H\u200d100, 1,024MB") == {"fp16", "h100", "1024mb"}
+    assert missing_facts("Use the 7B model.", "Use the 8B model.") == ["7000000000"]  # a magnitude: a number

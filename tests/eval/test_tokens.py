@@ -1,0 +1,50 @@
+"""The content words the lexical signals compare (eval/tokens.py): a number is one token however it is grouped."""
+import pytest
+
+from eval.judges.features import bigram_doc, lexical_doc
+from eval.tokens import content_tokens
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("1,024 MB", ["1024", "mb"]),
+    ("1024 MB", ["1024", "mb"]),
+    ("1,048,576 tokens", ["1048576", "tokens"]),
+    ("1,024.5 ms", ["1024.5", "ms"]),
+    ("128\u00a0000 tokens", ["128000", "tokens"]),  # a no-break space between groups
+    ("128\u202f000 tokens", ["128000", "tokens"]),  # a narrow no-break space
+    ("128\u2009000 tokens", ["128000", "tokens"]),  # a thin space
+    ("约1,024个", ["约", "1024", "个"]),  # CJK characters may touch a grouped number
+])
+def test_a_number_grouped_in_thousands_is_one_canonical_token(text, expected):
+    assert content_tokens(text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("1,2,4,8", ["1", "2", "4", "8"]),  # a list, not 1248
+    ("10,20,30", ["10", "20", "30"]),
+    ("0,125", ["0", "125"]),  # a first group of 0 is no thousands group
+    ("12,345,67", ["12", "345", "67"]),  # not every group has three digits
+    ("1,0245", ["1", "0245"]),
+    ("v1,024", ["v1", "024"]),  # glued to a word: not a number of its own
+    ("2023\u00a0100", ["2023", "100"]),  # a first group of four digits is no group
+    ("128 000", ["128", "000"]),  # a plain space may separate two numbers: left alone here
+])
+def test_only_strict_thousands_groups_are_joined(text, expected):
+    assert content_tokens(text) == expected
+
+
+def test_distinct_grouped_numbers_stay_distinct():
+    assert content_tokens("1,048,580") != content_tokens("1,048,576")
+    assert lexical_doc("1,048,580 tokens", "1,048,576 tokens") == 0.5
+
+
+def test_the_lexical_signals_read_grouped_numbers_as_the_same_word():
+    assert lexical_doc("It needs 1,024 MB.", "It needs 1024 MB of memory.") == 1.0
+    assert bigram_doc("needs 1,024 MB", "it needs 1024 MB") == 1.0
+    assert lexical_doc("128\u00a0000 tokens", "128,000 tokens") == 1.0
+
+
+def test_invisible_characters_do_not_split_a_word():
+    assert content_tokens("f\u200bp16 weights") == ["fp16", "weights"]
+    assert content_tokens("FP\u00ad16 and E4\u2060M3") == ["fp16", "e4m3"]
+    assert content_tokens("zero\u200dwidth\ufeff") == ["zerowidth"]
