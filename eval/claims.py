@@ -23,7 +23,7 @@ from eval.sentences import MAX_SENTENCE_WORDS, sentence_blocks, split_sentences,
 from eval.tokens import content_tokens
 from rag.prompt import makes_no_claim, strip_citations
 
-__all__ = ["MAX_SENTENCE_WORDS", "MAX_WINDOW_WORDS", "decompose", "premise_windows", "sentence_windows",
+__all__ = ["MAX_SENTENCE_WORDS", "MAX_WINDOW_WORDS", "bare_answer", "decompose", "premise_windows", "sentence_windows",
            "split_sentences", "standalone"]
 
 MAX_WINDOW_WORDS = 70  # a premise window longer than this would not fit a cross-encoder's 160 tokens with its claim
@@ -218,7 +218,13 @@ def standalone(claims: list[str], question: str) -> list[str]:
     q = question.strip()
     if not q:
         return claims
-    return [f"{q} {c}" if all(t in _POLARITY_WORDS for t in content_tokens(c)) else c for c in claims]
+    return [f"{q} {c}" if bare_answer(c) else c for c in claims]
+
+
+def bare_answer(text: str) -> bool:
+    """``text`` is only an answer word to a yes/no question ("Yes.", "No, it isn't.", "Correct."): it says nothing
+    without its question."""
+    return all(t in _POLARITY_WORDS for t in content_tokens(text))
 
 
 def _pair(a: str, b: str, limit: int) -> str:

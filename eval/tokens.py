@@ -12,7 +12,8 @@ dropped, so 'f\u200bp16' is the one word 'fp16', and a number grouped in thousan
 '1\u00a0024' (a no-break, narrow no-break, thin or figure space between groups) are the token '1024', as '1024' is.
 Only strict groups count (see GROUPED): '1,2,4,8', '10,20,30' and '0,125' stay apart, '1,048,580' is '1048580'. A
 plain space between digit groups ('128 000') is left alone here: it may as well separate two numbers ('rank 5 100
-tokens'); the number reader (eval/judges/features.numbers) reads it both ways."""
+tokens'); the number reader (eval/judges/features.numbers) reads it both ways. A short negation is written out first
+("isn't" is "is not", "can't" and "cannot" are "can not"): the word "not" is a token either way."""
 from __future__ import annotations
 
 import re
@@ -65,9 +66,27 @@ def ungrouped(text: str) -> str:
 _SEPARATORS = dict.fromkeys(map(ord, "," + _GROUP_SPACES))
 
 
+# a negation written short is the word "not" ("isn't" as "is not": a stopword and "not"; the tokens "isn" and "t"
+# matched nothing in "is not"), and "cannot" is "can not"
+_CONTRACTED = re.compile(r"\b(\w+?)n['\u2019]t\b|\b(can)not\b", re.IGNORECASE)
+_STEMS = {"ca": "can", "wo": "will", "sha": "shall"}  # "can't", "won't", "shan't"
+
+
+def _written_out(m: re.Match) -> str:
+    stem = m.group(1) or m.group(2)
+    return f"{_STEMS.get(stem.lower(), stem)} not"
+
+
+def expanded(text: str) -> str:
+    """``text`` with short negations written out ("isn't" -> "is not", "won't" -> "will not", "cannot" -> "can not")."""
+    if "'" not in text and "\u2019" not in text and "annot" not in text.lower():
+        return text
+    return _CONTRACTED.sub(_written_out, text)
+
+
 def content_tokens(text: str) -> list[str]:
     """The content words of ``text`` in order (see the module docstring)."""
-    text = ungrouped(visible(text))
+    text = expanded(ungrouped(visible(text)))
     raw = _ASCII_TOKEN.findall(text.lower()) if text.isascii() else _unicode_tokens(text)
     return [t for t in raw if t not in STOPWORDS]
 

@@ -1,7 +1,8 @@
 """answer_correctness: how much of the reference the answer states (claim-level recall: the reference's claims the
 answer supports), read with the question as context. Numbers and identifiers must match exactly, and an answer
-opening with the opposite yes/no of the reference is wrong (key_facts: a judge's score cannot overrule them). A
-refusal is correct exactly when the question is unanswerable.
+opening with the opposite yes/no of the reference is wrong, as is a bare yes/no answer ("Yes.", "Nope.") whose
+question, so answered, asserts the opposite of what the reference states (key_facts: a judge's score cannot overrule
+them). A refusal is correct exactly when the question is unanswerable.
 
 The value is recall, not the claim-level F1 (ragas FactualCorrectness's default): a reference is a short gold answer,
 not every true sentence, so an answer's claim the reference does not state is not thereby wrong ("Keys per channel,
@@ -12,13 +13,15 @@ also states all of the reference, that makes it wrong (value 0). Precision (the 
 claims the reference backs) and the F1 stay in the evidence; ragas's equivalent is FactualCorrectness(mode="recall")."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from corpora.records import MetricResult, Trace
 from eval.answerability import refused, unanswerable
-from eval.claims import decompose
+from eval.claims import bare_answer, decompose
 from eval.mathx import claim_prf
 from eval.metrics.base import BLOCKED, Metric, no_claims, unsupported_claims
-from eval.metrics.key_facts import Stated, polarity_conflict
-from eval.metrics.verify import Verifier, exact_facts
+from eval.metrics.key_facts import Stated, leading_polarity, polarity_conflict, polarity_mismatch
+from eval.metrics.verify import ClaimVerdict, Verifier, exact_facts
 
 NAME = "answer_correctness"
 
@@ -55,7 +58,12 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
         ref, ans = Stated.of(t.reference or "", t.question), Stated.of(t.answer, t.question)  # each read once
         ans_v = [exact_facts(v, ref, overruled="contradicted") for v in verdicts[2 * n]]
         ref_v = [exact_facts(v, ans) for v in verdicts[2 * n + 1]]
+        ans_v, ref_v = _polarity_checked(t, ans_v, ref_v)
         claims = {"answer_claims": [x.as_dict() for x in ans_v], "reference_claims": [x.as_dict() for x in ref_v]}
+        if _same_bare_answer(t):  # "Nope." for "No.": one answer, whatever words a judge sees shared
+            out.append(MetricResult.ok(NAME, judge, 1.0, precision=1.0, recall=1.0,
+                                       note="the answer gives the reference's yes/no", **claims))
+            continue
         if polarity_conflict(t.answer, t.reference or ""):
             out.append(MetricResult.ok(NAME, judge, 0.0, precision=0.0, recall=0.0, conflict=True,
                                        note="the answer opens with the opposite yes/no of the reference", **claims))
@@ -86,3 +94,33 @@ METRIC = Metric(
     display=2,
     ragas="FactualCorrectness",
 )
+
+
+_OPPOSITE = "the yes/no answer asserts the opposite of the reference"
+
+
+def _same_bare_answer(t: Trace) -> bool:
+    """The answer and the reference are both only a yes/no answer ("Nope." and "No."), the same one."""
+    a, r = t.answer.strip(), (t.reference or "").strip()
+    pa, pr = leading_polarity(a), leading_polarity(r)
+    return pa is not None and pa == pr and bare_answer(a) and bare_answer(r)
+
+
+def _polarity_checked(t: Trace, ans_v: list[ClaimVerdict], ref_v: list[ClaimVerdict]
+                      ) -> tuple[list[ClaimVerdict], list[ClaimVerdict]]:
+    """A bare yes/no answer ("Yes.", "Nope.") read after its question asserts the question's proposition or its
+    negation; a reference that states the other is not supported by it, and the answer is not supported by the
+    reference (a judge of word overlap reads the question's words and not the one word after them: 'Yes.' to 'Is FP8
+    supported on the A100?' shared every word of 'FP8 is not supported on the A100.')."""
+    q, answer = t.question.strip(), t.answer.strip()
+    if not q or not bare_answer(answer) or leading_polarity(answer) is None:
+        return ans_v, ref_v
+    asserted = f"{q} {answer}"
+
+    def overruled(v: ClaimVerdict, premise: str) -> ClaimVerdict:
+        if v.verdict != "supported" or not polarity_mismatch(asserted, q, premise):
+            return v
+        return replace(v, verdict="unsupported", note=_OPPOSITE)
+
+    return ([overruled(v, v.sentence or t.reference or "") for v in ans_v],
+            [overruled(v, v.claim) for v in ref_v])

@@ -13,13 +13,22 @@ from dataclasses import dataclass
 import regex
 
 from eval.judges.features import negated, number_facts, stated
-from eval.tokens import NUMBER_NEIGHBOURS, ungrouped, visible
+from eval.tokens import NUMBER_NEIGHBOURS, content_tokens, ungrouped, visible
 
 _TOKEN = re.compile(r"[^\W_][\w.-]*[^\W_]|[^\W_]", re.UNICODE)
 _CJK = regex.compile(rf"[{NUMBER_NEIGHBOURS}]\p{{M}}*")  # CJK text is words, not identifiers: '约占2' states 2
 # a number with a magnitude ('128k', '1.5M', '7B') or an ordinal ('15th'): numbers() reads it, normalised
 _NUMBER_LIKE = re.compile(r"\d+(?:\.\d+)?(?:[kKMBTb]|bn|Bn|BN|st|nd|rd|th)")
 _YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+# other ways to open a bare answer to a yes/no question, read only when the word stands alone ("Correct.", "Nope,";
+# not "Right now ..." nor "True positives ..."); an emphatic "not" that ends its clause denies ("Definitely not.")
+_OTHER_YES = re.compile(r"^\W*(?:yeah|yep|yup|correct|right|true|indeed|exactly|absolutely|definitely|certainly)"
+                        r"(?=\s*(?:[.,;:!]|$))", re.IGNORECASE)
+_OTHER_NO = re.compile(r"^\W*(?:nope|nah|incorrect|wrong|false|not really|not at all|(?:absolutely|definitely|"
+                       r"certainly|of course|really) not)(?=\s*(?:[.,;:!]|$))", re.IGNORECASE)
+# a contrast after the statement ("supported on the H100, not the A100"; "rather than X") does not negate it
+_CONTRAST_TAIL = re.compile(r"(?:,\s*(?:(?:but|and|yet)\s+)?|\s+(?:but|yet)\s+)not\b(?!\s+(?:only|just|merely)\b).*$"
+                            r"|\b(?:rather than|instead of|unlike|as opposed to)\b.*$", re.IGNORECASE | re.S)
 
 
 def identifiers(text: str) -> set[str]:
@@ -56,8 +65,26 @@ def _states(compact: str, identifier: str) -> bool:
 
 
 def leading_polarity(text: str) -> str | None:
+    """"yes" or "no" when ``text`` opens with an answer to a yes/no question ("No, it isn't.", "Correct.", "Nope.",
+    "Definitely not."); else None."""
     m = _YES_NO.match(text)
-    return m.group(1).lower() if m else None
+    if m:
+        return m.group(1).lower()
+    return "no" if _OTHER_NO.match(text) else "yes" if _OTHER_YES.match(text) else None
+
+
+def states_negation(text: str, question: str = "") -> bool:
+    """``text`` negates what ``question`` asks: a negation outside a trailing contrast ("FP8 is not supported." yes;
+    "FP8 is supported on the H100, not the A100." no: the "not" names what the statement excludes), or a contrast that
+    excludes what the question names and the statement does not ("..., not the A100." for "Is it supported on the
+    A100?")."""
+    text = text.strip()
+    m = _CONTRAST_TAIL.search(text)
+    if m is None or not text[: m.start()].strip():
+        return negated(text)
+    main, tail = text[: m.start()], m.group(0)
+    asked = set(content_tokens(question)) - set(content_tokens(main))
+    return negated(main) or bool(asked & set(content_tokens(tail)))
 
 
 @dataclass(frozen=True)
@@ -106,4 +133,4 @@ def polarity_mismatch(claim: str, question: str, premise: str) -> bool:
     if polarity is None:
         return False
     asserts_negation = negated(q) != (polarity == "no")
-    return asserts_negation != negated(premise)
+    return asserts_negation != states_negation(premise, q)

@@ -48,3 +48,10 @@ def test_invisible_characters_do_not_split_a_word():
     assert content_tokens("f\u200bp16 weights") == ["fp16", "weights"]
     assert content_tokens("FP\u00ad16 and E4\u2060M3") == ["fp16", "e4m3"]
     assert content_tokens("zero\u200dwidth\ufeff") == ["zerowidth"]
+
+
+def test_a_short_negation_is_the_word_not():
+    for short, full in (("It isn't paged.", "It is not paged."), ("It can't run.", "It cannot run."),
+                        ("It won\u2019t fit.", "It will not fit."), ("It doesn't work.", "It does not work.")):
+        assert content_tokens(short) == content_tokens(full), short
+    assert content_tokens("No, it isn't.") == ["no", "not"]  # not 'isn', 't'

@@ -1,4 +1,5 @@
 """answer_correctness's rules and computation on hand-made traces (eval/metrics/answer_correctness.py)."""
+from corpora.records import Trace
 from eval.judges.lexical import LexicalScorer
 from eval.judges.scorer import ScorerJudge
 from eval.metrics import get
@@ -79,3 +80,24 @@ def test_an_answer_with_the_opposite_yes_or_no_is_wrong():
     assert r.value == 0.0 and "yes/no" in r.evidence["note"]
     (agree,) = lenient().judge("answer_correctness", [trace("No, keep it within one node.", reference=t.reference)])
     assert agree.value == 1.0
+
+
+def test_a_bare_yes_or_no_is_read_after_its_question_against_the_reference():
+    """An audit: the lexical judge called 'Yes.' to 'Is FP8 supported on the A100?' correct against 'FP8 is not
+    supported on the A100.' (the question supplies every word; the one word after it was never read), and 'Nope.'
+    wrong against 'No.' (no word shared)."""
+    q = "Is FP8 supported on the A100?"
+    ref = "FP8 is not supported on the A100."
+    cases = [("Yes.", ref, 0.0), ("Correct.", ref, 0.0), ("No, it isn't.", ref, 1.0), ("Nope.", "No.", 1.0),
+             ("Yes.", "No.", 0.0), ("Definitely not.", "No.", 1.0),
+             ("Yes.", "FP8 is supported on the H100, not the A100.", 0.0)]  # the contrast names what was asked
+    for answer, reference, want in cases:
+        t = Trace(sample_id="s", question=q, answer=answer, reference=reference, contexts=[])
+        (r,) = lenient().judge("answer_correctness", [t])
+        assert r.value == want, (answer, reference, r)
+    (right,) = lenient().judge("answer_correctness", [Trace(
+        sample_id="s", question="Is FP8 supported on the H100?", answer="Yes.", contexts=[],
+        reference="FP8 is supported on the H100, not the A100.")])
+    # the contrast excludes something the question did not ask about: no polarity overrule (the reference's A100 is
+    # still a fact the answer does not state)
+    assert "opposite" not in str(right.evidence)

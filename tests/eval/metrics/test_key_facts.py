@@ -90,3 +90,18 @@ def test_cjk_text_and_numbers_are_no_identifiers():
     assert identifiers("a 128k context, a 7B model, 1.5M rows, the 15th run, 2bn tokens") == set()
     assert identifiers("f\u200bp16 on an H\u200d100, 1,024MB") == {"fp16", "h100", "1024mb"}
     assert missing_facts("Use the 7B model.", "Use the 8B model.") == ["7000000000"]  # a magnitude: a number
+
+
+def test_other_bare_answers_open_with_a_polarity_and_a_contrast_does_not_negate():
+    from eval.metrics.key_facts import states_negation
+
+    for text, want in (("Correct.", "yes"), ("Nope.", "no"), ("Definitely not.", "no"), ("Not really.", "no"),
+                       ("Wrong, it is 64.", "no"), ("Right now it is 5.", None), ("True positives are rare.", None),
+                       ("Nobody knows.", None)):
+        assert leading_polarity(text) == want, text
+    q = "Is FP8 supported on the A100?"
+    assert states_negation("FP8 is not supported on the A100.", q)
+    assert states_negation("FP8 is supported on the H100, not the A100.", q)  # excludes what was asked
+    assert not states_negation("FP8 is supported on the H100, not the A100.", "Is FP8 supported on the H100?")
+    assert not states_negation("FP8 is supported on the H100 but not the A100.", "Is FP8 supported on the H100?")
+    assert states_negation("It does not work, not even on the H100.", "Does it work?")
