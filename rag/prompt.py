@@ -21,15 +21,122 @@ RETRY_NUDGE = "Answer the question itself in one or two complete sentences, then
 _BRACKET = re.compile(r"\s*\[([^\[\]\n]{1,400})\]")
 _ONE_ID = re.compile(r"[^\s\[\]]+#\d+")
 _SOURCES = r"(?:documents?|context|passages?|sources?|texts?|information provided|provided information)"
-_ADVERB = r"(?:still|simply|also|unfortunately|really|just)"
+_ADVERB = (r"(?:still|simply|also|unfortunately|really|just|actually|even|explicitly|directly|clearly|specifically|"
+           r"currently|honestly)")
+# A refusal says that the material the answer was to come from (the context, the passages, the retrieved documents,
+# the sources, the given information) holds nothing on the question, or that the speaker found nothing / cannot
+# answer. A sentence with the same words about the world is an answer: "The context window is not enough for 128k
+# tokens.", "None of the GPUs support FP8.", "The documents are stored in S3.", "Pipeline parallelism is not covered by
+# the free tier.". So the material is named with a determiner ("the", "these", "any of the" ...) or opens the clause,
+# and as an object it ends there: "in the context", "by the provided documents", "in the passages you gave", never
+# "in the context window", "in the source code", "in the text editor", "in the context of".
+_QUALIFIER = (r"(?:provided|given|retrieved|supplied|available|above|attached|shared|cited|listed|returned|following|"
+              r"source|reference|search|uploaded|original)")
+# the material's nouns; a chunk, a result, a record or data only qualified ("the retrieved chunks", "the search
+# results": "the chunks do not include the title" may be a fact about a chunker)
+_MATERIAL_NOUN = (r"(?:documents?|documentation|contexts?|passages?|sources?|texts?|excerpts?|snippets?|materials?|"
+                  r"knowledge base|information)")
+_MATERIAL_NP = (rf"(?:(?:{_QUALIFIER}\s+){{0,2}}{_MATERIAL_NOUN}"
+                rf"|(?:{_QUALIFIER}\s+){{1,2}}(?:chunks?|results|references?|records|data))")
+_DET = r"(?:the|these|those|this|that|your|my|our|both|all(?: of)? the|any(?: of)?(?: the| these| those)?)"
+_FOLLOW = (r"(?:to|for|about|on|regarding|concerning|as|at|all|either|so|and|or|nor|but|though|although|however|yet|"
+           r"that|which|whether|you|i|we|here|there|above|below|provided|given|supplied|shared|retrieved|returned|"
+           r"available|listed|shown|itself|themselves|alone|because|since|sorry|unfortunately|with|when|whatsoever)")
+_END = rf"(?![\w'-])(?!\s+(?!{_FOLLOW}\b)\w)"  # the noun phrase ends: "in the context." but not "in the context window"
+_MATERIAL = rf"{_DET}\s+{_MATERIAL_NP}{_END}"
+_MATERIAL_SAYS = rf"{_DET}\s+{_MATERIAL_NP}\s+(?:{_ADVERB}\s+)?"  # + what it says
+# ... and where "context" alone could be a model's context ("The system prompt is not included in the context."),
+# only a qualified one ("the provided context") counts
+_MATERIAL_STRICT = (rf"{_DET}\s+(?!contexts?{_END}){_MATERIAL_NP}"
+                    rf"{_END}")
+# the material as a subject: "The provided documents", "the passages you gave me", "Context" opening the clause
+_MATERIAL_SUBJECT = (rf"(?:^|\b{_DET}\s+){_MATERIAL_NP}(?:\s+{_QUALIFIER})?"
+                     r"(?:\s+(?:that\s+|which\s+)?(?:you|i|we)(?:\s+\w+){0,2}?\s+(?:provided|gave|shared|supplied|sent|"
+                     r"retrieved|found|have|had|given|uploaded|attached)(?:\s+(?:me|us))?)?")
+# what the material fails to do: "do not mention", "doesn't address", "does not seem to cover"
+_SAY_VERB = (r"(?:contain|include|provide|mention|say|specify|state|cover|address|discuss|describe|answer|give|list|"
+             r"explain|indicate|reference|show|reveal|clarify|detail|offer|define|touch on|talk about|deal with|"
+             r"refer to|speak to|go into)")
+_SAY_VERB_ANY = (r"(?:(?:contain|mention|cover|answer|list|detail|offer|reveal|explain|show|address|discuss|include|"
+                 r"provide|describe|indicate|reference|state|say|give|specif|clarif)\w*|said|gave|"
+                 r"(?:talk|refer|touch|deal|speak|spoke|go|went)\w*\s+(?:about|to|on|upon|with|into))")
+_INFO = r"(?:information|info|details?|data|mention|specifics|facts|answers?|indication|reference)"
+_ENOUGH = (r"(?:(?:any|enough|sufficient|the|relevant|specific|that|this|such|necessary|requested|much|an?|further|"
+           r"more|detailed|explicit|direct|clear)\s+){0,3}")
+_NO = r"(?:no|not\s+enough|insufficient|not\s+sufficient|too\s+little)"
+_NEG_BE = r"(?:\s+(?:is|are|was|were)(?:\s+not|n't)|(?:'s|'re)\s+not|\s+(?:cannot|can't|could\s+not|couldn't)\s+be)"
+# what the refusal is about, as a subject: "this", "the answer", "the question", "information about X"
+_THIS = (r"(?:\b(?:this|that|answer|question|query|information|info|details|topic)"
+         r"(?:\s+(?:to|about|on|regarding|concerning|for)\s+[^,;]{1,60}?)?)")
+_THIS_IN = rf"(?:\bit|{_THIS})"  # "it" only where the material is named: "It's not in the documents."
+_CANNOT_BE = (rf"(?:cannot|can't|can\s+not|could\s+not|couldn't)\s+be\s+(?:{_ADVERB}\s+)?(?:answered|determined|found|"
+              r"confirmed|inferred|deduced|known|identified|verified|located|established|derived|extracted|"
+              r"ascertained)")
+_SPEAKER_VERB = (rf"(?:know|answer|find|tell|determine|locate|identify|confirm|verify|say|"
+                 rf"see\s+{_ENOUGH}{_INFO}|provide\s+{_ENOUGH}(?:answer|information|info|details|response)|"
+                 rf"give\s+{_ENOUGH}(?:answer|information|info|details|response)|have\s+access\s+to|have\s+{_ENOUGH}"
+                 rf"(?:information|info|details?|data|answer|context|knowledge|specifics))\b")
 _REFUSAL_PATTERNS = re.compile(
-    r"\bi (?:do not|don't|cannot|can't|am unable to) (?:know|answer|find|tell|determine)"
-    rf"|\b{_SOURCES} (?:{_ADVERB} )?(?:do|does|did) not (?:contain|include|provide|mention|say|specify|state|cover)"
-    rf"|\b{_SOURCES} (?:{_ADVERB} )?(?:don't|doesn't) (?:contain|include|provide|mention|say|specify|state|cover)"
-    rf"|\bno (?:information|mention|details?|data) (?:\w+ ){{0,6}}in the (?:provided |given )?{_SOURCES}"
-    r"|\bnot (?:mentioned|provided|specified|stated|given|available|found|covered) in the "
-    rf"(?:provided |given )?{_SOURCES}"
-    r"|\bunable to (?:answer|find|determine)|\bcannot be (?:answered|determined)"
+    # the speaker: "I don't know", "I could not find", "I'm unable to answer", "I do not have enough information"
+    rf"\bi(?:\s+{_ADVERB})?(?:\s+(?:do|did|could)(?:\s+not|n't)|\s+(?:cannot|can't|can\s+not)"
+    rf"|(?:'m|\s+am|\s+was|'ve\s+been|\s+have\s+been|\s+had\s+been)\s+(?:{_ADVERB}\s+)?(?:unable|not\s+able)\s+to"
+    r"|\s+(?:wasn't|was\s+not|haven't\s+been|have\s+not\s+been|hadn't\s+been)\s+able\s+to)"
+    rf"\s+(?:{_ADVERB}\s+)?(?:(?:seem|appear)\s+to\s+)?{_SPEAKER_VERB}"
+    rf"|\bi\s+(?:have|had|found|find|see|saw)\s+no\s+(?:{_ENOUGH}){_INFO}\b|\bi\s+lack\s+{_ENOUGH}{_INFO}\b"
+    # ... with no subject, opening the clause: "Unable to answer from the context.", "Cannot determine this."
+    r"|^(?:(?:sorry|unfortunately)\W+)?(?:(?:unable|not\s+able)\s+to|cannot|can't|could\s+not|couldn't)\s+"
+    r"(?:answer|determine|tell|say|confirm|find\s+(?:the\s+|an\s+|any\s+)?(?:answer|information|mention|details|it|that|"
+    r"this)\b)"
+    # the material: "the documents do not mention X", "The retrieved passages don't address this", "the context
+    # contains no information about X", "the sources say nothing about it", "The context is not relevant to the
+    # question"
+    rf"|{_MATERIAL_SUBJECT}\s+(?:{_ADVERB}\s+)?(?:(?:do|does|did)(?:\s+not|n't)\s+(?:{_ADVERB}\s+)?"
+    rf"(?:(?:seem|appear)\s+to\s+)?(?:{_SAY_VERB}\b|have\s+{_ENOUGH}{_INFO}\b)"
+    rf"|(?:contain|provide|give|include|offer|make|hold|have|has)s?\s+{_NO}\s+{_ENOUGH}{_INFO}\b"
+    rf"|lacks?\s+{_ENOUGH}{_INFO}\b|(?:says?|mentions?)\s+nothing\b|(?:is|are)\s+silent\s+(?:on|about|regarding)\b"
+    r"|(?:is|are|was|were)(?:\s+not|n't)\s+(?:relevant|related)\s+to\b|(?:is|are|was|were)\s+(?:irrelevant|unrelated)"
+    r"\s+to\b)"
+    # ... "None of the passages mention this.", "No document covers it.", "Nothing in the context says so."
+    rf"|\b(?:none|neither)\s+of\s+{_MATERIAL_SAYS}"
+    rf"(?:{_SAY_VERB_ANY}|(?:is|are|was|were|seems?|appears?)\s+(?:to\s+be\s+)?(?:relevant|related|helpful|useful))"
+    # (a verb of saying: "No documents contain PII after redaction." is a fact about a pipeline)
+    rf"|\b(?:no|neither)\s+(?:{_QUALIFIER}\s+)?(?:documents?|passages?|sources?|texts?|excerpts?|snippets?)\s+"
+    r"(?:\w+\s+)?(?:(?:mention|discuss|address|cover|answer|specif|stat|describ|explain)\w*|says?|said|(?:talk|refer|"
+    r"touch|speak|spoke)\w*\s+(?:about|to|on|upon))"
+    rf"|\bnothing\s+(?:in|within)\s+{_MATERIAL_SAYS}{_SAY_VERB_ANY}"
+    # ... as an object: "X is not mentioned in the documents", "isn't covered by the provided context", "not found in
+    # the passages", "The answer is not in the provided context", "That's outside what the documents cover"
+    rf"|(?:\bnot|n't)\s+(?:{_ADVERB}\s+)?(?:mentioned|specified|stated|addressed|discussed|covered|answered|described|"
+    r"explained|provided|given|said|documented|referenced|detailed|indicated|listed|found|available|shown|clear|evident|"
+    rf"apparent|obvious)\s+(?:anywhere\s+)?(?:in|within|by|from|among|inside|throughout)\s+{_MATERIAL}"
+    rf"|(?:\bnot|n't)\s+(?:{_ADVERB}\s+)?(?:included|contained|present)\s+(?:anywhere\s+)?(?:in|within|among|inside)\s+"
+    rf"{_MATERIAL_STRICT}"
+    rf"|\bunclear\s+(?:from|in|based\s+on)\s+{_MATERIAL}"
+    rf"|{_THIS_IN}(?:{_NEG_BE}|\s+(?:does|do)(?:\s+not|n't)\s+(?:appear|seem\s+to\s+be|exist))\s+(?:{_ADVERB}\s+)?"
+    r"(?:(?:found|present|included|contained|available|located|mentioned|covered|given|provided|stated|specified|"
+    r"addressed|discussed|answered|listed)\s+)?(?:anywhere\s+)?(?:in|within|among|inside|part\s+of|from|by)\s+"
+    rf"{_MATERIAL}"
+    rf"|{_THIS}{_NEG_BE}\s+(?:{_ADVERB}\s+)?(?:mentioned|specified|stated|addressed|discussed|covered|answered|said|"
+    r"documented)(?:\s+(?:anywhere|here|there|at\s+all))?$"
+    rf"|{_THIS}\s+{_CANNOT_BE}(?:\s+(?:here|for\s+sure|with\s+certainty|exactly|precisely|without\s+(?:more|further|"
+    r"additional)\s+(?:information|context|details)))?$"
+    rf"|{_CANNOT_BE}\b[^,;]{{0,60}}?\s+(?:from|with|based\s+on|using|given|in|by)\s+{_MATERIAL}"
+    rf"|\b(?:not\s+possible|impossible)\s+to\s+(?:answer|determine|tell|say|know|find|confirm)\b[^,;]{{0,60}}?\s+"
+    rf"(?:from|with|based\s+on|using|given|in)\s+{_MATERIAL}"
+    rf"|\b(?:outside|beyond|not\s+within)\s+(?:of\s+)?(?:(?:the|their)\s+(?:scope|coverage)\s+of\s+)?"
+    rf"(?:what\s+{_MATERIAL_SAYS}\w+|{_MATERIAL_STRICT})"
+    rf"|\b(?:outside|beyond|not\s+within)\s+(?:of\s+)?(?:the|their)\s+(?:scope|coverage)\s+of\s+{_MATERIAL}"
+    # information that is missing: "There is not enough information in the context", "no information about X",
+    # "Not enough information to answer." (but "No information is lost", "there is no context length limit" are facts)
+    rf"|(?:^|\bthere\s*(?:is|are|'s|was|were|seems\s+to\s+be|appears\s+to\s+be)\s+){_NO}\s+(?:(?:relevant|specific|"
+    r"further|such|explicit|direct|clear|available|detailed|additional)\s+)?(?:information|info|details?|mention|"
+    r"specifics)(?![\w'-])(?!\s+(?!(?:to|about|on|in|for|regarding|concerning|of|within|from|available|provided|"
+    r"given|here|that|which|as|at|so|and|or|but|with|i|you|yet|whatsoever|(?:is|are|was|were)\s+(?:available|provided|"
+    r"given|found|present|included|mentioned|specified))\b)\w)"
+    rf"|(?:^|\bthere\s*(?:is|are|'s|was|were)\s+)(?:not\s+enough|insufficient|not\s+sufficient)\s+context\s+"
+    r"(?:to|for|about|on|regarding|in)\b"
+    rf"|\bno\s+{_ENOUGH}(?:information|info|mention|details?|data|answer|reference|indication|specifics)\s+"
+    rf"(?:[\w'-]+\s+){{0,8}}?(?:in|within|from|among)\s+{_MATERIAL}"
     # a whole clause that gives no answer: "N/A", "No answer.", or points at the sources instead ("See the documents.")
     r"|^(?:n/?a|no answer(?: (?:found|available|given))?)$"
     rf"|^(?:please )?(?:see|refer to|check|consult) (?:the )?(?:provided |given |above |attached |retrieved )?"
@@ -90,9 +197,10 @@ def strip_citations(answer: str, known: set[str] | None = None, *, footnotes: bo
 #   2019)", "(Lee, 2019; Kim, 2020)" (not "(see below)", nor "(Paris, 2024)": one name and a year may be a place or a
 #   date).
 # Bracketed text that is part of a claim stays: a range or interval ("in [0, 1]", "[1, 10]" after in / between /
-# from / of / to / range / interval / =, anything holding 0 or a decimal), code ("array[3]": no space before it), a
-# venue and year ("(OSDI 2022)"), a bracket of prose ("[citation needed]", "[note]", "[fixed in PR#45]") and a
-# number list that opens or goes on with a sentence ("[1] Paris is ...").
+# from / of / to / range / interval / =, anything holding 0 or a decimal), code or a value (a bracket right after a
+# name, a bracket, "(" or a backtick: "array[3]", "torch.Size([3])", "[[1], [2]]"; or right before ")": "f(x, [1])",
+# "dict(a=[1])"; a regex class: "[^0-9]"), a venue and year ("(OSDI 2022)"), a bracket of prose ("[citation needed]",
+# "[note]", "[fixed in PR#45]") and a number list that opens or goes on with a sentence ("[1] Paris is ...").
 _NUMS = r"[1-9]\d{0,2}(?:\s*[-\u2013,;]\s*[1-9]\d{0,2})*"
 # an id a citation names: a source word and a number ("doc1", "S3", "source-2", "passage_4"), or anything with a chunk
 # id's "#n"; a bare letters-and-digits token is a name or a value ("[H100]", "[x86_64]", "[H2O]"), never dropped
@@ -108,11 +216,16 @@ _AUTHORS = r"[A-Z][\w'\u2019-]+\s+(?:et al\.?|(?:and|&) [A-Z][\w'\u2019-]+),?\s+
 _SQUARE_BODY = (rf"(?:{_LABEL})?(?:{_NUMS}|{_ID}(?:\s*[,;]\s*{_ID})*)"
                 rf"|{_LABEL_SAID}[^\[\]\s,;]+(?:\s*[,;]\s*[^\[\]\s,;]+)*|{_AUTHOR}(?:\s*;\s*{_AUTHOR})*")
 _SQUARE = rf"\[\s*(?:{_SQUARE_BODY})\s*\]"
-_EXPLICIT = re.compile(r"[ \t]*(?:\^\[[^\[\]\n]{1,40}\]|\[\^[^\[\]\n]{1,40}\]|\u3010[^\u3010\u3011\n]{1,60}\u3011)")
+# a markdown footnote "[^1]", but not a regex class: a range or an escape inside ("[^0-9]", "[^a-zA-Z]", "[^\s]"), a
+# quote, backtick, "(", "[" or "=" before it, a quantifier after it ("'[^abc]+'", "[^,]*")
+_REGEX_CLASS = r"(?:[^\[\]\n]*(?:\\|(?<![\w-])\w-\w(?![\w-])|(?<![\w-])\w-\w(?=\w-))[^\[\]\n]*\]|[^\[\]\n]*\][+*?{])"
+_EXPLICIT = re.compile(rf"[ \t]*(?:\^\[[^\[\]\n]{{1,40}}\]|(?<![`'\"(\[=])\[\^(?!{_REGEX_CLASS})[^\[\]\n]{{1,40}}\]"
+                       r"|\u3010[^\u3010\u3011\n]{1,60}\u3011)")
 _ROUND = re.compile(rf"[ \t]*\((?:{_LABEL_SAID}[^()\s,;]+(?:\s*[,;]\s*[^()\s,;]+)*|{_LABEL}(?:{_ID}|{_NUMS}"
-                    rf"|\[[^\[\]]+\])(?:\s*[,;]\s*{_ID})*)\)"
+                    rf"|\[[^\[\]]+\])(?:\s*[,;]\s*(?:{_ID}|\[[^\[\]]+\]))*)\)"
                     rf"|[ \t]*\((?:{_AUTHORS}|{_AUTHOR}(?:\s*;\s*{_AUTHOR})+)\)")
-_RUN = re.compile(rf"[ \t]*(?<![\w\]\)])({_SQUARE}(?:[ \t]*{_SQUARE})*)")
+# a square bracket right after a name, a closing bracket, an opening one, "(" or a backtick is code or a value
+_RUN = re.compile(rf"[ \t]*(?<![\w\]\)\[\(`])({_SQUARE}(?:[ \t]*{_SQUARE})*)")
 _CLOSES = re.compile(r"\s*(?:$|\n|[.,;:!?)\u3002\uff01\uff1f\uff0c\uff1b]|(?:and|but|or|while|whereas|which|so|because"
                      r"|although)\b)", re.IGNORECASE)
 _RANGE_BEFORE = re.compile(r"(?:\b(?:in|within|between|from|of|to|range|interval|over|is|are|be|was|were|been|has|"
@@ -123,7 +236,7 @@ _MARK = "\x00"
 
 def _footnote_run(text: str, m: re.Match) -> bool:
     """The run of square brackets ``m`` (see above) is a citation."""
-    if not _CLOSES.match(text, m.end()):
+    if text.startswith(")", m.end()) or not _CLOSES.match(text, m.end()):  # "f(x, [1])": an argument, a value
         return False
     # a bracketed value after "is", "were", "of", "shape", "=" ...: "the scores were [1, 2]", "shape [3, 224, 224]"
     return not _RANGE_BEFORE.search(text, max(0, m.start() - 24), m.start())
@@ -200,7 +313,7 @@ def _clauses(text: str) -> list[str]:
 def _declines(clause: str) -> bool:
     """The clause itself declines: "I don't know", "the documents do not mention it" (short: a long clause that holds
     a refusal phrase carries more than the refusal)."""
-    return bool(_REFUSAL_PATTERNS.search(clause)) and len(clause.split()) <= _MAX_REFUSAL_WORDS
+    return len(clause.split()) <= _MAX_REFUSAL_WORDS and bool(_REFUSAL_PATTERNS.search(clause))
 
 
 # ... or that only says what the sources cover instead ("The documents only describe LoRA.", "they only describe the

@@ -74,3 +74,28 @@ def test_a_long_run_of_blanks_is_read_at_once():
     start = time.perf_counter()
     assert strip_footnotes("a" + " " * 50_000 + "b") == "a b"
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("text", [
+    # an audit found "It prints torch.Size()." : a bracket inside a call is an argument, a value
+    "It prints torch.Size([3]).", "Call f([1, 2]).", "Use np.array([1, 2, 3]).", "Set x = foo([doc1]).",
+    "Call dict(a=[1]).", "Call f(x, [1]).", "Call f(x, [doc1]).", "It is big ([1]).", "Use small values (e.g. [1, 2]).",
+    "See `arr([1])`.", "It is `[1]`.", "Nest it: x = [[1], [2]].", "The batch is [[1, 2], [3, 4]].",
+    # a regex class is no markdown footnote
+    "The regex [^0-9] matches non-digits.", "Use [^abc]+ here.", "Use '[^abc]' here.", "Match [^a-zA-Z] chars.",
+    "Split on [^\\s].",
+])
+def test_a_bracket_in_code_or_a_call_stays(text):
+    assert strip_footnotes(text) == text
+    assert strip_citations(text, footnotes=True) == text
+
+
+@pytest.mark.parametrize("cited,plain", [
+    ("Paris is in France.[1]", "Paris is in France."),  # a footnote after the full stop (Wikipedia's style)
+    ("Paris is in France (see [1]).", "Paris is in France."),  # a label says it is a citation
+    ("Paris is in France (see [1], [2]).", "Paris is in France."),
+    ("Paris is in France[^note-1].", "Paris is in France."),
+    ("torch.Size([3]) is what it prints [1].", "torch.Size([3]) is what it prints."),
+])
+def test_citations_next_to_code_still_go(cited, plain):
+    assert strip_footnotes(cited) == plain

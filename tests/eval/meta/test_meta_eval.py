@@ -323,7 +323,9 @@ def test_lexical_end_to_end_on_real_dev_slices(shared_data, tmp_path):
     ares = run_meta_eval("ares", shared_data / "ares/dev.jsonl", opts)
     by_metric = {r["metric"]: r for r in ares["results"]}
     assert set(by_metric) == {"context_relevance", "groundedness", "answer_relevance"}
-    assert by_metric["groundedness"]["auroc"] > 0.75 and by_metric["groundedness"]["n"] == 100
+    # 99 of 100: ares-68's answer ("Based on the context, there is no clear information on whether ...") is a refusal,
+    # no claim to check: unmeasured and counted, not scored
+    assert by_metric["groundedness"]["auroc"] > 0.75 and by_metric["groundedness"]["n"] == 99
     wice = run_meta_eval("wice", shared_data / "wice/dev.jsonl", MetaEvalOptions(
         judges=["lexical"], n_resamples=100, limit=120))
     (w,) = wice["results"]
