@@ -12,16 +12,25 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 
-from corpora.errors import InputError, report_skipped
+from corpora.errors import InputError, UsageError, report_skipped
 from corpora.jsonl import append_json_line, iter_json_lines, parse_model, repair_torn_tail
 from corpora.paths import output_file
 from corpora.records import Label
 from corpora.run_folder import LABELS, RunFolder
 
 
+def run_folder(run: str | Path | RunFolder) -> RunFolder:
+    """``run`` as a RunFolder; a blank string (``""`` would be the current folder) is a UsageError, as the CLI refuses
+    a blank RUN argument."""
+    if isinstance(run, RunFolder):
+        return run
+    if isinstance(run, str) and not run.strip():
+        raise UsageError("run: a blank value")
+    return RunFolder(run)
+
+
 def labels_path(run: str | Path | RunFolder) -> Path:
-    folder = run if isinstance(run, RunFolder) else RunFolder(run)
-    return folder.file(LABELS)
+    return run_folder(run).file(LABELS)
 
 
 def add_labels(run: str | Path | RunFolder, labels: Iterable[Label]) -> Path:
@@ -49,24 +58,63 @@ def _holds_a_label(path: Path) -> bool:
     return False
 
 
-def add_label(run: str | Path | RunFolder, sample_id: str, metric: str, value: float, who: str, *,
-              note: str | None = None, when: str | None = None, sample_hash: str | None = None) -> Label:
-    """Validate one label (InputError naming the field when it is wrong) and append it. ``sample_hash``: the hash of
-    the sample as the labeller saw it (see sample_hash())."""
+def make_label(sample_id: str, metric: str, value: float, who: str, *, note: str | None = None,
+               when: str | None = None, sample_hash: str | None = None) -> Label:
+    """One label, validated (an InputError from the source "label" naming the field when one is wrong); nothing read
+    or written."""
     fields = {"sample_id": sample_id, "metric": metric, "value": value, "who": who, "note": note,
               "sample_hash": sample_hash}
     if when is not None:
         fields["when"] = when
-    label = parse_model(Label, fields, "label", None)
+    return parse_model(Label, fields, "label", None)
+
+
+def add_label(run: str | Path | RunFolder, sample_id: str, metric: str, value: float, who: str, *,
+              note: str | None = None, when: str | None = None, sample_hash: str | None = None) -> Label:
+    """Validate one label and append it, as ``ragdoctor label`` does: a field that is wrong is an InputError naming it;
+    a folder that is no run, or a sample the run does not have, is an InputError naming the run (a label of no sample
+    would never count, nor ever be seen to go stale). The label records the sample's hash as it is now (see
+    run_samples), so it stops counting once the sample's answer changes; ``sample_hash`` given: that one instead, the
+    hash of the sample as the labeller saw it (the dashboard's Label page)."""
+    label = make_label(sample_id, metric, value, who, note=note, when=when, sample_hash=sample_hash)
+    now = checked_sample(run, label.sample_id)
+    if sample_hash is None and now is not None:
+        label = label.model_copy(update={"sample_hash": now})
     add_labels(run, [label])
     return label
+
+
+def run_samples(run: str | Path | RunFolder) -> dict[str, str | None]:
+    """Every sample of the run (config.json's, the judged ones, the traces log's), with the hash a label of it records
+    now (current_hashes(); None where the run does not say). A folder that is no run is an InputError naming it."""
+    folder = run_folder(run)
+    if not folder.is_run(folder.path):
+        raise InputError(folder.path, "not a run folder (no results.jsonl, results.parquet or traces.jsonl)")
+    keys = folder.current_keys()
+    traces = folder.latest_traces()
+    hashes = keys[1] if keys is not None else {sid: t.content_hash() for sid, t in traces.items()}
+    ids = set(hashes) | {j.sample_id for j in folder.judgements()} | set(traces)
+    return {sid: hashes.get(sid) for sid in sorted(ids)}
+
+
+def checked_sample(run: str | Path | RunFolder, sample_id: str, *, field: str = "sample_id") -> str | None:
+    """The hash a label of ``sample_id`` records now (None when the run does not say); a sample the run does not have
+    is an InputError naming the run and ``field`` (the CLI's option: ``sample``)."""
+    folder = run_folder(run)
+    keys = folder.current_keys() if folder.is_run(folder.path) else None
+    if keys is not None and sample_id in keys[1]:  # an evaluated run's sample: no log need be read (the dashboard
+        return keys[1][sample_id]  # labels one sample a click)
+    samples = run_samples(folder)
+    if sample_id not in samples:
+        raise InputError(folder.path, f"no sample '{sample_id}' in this run", field=field)
+    return samples[sample_id]
 
 
 def current_hashes(run: str | Path | RunFolder) -> dict[str, str]:
     """{sample id: content hash} of the run's samples as they are now: config.json's ``samples`` (what the evaluation
     judged), or for a run not evaluated yet the latest trace's ``content_hash()``; empty when neither can be read (then
     no label can be told stale)."""
-    folder = run if isinstance(run, RunFolder) else RunFolder(run)
+    folder = run_folder(run)
     keys = folder.current_keys()
     if keys is not None:
         return keys[1]

@@ -375,6 +375,16 @@ class MetricResult(BaseModel):
             raise ValueError(f"metric value must be in [0, 1], got {v}")
         return float(v)
 
+    @model_validator(mode="after")
+    def _ok_has_a_value(self) -> MetricResult:
+        """A result that says it was measured carries its value: status "ok" with none would be a silent NaN in every
+        mean (a judge that has no value gives ``unmeasured`` with its reason; the evaluator turns a judge's result that
+        fails this into "judge failed"). ``unmeasured`` and ``not_applicable`` carry none."""
+        if self.status == "ok" and self.value is None:
+            raise ValueError("status 'ok' needs a value in [0, 1] (a result with no value is 'unmeasured', with its "
+                             "reason, or 'not_applicable')")
+        return self
+
     @classmethod
     def ok(cls, metric: str, judge: str, value: float, **evidence: Any) -> MetricResult:
         return cls(metric=metric, judge=judge, value=value, evidence=evidence)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+import os
 import re
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -30,23 +32,31 @@ from corpora.run_folder import MARKERS, RunFolder
 from eval.adapters import traces_from
 from eval.gate import Check, GateConfig, check, check_ppi_flags, given_minimums, unit_threshold
 from eval.judges.base import Judge
-from eval.judges.registry import DEFAULT_METRICS, parse_metrics
+from eval.judges.registry import DEFAULT_METRICS, default_judges, parse_judges, parse_metrics
 from eval.judging import evaluate as judge_traces
+from eval.metrics import find
 from eval.summary import results_frame
 from rag.config import PipelineConfig, load_config
 from rag.models import DEFAULT_GGUF
 from rag.offline import OFFLINE_ENV, set_offline_env
 from rag.run_questions import RunResult
 from ragdoctor import flow
+from ragdoctor.cmd_eval import unused_estimate_options
 from ragdoctor.dashboard.data import samples_frame
-from ragdoctor.options import MAX_JUDGE_CHARS, MIN_JUDGE_CHARS
+from ragdoctor.options import MAX_JUDGE_CHARS, MIN_JUDGE_CHARS, base_urls
 
-SUMMARY_COLUMNS = ["metric", "judge", "n", "mean", "ci_low", "ci_high", "n_unmeasured", "n_not_applicable"]
-# the CLI flags the shared validators name, and the argument the API takes instead
+SUMMARY_COLUMNS = ["metric", "judge", "n", "mean", "ci_low", "ci_high", "n_unmeasured", "n_not_applicable",
+                   "higher_is_better"]
+# the CLI flags (and commands) the shared validators name, and the argument the API takes instead
 API_NAMES = {"--judges": "judges", "--metrics": "metrics", "--nli-model": "nli_model",
              "--nli-threshold": "nli_threshold", "--judge-base-url": "judge_base_url", "--judge-model": "judge_model",
              "--judge-max-chars": "judge_max_chars",
-             "--ppi-fallback": "ppi_fallback=True", "--ci-lower": "ci_lower=True", "--ppi": "ppi=True"}
+             "--ppi-fallback": "ppi_fallback=True", "--ci-lower": "ci_lower=True", "--ppi": "ppi=True",
+             "ragdoctor eval --metrics/--judges": "evaluate(..., metrics=..., judges=...)",
+             "--concurrency": "generation.concurrency", "--guardrails": "guardrails.enabled"}
+# the options EvalResult.gate shares with `ragdoctor gate` (cmd_eval.unused_estimate_options), as the API names them
+GATE_NAMES = {"use_ci_lower": "ci_lower=True", "use_ppi": "ppi=True", "ppi_fallback": "ppi_fallback=True",
+              "minimum": "thresholds={metric: minimum}"}
 _FLAG = re.compile("|".join(re.escape(flag) for flag in sorted(API_NAMES, key=len, reverse=True)) + r"(?![\w-])")
 
 
@@ -97,6 +107,8 @@ class EvalResult:
         """One row per sample (question, answer, outcome, and per metric the most trusted judge's value in column
         ``metric`` and every judge's in ``metric:judge``); ``long``: one row per sample x metric x judge, with each
         result's status and reason (``unmeasured``/``not_applicable`` rows carry no value)."""
+        if not isinstance(long, bool):
+            raise UsageError(f"long: must be True or False, got {long!r}")
         results = results_frame(self.judgements)
         if long:
             return results
@@ -110,11 +122,12 @@ class EvalResult:
         return wide
 
     def summary(self) -> pd.DataFrame:
-        """Per (metric, judge): n measured, mean, its 95% CI, unmeasured and not-applicable counts. The CI is the
-        percentile bootstrap's, except below 5 measured values or when every value is the same (a bootstrap would
-        claim certainty there): then the Wilson interval of the mean (eval.mathx.mean_ci)."""
-        return pd.DataFrame([{c: m.get(c) for c in SUMMARY_COLUMNS} for m in self.summary_data["metrics"]],
-                            columns=SUMMARY_COLUMNS)
+        """Per (metric, judge): n measured, mean, its 95% CI, unmeasured and not-applicable counts, and
+        ``higher_is_better`` (False for noise_sensitivity), as summary.json has them. The CI is the percentile
+        bootstrap's, except below 5 measured values or when every value is the same (a bootstrap would claim certainty
+        there): then the Wilson interval of the mean (eval.mathx.mean_ci)."""
+        return pd.DataFrame([{c: _higher_is_better(m) if c == "higher_is_better" else m.get(c) for c in SUMMARY_COLUMNS}
+                             for m in self.summary_data["metrics"]], columns=SUMMARY_COLUMNS)
 
     @property
     def unmeasured_share(self) -> float | None:
@@ -124,19 +137,23 @@ class EvalResult:
              ci_lower: bool = False, ppi: bool = False, ppi_fallback: bool = False) -> GateResult:
         """The CI gate: ``thresholds`` maps ``metric`` or ``metric:judge`` to a minimum mean (or, with ``ci_lower``,
         a minimum lower bound of the 95% CI; with ``ppi``, of the PPI-corrected 95% CI, as ``ragdoctor gate --ppi``).
-        A run with nothing measured fails; no threshold at all, or ``ppi_fallback`` without ``ppi``, is a UsageError
-        (as ``ragdoctor gate`` refuses them)."""
+        A run with nothing measured fails. What ``ragdoctor gate`` refuses (exit 2) is a UsageError, checked by the
+        same functions: no threshold at all, ``ppi_fallback`` without ``ppi``, ``ci_lower`` or ``ppi`` without a
+        minimum (they choose what a minimum is compared with), ``ci_lower`` beside ``ppi`` without ``ppi_fallback``
+        (every minimum is then compared with the PPI-corrected bound), a metric the run did not evaluate."""
         for name, flag in (("ci_lower", ci_lower), ("ppi", ppi), ("ppi_fallback", ppi_fallback)):
             if not isinstance(flag, bool):
                 raise UsageError(f"{name}: must be True or False, got {flag!r}")
         minimums = given_minimums(thresholds, "thresholds")
-        if not minimums and max_unmeasured is None:
-            raise UsageError("no thresholds: give thresholds={metric: minimum} or max_unmeasured")
         check_ppi_flags(ppi, ppi_fallback)
         cfg = GateConfig(minimums, None if max_unmeasured is None else unit_threshold(max_unmeasured, "max_unmeasured"),
                          ci_lower, ppi, ppi_fallback)
-        checks = [dataclasses.replace(c, detail=api_names(c.detail))  # "or pass ppi_fallback=True", not the flag
-                  for c in check(self.summary_data, cfg, self.calibrated_rows() if ppi else None)]
+        unused_estimate_options(cfg, ci_lower, ppi, {"use_ci_lower": False, "use_ppi": False}, names=GATE_NAMES)
+        if not cfg.has_thresholds:
+            raise UsageError("no thresholds: give thresholds={metric: minimum} or max_unmeasured")
+        with _as_api():  # a metric the run did not evaluate: "evaluate(..., metrics=..., judges=...)", not the CLI's
+            checks = [dataclasses.replace(c, detail=api_names(c.detail))  # "or pass ppi_fallback=True", not the flag
+                      for c in check(self.summary_data, cfg, self.calibrated_rows() if ppi else None)]
         return GateResult(all(c.passed for c in checks), checks)
 
     def calibrated_rows(self) -> list[dict]:
@@ -160,9 +177,12 @@ class EvalResult:
 
     def diagnose(self) -> pd.DataFrame:
         """Every sample's failure category (diagnostics/taxonomy.py), the rule that fired and the secondary
-        categories; written into the run folder as ``ragdoctor diagnose`` does (``self.diagnoses`` keeps them)."""
-        _, diagnoses, _ = flow.diagnose_run(self.run_dir)
+        categories; written into the run folder as ``ragdoctor diagnose`` does (``self.diagnoses`` keeps them). A run
+        folder that cannot take the files (read-only, a full disk) is an InputError naming the file in one line, as
+        ``ragdoctor diagnose`` exits 2 on it; the diagnoses made are kept in ``self.diagnoses`` all the same."""
+        _, diagnoses, report = flow.diagnose_run(self.run_dir, save=False)
         self.diagnoses = diagnoses
+        flow.save_diagnoses(RunFolder(self.run_dir), diagnoses, report)
         return pd.DataFrame([{"sample_id": d.sample_id, "category": d.category, "rule": d.rule,
                               "secondary": ", ".join(d.secondary)} for d in diagnoses],
                             columns=["sample_id", "category", "rule", "secondary"])
@@ -170,7 +190,8 @@ class EvalResult:
 
 def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
              judges: str | Sequence[str] | Sequence[Judge] | None = None, out: str | Path | None = None,
-             nli_model: str | None = None, nli_threshold: float | None = None, judge_base_url: str | None = None,
+             nli_model: str | Path | None = None, nli_threshold: float | None = None,
+             judge_base_url: str | Sequence[str] | None = None,
              judge_model: str | None = None, judge_max_chars: int | None = None, batch_size: int = 16,
              limit: int | None = None, progress: bool = False) -> EvalResult:
     """Score ``data`` (a pandas DataFrame, a list of dicts, a JSONL path, a ragas ``EvaluationDataset``, Trace objects,
@@ -185,7 +206,15 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
     model's context: raise it for a server with a longer one; a cut is recorded in the evidence as ``judge_cut``) by
     the llm judge: given for none of them, they are refused. When nothing at all was measured (every result
     unmeasured or not applicable, where ``ragdoctor eval`` exits 2) the result says why in ``warnings``, also logged.
+    Every argument is checked before any work, in one line naming it (UsageError): a blank path or name (``out=""``
+    would be the current folder), a value of the wrong type, an option no judge run reads.
     The first call sets the offline environment (rag/offline.py; a value set before wins)."""
+    data = _data(data)
+    out = _path(out, "out", optional=True)
+    nli_path = _path(nli_model, "nli_model", optional=True)
+    nli_model = None if nli_path is None else str(nli_path)
+    judge_model = _name(judge_model, "judge_model")
+    base_url = _urls(judge_base_url, "judge_base_url")
     _offline()
     batch_size = positive_int(batch_size, "batch_size")
     limit = None if limit is None else positive_int(limit, "limit")
@@ -195,7 +224,7 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
         judge_max_chars = int_in(judge_max_chars, MIN_JUDGE_CHARS, MAX_JUDGE_CHARS, "judge_max_chars")
     if not isinstance(progress, bool):
         raise UsageError(f"progress: must be True or False, got {progress!r}")
-    options = {"nli_model": nli_model, "nli_threshold": nli_threshold, "judge_base_url": judge_base_url,
+    options = {"nli_model": nli_model, "nli_threshold": nli_threshold, "judge_base_url": base_url,
                "judge_model": judge_model, "judge_max_chars": judge_max_chars}
     built = judges is not None and not isinstance(judges, str) and _built(judges)
     if built:
@@ -212,9 +241,10 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
             raise UsageError(f"no judge given measures '{unmeasurable[0]}'" if unmeasurable else
                              "the judges given measure none of the metrics")
     else:
-        with _as_api():
+        with _as_api():  # an option no judge run reads is said before a named nli_model's folder is looked at
+            named = flow.as_text(judges, "judges") if judges is not None else default_judges(nli_model)  # type: ignore[arg-type]
+            flow.unused_judge_options(options, parse_judges(named))
             selection = flow.Selection.of(judges, metrics, nli_model)  # type: ignore[arg-type]
-            flow.unused_judge_options(options, selection.judges)
         names = selection.metrics
     warnings: list[str] = []
     traces, errors = traces_from(data, warnings)
@@ -225,7 +255,7 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
             with _as_api():  # a named nli_model that cannot load is refused here
                 judge_objs = stack.enter_context(flow.built_judges(selection, nli_model=nli_model,
                                                                    nli_threshold=nli_threshold,
-                                                                   judge_base_url=judge_base_url,
+                                                                   judge_base_url=base_url,
                                                                    judge_model=judge_model or DEFAULT_GGUF,
                                                                    judge_max_chars=judge_max_chars,
                                                                    spell=api_names))
@@ -246,9 +276,14 @@ def _nothing_measured(summary: dict) -> list[str]:
 
 
 def _built(judges: Sequence[Any]) -> bool:
-    """True for a list of built judges, False for a list of names; a mix, or something that is neither, is refused."""
+    """True for a list of built judges, False for a list of names; a mix, or something that is neither (a judge's
+    class, not a judge built from it), is refused."""
     if not isinstance(judges, (list, tuple)):
         raise UsageError(f"judges: expected names (a comma-separated string or a list) or built judges, got {judges!r}")
+    for j in judges:
+        if isinstance(j, type):
+            raise UsageError(f"judges: {j.__name__} is a class, not a built judge: give an instance of it "
+                             f"({j.__name__}(...)) or a judge's name")
     objects = [callable(getattr(j, "judge", None)) and callable(getattr(j, "supports", None)) for j in judges]
     if any(objects) and not all(objects):
         bad = next(j for j, ok in zip(judges, objects, strict=True) if not ok)
@@ -256,6 +291,66 @@ def _built(judges: Sequence[Any]) -> bool:
     if not objects or all(isinstance(j, str) for j in judges):
         return False
     return all(objects)
+
+
+def _path(value: object, name: str, *, optional: bool = False) -> str | Path | None:
+    """A path argument: a str or an os.PathLike (None when ``optional``); a blank string (``""`` would be the current
+    folder, ``"  "`` a folder named by spaces), or anything else, is a UsageError naming ``name``, as the CLI refuses
+    ``--out ""``."""
+    if value is None and optional:
+        return None
+    if isinstance(value, str):
+        if not value.strip():
+            raise UsageError(f"{name}: a blank value")
+        return value
+    if isinstance(value, os.PathLike):
+        return Path(value)
+    raise UsageError(f"{name}: expected a path (a str or a pathlib.Path), got {type(value).__name__}")
+
+
+def _name(value: object, name: str) -> str | None:
+    """A name argument (a model's): None (the default), or a string that is not blank, else UsageError naming
+    ``name`` (a blank one is never read as the default)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise UsageError(f"{name}: expected a string, got {type(value).__name__}")
+    if not value.strip():
+        raise UsageError(f"{name}: a blank value")
+    return value
+
+
+def _urls(value: object, name: str) -> str | list[str] | None:
+    """One URL or a list of them (a fleet), each an http(s) URL that is not blank, as ``--judge-base-url`` is
+    checked; else UsageError naming ``name``."""
+    if value is None:
+        return None
+    urls = [value] if isinstance(value, str) else value
+    if not isinstance(urls, (list, tuple)) or not urls or not all(isinstance(u, str) for u in urls):
+        raise UsageError(f"{name}: expected a URL or a list of URLs, got {value!r}")
+    if not all(u.strip() for u in urls):
+        raise UsageError(f"{name}: a blank value")
+    return base_urls(list(urls), name)
+
+
+def _data(data: object) -> object:
+    """``evaluate``'s data, where it is a path: a blank string is a UsageError (it would read the current folder), and
+    so is a string naming no file or folder (a question or an answer given where records belong)."""
+    if not isinstance(data, (str, os.PathLike)):
+        return data
+    path = _path(data, "data")
+    if not Path(path).expanduser().exists():  # type: ignore[arg-type]
+        raise UsageError(f"data: {str(data)!r} is no file or folder (expected a JSONL path, a DataFrame, a list of "
+                         f"records or (question, response) pairs)")
+    return path
+
+
+def _higher_is_better(row: dict) -> bool | None:
+    """A summary row's ``higher_is_better``, from the metric's definition where the row predates the field."""
+    if "higher_is_better" in row:
+        return row["higher_is_better"]
+    metric = find(row.get("metric", ""))
+    return None if metric is None else metric.higher_is_better
 
 
 def positive_int(value: object, name: str) -> int:
@@ -290,13 +385,14 @@ class Pipeline:
             self.config = config
         elif isinstance(config, dict):  # the dict overrides the RAGDOCTOR_* environment, as flags do
             self.config = load_config(None, overrides=config, source="config")
-        elif config is None or isinstance(config, (str, Path)):
-            self.config = load_config(config)
+        elif config is None or isinstance(config, (str, os.PathLike)):
+            self.config = load_config(_path(config, "config", optional=True))
         else:
             raise UsageError(f"config: expected a PipelineConfig, a dict or a TOML path, got {type(config).__name__}")
         self.llm = llm
         self._stack = ExitStack()
         self._pipe: Any = None
+        self._lock = threading.Lock()  # ask() from several threads builds one pipeline
 
     def __enter__(self) -> Pipeline:
         return self
@@ -305,34 +401,49 @@ class Pipeline:
         self.close()
 
     def close(self) -> None:
-        self._stack.close()
-        self._pipe = None
+        with self._lock:
+            self._stack.close()
+            self._pipe = None
 
     def index(self, *, rebuild: bool = False) -> dict:
         """Build the index when missing or stale; its manifest (documents, chunks, embedder, ...) as a dict."""
+        if not isinstance(rebuild, bool):
+            raise UsageError(f"rebuild: must be True or False, got {rebuild!r}")
         _offline()
         store, built = flow.index(self.config, rebuild=rebuild)
         return {**store.manifest.model_dump(mode="json"), "built": built, "index_dir": str(store.index_dir)}
 
     def ask(self, question: str, *, reference: str | None = None, relevant_doc_ids: list[str] | None = None) -> Trace:
-        """Answer one question (its labels, when given, go into the trace for the metrics that read them)."""
+        """Answer one question (its labels, when given, go into the trace for the metrics that read them). The
+        pipeline is built on the first call (one, whichever thread calls first) and kept until ``close()``."""
         _offline()
         record = _question({"id": "adhoc", "question": question, "reference": reference,
                             "relevant_doc_ids": relevant_doc_ids}, None)
-        if self._pipe is None:
-            self._pipe = self._stack.enter_context(flow.pipeline(self.config, llm=self.llm))
-        return self._pipe.answer(record.question, record)
+        with self._lock:
+            if self._pipe is None:
+                self._pipe = self._stack.enter_context(flow.pipeline(self.config, llm=self.llm))
+            pipe = self._pipe
+        return pipe.answer(record.question, record)
 
     def run(self, questions: str | Path | Iterable[Question | dict] | None = None, *, out: str | Path,
             limit: int | None = None, progress: bool = False) -> RunResult:
-        """Answer ``questions`` (a question-set JSONL path, Question objects or dicts; default: the configured set)
-        into ``out``, a run folder (its traces.jsonl and run_summary.json); a rerun resumes. A plain string is a
-        question with the id ``q<position>``; a row that is not a question is an InputError naming it."""
+        """Answer ``questions`` (a question-set JSONL path or "bundled", or Question objects, dicts or strings;
+        default: the configured set) into ``out``, a run folder (its traces.jsonl and run_summary.json); a rerun
+        resumes. In a list, a plain string is a question with the id ``q<position>``; a row that is not a question is
+        an InputError naming it. A string given as ``questions`` itself is a path: one that names no file (``"What is
+        ZeRO?"``) is a UsageError, as is a blank ``out`` (the current folder) or one that is no path."""
+        run_dir = _path(out, "out")
+        limit = None if limit is None else positive_int(limit, "limit")
+        if not isinstance(progress, bool):
+            raise UsageError(f"progress: must be True or False, got {progress!r}")
         _offline()
         cfg, objects = self.config, None
-        limit = None if limit is None else positive_int(limit, "limit")
-        if isinstance(questions, (str, Path)):
-            cfg = cfg.model_copy(update={"questions": str(questions)})
+        if isinstance(questions, (str, os.PathLike)):
+            path = _path(questions, "questions")
+            if path != "bundled" and not Path(path).expanduser().exists():  # type: ignore[arg-type]
+                raise UsageError(f"questions: {str(questions)!r} is no file (expected the path of a question-set "
+                                 f"JSONL, or a list of questions: [\"What is ZeRO?\", ...])")
+            cfg = cfg.model_copy(update={"questions": str(path)})
         elif questions is not None:
             if not isinstance(questions, Iterable) or isinstance(questions, (bytes, dict)):
                 raise UsageError(f"questions: expected a JSONL path or an iterable of questions, got "
@@ -340,10 +451,11 @@ class Pipeline:
             objects = [_question(q, i) for i, q in enumerate(questions, 1)]
             if not objects:
                 raise InputError("questions", "no questions given")
-        run = RunFolder(out)
+        run = RunFolder(run_dir)  # type: ignore[arg-type]
         output_folder(run.path, markers=MARKERS)  # never into a folder of the user's own files
-        result = flow.answer_questions(cfg, run.traces.path, questions=objects, limit=limit, llm=self.llm,
-                                       progress=progress)
+        with _as_api():  # "generation.concurrency ... guardrails.enabled", the config's fields, not the CLI's flags
+            result = flow.answer_questions(cfg, run.traces.path, questions=objects, limit=limit, llm=self.llm,
+                                           progress=progress)
         flow.write_run_summary(run, result.traces)
         return result
 

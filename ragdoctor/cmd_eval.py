@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -107,25 +108,37 @@ def gate_config(pyproject: str | Path | None, minimums: list[str] | None = None,
     return cfg
 
 
+# how `ragdoctor gate` names the options unused_estimate_options refuses (the Python API and the pytest plugin give
+# their own arguments' names)
+GATE_FLAG_NAMES = {"use_ci_lower": "--ci-lower", "use_ppi": "--ppi",
+                   "ppi_fallback": "--ppi-fallback (ppi_fallback = true)",
+                   "minimum": "--min METRIC=VALUE or min in [tool.ragdoctor.gate]"}
+
+
 def unused_estimate_options(cfg: GateConfig, ci_lower: bool, ppi: bool, in_file: dict[str, bool],
-                            table: str = "[tool.ragdoctor.gate]") -> None:
+                            table: str = "[tool.ragdoctor.gate]", names: Mapping[str, str] | None = None) -> None:
     """--ci-lower and --ppi (use_ci_lower, use_ppi in [tool.ragdoctor.gate]) choose the number a minimum is compared
     with: refused where they would change nothing. Without a minimum (only --max-unmeasured) there is nothing to
     compare. With --ppi every minimum is compared with the lower bound of the PPI-corrected 95% CI, so --ci-lower acts
     only with --ppi-fallback (the judge's own CI lower bound for a metric with too few labels); use_ci_lower = true in
-    the file beside an explicit --ppi is the file's default estimate that --ppi overrides, not refused."""
+    the file beside an explicit --ppi is the file's default estimate that --ppi overrides, not refused. ``ci_lower``
+    and ``ppi``: given by the caller (not read from the file); ``names``: how the caller names the options
+    (GATE_FLAG_NAMES's keys; the CLI's flags by default). The CLI, ``EvalResult.gate`` and the pytest plugin all call
+    this, so each refuses what the others refuse."""
+    spelled = {**GATE_FLAG_NAMES, **(names or {})}
+
     def name(flag: bool, key: str) -> str:
-        return f"--{key.removeprefix('use_').replace('_', '-')}" if flag else f"{key} = true in {table}"
+        return spelled[key] if flag else f"{key} = true in {table}"
 
     if not cfg.minimums:
         for given, key, on in ((ci_lower, "use_ci_lower", cfg.use_ci_lower), (ppi, "use_ppi", cfg.use_ppi)):
             if on:
                 raise UsageError(f"{name(given, key)} chooses what a minimum is compared with, and there is no "
-                                 "minimum (--min METRIC=VALUE or min in [tool.ragdoctor.gate]): it would do nothing")
+                                 f"minimum ({spelled['minimum']}): it would do nothing")
     if cfg.use_ppi and cfg.use_ci_lower and not cfg.ppi_fallback and (ci_lower or in_file["use_ppi"]):
         raise UsageError(f"{name(ci_lower, 'use_ci_lower')} would do nothing with {name(ppi, 'use_ppi')}: every "
                          "minimum is then compared with the lower bound of the PPI-corrected 95% CI; it only picks the "
-                         "judge's CI lower bound for --ppi-fallback (ppi_fallback = true): add that, or drop it")
+                         f"judge's CI lower bound for {spelled['ppi_fallback']}: add that, or drop it")
 
 
 def render_checks(code: int, checks: list) -> str:

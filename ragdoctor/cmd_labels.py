@@ -12,7 +12,7 @@ from corpora.records import LabelMetric
 from ragdoctor.table import ci_text, render
 
 LABEL_METRICS = get_args(LabelMetric)
-LABEL_SOURCE = "label"  # what corpora.labels.add_label names as the source of a field it refuses
+LABEL_SOURCE = "label"  # what corpora.labels.make_label names as the source of a field it refuses
 OPTION_OF = {"sample_id": "sample"}  # Label's field -> the option that gave it
 WORDS = {"yes": 1.0, "y": 1.0, "true": 1.0, "no": 0.0, "n": 0.0, "false": 0.0}
 
@@ -56,30 +56,20 @@ def parse_value(text: str) -> float:
     return v + 0.0  # -0 is 0
 
 
-def run_sample_ids(run: Path) -> set[str]:
-    from corpora.run_folder import RunFolder  # noqa: PLC0415 - lazy, as every command
-
-    folder = RunFolder(run)
-    if not folder.is_run(run):
-        raise InputError(run, "not a run folder (no results.jsonl, results.parquet or traces.jsonl)")
-    keys = folder.current_keys()
-    ids = set(keys[1]) if keys else set()
-    return ids | {j.sample_id for j in folder.judgements()} | set(folder.latest_traces())
-
-
 def cmd_label(args: argparse.Namespace) -> int:
-    from corpora.labels import add_label, sample_hash  # noqa: PLC0415
+    from corpora.labels import add_labels, checked_sample, make_label  # noqa: PLC0415
 
     run = Path(args.run)
-    if args.sample not in run_sample_ids(run):
-        raise InputError(run, f"no sample '{args.sample}' in this run", field="sample")
-    try:  # the sample's hash as it is now: the label stops counting once its answer changes
-        label = add_label(run, args.sample, args.metric, parse_value(args.value), args.who, note=args.note,
-                          sample_hash=sample_hash(run, args.sample))
+    # the sample must be in the run; its hash as it is now: the label stops counting once its answer changes
+    now = checked_sample(run, args.sample, field="sample")  # as corpora.labels.add_label checks it (the same code)
+    try:
+        label = make_label(args.sample, args.metric, parse_value(args.value), args.who, note=args.note,
+                           sample_hash=now)
     except InputError as exc:
         if exc.path != LABEL_SOURCE or not exc.field:
             raise
         raise UsageError(f"--{OPTION_OF.get(exc.field, exc.field)}: {exc.message}") from None
+    add_labels(run, [label])
     print(f"labelled {label.sample_id} {label.metric}={label.value:g} by {label.who} ({run / 'labels.jsonl'})")
     measured = measured_metrics(run)
     if measured and args.metric not in measured:
@@ -90,7 +80,7 @@ def cmd_label(args: argparse.Namespace) -> int:
 
 def measured_metrics(run: Path) -> set[str]:
     """The metrics the run's evaluation measured (empty before any evaluation): its config.json says, no need to
-    parse results.jsonl a second time (run_sample_ids did)."""
+    parse results.jsonl a second time (checked_sample did)."""
     from corpora.run_folder import RunFolder  # noqa: PLC0415
 
     metrics = (RunFolder(run).config() or {}).get("metrics")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from corpora.errors import InputError, UsageError, report_skipped, warn
 from corpora.records import Diagnosis, Judgement, Question, Trace
-from corpora.run_folder import REQUESTS, RUN_SUMMARY, RunFolder
+from corpora.run_folder import DIAGNOSES, REQUESTS, RUN_SUMMARY, RunFolder
 from diagnostics.classify import classify
 from diagnostics.probes import probe_run
 from diagnostics.report import diagnose
@@ -324,8 +324,9 @@ def judge_one(trace: Trace, judges: Sequence[Judge], metrics: Sequence[str]) -> 
 
 # --- diagnostics and the gate ------------------------------------------------------------------------------------
 
-def diagnose_run(run_dir: str | Path) -> tuple[list[Judgement], list[Diagnosis], dict]:
-    """Every current judgement of the run classified; diagnoses.jsonl and diagnosis.json written."""
+def diagnose_run(run_dir: str | Path, *, save: bool = True) -> tuple[list[Judgement], list[Diagnosis], dict]:
+    """Every current judgement of the run classified; diagnoses.jsonl and diagnosis.json written (``save``; else the
+    caller saves them with save_diagnoses, having kept them first: the Python API)."""
     run = RunFolder(run_dir)
     if not run.path.is_dir():
         raise InputError(run.path, "run folder not found (a folder written by `ragdoctor eval`)")
@@ -339,8 +340,20 @@ def diagnose_run(run_dir: str | Path) -> tuple[list[Judgement], list[Diagnosis],
              f"evaluation stopped early): diagnosed the {len(judgements)} judged; rerun `ragdoctor eval` to finish")
     diagnoses, report = diagnose(judgements)
     report["samples"] = {"judged": len(judgements), "in_run": expected}
-    run.write_diagnoses(diagnoses, report)
+    if save:
+        save_diagnoses(run, diagnoses, report)
     return judgements, diagnoses, report
+
+
+def save_diagnoses(run: RunFolder, diagnoses: list[Diagnosis], report: dict) -> None:
+    """diagnoses.jsonl and diagnosis.json into ``run``. A write the file system refuses (a read-only run folder, a full
+    disk) is an InputError naming the file in one line (``RUN/diagnoses.jsonl: Read-only file system``), as the CLI
+    prints every OSError, so the API raises the project's error, not a raw OSError."""
+    try:
+        run.write_diagnoses(diagnoses, report)
+    except OSError as exc:
+        where = exc.filename if exc.filename not in (None, "") else run.file(DIAGNOSES)
+        raise InputError(where, f"{exc.strerror or exc}: the diagnoses could not be saved") from None
 
 
 def probe(run_dir: str | Path, cfg: PipelineConfig, judgements: list[Judgement], diagnoses: list[Diagnosis],
@@ -362,7 +375,7 @@ def probe(run_dir: str | Path, cfg: PipelineConfig, judgements: list[Judgement],
         if d.probe and d.probe.get("root_cause"):
             causes[d.probe["root_cause"]] = causes.get(d.probe["root_cause"], 0) + 1
     report["probe_root_causes"] = causes
-    RunFolder(run_dir).write_diagnoses(diagnoses, report)
+    save_diagnoses(RunFolder(run_dir), diagnoses, report)
     return n
 
 

@@ -1,5 +1,6 @@
 """Human labels in a run folder (corpora/labels.py): round trip, the latest label per (sample, metric, who) wins, a
-bad line is reported with file:line:field and skipped (the rest is read), a torn last line never glues onto the next."""
+bad line is reported with file:line:field and skipped (the rest is read), a torn last line never glues onto the next;
+add_label, the Python form of `ragdoctor label`, labels only a sample of the run and records its hash."""
 from __future__ import annotations
 
 import json
@@ -10,8 +11,20 @@ from corpora.errors import InputError
 from corpora.labels import add_label, add_labels, human_values, read_all_labels, read_labels
 from corpora.records import Label
 
+SAMPLES = {f"s{i}": f"h{i}" for i in range(1, 6)}
+
+
+def _run_with(tmp_path, samples: dict[str, str] = SAMPLES):
+    """A run folder whose config.json names ``samples`` (an evaluation that judged none yet: results.jsonl empty)."""
+    from corpora.run_folder import RunFolder
+
+    RunFolder(tmp_path).write_config({"eval_hash": "e1"}, samples)
+    (tmp_path / "results.jsonl").touch()
+    return tmp_path
+
 
 def test_round_trip_and_latest_wins(tmp_path):
+    _run_with(tmp_path)
     add_label(tmp_path, "s1", "groundedness", 1, "ann", note="clear")
     add_label(tmp_path, "s1", "groundedness", 0, "bob")
     add_label(tmp_path, "s2", "answer_correctness", 0.5, "ann", when="2026-01-02T03:04:05+00:00")
@@ -63,6 +76,7 @@ def test_bad_lines_are_reported_with_file_line_and_field_and_skipped(tmp_path):
 
 
 def test_a_last_line_without_its_newline_is_ended_never_dropped_or_glued(tmp_path):
+    _run_with(tmp_path)
     add_label(tmp_path, "s1", "groundedness", 1, "ann")
     path = tmp_path / "labels.jsonl"
     path.write_text(path.read_text() + '{"sample_id": "s2", "met', encoding="utf-8")  # killed mid-write, or an edit
@@ -79,18 +93,11 @@ def test_a_last_line_without_its_newline_is_ended_never_dropped_or_glued(tmp_pat
 def test_a_file_with_no_label_line_is_refused_never_appended_to(tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("line one\nimportant last line", encoding="utf-8")
-    (tmp_path / "run").mkdir()
+    _run_with(tmp_path / "run")
     (tmp_path / "run" / "labels.jsonl").symlink_to(notes)
     with pytest.raises(InputError, match="holds no label line: not a ragdoctor labels log"):
         add_label(tmp_path / "run", "s1", "groundedness", 1, "ann")
     assert notes.read_text(encoding="utf-8") == "line one\nimportant last line"
-
-
-def _run_with(tmp_path, samples: dict[str, str]):
-    from corpora.run_folder import RunFolder
-
-    RunFolder(tmp_path).write_config({"eval_hash": "e1"}, samples)
-    return tmp_path
 
 
 def test_a_label_of_an_earlier_answer_no_longer_counts_and_is_said(tmp_path):
@@ -102,7 +109,7 @@ def test_a_label_of_an_earlier_answer_no_longer_counts_and_is_said(tmp_path):
     assert sample_hash(run, "s2") == "h2-old" and sample_hash(run, "nope") is None
     add_label(run, "s1", "groundedness", 1, "ann", sample_hash="h1")
     add_label(run, "s2", "groundedness", 1, "ann", sample_hash="h2-old")
-    add_label(run, "s2", "groundedness", 0, "bob")  # hand-written: no hash
+    add_labels(run, [Label(sample_id="s2", metric="groundedness", value=0, who="bob")])  # hand-written: no hash
     _run_with(tmp_path, {"s1": "h1", "s2": "h2-new"})  # s2 re-answered and re-evaluated
     stale: list[Label] = []
     now = read_labels(run, stale=stale)
@@ -116,6 +123,7 @@ def test_a_label_of_an_earlier_answer_no_longer_counts_and_is_said(tmp_path):
 
 
 def test_the_latest_label_is_the_latest_by_when_and_who_is_one_person_whatever_the_case_and_spaces(tmp_path):
+    _run_with(tmp_path)
     path = tmp_path / "labels.jsonl"
     line = '{{"sample_id": "s1", "metric": "groundedness", "value": {v}, "who": "{who}", "when": "{when}"}}\n'
     path.write_text(line.format(v=1, who="Alice", when="2026-03-02T00:00:00+00:00")
@@ -130,6 +138,7 @@ def test_the_latest_label_is_the_latest_by_when_and_who_is_one_person_whatever_t
 
 
 def test_a_torn_last_line_is_said_to_be_incomplete(tmp_path):
+    _run_with(tmp_path)
     add_label(tmp_path, "s1", "groundedness", 1, "ann")
     path = tmp_path / "labels.jsonl"
     path.write_text(path.read_text() + '{"sample_id": "s2", "met', encoding="utf-8")
@@ -140,3 +149,36 @@ def test_a_torn_last_line_is_said_to_be_incomplete(tmp_path):
     errors = []
     read_labels(tmp_path, errors)
     assert errors[0].message.startswith("malformed JSON")
+
+
+def test_add_label_labels_only_a_sample_of_the_run_and_records_its_hash(tmp_path):
+    """add_label is `ragdoctor label` in Python: a sample id the run does not have is refused (its label would never
+    count nor go stale), as is a folder that is no run; the label records the sample's hash as it is now, from
+    config.json or, before any evaluation, the latest trace; a hash given (the dashboard's) is kept."""
+    from corpora.labels import checked_sample, run_samples
+    from corpora.records import Trace
+
+    with pytest.raises(InputError, match="not a run folder") as exc:
+        add_label(tmp_path, "s1", "groundedness", 1, "ann")
+    assert "\n" not in str(exc.value)
+    run = _run_with(tmp_path / "evaluated", {"s1": "h1", "s2": "h2"})
+    with pytest.raises(InputError, match=r"evaluated: field 'sample_id': no sample 'nope' in this run"):
+        add_label(run, "nope", "groundedness", 1, "ann")
+    with pytest.raises(InputError, match="field 'sample_id': no sample 'S1' in this run"):  # ids are exact
+        add_label(run, "S1", "groundedness", 1, "ann")
+    assert not (run / "labels.jsonl").exists()
+    assert add_label(run, "s1", "groundedness", 1, "ann").sample_hash == "h1"
+    assert add_label(run, "s2", "groundedness", 1, "ann", sample_hash="seen").sample_hash == "seen"
+    assert [lb.sample_hash for lb in read_all_labels(run)] == ["h1", "seen"]
+    answered = tmp_path / "answered"  # a pipeline run, not evaluated yet: the trace's own hash
+    answered.mkdir()
+    trace = Trace(sample_id="q1", question="What does the KV cache store?", answer="Keys and values.")
+    (answered / "traces.jsonl").write_text(trace.model_dump_json() + "\n", encoding="utf-8")
+    assert add_label(answered, "q1", "answer_correctness", 0.5, "ann").sample_hash == trace.content_hash()
+    assert run_samples(answered) == {"q1": trace.content_hash()} and checked_sample(answered, "q1") == \
+        trace.content_hash()
+    with pytest.raises(InputError, match="field 'sample': no sample 'q2'"):  # the CLI names its option
+        checked_sample(answered, "q2", field="sample")
+    for blank in ("", "  "):  # never the current folder
+        with pytest.raises(InputError, match="^run: a blank value$"):
+            add_label(blank, "q1", "groundedness", 1, "ann")

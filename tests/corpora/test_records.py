@@ -60,6 +60,32 @@ def test_records_reject_unknown_fields_and_blank_questions():
         MetricResult(metric="m", judge="j", value=1.5)
 
 
+@pytest.mark.parametrize("value", [None, float("nan"), float("inf"), -0.1, 1.5])
+def test_a_result_that_says_ok_carries_a_value_in_the_unit_interval(value):
+    """status "ok" with no value would be a silent NaN in every mean: refused like NaN and 1.5 (the evaluator makes a
+    judge's refused result "judge failed", unmeasured); unmeasured and not applicable carry none."""
+    with pytest.raises(ValidationError):
+        MetricResult(metric="m", judge="j", value=value, status="ok")
+    with pytest.raises(ValidationError):
+        MetricResult.model_validate_json(json.dumps({"metric": "m", "judge": "j", "value": None}))  # ok by default
+    assert MetricResult(metric="m", judge="j", value=0.0).measured
+    assert MetricResult.unmeasured("m", "j", "judge call failed").value is None
+    assert MetricResult.not_applicable("m", "j", "no reference").value is None
+    assert not MetricResult(metric="m", judge="j", status="unmeasured", reason="r").measured
+
+
+def test_the_results_of_a_run_written_by_an_earlier_version_still_read():
+    from pathlib import Path
+
+    from corpora.run_folder import RunFolder
+
+    run = RunFolder(Path(__file__).resolve().parents[1] / "data" / "legacy_run")
+    judgements = run.judgements()
+    assert len(judgements) == 20 and all(r.value is not None for j in judgements for r in j.results
+                                         if r.status == "ok")
+    assert {r.status for j in judgements for r in j.results} >= {"ok", "not_applicable"}
+
+
 def test_a_judgement_of_the_earlier_version_reads_its_sample_as_a_trace():
     legacy = {"sample_id": "s", "eval_hash": "e", "sample_hash": "h", "results": [],
               "sample": {"id": "s", "question": "Q?", "answer": "A.", "relevant_ids": ["d"], "outcome": "error",

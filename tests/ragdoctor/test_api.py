@@ -200,6 +200,25 @@ def test_gate_thresholds_and_flags_are_checked(tmp_path):
     ({"judges": [ScorerJudge(LexicalScorer(), config_id="lexical:v1")], "metrics": "nope"}, UsageError,
      "^metrics: unknown metric 'nope'"),
     ({"judges": "nli", "nli_model": "/nonexistent/x"}, UsageError, "^nli_model /nonexistent/x: folder not found"),
+    # an option no judge run reads is said first, before its value is looked at (the folder here is missing)
+    ({"judges": "lexical", "nli_model": "/nonexistent/x"}, UsageError, "^nli_model: only the nli judge reads it"),
+    # blank paths and names, never read as the current folder or the default (as the CLI refuses --out "")
+    ({"out": ""}, UsageError, "^out: a blank value$"),
+    ({"out": "   "}, UsageError, "^out: a blank value$"),
+    ({"data": ""}, UsageError, "^data: a blank value$"),
+    ({"data": " "}, UsageError, "^data: a blank value$"),
+    ({"judges": "nli", "nli_model": ""}, UsageError, "^nli_model: a blank value$"),
+    ({"judges": "llm", "judge_model": ""}, UsageError, "^judge_model: a blank value$"),
+    ({"judges": "llm", "judge_model": "  "}, UsageError, "^judge_model: a blank value$"),
+    ({"judges": "llm", "judge_base_url": ""}, UsageError, "^judge_base_url: a blank value$"),
+    ({"judges": "ragas", "judge_base_url": ["http://127.0.0.1:9/v1", " "]}, UsageError, "^judge_base_url: a blank"),
+    ({"judges": "llm", "judge_base_url": "127.0.0.1:8000"}, UsageError, "^judge_base_url: must be an http"),
+    # wrong types: one line naming the argument, never a TypeError from inside
+    ({"out": 5}, UsageError, "^out: expected a path .*got int"),
+    ({"judges": "llm", "judge_model": 5}, UsageError, "^judge_model: expected a string, got int"),
+    ({"judges": "llm", "judge_base_url": 5}, UsageError, "^judge_base_url: expected a URL or a list of URLs"),
+    ({"judges": [ScorerJudge]}, UsageError, r"^judges: ScorerJudge is a class, not a built judge"),
+    ({"data": "What does the KV cache store?"}, UsageError, "^data: 'What does the KV cache store\\?' is no file"),
 ])
 def test_evaluate_refuses_what_it_would_misread_before_writing(tmp_path, kwargs, error, message):
     args = {"data": [ROW], "judges": "lexical", "out": tmp_path / "run", **kwargs}
@@ -298,7 +317,7 @@ def test_a_row_with_a_lone_surrogate_is_a_bad_row_not_a_crash(tmp_path):
     rows = [{**ROW, "id": "bad", "answer": "bad \udcff"}, ROW]
     result = ragdoctor.evaluate(rows, judges="lexical", metrics="groundedness", out=tmp_path / "run")
     assert [j.sample_id for j in result.judgements] == ["kv"]
-    assert result.input_errors == ["rows:1: holds a lone surrogate ('\\udcff'): not valid Unicode text"]
+    assert result.input_errors == ["rows:1: field 'answer': holds a lone surrogate ('\\udcff'): not valid Unicode text"]
 
 
 def test_evaluate_says_so_when_nothing_was_measured(tmp_path, caplog):
@@ -353,3 +372,164 @@ def test_an_unavailable_judge_is_explained_with_the_apis_argument_names(tmp_path
     assert "pass nli_model PATH" in said and "--nli-model" not in said
     reasons = {m.reason for j in result.judgements for m in j.results if m.judge == "nli"}
     assert reasons and all("nli_model" in why and "--nli-model" not in why for why in reasons)
+
+
+def test_a_blank_path_never_writes_into_the_current_folder(tmp_path, monkeypatch):
+    from rag.llm import FakeLLM
+
+    monkeypatch.chdir(tmp_path)
+    for call in (lambda: ragdoctor.evaluate([ROW], judges="lexical", out=""),
+                 lambda: ragdoctor.evaluate([ROW], judges="lexical", out="  "),
+                 lambda: ragdoctor.Pipeline(llm=FakeLLM()).run(["What is ZeRO?"], out=""),
+                 lambda: ragdoctor.Pipeline(llm=FakeLLM()).run(["What is ZeRO?"], out=" \t"),
+                 lambda: ragdoctor.Pipeline(llm=FakeLLM()).run(" ", out="run")):
+        with pytest.raises(UsageError, match=r"^(out|questions): a blank value$"):
+            call()
+    with pytest.raises(UsageError, match="^config: a blank value$"):
+        ragdoctor.Pipeline("")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_pipeline_run_refuses_a_question_given_for_a_path_and_arguments_of_the_wrong_type(tmp_path):
+    from rag.llm import FakeLLM
+
+    pipe = ragdoctor.Pipeline(llm=FakeLLM())
+    for call, message in [
+        (lambda: pipe.run("What is ZeRO?", out=tmp_path / "a"),
+         r"^questions: 'What is ZeRO\?' is no file \(expected the path of a question-set JSONL, or a list of questions"),
+        (lambda: pipe.run(["What is ZeRO?"], out=None), r"^out: expected a path .*got NoneType"),
+        (lambda: pipe.run(["What is ZeRO?"], out=5), r"^out: expected a path .*got int"),
+        (lambda: pipe.run(["What is ZeRO?"], out=tmp_path / "a", progress="yes"), "^progress: must be True or False"),
+        (lambda: pipe.index(rebuild="yes"), "^rebuild: must be True or False"),
+    ]:
+        with pytest.raises(UsageError, match=message):
+            call()
+    assert not (tmp_path / "a").exists()
+    guarded = ragdoctor.Pipeline({"generation": {"concurrency": 2}, "guardrails": {"enabled": True},
+                                  "embedding": {"model": "fake"}, "index_dir": str(tmp_path / "idx")}, llm=FakeLLM())
+    with pytest.raises(UsageError, match="^generation.concurrency above 1 does not combine with guardrails.enabled"):
+        guarded.run(["What is ZeRO?"], out=tmp_path / "b")  # the config's fields, not the CLI's flags
+
+
+def test_gate_refuses_what_ragdoctor_gate_refuses_in_the_apis_words(tmp_path):
+    """EvalResult.gate calls the CLI's own check (cmd_eval.unused_estimate_options): ci_lower or ppi without a
+    minimum, ci_lower beside ppi without ppi_fallback; its messages name the API's arguments."""
+    result = ragdoctor.evaluate([ROW], judges="lexical", metrics="groundedness", out=tmp_path / "run")
+    for kwargs, message in [
+        ({"max_unmeasured": 0.1, "ci_lower": True}, r"^ci_lower=True chooses what a minimum is compared with, and "
+                                                    r"there is no minimum \(thresholds=\{metric: minimum\}\)"),
+        ({"max_unmeasured": 0.1, "ppi": True}, r"^ppi=True chooses what a minimum is compared with"),
+        ({"thresholds": {"groundedness": 0.1}, "ppi": True, "ci_lower": True},
+         r"^ci_lower=True would do nothing with ppi=True: .* for ppi_fallback=True: add that, or drop it$"),
+        ({"thresholds": {"context_precision": 0.5}},
+         r"the run did not evaluate context_precision .*evaluate it \(evaluate\(\.\.\., metrics=\.\.\., "
+         r"judges=\.\.\.\)\) or drop the threshold$"),
+    ]:
+        with pytest.raises(UsageError, match=message) as err:
+            result.gate(**kwargs)
+        assert "--" not in str(err.value)
+    assert result.gate({"groundedness": 0.5}, ppi=True, ci_lower=True, ppi_fallback=True).checks[0].passed is not None
+    assert result.gate(max_unmeasured=0.1)  # the unmeasured share alone needs no estimate
+
+
+def test_diagnose_on_a_folder_that_cannot_take_the_files_is_one_input_error_and_keeps_the_diagnoses(tmp_path, capsys):
+    """A run folder that refuses the write (read-only, a full disk) raises InputError naming the file in one line, as
+    `ragdoctor diagnose` exits 2 with that line; the diagnoses made are kept in result.diagnoses. (The write is made
+    to fail by a folder where its temporary file goes: the same OSError path as a read-only file system.)"""
+    from ragdoctor.cli import main
+
+    result = ragdoctor.evaluate([ROW, {**ROW, "id": "moon", "answer": "Optimizer momentum lives on the moon."}],
+                                judges="lexical", metrics="groundedness", out=tmp_path / "run")
+    (tmp_path / "run" / "diagnoses.jsonl.tmp").mkdir()
+    with pytest.raises(InputError) as err:
+        result.diagnose()
+    assert not isinstance(err.value, OSError) and "\n" not in str(err.value)
+    assert str(err.value) == f"{tmp_path / 'run' / 'diagnoses.jsonl'}: Is a directory: the diagnoses could not be saved"
+    assert [d.sample_id for d in result.diagnoses or []] == ["kv", "moon"]
+    assert main(["diagnose", str(tmp_path / "run")]) == 2
+    assert capsys.readouterr().err.strip() == f"ragdoctor: error: {err.value}"
+    (tmp_path / "run" / "diagnoses.jsonl.tmp").rmdir()
+    assert list(result.diagnose()["sample_id"]) == ["kv", "moon"]
+
+
+def test_a_built_judge_that_says_ok_without_a_value_is_a_judge_failure_not_a_nan_mean(tmp_path):
+    from corpora.records import MetricResult
+
+    class NoValue:
+        name, family, config_id = "novalue", "custom", "novalue:v1"
+
+        def supports(self, metric):
+            return metric == "groundedness"
+
+        def judge(self, metric, traces):
+            return [MetricResult(metric=metric, judge=self.name, value=None, status="ok") for _ in traces]
+
+    result = ragdoctor.evaluate([ROW], judges=[NoValue()], metrics="groundedness", out=tmp_path / "run")
+    (r,) = result.judgements[0].results
+    assert r.status == "unmeasured" and r.value is None and r.reason.startswith("judge failed: ValidationError")
+    row = result.summary().iloc[0]
+    assert row["n"] == 0 and row["n_unmeasured"] == 1 and result.warnings  # nothing measured: said, not a NaN mean
+
+
+def test_the_package_lists_and_exports_its_api_and_errors_lazily():
+    """dir() and help() list the lazy exports; the error classes the README names are there; none of it loads the
+    library (the API, pandas, torch) until used."""
+    code = ("import sys, ragdoctor; names = dir(ragdoctor); "
+            "assert {'evaluate', 'Pipeline', 'EvalResult', 'GateResult', 'GateFailed', 'InputError', 'UsageError'} "
+            "<= set(names), names; "
+            "assert issubclass(ragdoctor.UsageError, ragdoctor.InputError) and issubclass(ragdoctor.GateFailed, "
+            "AssertionError); "
+            "import corpora.errors, ragdoctor.pytest_plugin; assert ragdoctor.UsageError is corpora.errors.UsageError; "
+            "heavy = [m for m in ('torch', 'pandas', 'ragdoctor.api', 'eval', 'sentence_transformers') "
+            "if m in sys.modules]; assert not heavy, heavy; print('ok')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
+    import pydoc
+
+    text = pydoc.render_doc(ragdoctor, renderer=pydoc.plaintext)
+    assert all(name in text for name in ("evaluate(", "class Pipeline", "class EvalResult", "class GateFailed"))
+
+
+def test_summary_says_which_way_is_better_as_summary_json_does(tmp_path):
+    result = ragdoctor.evaluate([ROW], judges="lexical", metrics="groundedness,noise_sensitivity",
+                                out=tmp_path / "run")
+    table = result.summary().set_index("metric")
+    assert table.loc["groundedness", "higher_is_better"] == True  # noqa: E712 - a numpy bool
+    assert table.loc["noise_sensitivity", "higher_is_better"] == False  # noqa: E712
+    old = {**result.summary_data, "metrics": [{k: v for k, v in m.items() if k != "higher_is_better"}
+                                              for m in result.summary_data["metrics"]]}  # a summary.json from before
+    assert list(ragdoctor.EvalResult(result.run_dir, result.judgements, old).summary()["higher_is_better"]) == \
+        list(result.summary()["higher_is_better"])
+
+
+def test_ask_from_several_threads_builds_one_pipeline(tmp_path, monkeypatch):
+    import threading
+
+    from rag.llm import FakeLLM
+    from ragdoctor import flow
+
+    built = []
+    real = flow.pipeline
+
+    def counting(*args, **kwargs):
+        built.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(flow, "pipeline", counting)
+    config = {"embedding": {"model": "fake"}, "retrieval": {"rerank": False, "mode": "bm25"},
+              "index_dir": str(tmp_path / "idx")}
+    answers: list = []
+
+    def ask(pipe):
+        try:
+            answers.append(pipe.ask("What does ZeRO stage 2 partition?").outcome)
+        except Exception as exc:  # noqa: BLE001 - said in the assertion below
+            answers.append(exc)
+
+    with ragdoctor.Pipeline(config, llm=FakeLLM()) as pipe:
+        threads = [threading.Thread(target=ask, args=(pipe,)) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert answers == ["answered"] * 3 and len(built) == 1, answers
