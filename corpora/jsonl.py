@@ -68,6 +68,15 @@ def loads_strict(text: str) -> Any:
                       object_pairs_hook=_no_duplicate_keys)
 
 
+def decode_problem(exc: json.JSONDecodeError, always_where: bool = True) -> str:
+    """json's message and its column: 'Expecting value at column 3'; 'Unterminated string starting at column 22'
+    (json's own message ends in 'at' there: one 'at', not two). Without ``always_where`` the column is added only to
+    a message that ends in 'at' (a whole file's problem says its line before: 'Extra data' stays as it is)."""
+    if exc.msg.endswith(" at"):
+        return f"{exc.msg} column {exc.colno}"
+    return f"{exc.msg} at column {exc.colno}" if always_where else exc.msg
+
+
 def _parse_line(path: Path, lineno: int, raw: bytes) -> dict[str, Any] | None:
     if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark (Windows editors)
         raw = raw[3:]
@@ -80,7 +89,7 @@ def _parse_line(path: Path, lineno: int, raw: bytes) -> dict[str, Any] | None:
     try:
         obj = loads_strict(text)
     except json.JSONDecodeError as exc:
-        raise InputError(path, f"malformed JSON: {exc.msg} at column {exc.colno}", line=lineno) from None
+        raise InputError(path, f"malformed JSON: {decode_problem(exc)}", line=lineno) from None
     except RecursionError:
         raise InputError(path, "malformed JSON: nested too deeply", line=lineno) from None
     except ValueError as exc:
@@ -127,7 +136,7 @@ def json_object_problem(path: str | Path) -> tuple[dict[str, Any] | None, str | 
     except UnicodeDecodeError as exc:
         return None, f"not valid UTF-8 (byte {exc.start})"
     except json.JSONDecodeError as exc:
-        return None, f"malformed JSON at line {exc.lineno}: {exc.msg}"
+        return None, f"malformed JSON at line {exc.lineno}: {decode_problem(exc, always_where=False)}"
     except (OSError, ValueError) as exc:
         return None, f"unreadable ({' '.join(str(exc).split())})"
     if not isinstance(data, dict):

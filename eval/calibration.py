@@ -51,8 +51,10 @@ def agreement(y: np.ndarray, f: np.ndarray, cut: float, *, n_resamples: int = 10
                  "accuracy_ci": [None, None], "n_positive": int((y > 0.5).sum()), "n_negative": int((y < 0.5).sum()),
                  "n_disputed": disputed, "reason": None}
     left_out = f"{disputed} sample(s) left out: their labellers disagree" if disputed else None
-    if y.size == 0:
-        out["reason"] = "; ".join(filter(None, ["no labelled sample the judge measured", left_out]))
+    if y.size == 0:  # nothing left to read: every labelled sample disputed, or none measured by the judge
+        out["reason"] = (f"all {disputed} labelled sample(s) the judge measured are disputed: their labellers "
+                         "disagree (no yes/no to compare with)") if disputed else \
+            "no labelled sample the judge measured"
         return out
     said = y != 0.5
     if said.any():
@@ -128,15 +130,26 @@ def calibrate(results: pd.DataFrame, labels: Iterable[Label], *, min_labels: int
     return rows
 
 
+def unjudged_note(r: dict) -> str | None:
+    """The labels of a row that its judge did not measure (they count for no estimate of it), or None."""
+    n = r.get("n_labels_unjudged") or 0
+    return f"{n} more label{'s' * (n != 1)} on samples this judge did not measure (not counted)" if n else None
+
+
 def calibration_note(r: dict) -> str:
     """What `ragdoctor summary` says beside a calibrated row: why there is no PPI estimate, or its method and lambda;
-    then what the agreement left out or could not measure ("3 sample(s) left out: their labellers disagree", ...)."""
-    note = r["reason"] if r["status"] != "ok" else \
-        (r["method"] or "") + (f", lambda {r['lam']:.2f}" if r.get("lam") is not None else "")
+    the labels on samples the judge did not measure, whatever the status (the unmeasured reason already counts
+    them); then what the agreement left out or could not measure ("3 sample(s) left out: their labellers disagree",
+    "all 30 labelled sample(s) ... are disputed", ...)."""
+    if r["status"] != "ok":
+        parts = [r["reason"]]
+    else:
+        parts = [(r["method"] or "") + (f", lambda {r['lam']:.2f}" if r.get("lam") is not None else ""),
+                 unjudged_note(r)]
     a = r["agreement"]
-    if a.get("reason") and a.get("n"):
-        note += f"; {a['reason']}"
-    return note or ""
+    if a.get("reason") and (a.get("n") or a.get("n_disputed")):  # n == 0 and none disputed: the reason above says it
+        parts.append(a["reason"])
+    return "; ".join(p for p in parts if p)
 
 
 def run_results(run: RunFolder) -> pd.DataFrame:
@@ -166,18 +179,38 @@ def find_row(rows: list[dict], metric: str, judge: str) -> dict | None:
 STALE = "labelled an earlier answer of their sample (it changed since; label it again)"
 
 
+def unjudged_reason(metric: str, missed: list[str], of: list[str]) -> str:
+    """Why a label of a measured sample counts for none (or not all) of its metric's judges: they did not measure
+    the sample (no claims to check, a judge error, an unmeasured status)."""
+    if len(missed) == len(of):
+        return f"{metric} on samples no judge measured"
+    others = [j for j in of if j not in missed]
+    return f"{metric} on samples judge {', '.join(missed)} did not measure (counted for {', '.join(others)} only)"
+
+
 def uncounted_labels(results: pd.DataFrame, labels: Iterable[Label], run_samples: Iterable[str] = (),
                      stale: Iterable[Label] = ()) -> dict[str, int]:
-    """Labels no summary counts, by why: their sample is not in this run, it is (``run_samples``: config.json's) but
-    its judgement could not be read, their metric was not measured here, or (``stale``: read_labels' collector) they
-    judged an earlier answer of their sample (said, never dropped in silence)."""
+    """Labels no summary counts, or counts for only some judges, by why (each label once): their sample is not in
+    this run, it is (``run_samples``: config.json's) but its judgement could not be read, their metric was not
+    measured here, the judges of their metric did not measure their sample (all of them, or those named: the label
+    counts for the others), or (``stale``: read_labels' collector) they judged an earlier answer of their sample
+    (said, never dropped in silence)."""
     ids, measured, in_run = set(results["sample_id"]), set(results["metric"]), set(run_samples)
     out: dict[str, int] = {STALE: n} if (n := len(list(stale))) else {}
+    has_status = {"status", "value", "judge"} <= set(results.columns)
+    ok = results[(results["status"] == "ok") & results["value"].notna()] if has_status else results
+    judged = set(zip(ok["sample_id"], ok["metric"], ok["judge"])) if has_status else set()
+    judges_of = {str(m): sorted(map(str, g["judge"].unique())) for m, g in results.groupby("metric")} \
+        if has_status else {}
     for metric, by in human_values(labels).items():
         for sid in by:
             why = ("judgement unreadable or missing (rerun `ragdoctor eval`)" if sid not in ids and sid in in_run else
                    "sample not in this run" if sid not in ids else
                    f"{metric} not measured by this run" if metric not in measured else None)
+            if why is None and has_status:
+                of = judges_of.get(metric, [])
+                missed = [j for j in of if (sid, metric, j) not in judged]
+                why = unjudged_reason(metric, missed, of) if missed else None
             if why:
                 out[why] = out.get(why, 0) + 1
     return out

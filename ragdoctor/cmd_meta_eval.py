@@ -87,7 +87,7 @@ def _versus(cmp: dict | None) -> str:
 COLUMNS = {"auroc": "AUROC", "auroc_ci": "AUROC CI", "balanced_accuracy": "bal.acc",
            "balanced_accuracy_ci": "bal.acc CI", "threshold": "thr", "spearman": "spearman",
            "spearman_ci": "spearman CI", "pairwise_accuracy": "pairwise", "pairwise_accuracy_ci": "pairwise CI",
-           "ece": "ECE"}  # results.json's field -> the table's column
+           "ece": "ECE", "vs_lexical": "vs lexical"}  # results.json's field -> the table's column
 
 
 def missing_cells(r: dict) -> list[tuple[str, str]]:
@@ -116,7 +116,10 @@ def footnotes(results: list[dict]) -> list[str]:
             by_reason.setdefault(why, []).append(f"{r['metric']} {r['judge']}: {', '.join(columns)}")
     by_note: dict[str, list[str]] = {}
     for r in results:
-        for key, note in (r.get("ci_notes") or {}).items():
+        notes = dict(r.get("ci_notes") or {})
+        if (r.get("vs_lexical") or {}).get("note"):  # the paired difference's Wilson interval, said as the others are
+            notes["vs_lexical"] = r["vs_lexical"]["note"]
+        for key, note in notes.items():
             by_note.setdefault(note, []).append(f"{r['metric']} {r['judge']}: {COLUMNS.get(key, key)}")
     out = ["not measured ('-', or '?' for no verdict):"] + [f"  {'; '.join(rows)}: {why}"
                                                            for why, rows in by_reason.items()] if by_reason else []
@@ -143,9 +146,10 @@ def render_report(report: dict) -> str:
     if sample:
         lines.append(f"seeded subsample: {sample['n']} of {sample['of']} records (seed {sample['seed']})")
     lines.append("AUROC and ECE over all binary-labelled records; bal.acc on the test split at the threshold (thr) "
-                 "chosen on the dev split; n = binary/graded records where graded; CIs resample whole groups (rows "
-                 "sharing a source document); vs lexical: the headline statistic minus lexical's on the same items, "
-                 "'beats' only when its CI lies above 0; no CI where every resample gives the same value (zero width); "
+                 "chosen on the dev split (split by group: a group's rows on one side); n = binary/graded records "
+                 "where graded; CIs resample whole groups (rows sharing a source document); vs lexical: the "
+                 "headline statistic minus lexical's on the same items, 'beats' only when its CI lies above 0; no "
+                 "CI where every resample gives the same value (zero width); "
                  "cut: share of the (premise, claim) or (passage window, question) inputs the model reads that are "
                  "longer than it reads ('-' where the judge does not count them)")
     lines += [f"judge {j['judge']}: {j['config_id']} (loaded in {j['load_seconds']:.1f} s)" for j in report["judges"]]

@@ -13,8 +13,12 @@ def fmt(value) -> str:
 
 
 def ci_text(lo: float | None, hi: float | None) -> str:
-    """A 95% CI as 'lo-hi' to three decimals, '-' when it is not there."""
-    return "-" if lo is None or hi is None else f"{lo:.3f}-{hi:.3f}"
+    """A 95% CI as 'lo-hi' to three decimals, '-' when it is not there; 'lo..hi' where an end is negative
+    ('-0.880..0.091', never the ambiguous '-0.880-0.091')."""
+    if lo is None or hi is None:
+        return "-"
+    a, b = f"{lo:.3f}", f"{hi:.3f}"
+    return f"{a}..{b}" if a.startswith("-") or b.startswith("-") else f"{a}-{b}"
 
 
 def render(headers: Sequence[str], rows: Sequence[Sequence], title: str | None = None) -> str:

@@ -4,12 +4,17 @@ A *task* is one metric measured on one set. Its items are either labelled pairs 
 one signal of a Scorer (``support``: evidence vs the judged text; ``relevance``: question vs passage), or contrast
 items ``(evidence, good, bad)`` where the judge must score ``good`` above ``bad`` (HaluEval).
 
-Formats (one JSON object a line; other fields are ignored):
+Formats (one JSON object a line; other fields are not read, and said in one warning per file: every field of a jsonl
+row, and in the public formats a field such as ``task`` or ``metric`` that looks meant to select something):
   ares      question, context (or document), answer, and 0/1 context_relevant, faithful, answer_relevant
   wice      claim, evidence (list of sentences), label supported / partially_supported / not_supported
   halueval  knowledge, question, right_answer, hallucinated_answer
   jsonl     evidence (text or list of sentences), text, label (0/1, or a grade in [0, 1]); optional id, and group
-            (rows that share a source document: the bootstrap resamples whole groups)
+            (rows that share a source document: the bootstrap resamples whole groups, and the dev/test split keeps
+            each group on one side; a string or an integer, compared as text: 1 and "1" are one group)
+
+A row without an id gets ``<dataset>:<line>`` (WiCE: its ``meta.id``), never one another row gives explicitly (then
+``<dataset>:<line>#2``).
 """
 from __future__ import annotations
 
@@ -22,9 +27,8 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from corpora.errors import InputError
+from corpora.errors import InputError, warn
 from corpora.jsonl import parse_model, read_records
-from corpora.loaders import unique_ids
 from corpora.records import not_blank
 
 DATASETS = ("ares", "wice", "halueval", "jsonl")
@@ -96,7 +100,9 @@ class LabelledItem:
     label: float  # 0/1, or a grade in [0, 1]
     question: str = ""  # where the set has one: whole-metric judges (ragas) score (question, context, answer) samples
     answer: str = ""  # the answer that came with a context (ARES context relevance)
-    group: str = ""  # rows sharing a source document resample together in the bootstrap ("" = the row alone)
+    # rows sharing a source document resample together and stay on one side of the dev/test split ("" = the row
+    # alone); as the file gave it (an integer stays one in scores.jsonl), compared as text (meta_eval.group_key)
+    group: str | int = ""
 
 
 @dataclass(frozen=True)
@@ -106,7 +112,7 @@ class ContrastItem:
     good: str
     bad: str
     question: str = ""
-    group: str = ""
+    group: str | int = ""
 
 
 @dataclass
@@ -125,26 +131,83 @@ def default_path(dataset: str, data_root: str | Path) -> Path | None:
     return Path(data_root) / rel if rel else None
 
 
+# fields that name a task, metric or judge: a row carrying one looks meant to pick something, which no row does
+SELECTOR_FIELDS = frozenset({"task", "metric", "metrics", "judge", "judges", "dataset", "kind", "signal", "split"})
+
+
+def read_fields(model: type[_Record]) -> set[str]:
+    """The top-level fields a record type reads (its aliases included: ARES's ``document``)."""
+    out: set[str] = set()
+    for name, info in model.model_fields.items():
+        alias = info.validation_alias
+        out.update(alias.choices if isinstance(alias, AliasChoices) else [name])
+    return {str(f) for f in out}
+
+
 def load_records(dataset: str, path: str | Path, errors: list[InputError] | None = None) -> list[_Record]:
     """Every valid record of ``path``. A bad line is reported (``file:line: field 'x': problem``, into ``errors`` when
-    given) and skipped, as eval does; a file with no valid record raises InputError."""
+    given) and skipped, as eval does; a file with no valid record raises InputError. Ids are unique (an item's scores
+    and group are kept by its id); a row without one gets a default id no other row gives (``_default_ids``). Fields
+    the format does not read are named in one warning (``_say_unread``)."""
     if dataset not in RECORD_TYPES:
         raise InputError(path, f"unknown dataset '{dataset}' (choose from {', '.join(DATASETS)})", field="dataset")
     model = RECORD_TYPES[dataset]
-    unique = unique_ids(path, "record")  # an item's scores and group are kept by its id: two rows cannot share one
+    known = read_fields(model)
+    seen: dict[str, int] = {}  # explicit ids (and WiCE's meta.id standing in for one) -> their line
+    unread: dict[str, int] = {}  # a field no record type reads -> on how many lines
 
-    def parse(obj: dict, lineno: int) -> _Record:
+    def parse(obj: dict, lineno: int) -> tuple[int, _Record]:
         rec = parse_model(model, obj, path, lineno)
-        rec = rec if rec.id is not None else rec.model_copy(update={"id": _default_id(dataset, rec, lineno)})
-        unique(str(rec.id), lineno)
-        return rec
+        for key in obj.keys() - known:
+            unread[key] = unread.get(key, 0) + 1
+        given, where = (rec.id, "id") if rec.id is not None else (_meta_id(dataset, rec), "meta.id")
+        if given is not None:
+            if str(given) in seen:
+                raise InputError(path, f"duplicate record id '{given}' (first on line {seen[str(given)]}; this one "
+                                       "is skipped)", line=lineno, field=where)
+            seen[str(given)] = lineno
+            rec = rec if rec.id is not None else rec.model_copy(update={"id": str(given)})
+        return lineno, rec
 
-    return read_records(path, parse, what="records", errors=errors)
+    found = read_records(path, parse, what="records", errors=errors)
+    _say_unread(dataset, path, unread, sorted(known))
+    return _default_ids(dataset, found, set(seen))
 
 
-def _default_id(dataset: str, rec: _Record, lineno: int) -> str:
+def _meta_id(dataset: str, rec: _Record) -> str | None:
     meta_id = getattr(rec, "meta", {}).get("id") if dataset == "wice" else None
-    return str(meta_id) if meta_id else f"{dataset}:{lineno}"
+    return str(meta_id) if meta_id else None
+
+
+def _default_ids(dataset: str, found: list[tuple[int, _Record]], taken: set[str]) -> list[_Record]:
+    """The records, each without an id given ``<dataset>:<line>``, or, where another row gives that id explicitly
+    (anywhere in the file), ``<dataset>:<line>#2`` (#3, ...): a default id never collides, so no row is refused as a
+    duplicate of an id it does not have."""
+    out = []
+    for lineno, rec in found:
+        if rec.id is None:
+            rec_id, k = f"{dataset}:{lineno}", 2
+            while rec_id in taken:
+                rec_id, k = f"{dataset}:{lineno}#{k}", k + 1
+            taken.add(rec_id)
+            rec = rec.model_copy(update={"id": rec_id})
+        out.append(rec)
+    return out
+
+
+def _say_unread(dataset: str, path: str | Path, unread: dict[str, int], known: list[str]) -> None:
+    """One warning naming the fields of ``path`` the format does not read: all of them for the generic jsonl format
+    (the user's own file: a misspelt ``lable`` or a ``task`` column must not pass in silence), and in the public
+    formats those that look meant to select a task, metric or judge (their other extra columns are the set's own)."""
+    shown = sorted(k for k in unread if dataset == "jsonl" or k.lower() in SELECTOR_FIELDS)
+    if not shown:
+        return
+    names = ", ".join(f"'{k}' ({unread[k]} line{'s' * (unread[k] != 1)})" for k in shown[:10])
+    names += f" and {len(shown) - 10} more" if len(shown) > 10 else ""
+    picks = [k for k in shown if k.lower() in SELECTOR_FIELDS]
+    why = (f"; rows are not selected by {', '.join(repr(k) for k in picks)}: every row is measured as each of the "
+           "set's tasks (--metric picks tasks, --judge judges)") if picks else ""
+    warn(f"{path}: field(s) {names} not read by --dataset {dataset} (it reads {', '.join(known)}): ignored{why}")
 
 
 def subsample(records: Sequence, n: int | None, seed: int = 0) -> list:
@@ -200,7 +263,7 @@ def _halueval_tasks(records: list[HaluEvalRecord]) -> list[Task]:
 
 def _jsonl_tasks(records: list[JsonlRecord]) -> list[Task]:
     items = [LabelledItem(str(r.id), evidence_text(r.evidence), r.text, float(r.label),
-                          group="" if r.group is None else str(r.group)) for r in records]
+                          group="" if r.group is None else r.group) for r in records]  # as given: 1 stays 1
     graded = any(i.label not in (0.0, 1.0) for i in items)
     return [Task("jsonl", "groundedness", "label", "support", "graded" if graded else "binary", items)]
 

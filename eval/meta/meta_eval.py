@@ -17,7 +17,7 @@ from eval.judges.registry import JudgeOptions, make_judge
 from eval.meta.datasets import Task, load_tasks
 from eval.meta.samples import score_task_samples
 from eval.meta.scoring import CountingScorer, Reduce, Tally, TaskScores, score_task
-from eval.meta.stats import (binary_report, graded_report, paired_difference, pairs_units, pairwise_outcomes,
+from eval.meta.stats import (above, binary_report, graded_report, paired_difference, pairs_units, pairwise_outcomes,
                              pairwise_report, resampled_auroc, smaller_class, spearman)
 from eval.judges.scorer import ScorerJudge
 
@@ -73,14 +73,21 @@ def build_judge(name: str, opts: JudgeOptions) -> tuple[ScorerJudge, str]:
 GroupKey = tuple[str, str]
 
 
-def group_key(group: str | None, item_id: str) -> GroupKey:
-    """The bootstrap's resampling unit: the group (a shared source document), else the item itself; tagged, so a
-    user's group spelled like an item's own key ("id:r0") stays a different unit."""
-    return ("group", group) if group else ("item", item_id)
+def group_key(group: str | int | None, item_id: str) -> GroupKey:
+    """The bootstrap's (and the dev/test split's) unit: the group (a shared source document), else the item itself;
+    tagged, so a user's group spelled like an item's own key ("id:r0") stays a different unit. A group is compared as
+    text: 1 and "1" are one group, as 7 and "7" are one id (a file converted from CSV mixes them); None or "" is no
+    group."""
+    return ("item", item_id) if group is None or group == "" else ("group", str(group))
 
 
 def group_of(item) -> GroupKey:
     return group_key(item.group, item.id)
+
+
+def group_as_given(item) -> str | int | None:
+    """The item's group as its file wrote it (an integer stays one), None without a group: scores.jsonl's."""
+    return None if item.group == "" else item.group
 
 
 def _report(task: Task, scores: TaskScores, opts: MetaEvalOptions) -> tuple[dict, list[dict]]:
@@ -91,7 +98,7 @@ def _report(task: Task, scores: TaskScores, opts: MetaEvalOptions) -> tuple[dict
         good = [scores.good[k] for k in keep]
         bad = [scores.bad[k] for k in keep]
         groups = [group_of(task.items[k]) for k in keep]
-        rows = [{"id": task.items[k].id, "group": task.items[k].group or None, "good": g, "bad": b}
+        rows = [{"id": task.items[k].id, "group": group_as_given(task.items[k]), "good": g, "bad": b}
                 for k, g, b in zip(keep, good, bad)]
         return {**pairwise_report(good, bad, groups=groups, **kw), "n_unmeasured": len(task.items) - len(keep),
                 "n_groups": len(set(groups))}, rows
@@ -99,7 +106,7 @@ def _report(task: Task, scores: TaskScores, opts: MetaEvalOptions) -> tuple[dict
     s = [scores.scores[k] for k in keep]
     y = [task.items[k].label for k in keep]
     groups = [group_of(task.items[k]) for k in keep]
-    rows = [{"id": task.items[k].id, "group": task.items[k].group or None, "label": lab, "score": sc}
+    rows = [{"id": task.items[k].id, "group": group_as_given(task.items[k]), "label": lab, "score": sc}
             for k, lab, sc in zip(keep, y, s)]
     report = graded_report if task.kind == "graded" else binary_report
     return {**report(s, y, groups=groups, **kw), "n_unmeasured": len(task.items) - len(keep),
@@ -178,9 +185,9 @@ def chance_flag(key: str, ci: tuple | list | None) -> str | None:
     lo, hi = ci or (None, None)
     if lo is None or hi is None:
         return None
-    if hi < chance:
+    if above(chance, hi):  # below chance by more than float noise
         return f"worse than chance ({name} CI below {chance:g}): the judge's scores are inverted here"
-    return f"{name} CI includes {chance:g} (chance)" if lo <= chance <= hi else None
+    return None if above(lo, chance) else f"{name} CI includes {chance:g} (chance)"
 
 
 def _paired(task_rows: dict, judge: str, statistic: str, opts: MetaEvalOptions) -> dict:

@@ -3,8 +3,9 @@
 Conventions: a score predicts "positive" when ``score >= threshold``. A statistic that cannot be computed (one class
 only, a constant input) is None, never NaN. Bootstrap CIs resample records (pairs, for pairwise data) with
 replacement; resamples where the statistic is undefined are skipped, and the CI is None when over half are, or
-when it has zero width (a tiny or perfectly separated set: not a certainty). Each None carries its reason
-(``why_none`` in the reports)."""
+when it has zero width (a tiny or perfectly separated set: not a certainty; zero up to float noise, ``TOL``). Each
+None carries its reason (``why_none`` in the reports). The dev/test split that picks a threshold keeps a group's rows
+on one side (``split_by_group``), so balanced accuracy is out of sample even where one document carries many rows."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -114,17 +115,32 @@ def resampler(n: int, groups: Sequence | None, seed: int) -> Callable[[], np.nda
     return lambda: np.concatenate([members[i] for i in rng.integers(0, len(keys), size=len(keys))])
 
 
+TOL = 1e-9  # float noise: values this close (relative to their size, at least 1) are the same value
+
+
+def same_value(a: float, b: float) -> bool:
+    """``a`` and ``b`` equal up to float noise: the same statistic summed in another order differs in its last bits
+    (Spearman -1.0 against -0.9999999999999999), and a zero-width CI must not slip through as a real one."""
+    return abs(a - b) <= TOL * max(1.0, abs(a), abs(b))
+
+
+def above(x: float, bound: float) -> bool:
+    """``x`` lies above ``bound`` by more than float noise (a CI's end that is 1e-17 is at 0, not above it)."""
+    return x > bound and not same_value(x, bound)
+
+
 def _percentile_ci(values: list, n_resamples: int, confidence: float,
                    refuse_zero_width: bool = False) -> tuple[CI, str | None]:
     """The percentile CI of the resampled values, or none with the reason (``refuse_zero_width``: none where it has
-    zero width)."""
+    zero width, up to float noise)."""
     kept = np.array([v for v in values if v is not None and not np.isnan(v)], dtype=float)
     if kept.size * 2 < n_resamples or kept.size < 2:
         return (None, None), "undefined on over half the resamples (e.g. one label class in most)"
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(kept, [alpha, 1 - alpha])
-    if refuse_zero_width and lo == hi:  # too few or perfectly separated records: a zero-width CI would read as certainty
-        most = "every resample gives" if kept.min() == kept.max() else f"over {confidence:.0%} of resamples give"
+    if refuse_zero_width and same_value(lo, hi):  # too few or perfectly separated records: it would read as certainty
+        every = same_value(kept.min(), kept.max())
+        most = "every resample gives" if every else f"over {confidence:.0%} of resamples give"
         return (None, None), f"{most} {lo:.3f}{ZERO_WIDTH}"
     return (float(lo), float(hi)), None
 
@@ -140,6 +156,8 @@ def _wilson_instead(estimate: float | None, wilson_n: tuple[int, str], why: str)
     over the smaller class (AUROC: Var <= A(1 - A) / min(n+, n-), Birnbaum and Klose). Returned with the note saying
     so; no CI when there is no estimate or no unit."""
     count, unit = wilson_n
+    if estimate is not None and (same_value(estimate, 0.0) or same_value(estimate, 1.0)):
+        estimate = min(1.0, max(0.0, round(estimate)))  # 1.0000000000000002 is 1: float noise, not out of range
     if estimate is None or count < 1 or not 0.0 <= estimate <= 1.0:
         return (None, None), why
     return wilson_interval(estimate * count, count), f"{WILSON}{count} {unit} ({why.removesuffix(ZERO_WIDTH)})"
@@ -149,6 +167,7 @@ def too_few_units(n: int, groups: Sequence | None, what: str = "records") -> str
     """Why a bootstrap over ``n`` records (by group when given) can give no CI, or None when it can."""
     u = units(n, groups)
     unit = "groups" if groups is not None and u < n else what  # groups of one row each are that many rows
+    unit = unit.removesuffix("s") if u == 1 else unit  # "1 group", not "1 groups"
     return None if u >= MIN_UNITS else f"{u} {unit} to resample, fewer than {MIN_UNITS}"
 
 
@@ -207,7 +226,8 @@ def paired_difference(stat_a: Callable[[np.ndarray], float | None], stat_b: Call
         (lo, hi), note = _wilson_instead((float(a - b) + 1) / 2, wilson_n, why)
         lo, hi = (None, None) if lo is None or hi is None else (2 * lo - 1, 2 * hi - 1)
         why = why if lo is None else None
-    verdict = None if lo is None or hi is None else ("beats" if lo > 0 else "loses" if hi < 0 else "ties")
+    verdict = None if lo is None or hi is None else \
+        ("beats" if above(lo, 0.0) else "loses" if above(0.0, hi) else "ties")  # a bound at 0 up to noise: ties
     out = {"difference": float(a - b), "ci": (lo, hi), "verdict": verdict}
     if note and verdict:
         out["note"] = note + ", on the difference mapped to [0, 1]"
@@ -300,6 +320,89 @@ def stratified_split(labels: ArrayLike, dev_fraction: float = 0.5, seed: int = 0
     return dev_idx, np.setdiff1d(np.arange(y.size), dev_idx)
 
 
+def _grouped(n: int, groups: Sequence | None) -> bool:
+    """Some group holds two or more of the ``n`` records (groups of one record each split as records do)."""
+    return groups is not None and units(n, groups) < n
+
+
+def _by_group(cl: np.ndarray, dev_groups: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    in_dev = np.isin(cl, np.asarray(list(dev_groups), dtype=int))
+    return np.flatnonzero(in_dev), np.flatnonzero(~in_dev)
+
+
+def split_by_group(labels: ArrayLike, groups: Sequence | None, dev_fraction: float = 0.5,
+                   seed: int = 0) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """The dev/test split of ``stratified_split`` with every group's rows on one side (rows of one document on both
+    sides would make the test split's balanced accuracy partly in-sample), and None, or why no split by group can put
+    every label value on both sides (one group only, a value held by one group: the statistics it leaves undefined
+    carry that reason). Groups are stratified by the label values they hold: each kind of group (only 0s, only 1s,
+    both) is shared out in ``dev_fraction``, then a side that lacks a value held by 2+ groups gets one of them from
+    the other side (one whose move leaves that side every value it has). Without groups, or with one record per
+    group, exactly ``stratified_split``'s split (the same numbers as before groups were read here)."""
+    y = np.asarray(labels, dtype=float)
+    if not _grouped(y.size, groups):
+        dev, test = stratified_split(y, dev_fraction, seed)
+        return dev, test, None
+    cl = _cluster_index(groups)
+    n_groups = int(cl.max()) + 1
+    holding: list[set[float]] = [set() for _ in range(n_groups)]
+    for g, v in zip(cl.tolist(), y.tolist()):
+        holding[g].add(v)
+    holds = [frozenset(h) for h in holding]
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n_groups).tolist()  # the seeded order groups are picked in
+    dev: set[int] = set()
+    for kind in sorted({tuple(sorted(h)) for h in holds}):
+        members = [g for g in order if tuple(sorted(holds[g])) == kind]
+        k = int(round(len(members) * dev_fraction))
+        if len(members) >= 2:
+            k = min(max(k, 1), len(members) - 1)
+        dev.update(members[:k])
+    values = sorted(set(y.tolist()))
+    held_by = {v: [g for g in order if v in holds[g]] for v in values}
+    for v in values:
+        if len(held_by[v]) < 2:
+            continue
+        for side_lacks in ("dev", "test"):
+            src = [g for g in order if (g in dev) == (side_lacks == "test")]  # the other side's groups
+            if any(v in holds[g] for g in src) and not any(v in holds[g] for g in order if g not in src):
+                cands = [g for g in src if v in holds[g]]
+                move = next((g for g in cands if all(any(c in holds[o] for o in src if o != g) for c in holds[g])),
+                            cands[0])  # one whose move leaves the other side every value it has, if any does
+                dev.symmetric_difference_update({move})
+    dev_idx, test_idx = _by_group(cl, dev)
+    if n_groups == 1:
+        return dev_idx, test_idx, "every record is in one group: a split by group leaves one side empty (no " \
+                                  "out-of-sample threshold or balanced accuracy)"
+    alone = [v for v in values if len(held_by[v]) < 2]
+    if alone:
+        which = ", ".join(f"{v:g}" for v in alone)
+        return dev_idx, test_idx, (f"every record labelled {which} is in one group (of {n_groups}): a split by "
+                                   "group cannot put it on both sides (no out-of-sample threshold or balanced "
+                                   "accuracy)")
+    return dev_idx, test_idx, None
+
+
+def pair_split(m: int, groups: Sequence | None, dev_fraction: float = 0.5,
+               seed: int = 0) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """The seeded dev/test split of ``m`` pairs (each holds both classes), by group when some group holds two or
+    more pairs (each side then gets at least one group), and None or why one side is left empty (one group)."""
+    rng = np.random.default_rng(seed)
+    if not _grouped(m, groups):
+        perm = rng.permutation(m)
+        k = int(round(m * dev_fraction))
+        return np.sort(perm[:k]), np.sort(perm[k:]), None
+    cl = _cluster_index(groups)
+    n_groups = int(cl.max()) + 1
+    perm = rng.permutation(n_groups)
+    k = int(round(n_groups * dev_fraction))
+    k = min(max(k, 1), n_groups - 1) if n_groups >= 2 else k
+    dev, test = _by_group(cl, perm[:k].tolist())
+    why = None if n_groups >= 2 else ("every pair is in one group: a split by group leaves one side empty (no "
+                                      "out-of-sample threshold or balanced accuracy)")
+    return dev, test, why
+
+
 def calibration(scores: ArrayLike, labels: ArrayLike, n_bins: int = 10) -> tuple[float | None, list[dict]]:
     """Expected calibration error of scores read as probabilities of the positive label, and the reliability
     diagram's bins (equal width over [0, 1]; a score of 1.0 falls in the last bin)."""
@@ -345,11 +448,18 @@ def why_none(fields: dict, reasons: dict[str, str | None]) -> dict[str, str]:
 
 
 def smaller_class(y: np.ndarray, groups: Sequence | None) -> tuple[int, str]:
-    """The units a Wilson interval of an AUROC (or a balanced accuracy) counts: the records of the smaller class, or
-    the groups where fewer (a clustered set's records are not independent)."""
+    """The units a Wilson interval of an AUROC (or a balanced accuracy) counts: the records of the smaller class, or,
+    where fewer, the groups holding the class that fewer groups hold (a clustered set's records are not independent,
+    and 3 groups of positives among 40 groups are 3 units of evidence about the positives, not 40)."""
+    y = np.asarray(y, dtype=float)
     k = int(min((y == 1).sum(), (y == 0).sum()))
-    u = units(y.size, groups)
-    return (u, "groups") if groups is not None and u < k else (k, "records of the smaller class")
+    if groups is None:
+        return k, "records of the smaller class"
+    g_pos = len({groups[i] for i in np.flatnonzero(y == 1)})
+    g_neg = len({groups[i] for i in np.flatnonzero(y == 0)})
+    g = min(g_pos, g_neg)
+    return (g, f"groups holding a {'positive' if g_pos <= g_neg else 'negative'}") if g < k else \
+        (k, "records of the smaller class")
 
 
 def pairs_units(m: int, groups: Sequence | None) -> tuple[int, str]:
@@ -363,8 +473,12 @@ def ci_notes(cis: dict[str, tuple[CI, str | None]]) -> dict[str, str]:
     return {key: why for key, (ci, why) in cis.items() if ci[0] is not None and why}
 
 
-def _split_reasons(threshold: float | None, n_dev: int, n_test: int) -> dict[str, str | None]:
-    """Why no threshold or balanced accuracy: a split that lacks a label class (each class needs 2+ records)."""
+def _split_reasons(threshold: float | None, n_dev: int, n_test: int,
+                   split_why: str | None = None) -> dict[str, str | None]:
+    """Why no threshold or balanced accuracy: a split that lacks a label class (each class needs 2+ records, or 2+
+    groups: ``split_why``, the split by group's own reason, says which)."""
+    if split_why:
+        return {"threshold": split_why, "balanced_accuracy_dev": split_why, "balanced_accuracy": split_why}
     no_thr = f"the dev split ({n_dev} records) lacks a label class: no threshold chosen"
     return {"threshold": no_thr, "balanced_accuracy_dev": no_thr,
             "balanced_accuracy": no_thr if threshold is None else f"the test split ({n_test} records) lacks a label class"}
@@ -373,9 +487,10 @@ def _split_reasons(threshold: float | None, n_dev: int, n_test: int) -> dict[str
 def binary_report(scores: ArrayLike, labels: ArrayLike, *, seed: int = 0, n_resamples: int = 1000,
                   dev_fraction: float = 0.5, groups: Sequence | None = None) -> dict:
     """AUROC (all records), balanced accuracy on the test split at the threshold chosen on the dev split, ECE.
-    With ``groups`` (one key per record) the CIs resample whole groups. ``why_none``: each None statistic's reason."""
+    With ``groups`` (one key per record) the CIs resample whole groups and the dev/test split keeps each group on one
+    side (``split_by_group``). ``why_none``: each None statistic's reason."""
     s, y = _arrays(scores, labels)
-    dev, test = stratified_split(y, dev_fraction, seed)
+    dev, test, split_why = split_by_group(y, groups, dev_fraction, seed)
     threshold = best_threshold(s[dev], y[dev])
     st, yt = s[test], y[test]
     ci = partial(bootstrap_ci, n_resamples=n_resamples, seed=seed, refuse_zero_width=True)  # [1, 1]: no certainty
@@ -386,13 +501,14 @@ def binary_report(scores: ArrayLike, labels: ArrayLike, *, seed: int = 0, n_resa
         "n": int(s.size), "n_positive": int((y == 1).sum()), "n_negative": int((y == 0).sum()),
         "auroc": auroc(s, y), "auroc_ci": auroc_ci,
         "threshold": threshold, "n_dev": int(dev.size), "n_test": int(test.size),
+        "split_unit": "groups" if _grouped(s.size, groups) else "records",
         "balanced_accuracy_dev": balanced_accuracy(s[dev], y[dev], threshold),
         "balanced_accuracy": balanced_accuracy(st, yt, threshold), "balanced_accuracy_ci": bal_ci,
         "one_class_threshold": one_class(st, threshold),
         **_calibration_fields(s, y),
     }
     reasons = {"auroc": ONE_CLASS if s.size else "no records", "auroc_ci": auroc_why, "ece": "no records",
-               **_split_reasons(threshold, dev.size, test.size), "balanced_accuracy_ci": bal_why}
+               **_split_reasons(threshold, dev.size, test.size, split_why), "balanced_accuracy_ci": bal_why}
     notes = ci_notes({"auroc_ci": (auroc_ci, auroc_why), "balanced_accuracy_ci": (bal_ci, bal_why)})
     return {**fields, "why_none": why_none(fields, reasons), "ci_notes": notes}
 
@@ -439,9 +555,7 @@ def pairwise_report(good: ArrayLike, bad: ArrayLike, *, seed: int = 0, n_resampl
     pooled_auroc = clustered_auroc(*every, clusters + clusters)
     auroc_ci, auroc_why = ci(lambda i: pooled_auroc(np.tile(multiplicity(i, m), 2)), m, groups=groups,
                              wilson_n=pairs_units(m, groups))
-    perm = np.random.default_rng(seed).permutation(m)
-    k = int(round(m * dev_fraction))
-    dev, test = np.sort(perm[:k]), np.sort(perm[k:])
+    dev, test, split_why = pair_split(m, groups, dev_fraction, seed)  # a pair, or its group, on one side
     threshold = best_threshold(*pooled(dev))
     bal_ci, bal_why = ci(lambda i: balanced_accuracy(*pooled(test[i]), threshold), test.size,
                          groups=_sub(groups, test), wilson_n=pairs_units(test.size, _sub(groups, test)))
@@ -450,13 +564,14 @@ def pairwise_report(good: ArrayLike, bad: ArrayLike, *, seed: int = 0, n_resampl
         "ties": int((outcomes == 0.5).sum()),
         "auroc": auroc(*every), "auroc_ci": auroc_ci,
         "threshold": threshold, "n_dev": int(dev.size), "n_test": int(test.size),
+        "split_unit": "groups" if _grouped(m, groups) else "pairs",
         "balanced_accuracy_dev": balanced_accuracy(*pooled(dev), threshold),
         "balanced_accuracy": balanced_accuracy(*pooled(test), threshold), "balanced_accuracy_ci": bal_ci,
         "one_class_threshold": one_class(pooled(test)[0], threshold),
         **_calibration_fields(*every),
     }
     reasons = {"pairwise_accuracy": "no pairs", "pairwise_accuracy_ci": pair_why, "auroc": "no pairs",
-               "auroc_ci": auroc_why, **_split_reasons(threshold, 2 * dev.size, 2 * test.size),
+               "auroc_ci": auroc_why, **_split_reasons(threshold, 2 * dev.size, 2 * test.size, split_why),
                "balanced_accuracy_ci": bal_why}
     notes = ci_notes({"pairwise_accuracy_ci": (pair_ci, pair_why), "auroc_ci": (auroc_ci, auroc_why),
                       "balanced_accuracy_ci": (bal_ci, bal_why)})

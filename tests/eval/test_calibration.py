@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from corpora.labels import add_label, read_labels
+from corpora.labels import add_labels, read_labels
 from corpora.records import Judgement, Label, MetricResult
 from eval import labelling, ppi
 from eval.calibration import calibrate, for_run
@@ -85,13 +85,13 @@ def test_summary_carries_the_calibrated_rows_and_for_run_reads_labels_added_late
                                                   MetricResult.ok("answer_correctness", "lexical", float(v))])
                   for s, v in zip(ids, f)]
     assert "calibrated" not in summarize(judgements)
-    for s, v in zip(ids[:35], y[:35]):
-        add_label(tmp_path, s, "groundedness", v, "ann")
+    # written before the evaluation, straight into labels.jsonl (add_label refuses a folder that is no run yet)
+    add_labels(tmp_path, [Label(sample_id=s, metric="groundedness", value=v, who="ann") for s, v in zip(ids[:35], y[:35])])
     summary = write_outputs(RunFolder(tmp_path), judgements, [])
     rows = {r["metric"]: r for r in summary["calibrated"]}
     assert set(rows) == {"groundedness"} and rows["groundedness"]["status"] == "ok"
-    for s in ids[:5]:
-        add_label(tmp_path, s, "answer_correctness", 1, "bob")  # after the evaluation
+    add_labels(tmp_path, [Label(sample_id=s, metric="answer_correctness", value=1, who="bob")
+                          for s in ids[:5]])  # after the evaluation
     now = {r["metric"]: r for r in for_run(tmp_path)}
     assert now["answer_correctness"]["reason"] == "5 labels, need 30"
     assert now["groundedness"]["mean"] == rows["groundedness"]["mean"]
@@ -229,3 +229,37 @@ def test_stale_labels_are_counted_among_the_labels_not_counted():
     stale = labels_for({"a": 1.0}, who="bob")
     assert uncounted_labels(results, labels_for({"a": 1.0}), ["a", "b"], stale) == {STALE: 1}
     assert "labelled an earlier answer of their sample" in STALE
+
+
+def test_labels_on_samples_the_judge_did_not_measure_are_said_whatever_the_status():
+    """30 or more labels counted: the 6 on samples the judge did not measure used to go without a word (the note
+    said them only below 30), and the 'not counted' line had no reason for them."""
+    from eval.calibration import calibration_note, uncounted_labels
+
+    ids, y, f = population(6, 100)
+    values: dict[str, float | None] = dict(zip(ids, f))
+    for s in ids[:6]:
+        values[s] = None  # labelled, not measured (no claims to check)
+    labels = labels_for(dict(zip(ids[:40], y[:40])))
+    (row,) = calibrate(frame(values), labels, n_resamples=50)
+    assert row["status"] == "ok" and row["n_labels"] == 34 and row["n_labels_unjudged"] == 6
+    assert "6 more labels on samples this judge did not measure (not counted)" in calibration_note(row)
+    assert uncounted_labels(frame(values), labels) == {"groundedness on samples no judge measured": 6}
+    two = pd.concat([frame(values), frame(dict(zip(ids, f)), judge="nli")])  # nli measured them all
+    assert uncounted_labels(two, labels) == {
+        "groundedness on samples judge lexical did not measure (counted for nli only)": 6}
+
+
+def test_every_labelled_sample_disputed_says_so():
+    """Two annotators disagreeing on every sample: no AUROC or accuracy, and the reason used to be missing from the
+    note (n == 0) or say 'no labelled sample the judge measured', which is not why."""
+    from eval.calibration import calibration_note
+
+    ids, _, f = population(7, 60)
+    ann = labels_for(dict.fromkeys(ids[:40], 1.0))
+    bob = labels_for(dict.fromkeys(ids[:40], 0.0), who="bob")
+    (row,) = calibrate(frame(dict(zip(ids, f))), ann + bob, n_resamples=50)
+    a = row["agreement"]
+    assert a["n"] == 0 and a["n_disputed"] == 40 and a["auroc"] is None and a["accuracy"] is None
+    assert a["reason"].startswith("all 40 labelled sample(s) the judge measured are disputed")
+    assert a["reason"] in calibration_note(row)

@@ -59,3 +59,21 @@ def test_a_wilson_ci_in_place_of_a_zero_width_one_is_said_under_the_table():
     assert footnotes(results) == ["CIs that are no bootstrap's (every resample gave one value):",
                                   "  groundedness nli: pairwise CI: Wilson interval over 30 pairs (every resample "
                                   "gives 0.000)"]
+
+
+def test_the_wilson_note_on_the_vs_lexical_difference_is_said_under_the_table():
+    """results.json's vs_lexical.note (a Wilson interval in place of the difference's zero-width CI) was never
+    printed: the footnotes read only ci_notes."""
+    report = _report_of({"lexical": [0.9, 0.8, 0.7, 0.6, 0.1, 0.2, 0.3, 0.4],
+                         "embedding": [0.1, 0.2, 0.3, 0.4, 0.9, 0.8, 0.7, 0.6]}, [1.0] * 4 + [0.0] * 4)
+    cmp = report["results"][1]["vs_lexical"]
+    assert cmp["verdict"] == "loses" and cmp["note"].startswith("Wilson interval over 4 records of the smaller class")
+    out = render_report(report)
+    assert f"  groundedness embedding: vs lexical: {cmp['note']}" in out.splitlines()
+
+
+def test_a_ci_with_a_negative_end_reads_unambiguously():
+    from ragdoctor.table import ci_text
+
+    assert ci_text(-1.0, -1.0) == "-1.000..-1.000" and ci_text(-0.88, 0.091) == "-0.880..0.091"
+    assert ci_text(0.1, 0.5) == "0.100-0.500" and ci_text(None, 0.5) == "-"  # positive CIs as before

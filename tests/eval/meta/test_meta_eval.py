@@ -304,7 +304,7 @@ def test_jsonl_group_field_drives_the_clustered_bootstrap(tmp_path):
     report = run_meta_eval("jsonl", path, MetaEvalOptions(judges=["lexical"], n_resamples=50))
     (res,) = report["results"]
     assert res["n_groups"] == 5  # one article of six rows + four rows on their own
-    assert {r["group"] for r in report["scores"]} == {"article-1", "6", "7", "8", "9"}
+    assert {r["group"] for r in report["scores"]} == {"article-1", 6, 7, 8, 9}  # as the file gave them
 
 
 def test_unavailable_judges_are_reported_not_raised(tmp_path):
@@ -511,3 +511,68 @@ def test_a_users_group_never_merges_with_another_rows_own_cluster(tmp_path):
                                                                                        n_resamples=50))
     assert report["results"][0]["n_groups"] == 10
     assert [r["group"] for r in report["scores"]][:6] == [None] * 5 + ["id:r0"]  # the user's group as written
+
+
+# default ids, unread fields, groups as given -----------------------------------------------------------------------
+def test_a_default_id_never_collides_with_an_explicit_one(tmp_path):
+    """A row without an id used to get 'jsonl:<line>', and an explicit 'jsonl:3' elsewhere in the file made one of
+    them a 'duplicate record id' reported on the field 'id', which the row without one does not have."""
+    row = {"evidence": "e", "text": "t", "label": 1}
+    for lines in ([{**row, "id": "jsonl:3"}, {**row, "id": "r1"}, row],  # the explicit id first
+                  [row, {**row, "id": "r1"}, {**row, "id": "jsonl:1"}]):  # the explicit id after the default's line
+        errors: list[InputError] = []
+        recs = load_records("jsonl", _write(tmp_path, "d.jsonl", lines), errors)
+        assert errors == [] and len(recs) == 3 and len({str(r.id) for r in recs}) == 3
+    ids = [str(r.id) for r in load_records("jsonl", _write(tmp_path, "d.jsonl", [{**row, "id": "jsonl:3"}, row, row]))]
+    assert ids == ["jsonl:3", "jsonl:2", "jsonl:3#2"]
+    wice = {"claim": "c", "evidence": ["e"], "label": "supported"}
+    errors = []
+    recs = load_records("wice", _write(tmp_path, "w.jsonl", [{**wice, "id": "w1"}, {**wice, "meta": {"id": "w1"}}]),
+                        errors)
+    (err,) = errors  # a duplicate meta.id (WiCE's id) is named as the field it is
+    assert err.field == "meta.id" and "duplicate record id 'w1' (first on line 1" in str(err)
+
+
+def test_fields_the_format_does_not_read_are_named_in_one_warning(tmp_path, caplog):
+    rows = [{"evidence": "e", "text": "t", "label": k % 2, "task": "answer_relevance", "metric": "x"} for k in range(4)]
+    with caplog.at_level("WARNING", logger="ragdoctor.notices"):
+        load_records("jsonl", _write(tmp_path, "d.jsonl", rows))
+    (msg,) = [r.getMessage() for r in caplog.records]
+    assert "d.jsonl: field(s) 'metric' (4 lines), 'task' (4 lines) not read by --dataset jsonl" in msg
+    assert "rows are not selected by 'metric', 'task'" in msg
+    caplog.clear()
+    wice = {"claim": "c", "evidence": ["e"], "label": "supported", "supporting_sentences": [0]}
+    with caplog.at_level("WARNING", logger="ragdoctor.notices"):
+        load_records("wice", _write(tmp_path, "w.jsonl", [wice]))  # a public set's own extra column: no warning
+        load_records("ares", _write(tmp_path, "a.jsonl", [ARES]))
+    assert caplog.records == []
+    with caplog.at_level("WARNING", logger="ragdoctor.notices"):
+        load_records("wice", _write(tmp_path, "w.jsonl", [{**wice, "judge": "nli"}]))
+    assert ["'judge' (1 line)" in r.getMessage() for r in caplog.records] == [True]
+
+
+def test_group_1_and_1_as_text_are_one_group_and_scores_keep_them_as_given(tmp_path):
+    """A group is compared as text (as an id is: 7 and "7" are one id): a file converted from CSV mixes them."""
+    from eval.meta.meta_eval import group_key
+
+    assert group_key(1, "a") == group_key("1", "b") and group_key(0, "a") == ("group", "0")
+    assert group_key(None, "a") == group_key("", "a") == ("item", "a")
+    rows = [{"evidence": "The cat sat on the mat.", "text": t, "label": lab, "group": [1, "1", 2, "2", 3][k % 5]}
+            for k, (t, lab) in enumerate([("The cat sat.", 1), ("A dog sat.", 0)] * 5)]
+    report = run_meta_eval("jsonl", _write(tmp_path, "g.jsonl", rows), MetaEvalOptions(judges=["lexical"],
+                                                                                       n_resamples=50))
+    assert report["results"][0]["n_groups"] == 3
+    assert [r["group"] for r in report["scores"]][:5] == [1, "1", 2, "2", 3]
+
+
+def test_the_json_decode_message_says_at_once(tmp_path):
+    errors: list[InputError] = []
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"evidence": "e", "text": "t", "label": 0}\n{"evidence": "e", "text": "unterminated')  # cut off
+    load_records("jsonl", path, errors)
+    assert str(errors[0]).endswith("d.jsonl:2: malformed JSON: Unterminated string starting at column 27")
+    from corpora.jsonl import json_object_problem
+
+    (tmp_path / "c.json").write_text('{"a": "b')
+    assert json_object_problem(tmp_path / "c.json")[1] == ("malformed JSON at line 1: Unterminated string starting "
+                                                            "at column 7")

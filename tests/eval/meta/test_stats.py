@@ -122,3 +122,137 @@ def test_too_few_groups_say_groups_and_single_rows_say_records():
     assert stats.too_few_units(3, [("item", "a"), ("item", "b"), ("item", "c")]) == "3 records to resample, fewer than 5"
     assert stats.too_few_units(6, ["a", "a", "b", "b", "c", "c"]) == "3 groups to resample, fewer than 5"
     assert stats.too_few_units(5, None) is None
+
+
+# zero width up to float noise --------------------------------------------------------------------------------------
+def _inverse_grades(n: int = 20) -> tuple[list[float], list[float]]:
+    """Three grades, scores a perfect inverse of them: Spearman is -1 on every resample, summed in an order that
+    gives -0.9999999999999998 on some (the audit's sp6 repro)."""
+    y = [(0.25, 0.5, 0.75)[i % 3] for i in range(n)]
+    return [{0.25: 1.0, 0.5: 0.6667, 0.75: 0.6}[v] for v in y], y
+
+
+def test_a_ci_of_zero_width_up_to_float_noise_is_no_ci():
+    """(-1.0, -0.9999999999999999) is a zero-width CI: it used to be printed as a real one (and flagged 'worse than
+    chance'), and a difference CI of (1.9999999999999996, 2.0) gave 'beats'."""
+    s, y = _inverse_grades()
+    rep = stats.graded_report(s, y, n_resamples=200)
+    assert rep["spearman"] == pytest.approx(-1.0) and rep["spearman_ci"] == (None, None)
+    assert rep["why_none"]["spearman_ci"] == "every resample gives -1.000: a zero-width CI would read as certainty"
+    best = [1 - v for v in s]
+    d = stats.paired_difference(lambda i: stats.spearman(np.asarray(best)[i], np.asarray(y)[i]),
+                                lambda i: stats.spearman(np.asarray(s)[i], np.asarray(y)[i]), len(y),
+                                n_resamples=200, refuse_zero_width=True)
+    assert d["verdict"] is None and "every resample gives 2.000" in d["reason"]
+    noisy = [1.0, 1 - 2e-16, 1.0, 1 + 2e-16] * 10  # every value the same up to noise: "every resample gives"
+    ci, why = stats._percentile_ci(noisy, 40, 0.95, refuse_zero_width=True)
+    assert ci == (None, None) and why.startswith("every resample gives 1.000")
+    ci, why = stats._percentile_ci([0.5, 0.5 + 1e-6] * 20, 40, 0.95, refuse_zero_width=True)
+    assert ci[0] is not None and why is None  # a real (if narrow) width stays a CI
+    assert stats.same_value(-1.0, -0.9999999999999999) and not stats.same_value(0.0, 1e-6)
+
+
+def test_float_noise_neither_wins_a_verdict_nor_loses_the_wilson_interval():
+    """A CI end of 1e-17 is at 0: a tie, not a win; an estimate of 1.0000000000000002 is 1 for the Wilson interval."""
+    v = np.array([1e-17] * 19 + [0.5])  # a resample without the 0.5 (36% of them) has a mean of 1e-17: noise on 0
+    tie = stats.paired_difference(lambda i: float(v[i].mean()), lambda i: 0.0, 20, n_resamples=200)
+    lo, hi = tie["ci"]
+    assert 0 < lo < 1e-9 < hi and tie["verdict"] == "ties"
+    ci, note = stats._wilson_instead(1.0000000000000002, (12, "records of the smaller class"),
+                                     "every resample gives 1.000" + stats.ZERO_WIDTH)
+    assert ci == pytest.approx(wilson_interval(12, 12)) and note.startswith("Wilson interval over 12 records")
+
+
+def test_chance_flags_read_a_bound_at_chance_up_to_noise_as_reaching_it():
+    from eval.meta.meta_eval import chance_flag
+
+    assert chance_flag("spearman", (-1.0, -1e-17)) == "Spearman CI includes 0 (chance)"
+    assert chance_flag("auroc", (0.5 + 1e-17, 0.9)) == "AUROC CI includes 0.5 (chance)"
+    assert chance_flag("auroc", (0.1, 0.4)).startswith("worse than chance")
+    assert chance_flag("auroc", (0.6, 0.9)) is None
+
+
+# the Wilson fallback over groups -----------------------------------------------------------------------------------
+def test_the_wilson_fallback_counts_the_groups_holding_the_class_fewer_groups_hold():
+    """40 groups, the positives in only 3 of them: 3 units of evidence about the positives, not 40 (nor the 12
+    positive records)."""
+    y = np.array([1] * 12 + [0] * 40)
+    groups = [f"p{i % 3}" for i in range(12)] + [f"n{i}" for i in range(40)]
+    assert stats.smaller_class(y, groups) == (3, "groups holding a positive")
+    assert stats.smaller_class(y, None) == (12, "records of the smaller class")
+    assert stats.smaller_class(y, [("item", str(i)) for i in range(52)]) == (12, "records of the smaller class")
+    flipped = 1 - y
+    assert stats.smaller_class(flipped, groups) == (3, "groups holding a negative")
+    s = y + np.linspace(0, 0.5, y.size)  # perfectly separated: every resample gives 1.0
+    rep = stats.binary_report(s, y, groups=groups, n_resamples=200)
+    assert rep["auroc_ci"] == pytest.approx(wilson_interval(3, 3))
+    assert rep["ci_notes"]["auroc_ci"] == "Wilson interval over 3 groups holding a positive (every resample gives 1.000)"
+
+
+# the dev/test split by group ---------------------------------------------------------------------------------------
+def _sides(groups, dev, test) -> tuple[set, set]:
+    return {groups[i] for i in dev}, {groups[i] for i in test}
+
+
+def test_the_split_keeps_every_group_on_one_side_and_is_stratified():
+    rng = np.random.default_rng(0)
+    for trial in range(100):
+        n_groups = int(rng.integers(2, 30))
+        groups = [f"d{int(g)}" for g in rng.integers(0, n_groups, 80)]
+        y = rng.integers(0, 2, 80)
+        dev, test, why = stats.split_by_group(y, groups, 0.5, seed=trial)
+        assert sorted(dev.tolist() + test.tolist()) == list(range(80))
+        d, t = _sides(groups, dev, test)
+        assert not d & t  # no document on both sides
+        holders = {v: {g for g, lab in zip(groups, y) if lab == v} for v in (0, 1)}
+        if all(len(h) >= 2 for h in holders.values()):  # possible: every class on both sides, and no reason
+            assert why is None and set(y[dev]) == {0, 1} and set(y[test]) == {0, 1}
+        else:
+            assert why is not None and "group" in why
+    # each kind of group (only 0s, only 1s, both) is shared out: 10 pure-negative groups give 5 to each side
+    groups = [f"n{i}" for i in range(10) for _ in range(3)] + [f"p{i}" for i in range(4) for _ in range(2)]
+    y = [0] * 30 + [1] * 8
+    dev, test, why = stats.split_by_group(y, groups, 0.5, seed=3)
+    d, t = _sides(groups, dev, test)
+    assert why is None and len({g for g in d if g[0] == "n"}) == 5 and len({g for g in d if g[0] == "p"}) == 2
+    assert [dev.tolist(), test.tolist()] == [a.tolist() for a in stats.split_by_group(y, groups, 0.5, seed=3)[:2]]
+
+
+def test_the_split_without_groups_or_with_one_row_a_group_is_the_record_split_unchanged():
+    """Results without groups are bit-identical: meta-eval passes each ungrouped row as its own group."""
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 57)
+    want = stats.stratified_split(y, 0.5, 4)
+    for groups in (None, [("item", str(i)) for i in range(57)]):
+        dev, test, why = stats.split_by_group(y, groups, 0.5, 4)
+        assert why is None and dev.tolist() == want[0].tolist() and test.tolist() == want[1].tolist()
+    s = y * 0.3 + rng.random(57)
+    plain = stats.binary_report(s, y, n_resamples=100)
+    single = stats.binary_report(s, y, n_resamples=100, groups=[("item", str(i)) for i in range(57)])
+    assert plain == single and plain["split_unit"] == "records"
+    good, bad = rng.random(30), rng.random(30)
+    assert stats.pairwise_report(good, bad, n_resamples=50) == \
+        stats.pairwise_report(good, bad, n_resamples=50, groups=list(range(30)))
+
+
+def test_balanced_accuracy_is_unmeasured_with_the_reason_where_no_split_by_group_is_possible():
+    """Every positive in one document: a split by group cannot put positives on both sides, and a record split would
+    score the test side on rows of the very document the threshold was chosen on. No number, the reason instead."""
+    s = np.linspace(0, 1, 20)
+    y = np.array([0] * 10 + [1] * 10)
+    one_doc = ["doc"] * 20
+    rep = stats.binary_report(s, y, groups=one_doc, n_resamples=50)
+    assert rep["balanced_accuracy"] is None and rep["threshold"] is None
+    assert rep["why_none"]["balanced_accuracy"].startswith("every record is in one group")
+    positives_alone = [f"n{i}" for i in range(10)] + ["pos"] * 10
+    rep = stats.binary_report(s, y, groups=positives_alone, n_resamples=50)
+    assert rep["balanced_accuracy"] is None and rep["split_unit"] == "groups"
+    assert rep["why_none"]["balanced_accuracy"].startswith("every record labelled 1 is in one group (of 11)")
+    pairs = stats.pairwise_report(np.ones(10), np.zeros(10), groups=["g"] * 10, n_resamples=50)
+    assert pairs["balanced_accuracy"] is None and pairs["why_none"]["balanced_accuracy"].startswith(
+        "every pair is in one group")
+    grouped = stats.pairwise_report(np.linspace(0.5, 1, 30), np.linspace(0, 0.5, 30), groups=[i // 5 for i in range(30)],
+                                    n_resamples=50)
+    dev, test, why = stats.pair_split(30, [i // 5 for i in range(30)], 0.5, 0)
+    assert why is None and not {i // 5 for i in dev} & {i // 5 for i in test}
+    assert grouped["n_dev"] == dev.size and grouped["split_unit"] == "groups"
