@@ -95,7 +95,8 @@ def cmd_judge_combine(args) -> int:
                             data_dir, [(f, "support") for f in args.cross_fit]))
     build(Path(args.support), Path(args.relevance) if args.relevance else None, Path(args.out), data_dir,
           per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True),
-          nli=Path(args.nli) if args.nli else None, cross_fit=[Path(p) for p in args.cross_fit])
+          nli=Path(args.nli) if args.nli else None, cross_fit=[Path(p) for p in args.cross_fit],
+          max_features=args.max_features)
     print(f"judge folder: {args.out} (use it with: ragdoctor eval ... --nli-model {args.out})")
     return 0
 
@@ -109,9 +110,15 @@ def cmd_judge_refit(args) -> int:
                                                                     [*args.cross_fit, args.support]]))
     refit_support(judge, Path(args.out), data_dir, cross_fit=[Path(p) for p in args.cross_fit],
                   per_label=args.per_label, seed=args.seed, log=lambda msg: print(msg, flush=True),
-                  support=Path(args.support) if args.support else None)
+                  support=Path(args.support) if args.support else None, max_features=args.max_features)
     print(f"judge folder: {args.out} (use it with: ragdoctor eval ... --nli-model {args.out})")
     return 0
+
+
+def _max_features(p) -> None:
+    p.add_argument("--max-features", type=int, metavar="K",
+                   help="choose the support combiner's features among subsets of at most K beside the cross-encoder "
+                        "(default: every subset; the 7 features beside it are 128 subsets, each fit once per source)")
 
 
 def _judge_problem(judge: Path) -> str | None:
@@ -188,6 +195,7 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     c.add_argument("--data-dir", help="the training pool (default shared/data/train beside the checkout)")
     c.add_argument("--per-label", type=int, default=120, help="held-out records per label per source (default 120)")
     c.add_argument("--seed", type=int, default=13)
+    _max_features(c)
     c.set_defaults(func=cmd_judge_combine)
     r = judge_sub.add_parser("refit", help="copy a judge folder and fit its support combiner again (--cross-fit: on "
                                            "scores from models that never saw each held-out record's source)")
@@ -200,6 +208,7 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     r.add_argument("--seed", type=int, default=13)
     r.add_argument("--support", metavar="DIR", help="a stage folder whose cross-encoder replaces the judge's support "
                                                     "model (e.g. from 'judge interpolate')")
+    _max_features(r)
     r.set_defaults(func=cmd_judge_refit)
     w = judge_sub.add_parser("interpolate", help="mix the weights of a tuned stage and the stage it started from: "
                                                  "(1 - a) base + a tuned (WiSE-FT), a new stage folder")

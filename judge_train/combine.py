@@ -235,13 +235,16 @@ def cross_validated(x: np.ndarray, rows: ClaimRows, folds: int = 5, rounds: int 
 
 
 def choose_features(rows: ClaimRows, names: Sequence[str], log: Log, baseline: str,
-                    extra: Callable[[list[int]], dict] | None = None) -> tuple[list[str], dict]:
+                    extra: Callable[[list[int]], dict] | None = None,
+                    max_features: int | None = None) -> tuple[list[str], dict]:
     """The subset (always with names[0], the cross-encoder) chosen by the worst source, never the average: the
     highest minimum over sources of its leave-one-source-out AUROC **minus the baseline's** (``baseline``: the
     lexical feature alone), i.e. the subset whose smallest lead over word overlap is largest; ties go to the higher
     worst-source AUROC, then to fewer features. Only sources with enough held-out records (eligible_sources) decide.
     ``extra(columns)`` may add more per-task AUROCs for a subset (e.g. passage sets scored by a combiner fit on the
-    pairs, with their baseline under the same key in ``extra([baseline column])``)."""
+    pairs, with their baseline under the same key in ``extra([baseline column])``). ``max_features``: subsets of at
+    most that many features beside the cross-encoder (None: every subset; 7 more features are 128 subsets, each fit
+    once per source)."""
     ok = eligible_sources(rows)
     base_col = names.index(baseline)
     base = per_source_auroc(record_min(rows.x[:, base_col], rows.record, len(rows.label)), rows)
@@ -251,7 +254,8 @@ def choose_features(rows: ClaimRows, names: Sequence[str], log: Log, baseline: s
     others = list(names[1:])
     table: dict[str, dict] = {}
     best: tuple | None = None
-    for k in range(len(others) + 1):
+    largest = len(others) if max_features is None else min(len(others), max(0, max_features))
+    for k in range(largest + 1):
         for combo in itertools.combinations(others, k):
             cand = [names[0], *combo]
             cols = [names.index(n) for n in cand]
@@ -274,12 +278,13 @@ def choose_features(rows: ClaimRows, names: Sequence[str], log: Log, baseline: s
 
 
 def fit_support(scorer: CompactJudgeScorer, records: Sequence[PoolRecord], log: Log,
-                rows: ClaimRows | None = None) -> tuple[dict, dict]:
+                rows: ClaimRows | None = None, max_features: int | None = None) -> tuple[dict, dict]:
     """The support combiner spec and its report; ``rows``: the records' feature rows when they were computed
-    otherwise (cross-fitted: judge_train/crossfit.py), else scored here by ``scorer``."""
+    otherwise (cross-fitted: judge_train/crossfit.py), else scored here by ``scorer``; ``max_features``: see
+    choose_features."""
     rows = claim_rows(scorer, records, log) if rows is None else rows
     names = list(scorer.support_features)
-    chosen, table = choose_features(rows, names, log, baseline="lexical_win")
+    chosen, table = choose_features(rows, names, log, baseline="lexical_win", max_features=max_features)
     cols = [names.index(n) for n in chosen]
     spec = {"features": chosen, **fit_mil(rows.x[:, cols], rows, np.arange(len(rows.label)),
                                           signs=rows.signs_of(cols))}
@@ -292,6 +297,9 @@ def fit_support(scorer: CompactJudgeScorer, records: Sequence[PoolRecord], log: 
               "standardised_coef": dict(zip(chosen, spec["coef"]))}
     spec["fit_on"] = (f"{len(rows.label)} held-out records ({rows.x.shape[0]} claims) of "
                       f"{len(set(rows.source))} sources, weighted equally; multiple-instance (min over claims)")
+    if max_features is not None:
+        spec["fit_on"] += f"; features chosen among subsets of at most {max_features} beside the cross-encoder"
+        report["max_features"] = max_features
     return spec, report
 
 

@@ -59,7 +59,7 @@ def copy_stage_records(stage: Path, stages_dir: Path, keep_existing: bool = Fals
 
 
 def support_combiner(scorer, support_records, out: Path, *, percent: int, per_label: int, seed: int, log: Log,
-                     cross_fit: Sequence[Path] = ()) -> tuple[dict, dict]:
+                     cross_fit: Sequence[Path] = (), max_features: int | None = None) -> tuple[dict, dict]:
     """The support combiner's spec and report, fit on the calibration half of the held-out slice (with the swapped
     and buried-evidence sources made from it); with ``cross_fit``, on features from fold models that never trained on
     each record's source (judge_train/crossfit.py), whose recipes are kept under ``out``/stages/."""
@@ -76,7 +76,7 @@ def support_combiner(scorer, support_records, out: Path, *, percent: int, per_la
         names = [copy_stage_records(f, out / "stages", keep_existing=True)[0] for f in cross_fit]
         folds = {"folds": {name: sorted(seen) for name, (_, seen) in zip(names, fold_scorers)},
                  "records_scored_by": counts}
-    spec, report = fit_support(scorer, held, log, rows)
+    spec, report = fit_support(scorer, held, log, rows, max_features=max_features)
     if folds:
         report["cross_fit"] = folds
         spec["fit_on"] += (f"; features cross-fitted: each record scored by a support model that never trained on "
@@ -86,10 +86,11 @@ def support_combiner(scorer, support_records, out: Path, *, percent: int, per_la
 
 def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, per_label: int = 120,
           percent: int = 10, seed: int = 13, log: Log = print, nli: Path | None = None,
-          cross_fit: Sequence[Path] = ()) -> dict:
+          cross_fit: Sequence[Path] = (), max_features: int | None = None) -> dict:
     """``cross_fit``: support stages each trained without some of the pool's sources; the support combiner is then
     fit on features where every held-out record comes from a model that never trained on its source
-    (judge_train/crossfit.py), and the folds' recipes are kept under stages/."""
+    (judge_train/crossfit.py), and the folds' recipes are kept under stages/. ``max_features``: the support
+    combiner's features are chosen among subsets of at most that many beside the cross-encoder (None: all)."""
     replaceable_out(out, [support, relevance, nli, *cross_fit, data_dir])
     t0 = time.time()
     # the pool first: a damaged pool line is refused while the folder at --out is still whole
@@ -114,7 +115,7 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     combiner, report = {}, {}
     combiner["support"], report["support"] = support_combiner(scorer, support_records, out, percent=percent,
                                                               per_label=per_label, seed=seed, log=log,
-                                                              cross_fit=cross_fit)
+                                                              cross_fit=cross_fit, max_features=max_features)
     if relevance is not None:
         rel_held = heldout_records(rel_records, percent, per_label, seed)
         pairs = [(r.text, r.evidence, r.label, r.source, r.group) for r in rel_held]
@@ -135,7 +136,8 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
 
 
 def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[Path] = (), per_label: int = 120,
-                  percent: int = 10, seed: int = 13, log: Log = print, support: Path | None = None) -> dict:
+                  percent: int = 10, seed: int = 13, log: Log = print, support: Path | None = None,
+                  max_features: int | None = None) -> dict:
     """A copy of the judge folder ``judge`` at ``out`` whose support combiner is fit again (on cross-fitted features
     with ``cross_fit``); its models, IDF table, relevance combiner and stage records are kept as they are, except
     that ``support`` (a stage folder) replaces the support cross-encoder, its records listed first under stages/."""
@@ -156,7 +158,7 @@ def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[
 
     scorer = CompactJudgeScorer(out, combiner={})
     spec, report = support_combiner(scorer, support_records, out, percent=percent, per_label=per_label, seed=seed,
-                                    log=log, cross_fit=cross_fit)
+                                    log=log, cross_fit=cross_fit, max_features=max_features)
     spec["fit_on"] += f"; cross-encoder scores in {scorer.precision}"
     for name, part in (("combiner.json", spec), ("heldout_metrics.json", report)):
         doc = json.loads((out / name).read_text()) if (out / name).exists() else {}

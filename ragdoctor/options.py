@@ -163,6 +163,7 @@ RULES: dict[str, Callable[[str], float | int]] = {
     "epochs": _number(float, 0.0, MAX_EPOCHS, low_open=True),
     "lr": unit_open,  # judge train's peak learning rate: (0, 1), as TrainConfig.lr
     "timeout": seconds, "request_timeout": seconds, "port": port, "per_label": positive_int,
+    "max_features": _number(int, 0, 64),
     "num_workers": positive_int, "nlist": positive_int, "gpus_per_worker": _number(float, 0.0, None),
     "concurrency": _number(int, 1, 1024), "judge_concurrency": _number(int, 1, 1024),
     "judge_max_chars": _number(int, MIN_JUDGE_CHARS, MAX_JUDGE_CHARS),

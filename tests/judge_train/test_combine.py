@@ -119,7 +119,8 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     assert logits.shape == (2,)
     judge = tmp_path / "judge"
     # the support stage stands in for a general-NLI stage: any CrossEncoder folder can be the second opinion
-    build(s_out, r_out, judge, str(pool), per_label=6, percent=40, log=lambda _m: None, nli=s_out)
+    # subsets of at most 1 feature beside the cross-encoder: the choice's code path at a 20th of its cost
+    build(s_out, r_out, judge, str(pool), per_label=6, percent=40, log=lambda _m: None, nli=s_out, max_features=1)
     assert {p.name for p in judge.iterdir()} >= {"support", "relevance", "nli", "combiner.json", "idf.json", "stages",
                                                   "heldout_metrics.json"}
     tried = json.loads((judge / "heldout_metrics.json").read_text())["support"]["subsets_loso"]
@@ -134,7 +135,7 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     train(sup.model_copy(update={"recipe": "tiny-fold", "data": sup.data.model_copy(
         update={"cap_per_label": {"halueval_qa": 8, "mnli": 8}})}), fold, log=lambda _m: None)
     build(s_out, None, tmp_path / "judge-xfit", str(pool), per_label=6, percent=40, log=lambda _m: None,
-          cross_fit=[fold])
+          cross_fit=[fold], max_features=1)
     xfit = json.loads((tmp_path / "judge-xfit" / "heldout_metrics.json").read_text())["support"]["cross_fit"]
     assert xfit["folds"] == {"tiny-fold": ["halueval_qa", "mnli"]} and xfit["records_scored_by"]["fold0"] > 0
     assert "cross-fitted" in json.loads((tmp_path / "judge-xfit" / "combiner.json").read_text())["support"]["fit_on"]
@@ -148,7 +149,8 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     # records of the judge's own stages
     (judge / "stages" / "tiny-fold").mkdir()
     (judge / "stages" / "tiny-fold" / "training_config.json").write_text('{"kept": true}')
-    refit_support(judge, tmp_path / "refit", str(pool), cross_fit=[fold], per_label=6, percent=40, log=lambda _m: None)
+    refit_support(judge, tmp_path / "refit", str(pool), cross_fit=[fold], per_label=6, percent=40, log=lambda _m: None,
+                  max_features=1)
     assert json.loads((tmp_path / "refit" / "stages" / "tiny-fold" / "training_config.json").read_text()) == {"kept": True}
     old, new = (json.loads((d / "combiner.json").read_text()) for d in (judge, tmp_path / "refit"))
     assert new["relevance"] == old["relevance"] and "cross-fitted" in new["support"]["fit_on"]

@@ -134,3 +134,14 @@ def test_judge_max_chars_out_of_range_is_a_usage_error_in_one_line(argv, value, 
     assert exit_.value.code == 2 and len(err.splitlines()) == 1, err
     assert "--judge-max-chars: must be an integer >= 200 and <= 10000000" in err and os.listdir(tmp_path) == [], err
     assert RULES["judge_max_chars"]("200") == 200 and RULES["judge_max_chars"]("10000000") == 10_000_000
+
+
+@pytest.mark.parametrize("verb", [["judge", "combine", "--support", "s", "--out", "x"], ["judge", "refit", "j", "--out", "x"]])
+@pytest.mark.parametrize("value", ["-1", "65", "two"])
+def test_max_features_out_of_range_is_a_usage_error_in_one_line(verb, value, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main([*verb, "--max-features", value])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.splitlines()) == 1 and "--max-features" in err, err
+    assert RULES["max_features"]("0") == 0 and RULES["max_features"]("64") == 64
