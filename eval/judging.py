@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from pydantic import ValidationError
+
 from corpora.errors import NOTICES, InputError
 from corpora.labels import read_labels
 from corpora.records import Judgement, MetricResult, Trace
@@ -82,6 +84,18 @@ METRICS_VERSION = 16  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     or date as often as a citation); the llm judge reads "no doubt", "absolutely not" and a bare foreign yes or no
 
 
+def _first_line(exc: Exception) -> str:
+    """What went wrong, in one line: pydantic's first line says only "1 validation error for MetricResult", so a
+    validation error is its model, first field and message ("MetricResult: value: a result with status ok needs a
+    value")."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        return f"{exc.title}: {where + ': ' if where else ''}{msg}".replace("\n", " ")
+    return str(exc).splitlines()[0] if str(exc) else ""
+
+
 def eval_hash(metrics: Sequence[str], judges: Sequence[Judge]) -> str:
     key = {"metrics": sorted(metrics), "judges": sorted(j.config_id for j in judges), "version": METRICS_VERSION}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
@@ -126,7 +140,7 @@ def judge_batch(traces: list[Trace], metrics: Sequence[str], judges: Sequence[Ju
                 if len(got) != len(idx):
                     raise RuntimeError(f"judge returned {len(got)} results for {len(idx)} samples")
             except Exception as exc:  # a judge failure is data, not a crash of the run
-                reason = f"judge failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+                reason = f"judge failed: {type(exc).__name__}: {_first_line(exc)}"[:300]
                 got = [MetricResult.unmeasured(metric, judge.name, reason) for _ in idx]
             per_item = (time.perf_counter() - t0) / max(1, len(idx))
             for i, result in zip(idx, got):

@@ -466,7 +466,8 @@ def test_a_built_judge_that_says_ok_without_a_value_is_a_judge_failure_not_a_nan
 
     result = ragdoctor.evaluate([ROW], judges=[NoValue()], metrics="groundedness", out=tmp_path / "run")
     (r,) = result.judgements[0].results
-    assert r.status == "unmeasured" and r.value is None and r.reason.startswith("judge failed: ValidationError")
+    assert r.status == "unmeasured" and r.value is None and r.reason.startswith(
+        "judge failed: ValidationError: MetricResult: status 'ok' needs a value")  # what is wrong, in one line
     row = result.summary().iloc[0]
     assert row["n"] == 0 and row["n_unmeasured"] == 1 and result.warnings  # nothing measured: said, not a NaN mean
 
