@@ -40,11 +40,18 @@ def test_a_failed_gate_is_an_assertion_error_a_test_can_expect(ragdoctor_gate):
 '''
 
 
-def test_fixture_and_marker(tmp_path):
+def user_project(tmp_path, tests: str, pyproject: str | None = None):
+    """A user's project with a run folder (SUMMARY), its tests and optionally a pyproject.toml; pytest run on it."""
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "summary.json").write_text(json.dumps(SUMMARY))
-    (tmp_path / "test_user.py").write_text(USER_TESTS)
-    proc = child_pytest(tmp_path, "test_user.py")
+    if pyproject is not None:
+        (tmp_path / "pyproject.toml").write_text(pyproject)
+    (tmp_path / "test_user.py").write_text(tests)
+    return child_pytest(tmp_path, "test_user.py")
+
+
+def test_fixture_and_marker(tmp_path):
+    proc = user_project(tmp_path, USER_TESTS)
     out = proc.stdout
     assert "2 failed, 3 passed" in out, out + proc.stderr
     assert "groundedness: 0.820" in out and "FAIL by 0.080" in out
@@ -78,11 +85,7 @@ def test_fallback_without_ppi(ragdoctor_gate):
 
 
 def test_misuse_is_a_usage_error_and_use_ppi_in_pyproject_is_honoured(tmp_path):
-    (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "summary.json").write_text(json.dumps(SUMMARY))
-    (tmp_path / "pyproject.toml").write_text("[tool.ragdoctor.gate]\nuse_ppi = true\n")
-    (tmp_path / "test_user.py").write_text(MISUSE)
-    proc = child_pytest(tmp_path, "test_user.py")
+    proc = user_project(tmp_path, MISUSE, pyproject="[tool.ragdoctor.gate]\nuse_ppi = true\n")
     out = proc.stdout
     assert "6 failed, 1 passed" in out, out + proc.stderr
     assert "UsageError: ragdoctor_gate: min must be a mapping" in out
@@ -228,10 +231,7 @@ def test_xfail_takes_the_gates_exceptions_and_misuse_is_usage(tmp_path):
     """xfail(raises=GateFailed) works for the marker as for the fixture (the marker raises the GateFailed itself, and
     reports it in one line); no threshold, an unknown keyword, and the options `ragdoctor gate` refuses (exit 2) are
     UsageErrors, checked by the same function as the CLI's."""
-    (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "summary.json").write_text(json.dumps(SUMMARY))
-    (tmp_path / "test_user.py").write_text(GATE_USES)
-    proc = child_pytest(tmp_path, "test_user.py")
+    proc = user_project(tmp_path, GATE_USES)
     out = proc.stdout
     assert "1 failed, 9 passed, 3 xfailed" in out, out + proc.stderr
     assert "[XPASS(strict)]" in out  # the gate that passed: the marked test ran and passed, so its xfail failed
@@ -247,10 +247,7 @@ def test_marked(): ...
 
 
 def test_a_marked_test_fails_with_the_one_line_verdict(tmp_path):
-    (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "summary.json").write_text(json.dumps(SUMMARY))
-    (tmp_path / "test_user.py").write_text(MARKED_FAILURE)
-    proc = child_pytest(tmp_path, "test_user.py")
+    proc = user_project(tmp_path, MARKED_FAILURE)
     out = proc.stdout
     assert "1 failed" in out, out + proc.stderr
     lines = [ln for ln in out.splitlines() if "GateFailed" in ln]
