@@ -17,8 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import faiss
-from llama_index.core.schema import TextNode
-from llama_index.vector_stores.faiss import FaissVectorStore
 
 from corpora.errors import InputError, warn
 from corpora.records import Document
@@ -55,6 +53,8 @@ class IndexStore:
 
     def vector_store(self):
         """The faiss index wrapped as llama-index's FaissVectorStore (ids are positions into ``nodes``)."""
+        from llama_index.vector_stores.faiss import FaissVectorStore  # noqa: PLC0415 - lazy: llama-index takes a second
+
         return FaissVectorStore(faiss_index=self.dense)
 
     def label_targets(self) -> set[str]:
@@ -111,6 +111,8 @@ def _write_nodes(path: Path, nodes) -> None:
 
 
 def _read_nodes(path: Path):
+    from llama_index.core.schema import TextNode  # noqa: PLC0415 - lazy: see vector_store
+
     nodes = []
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):

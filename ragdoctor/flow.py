@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from corpora.errors import InputError, UsageError, report_skipped, warn
 from corpora.records import Diagnosis, Judgement, Question, Trace
@@ -46,10 +47,14 @@ from eval.judges.registry import (
 from eval.judging import Engine, EvalRun, evaluate, judge_batch
 from rag.config import GenerationConfig, PipelineConfig
 from rag.run_questions import RunResult, run_questions
-from rag.session import embedder_for, open_generator, open_index, open_pipeline, question_set
-from rag.store import IndexStore
 from ragdoctor.labelled_queries import warn_unknown_labels
 from ragdoctor.run_report import is_run_summary, summarize_traces
+
+if TYPE_CHECKING:
+    from rag.store import IndexStore
+
+# rag.session (the index, the pipeline, the generator) is imported where it is used: it loads llama-index, a second
+# of start-up that gate, diagnose, summary and eval on a file never need
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,8 @@ def llm_factory(stack: ExitStack, base_url: str | list[str] | None, model: str, 
     def factory() -> object:
         if "llm" not in cache:
             cfg = PipelineConfig(generation=GenerationConfig(base_url=base_url, model=model, concurrency=concurrency))
+            from rag.session import open_generator  # noqa: PLC0415 - lazy: see the imports
+
             client = stack.enter_context(open_generator(cfg))
             counts = getattr(client, "stats", None)
             if stats is not None and counts is not None:
@@ -158,6 +165,8 @@ def index(cfg: PipelineConfig, *, rebuild: bool = False, engine: str = "local",
                            init=dict(opts.init or {}))
     else:
         make_engine(engine, lambda: None, ray)  # the same checks: unknown engine, ray options without ray
+    from rag.session import embedder_for, open_index  # noqa: PLC0415 - lazy: see the imports
+
     return open_index(cfg, embedder_for(cfg), rebuild=rebuild, dense_builder=builder)
 
 
@@ -172,6 +181,8 @@ def fact_check_for(cfg: PipelineConfig, embedder: object | None = None) -> Calla
 @contextmanager
 def pipeline(cfg: PipelineConfig, *, llm: object | None = None) -> Iterator:
     """A ready pipeline (guarded when ``cfg.guardrails.enabled``); the bundled model server stops on exit."""
+    from rag.session import open_pipeline  # noqa: PLC0415 - lazy: see the imports
+
     with open_pipeline(cfg, llm=llm, fact_check=fact_check_for(cfg)) as pipe:
         yield pipe
 
@@ -184,6 +195,8 @@ def answer_questions(cfg: PipelineConfig, traces: str | Path, *, questions: list
     run.check_traces_writable()  # refuse a file that is not ours before building anything
     had_log = run.traces.path.exists()  # then the folder's input_errors.txt is an earlier run's, else maybe a user's
     errors: list[InputError] = []
+    from rag.session import question_set  # noqa: PLC0415 - lazy: see the imports
+
     questions = (question_set(cfg, errors) if questions is None else questions)[: limit or None]
     for e in errors:
         report_skipped(e)
@@ -366,6 +379,8 @@ def probe(run_dir: str | Path, cfg: PipelineConfig, judgements: list[Judgement],
     def correctness(t: Trace) -> float | None:
         r = scorer.judge("answer_correctness", [t])[0]
         return r.value if r.measured else None
+
+    from rag.session import open_pipeline  # noqa: PLC0415 - lazy: see the imports
 
     with open_pipeline(cfg) as pipe:
         n = probe_run(diagnoses, {j.sample_id: j.trace for j in judgements if j.trace}, pipe.generate, correctness,

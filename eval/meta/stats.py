@@ -14,8 +14,6 @@ from functools import partial
 import numpy as np
 
 from eval.mathx import MIN_BOOTSTRAP, wilson_interval
-from scipy.stats import rankdata, spearmanr
-from sklearn.metrics import roc_auc_score
 
 
 ArrayLike = Sequence[float] | np.ndarray
@@ -36,6 +34,8 @@ def _two_classes(y: np.ndarray) -> bool:
 def auroc(scores: ArrayLike, labels: ArrayLike) -> float | None:
     """Area under the ROC curve of binary ``labels`` (0/1) ranked by ``scores``; ties count half."""
     s, y = _arrays(scores, labels)
+    from sklearn.metrics import roc_auc_score  # noqa: PLC0415 - lazy: a second of import for every CLI command
+
     return float(roc_auc_score(y, s)) if _two_classes(y) else None
 
 
@@ -47,6 +47,8 @@ def auroc_ranks(scores: ArrayLike, labels: ArrayLike) -> float | None:
         return None
     pos = y == 1
     n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    from scipy.stats import rankdata  # noqa: PLC0415 - lazy: see auroc
+
     return float((rankdata(s)[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
@@ -80,6 +82,8 @@ def spearman(scores: ArrayLike, labels: ArrayLike) -> float | None:
     s, y = _arrays(scores, labels)
     if s.size < 2 or np.all(s == s[0]) or np.all(y == y[0]):
         return None
+    from scipy.stats import spearmanr  # noqa: PLC0415 - lazy: see auroc
+
     rho = spearmanr(s, y).statistic
     return None if np.isnan(rho) else float(rho)
 
