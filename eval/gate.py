@@ -24,7 +24,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from corpora.errors import InputError, UsageError
-from corpora.jsonl import loads_strict
+from corpora.jsonl import decode_problem, loads_strict
 from corpora.paths import output_file
 from corpora.run_folder import SUMMARY, RunFolder, summary_problem
 from eval.judges.registry import JUDGES, judges_for, trust_rank
@@ -205,10 +205,11 @@ def load_summary(run: str | Path) -> dict:
     try:
         summary = loads_strict(path.read_bytes().decode("utf-8-sig"))
     except json.JSONDecodeError as exc:
+        why = decode_problem(exc, always_where=False)  # "Unterminated string starting at column 7", "Extra data"
         if path.name != SUMMARY:  # results.jsonl, traces.jsonl: a file of the run, not its summary
-            raise InputError(path, f"not a ragdoctor summary (malformed JSON at line {exc.lineno}: {exc.msg}); give "
+            raise InputError(path, f"not a ragdoctor summary (malformed JSON at line {exc.lineno}: {why}); give "
                                    f"the run folder or its {SUMMARY}") from None
-        raise InputError(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
+        raise InputError(path, f"malformed JSON: {why}", line=exc.lineno) from None
     except UnicodeDecodeError:
         raise InputError(path, "not valid UTF-8") from None
     except (ValueError, RecursionError) as exc:  # NaN, Infinity, a key twice: no summary this project writes

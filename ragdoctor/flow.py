@@ -67,8 +67,9 @@ class Selection:
     @classmethod
     def of(cls, judges: str | Sequence[str] | None = None, metrics: str | Sequence[str] | None = None,
            nli_model: str | None = None) -> Selection:
-        check_nli_model(nli_model)  # a mistyped folder is refused now, not run as an unavailable judge
         names = parse_judges(as_text(judges, "judges") if judges is not None else default_judges(nli_model))
+        if "nli" in names:  # a mistyped folder is refused now, not run as an unavailable judge (given without the
+            check_nli_model(nli_model)  # nli judge, the caller's unused-option check says so instead)
         chosen = parse_metrics(as_text(metrics, "metrics")) if metrics is not None else covered(DEFAULT_METRICS, names)
         check_coverage(chosen, names)
         return cls(names, chosen)

@@ -363,6 +363,10 @@ CASES = [
          r"--judge-model: only the llm and ragas judges read it, and the judges run are lexical, labels"),
     Case("eval-nli-model-missing", ["eval", "inputs/rows.jsonl", "--judges", "nli", "--nli-model", "nowhere",
                                     "--out", "ev"], 2, r"--nli-model nowhere: folder not found"),
+    # given without the nli judge: that is what is wrong, whatever the folder (it said "folder not found")
+    Case("eval-nli-model-missing-without-nli", ["eval", "inputs/rows.jsonl", "--judges", "lexical", "--nli-model",
+                                                "nowhere", "--out", "ev"], 2,
+         r"--nli-model: only the nli judge reads it, and the judges run are lexical"),
     # beside other judges the run measured something, so it used to end 0 with the named model unavailable
     Case("eval-nli-model-not-a-model", ["eval", "inputs/rows.jsonl", "--judges", "nli,lexical", "--nli-model", "user",
                                         "--out", "ev"], 2, r"--nli-model user: cannot be loaded \(ValueError: Unrecog",

@@ -166,3 +166,13 @@ def test_ci_lower_bound_of_one_sample_is_no_certainty(tmp_path, capsys):
     capsys.readouterr()
     assert main(["gate", str(run), "--pyproject", os.devnull, "--min", "groundedness=0.95", "--ci-lower"]) == 1
     assert main(["gate", str(run), "--pyproject", os.devnull, "--min", "groundedness=0.95"]) == 0
+
+
+def test_a_torn_summary_says_where_in_one_line(tmp_path):
+    from corpora.errors import InputError
+    from eval.gate import load_summary
+
+    (tmp_path / "summary.json").write_text('{"a": "unterminated')
+    with pytest.raises(InputError) as err:
+        load_summary(tmp_path)
+    assert str(err.value).endswith("summary.json:1: malformed JSON: Unterminated string starting at column 7")
