@@ -32,7 +32,7 @@ On a GPU they run as loaded.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -193,16 +193,19 @@ class CompactJudgeScorer:
         return self.ce.cut_flags(pairs)
 
     # ------------------------------------------------------------------------------------------ claim level
+    def _reads(self, feature: str) -> bool:
+        """A support feature is computed only where it is read: every one while combiners are being fit (no combiner
+        yet), else those the support combiner uses (the shipped one reads two of eight; the rest are NaN, never a
+        stand-in value)."""
+        return self.support_combiner is None or feature in self.support_combiner.features
+
     def _needs_nli(self) -> bool:
-        """The general-NLI model runs only where its feature is read: always while combiners are being fit (no
-        combiner yet), else only when the support combiner uses nli_max."""
-        if self.nli_ce is None:
-            return False
-        return self.support_combiner is None or "nli_max" in self.support_combiner.features
+        """The general-NLI model runs only where its feature is read (see _reads)."""
+        return self.nli_ce is not None and self._reads("nli_max")
 
     def claim_features(self, items: Sequence[ClaimItem]) -> tuple[np.ndarray, list[int | None]]:
         """(n, len(self.support_features)) feature rows and each claim's best window (by the support model).
-        nli_max, when the combiner does not read it, is not computed: NaN, never a stand-in value."""
+        A feature the combiner does not read is not computed (see _reads): NaN."""
         flat = [(w, it.claim) for it in items for w in it.windows]
         logits = self.support_logits(flat)
         nli_ce = self.nli_ce if self._needs_nli() else None
@@ -215,16 +218,17 @@ class CompactJudgeScorer:
             k += n
             b = int(np.argmax(ce)) if n else None
             premise = it.windows[b] if b is not None else ""
-            rows.append([
-                float(ce[b]) if b is not None else -10.0,
-                max((unigram_precision(w, it.claim) for w in it.windows), default=0.0),
-                F.lexical_doc(it.claim, it.evidence),
-                F.idf_doc(it.claim, it.evidence, self.idf, self.idf_unseen),
-                F.bigram_doc(it.claim, it.evidence),
-                F.number_missing(it.claim, it.evidence),
-                F.entity_missing(it.claim, it.evidence),
-                F.negation_flip(it.claim, premise) if premise else 0.0,
-            ])
+            cheap: dict[str, Callable[[], float]] = {
+                "lexical_win": lambda: max((unigram_precision(w, it.claim) for w in it.windows), default=0.0),
+                "lexical_doc": lambda: F.lexical_doc(it.claim, it.evidence),
+                "idf_doc": lambda: F.idf_doc(it.claim, it.evidence, self.idf, self.idf_unseen),
+                "bigram_doc": lambda: F.bigram_doc(it.claim, it.evidence),
+                "number_missing": lambda: F.number_missing(it.claim, it.evidence),
+                "entity_missing": lambda: F.entity_missing(it.claim, it.evidence),
+                "negation_flip": lambda: F.negation_flip(it.claim, premise) if premise else 0.0,
+            }
+            rows.append([float(ce[b]) if b is not None else -10.0,
+                         *(cheap[name]() if self._reads(name) else float("nan") for name in SUPPORT_FEATURES[1:])])
             if self.nli_ce is not None:
                 rows[-1].append(float("nan") if nli is None else float(nli.max()) if n else -10.0)
             best.append(b)
