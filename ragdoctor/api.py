@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import numbers
 import os
-import re
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -43,28 +42,13 @@ from rag.run_questions import RunResult
 from ragdoctor import flow
 from ragdoctor.cmd_eval import unused_estimate_options
 from ragdoctor.dashboard.data import samples_frame
-from ragdoctor.options import MAX_JUDGE_CHARS, MIN_JUDGE_CHARS, base_urls
+from ragdoctor.options import MAX_JUDGE_CHARS, MIN_JUDGE_CHARS, api_names, base_urls
 
 SUMMARY_COLUMNS = ["metric", "judge", "n", "mean", "ci_low", "ci_high", "n_unmeasured", "n_not_applicable",
                    "higher_is_better"]
-# the CLI flags (and commands) the shared validators name, and the argument the API takes instead
-API_NAMES = {"--judges": "judges", "--metrics": "metrics", "--nli-model": "nli_model",
-             "--nli-threshold": "nli_threshold", "--judge-base-url": "judge_base_url", "--judge-model": "judge_model",
-             "--judge-max-chars": "judge_max_chars",
-             "--ppi-fallback": "ppi_fallback=True", "--ci-lower": "ci_lower=True", "--ppi": "ppi=True",
-             "ragdoctor eval --metrics/--judges": "evaluate(..., metrics=..., judges=...)",
-             "--concurrency": "generation.concurrency", "--guardrails": "guardrails.enabled"}
 # the options EvalResult.gate shares with `ragdoctor gate` (cmd_eval.unused_estimate_options), as the API names them
 GATE_NAMES = {"use_ci_lower": "ci_lower=True", "use_ppi": "ppi=True", "ppi_fallback": "ppi_fallback=True",
               "minimum": "thresholds={metric: minimum}"}
-_FLAG = re.compile("|".join(re.escape(flag) for flag in sorted(API_NAMES, key=len, reverse=True)) + r"(?![\w-])")
-
-
-def api_names(message: str) -> str:
-    """``message`` with each CLI flag it names spelled as the API's argument (``--judges`` -> ``judges``)."""
-    return _FLAG.sub(lambda m: API_NAMES[m.group(0)], message)
-
-
 @contextmanager
 def _as_api() -> Iterator[None]:
     """A UsageError of the validators the CLI shares says the API's argument, not the CLI's flag."""

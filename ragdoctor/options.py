@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable
 
 from corpora.errors import UsageError
@@ -275,3 +276,19 @@ def checked_numbers(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         if action.type in (int, float):
             action.type = RULES.get(action.dest) or _number(action.type, None, None)
     return parser
+
+
+# the CLI flags (and commands) the shared validators name, and the argument the API takes instead
+API_NAMES = {"--judges": "judges", "--metrics": "metrics", "--nli-model": "nli_model",
+             "--nli-threshold": "nli_threshold", "--judge-base-url": "judge_base_url", "--judge-model": "judge_model",
+             "--judge-max-chars": "judge_max_chars",
+             "--ppi-fallback": "ppi_fallback=True", "--ci-lower": "ci_lower=True", "--ppi": "ppi=True",
+             "ragdoctor eval --metrics/--judges": "evaluate(..., metrics=..., judges=...)",
+             "--concurrency": "generation.concurrency", "--guardrails": "guardrails.enabled"}
+_FLAG = re.compile("|".join(re.escape(flag) for flag in sorted(API_NAMES, key=len, reverse=True)) + r"(?![\w-])")
+
+
+def api_names(message: str) -> str:
+    """``message`` with each CLI flag it names spelled as the Python API's argument (``--judges`` -> ``judges``;
+    ragdoctor.api and the pytest plugin)."""
+    return _FLAG.sub(lambda m: API_NAMES[m.group(0)], message)

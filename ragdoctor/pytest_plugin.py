@@ -39,8 +39,6 @@ __all__ = ["GateFailed", "assert_gate"]
 
 MARKER = "ragdoctor_gate"
 CALL = "(run, min=..., max_unmeasured=..., ci_lower=..., ppi=..., ppi_fallback=..., pyproject=...)"
-# the CLI's flags as this plugin's arguments, in the details of the checks it shares with `ragdoctor gate`
-SPELLING = {"--ppi-fallback": "ppi_fallback=True", "--ci-lower": "ci_lower=True", "--ppi": "ppi=True"}
 _FROM_MARKER = "_ragdoctor_from_marker"  # set on an exception the marker raised: its report is its one line
 
 
@@ -127,13 +125,12 @@ def assert_gate(run: str | Path, *, min: Mapping[str, float] | None = None, max_
 
 def _spelled(check: Any) -> Any:
     """A check whose detail names a flag of ``ragdoctor gate`` (``or pass --ppi-fallback``), naming this plugin's
-    argument instead."""
+    argument instead (the Python API's spelling: ragdoctor.options.api_names)."""
     import dataclasses  # noqa: PLC0415 - with the library, when a gate runs
 
-    detail = check.detail
-    for flag, name in SPELLING.items():  # the longest flag first: --ppi-fallback before --ppi
-        detail = detail.replace(flag, name)
-    return dataclasses.replace(check, detail=detail)
+    from ragdoctor.options import api_names  # noqa: PLC0415 - lazy: see the module's docstring
+
+    return dataclasses.replace(check, detail=api_names(check.detail))
 
 
 def _bind(args: tuple, kwargs: Mapping[str, Any], where: str) -> inspect.BoundArguments:
