@@ -42,7 +42,7 @@ from rag.run_questions import RunResult
 from ragdoctor import flow
 from ragdoctor.cmd_eval import unused_estimate_options
 from ragdoctor.dashboard.data import samples_frame
-from ragdoctor.options import MAX_JUDGE_CHARS, MIN_JUDGE_CHARS, api_names, base_urls
+from ragdoctor.options import MAX_JUDGE_CHARS, MIN_JUDGE_CHARS, api_names, base_urls, true_or_false
 
 SUMMARY_COLUMNS = ["metric", "judge", "n", "mean", "ci_low", "ci_high", "n_unmeasured", "n_not_applicable",
                    "higher_is_better"]
@@ -91,8 +91,7 @@ class EvalResult:
         """One row per sample (question, answer, outcome, and per metric the most trusted judge's value in column
         ``metric`` and every judge's in ``metric:judge``); ``long``: one row per sample x metric x judge, with each
         result's status and reason (``unmeasured``/``not_applicable`` rows carry no value)."""
-        if not isinstance(long, bool):
-            raise UsageError(f"long: must be True or False, got {long!r}")
+        true_or_false(long, "long")
         results = results_frame(self.judgements)
         if long:
             return results
@@ -126,8 +125,7 @@ class EvalResult:
         minimum (they choose what a minimum is compared with), ``ci_lower`` beside ``ppi`` without ``ppi_fallback``
         (every minimum is then compared with the PPI-corrected bound), a metric the run did not evaluate."""
         for name, flag in (("ci_lower", ci_lower), ("ppi", ppi), ("ppi_fallback", ppi_fallback)):
-            if not isinstance(flag, bool):
-                raise UsageError(f"{name}: must be True or False, got {flag!r}")
+            true_or_false(flag, name)
         minimums = given_minimums(thresholds, "thresholds")
         check_ppi_flags(ppi, ppi_fallback)
         cfg = GateConfig(minimums, None if max_unmeasured is None else unit_threshold(max_unmeasured, "max_unmeasured"),
@@ -206,8 +204,7 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
         nli_threshold = open_unit(nli_threshold, "nli_threshold")
     if judge_max_chars is not None:
         judge_max_chars = int_in(judge_max_chars, MIN_JUDGE_CHARS, MAX_JUDGE_CHARS, "judge_max_chars")
-    if not isinstance(progress, bool):
-        raise UsageError(f"progress: must be True or False, got {progress!r}")
+    true_or_false(progress, "progress")
     options = {"nli_model": nli_model, "nli_threshold": nli_threshold, "judge_base_url": base_url,
                "judge_model": judge_model, "judge_max_chars": judge_max_chars}
     built = judges is not None and not isinstance(judges, str) and _built(judges)
@@ -391,8 +388,7 @@ class Pipeline:
 
     def index(self, *, rebuild: bool = False) -> dict:
         """Build the index when missing or stale; its manifest (documents, chunks, embedder, ...) as a dict."""
-        if not isinstance(rebuild, bool):
-            raise UsageError(f"rebuild: must be True or False, got {rebuild!r}")
+        true_or_false(rebuild, "rebuild")
         _offline()
         store, built = flow.index(self.config, rebuild=rebuild)
         return {**store.manifest.model_dump(mode="json"), "built": built, "index_dir": str(store.index_dir)}
@@ -418,8 +414,7 @@ class Pipeline:
         ZeRO?"``) is a UsageError, as is a blank ``out`` (the current folder) or one that is no path."""
         run_dir = _path(out, "out")
         limit = None if limit is None else positive_int(limit, "limit")
-        if not isinstance(progress, bool):
-            raise UsageError(f"progress: must be True or False, got {progress!r}")
+        true_or_false(progress, "progress")
         _offline()
         cfg, objects = self.config, None
         if isinstance(questions, (str, os.PathLike)):

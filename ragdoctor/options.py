@@ -292,3 +292,11 @@ def api_names(message: str) -> str:
     """``message`` with each CLI flag it names spelled as the Python API's argument (``--judges`` -> ``judges``;
     ragdoctor.api and the pytest plugin)."""
     return _FLAG.sub(lambda m: API_NAMES[m.group(0)], message)
+
+
+def true_or_false(value: object, name: str) -> bool:
+    """A flag argument of the Python API or the pytest plugin: True or False only (never 1, "yes" or None), else
+    UsageError naming ``name``."""
+    if not isinstance(value, bool):
+        raise UsageError(f"{name}: must be True or False, got {value!r}")
+    return value

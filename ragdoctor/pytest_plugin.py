@@ -63,13 +63,6 @@ def _library() -> tuple[ModuleType, ModuleType, ModuleType]:
     return gate, errors, cmd_eval
 
 
-def _flag(value: object, name: str) -> bool:
-    _, errors, _ = _library()
-    if not isinstance(value, bool):
-        raise errors.UsageError(f"{name}: must be True or False, got {value!r}")
-    return value
-
-
 def assert_gate(run: str | Path, *, min: Mapping[str, float] | None = None, max_unmeasured: float | None = None,
                 ci_lower: bool = False, ppi: bool | None = None, ppi_fallback: bool | None = None,
                 pyproject: str | Path | None = None) -> list:
@@ -80,6 +73,7 @@ def assert_gate(run: str | Path, *, min: Mapping[str, float] | None = None, max_
     ``ppi_fallback``, ``ppi_fallback`` without ``ppi``, a blank ``run`` or ``pyproject``."""
     __tracebackhide__ = True
     rules, errors, options = _library()
+    from ragdoctor.options import true_or_false  # noqa: PLC0415 - lazy: see the module's docstring
     usage = errors.UsageError
     if not isinstance(run, (str, Path)) or not str(run).strip():
         raise usage(f"ragdoctor_gate: run must be a run folder (a path), got {run!r}")
@@ -92,8 +86,8 @@ def assert_gate(run: str | Path, *, min: Mapping[str, float] | None = None, max_
     given = rules.given_minimums(min, "ragdoctor_gate: min")
     base = rules.load_gate_config(pyproject)
     in_file = {"use_ci_lower": base.use_ci_lower, "use_ppi": base.use_ppi}
-    use_ppi = base.use_ppi if ppi is None else _flag(ppi, "ppi")
-    fallback = base.ppi_fallback if ppi_fallback is None else _flag(ppi_fallback, "ppi_fallback")
+    use_ppi = base.use_ppi if ppi is None else true_or_false(ppi, "ppi")
+    fallback = base.ppi_fallback if ppi_fallback is None else true_or_false(ppi_fallback, "ppi_fallback")
     table = f"{Path(pyproject) if pyproject is not None else Path('pyproject.toml')} [tool.ragdoctor.gate]"
     if ppi_fallback is not None:  # a fallback from no PPI estimate would change nothing: refused, as the CLI does
         rules.check_ppi_flags(use_ppi, fallback)
@@ -102,7 +96,7 @@ def assert_gate(run: str | Path, *, min: Mapping[str, float] | None = None, max_
     cfg = rules.GateConfig({**base.minimums, **given},
                            base.max_unmeasured if max_unmeasured is None
                            else rules.unit_threshold(max_unmeasured, "max_unmeasured"),
-                           _flag(ci_lower, "ci_lower") or base.use_ci_lower, use_ppi, fallback and use_ppi)
+                           true_or_false(ci_lower, "ci_lower") or base.use_ci_lower, use_ppi, fallback and use_ppi)
     options.unused_estimate_options(cfg, ci_lower, ppi is True, in_file, table, names={
         "use_ci_lower": "ci_lower=True", "use_ppi": "ppi=True",
         "ppi_fallback": f"ppi_fallback=True (or ppi_fallback = true in {table})",
