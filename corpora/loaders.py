@@ -30,17 +30,19 @@ def _int_id(obj: dict) -> dict:
     return {**obj, "id": str(rec_id)} if isinstance(rec_id, int) and not isinstance(rec_id, bool) else obj
 
 
-def unique_ids(path: str | Path, kind: str):
-    """A parse step that refuses a second record with an id already seen (the first one is kept)."""
-    seen: dict[str, int] = {}
+class UniqueIds:
+    """A parse step that refuses a second record with an id already seen (the first one is kept); ``seen``: each id
+    taken, and its line. ``field``: the field that gave the id (WiCE's ``meta.id`` stands in for one)."""
 
-    def check(rec_id: str, lineno: int) -> None:
-        if rec_id in seen:
-            raise InputError(path, f"duplicate {kind} id '{rec_id}' (first on line {seen[rec_id]}; this one is "
-                                   "skipped)", line=lineno, field="id")
-        seen[rec_id] = lineno
+    def __init__(self, path: str | Path, kind: str):
+        self.path, self.kind = path, kind
+        self.seen: dict[str, int] = {}
 
-    return check
+    def __call__(self, rec_id: str, lineno: int, field: str = "id") -> None:
+        if rec_id in self.seen:
+            raise InputError(self.path, f"duplicate {self.kind} id '{rec_id}' (first on line {self.seen[rec_id]}; this "
+                                        "one is skipped)", line=lineno, field=field)
+        self.seen[rec_id] = lineno
 
 
 def load_documents_jsonl(path: str | Path, *, skip_empty: bool = False, skipped: list[str] | None = None,
@@ -50,7 +52,7 @@ def load_documents_jsonl(path: str | Path, *, skip_empty: bool = False, skipped:
     as text, an untitled one dropped, its id added to ``skipped`` or, without that list, counted in one warning) is
     reported and skipped; see corpora.jsonl.read_records. Other keys are kept in ``metadata`` (never over a key of
     metadata's own) and named in one warning per file: a typo such as ``tittle`` is not silently read as metadata."""
-    unique = unique_ids(path, "document")
+    unique = UniqueIds(path, "document")
     unknown: set[str] = set()
     lines_unknown = 0  # lines with an unknown key
     shadowed: set[str] = set()  # unknown keys metadata also has (its own value is kept)
@@ -302,7 +304,7 @@ def load_beir(folder: str | Path, split: str = "test", skipped: list[str] | None
     docs = load_documents_jsonl(corpus, skip_empty=True, skipped=skipped)  # public BEIR sets hold a few empty ones
     qrels = load_qrels(qrels_path)
     qpath = folder / "queries.jsonl"
-    unique = unique_ids(qpath, "query")
+    unique = UniqueIds(qpath, "query")
 
     def parse(obj: dict, lineno: int) -> Question | None:
         qid = _int_id({"id": obj.get("_id", obj.get("id"))})["id"]
@@ -327,7 +329,7 @@ def load_beir(folder: str | Path, split: str = "test", skipped: list[str] | None
 def load_questions(path: str | Path, errors: list[InputError] | None = None) -> list[Question]:
     """A question set as JSONL of :class:`~corpora.records.Question` (id, question, reference, relevant_doc_ids). A bad
     line, or a second question with an id already used, is reported and skipped."""
-    unique = unique_ids(path, "question")
+    unique = UniqueIds(path, "question")
 
     def parse(obj: dict, lineno: int) -> Question:
         s = parse_model(Question, _int_id(obj), path, lineno)

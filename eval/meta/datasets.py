@@ -29,6 +29,7 @@ from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field,
 
 from corpora.errors import InputError, warn
 from corpora.jsonl import parse_model, read_records
+from corpora.loaders import UniqueIds
 from corpora.records import not_blank
 
 DATASETS = ("ares", "wice", "halueval", "jsonl")
@@ -153,7 +154,7 @@ def load_records(dataset: str, path: str | Path, errors: list[InputError] | None
         raise InputError(path, f"unknown dataset '{dataset}' (choose from {', '.join(DATASETS)})", field="dataset")
     model = RECORD_TYPES[dataset]
     known = read_fields(model)
-    seen: dict[str, int] = {}  # explicit ids (and WiCE's meta.id standing in for one) -> their line
+    unique = UniqueIds(path, "record")  # explicit ids (and WiCE's meta.id standing in for one)
     unread: dict[str, int] = {}  # a field no record type reads -> on how many lines
 
     def parse(obj: dict, lineno: int) -> tuple[int, _Record]:
@@ -162,16 +163,13 @@ def load_records(dataset: str, path: str | Path, errors: list[InputError] | None
             unread[key] = unread.get(key, 0) + 1
         given, where = (rec.id, "id") if rec.id is not None else (_meta_id(dataset, rec), "meta.id")
         if given is not None:
-            if str(given) in seen:
-                raise InputError(path, f"duplicate record id '{given}' (first on line {seen[str(given)]}; this one "
-                                       "is skipped)", line=lineno, field=where)
-            seen[str(given)] = lineno
+            unique(str(given), lineno, field=where)
             rec = rec if rec.id is not None else rec.model_copy(update={"id": str(given)})
         return lineno, rec
 
     found = read_records(path, parse, what="records", errors=errors)
     _say_unread(dataset, path, unread, sorted(known))
-    return _default_ids(dataset, found, set(seen))
+    return _default_ids(dataset, found, set(unique.seen))
 
 
 def _meta_id(dataset: str, rec: _Record) -> str | None:
