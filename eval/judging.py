@@ -55,7 +55,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 16  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 17  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -82,6 +82,11 @@ METRICS_VERSION = 16  # 4: Unicode tokens, unmeasured without contexts, [] relev
 # 16: "Source:" lines and the list under a "Sources" label are no claims; a fenced code block is one unit (one claim,
 #     with its "Run:" intro); tables without outer pipes are rows; one "(Name, 2024)" in round brackets is kept (a place
 #     or date as often as a citation); the llm judge reads "no doubt", "absolutely not" and a bare foreign yes or no
+# 17: numbers grouped by dots (two or more groups), apostrophes and underscores are one number; a data size or duration
+#     is compared as a quantity (64 MB is not 64 KB, 2 GB is 2048 MB, 1.5 hours is 90 minutes); two-digit years in
+#     dates and '23 are read; "[PR#45]" and other issue references are no citation marks; emoji are no content words;
+#     context precision leaves blank chunks out of the ranking (named in its evidence); the llm judge's prompts put
+#     each user text inside its own tags (a tag inside the text cannot close its block)
 
 
 def _first_line(exc: Exception) -> str:

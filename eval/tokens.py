@@ -3,14 +3,20 @@ compact judge's lexical feature).
 
 Plain ASCII text keeps exactly the tokens it always had: lowercase runs of ``[a-z0-9]`` with an optional decimal part
 (``3.14``), English stopwords removed. Other text is NFKC-normalised (full-width forms, ligatures) and lowercased;
-a token is then a run of letters, combining marks and digits of any script; scripts written without spaces between
-words (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar, Tibetan) give one token per character (with its marks);
-each emoji or other pictograph is a token of its own (skin-tone modifiers and joiners are dropped).
+a token is then a run of letters, combining marks and digits of any script that starts with a letter or digit;
+scripts written without spaces between words (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar, Tibetan) give one
+token per character (with its marks). Emoji and other symbols (Unicode So, Sk: '🚀', '✅', '©') are no content
+words: an answer that adds '🚀' to the evidence's words is as supported as one without it (a token of its own made
+it one word short of the evidence). An emoji's presentation marks (variation selectors, the keycap '⃣') are dropped
+with it, so '1️⃣' is the token '1'.
 
 Before either, invisible characters (zero-width space and joiners, word joiner, soft hyphen, byte-order mark) are
-dropped, so 'f\u200bp16' is the one word 'fp16', and a number grouped in thousands is written whole: '1,024' and
-'1\u00a0024' (a no-break, narrow no-break, thin or figure space between groups) are the token '1024', as '1024' is.
-Only strict groups count (see GROUPED): '1,2,4,8', '10,20,30' and '0,125' stay apart, '1,048,580' is '1048580'. A
+dropped, so 'f\u200bp16' is the one word 'fp16', and a number grouped in thousands is written whole: '1,024',
+'1\u00a0024' (a no-break, narrow no-break, thin or figure space between groups), "1'024" and '1\u2019024' (Swiss),
+'1_024' (code) and '1.234.567' (dots, with two or more groups) are the token '1024' / '1234567', as '1024' is.
+Only strict groups count (see GROUPED): '1,2,4,8', '10,20,30' and '0,125' stay apart, '1,048,580' is '1048580'; one
+dot group is a decimal ('1.234' is 1.234, '3.14' is 3.14), a version keeps its dots ('1.2.3', '2.10.0': groups that
+are not all of three digits), and an IPv4 address of four parts ('192.168.100.200') is no number. A
 plain space between digit groups ('128 000') is left alone here: it may as well separate two numbers ('rank 5 100
 tokens'); the number reader (eval/judges/features.numbers) reads it both ways. A short negation is written out first
 ("isn't" is "is not", "can't" and "cannot" are "can not"): the word "not" is a token either way."""
@@ -28,13 +34,21 @@ _UNSPACED = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}
 NUMBER_NEIGHBOURS = _UNSPACED + r"\p{Hangul}"
 _INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
 _GROUP_SPACES = "\u00a0\u202f\u2009\u2007"  # no-break, narrow no-break, thin and figure space
+_GROUP_MARKS = ",'\u2019_" + _GROUP_SPACES  # a comma, an apostrophe (Swiss: 1'000, 1\u2019000), an underscore (code)
+# an IPv4 address: four parts of 0 to 255 ('192.168.100.200' is no dot-grouped number)
+_ADDRESS = r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}(?!\d|\.\d)"
 # a number grouped in thousands: a first group of 1 to 3 digits (not starting with 0), then groups of exactly 3 digits,
-# all after one separator (a comma or one of _GROUP_SPACES), not glued to a word (a CJK character may touch), nor
-# after a dot, a comma or a digit and group space, nor followed by a digit or the separator and a digit: '1,024',
-# '128\u00a0000', '1,048,576'; not '1,2,4,8', '10,20,30', '0,125', '12,345,67', '2023\u00a0100'
-GROUPED = regex.compile(rf"(?<![^\W{NUMBER_NEIGHBOURS}]|[.,])(?<!\d[{_GROUP_SPACES}])([1-9]\d{{0,2}})"
-                        rf"((?P<sep>[,{_GROUP_SPACES}])\d{{3}}(?:(?P=sep)\d{{3}})*)(?!\d|(?P=sep)\d)")
-_TOKEN = regex.compile(r"[\p{L}\p{M}\p{N}]+(?:\.\p{Nd}+)?|\p{Extended_Pictographic}")
+# all after one separator (one of _GROUP_MARKS), not glued to a word (a CJK character may touch), nor after a dot, a
+# comma, an apostrophe or a digit and group space, nor followed by a digit or the separator and a digit: '1,024',
+# '128\u00a0000', '1,048,576', "1'000'000", '1_000'; not '1,2,4,8', '10,20,30', '0,125', '12,345,67', '2023\u00a0100'.
+# Dots group only two or more groups ('1.234.567'; '1.234' is a decimal), not an address, not before a further dot
+# and digit ('1.234.567.8' is a version)
+GROUPED = regex.compile(rf"(?<![^\W{NUMBER_NEIGHBOURS}]|[.,'\u2019])(?<!\d[{_GROUP_SPACES}])(?!{_ADDRESS})"
+                        rf"([1-9]\d{{0,2}})(?:((?P<sep>[{_GROUP_MARKS}])\d{{3}}(?:(?P=sep)\d{{3}})*)(?!\d|(?P=sep)\d)"
+                        rf"|((?:\.\d{{3}}){{2,}})(?!\d|\.\d))")
+_MAYBE_GROUPED = re.compile(r"\d[,'_.]\d{3}")  # a cheap look first: plain ASCII text without it has no groups
+_TOKEN = regex.compile(r"[\p{L}\p{N}][\p{L}\p{M}\p{N}]*(?:\.\p{Nd}+)?")
+_EMOJI_MARKS = dict.fromkeys(map(ord, "\ufe0e\ufe0f\u20e3"))  # text/emoji presentation selectors, the keycap
 _PIECES = regex.compile(rf"[{_UNSPACED}]\p{{M}}*|[^{_UNSPACED}]+")
 STOPWORDS = frozenset(
     "a an the of to in on for and or is are was were be been it its this that with as by at from what which who how "
@@ -43,7 +57,7 @@ STOPWORDS = frozenset(
 
 def _unicode_tokens(text: str) -> list[str]:
     out: list[str] = []
-    for tok in _TOKEN.findall(unicodedata.normalize("NFKC", text).lower()):
+    for tok in _TOKEN.findall(unicodedata.normalize("NFKC", text.translate(_EMOJI_MARKS)).lower()):
         if tok.isascii():
             out.append(tok)
         else:
@@ -57,13 +71,18 @@ def visible(text: str) -> str:
 
 
 def ungrouped(text: str) -> str:
-    """``text`` with every number grouped in thousands written whole ('1,024' -> '1024'; see GROUPED)."""
-    if "," not in text and text.isascii():
+    """``text`` with every number grouped in thousands written whole ('1,024' -> '1024', '1.234.567' -> '1234567';
+    see GROUPED)."""
+    if text.isascii() and not _MAYBE_GROUPED.search(text):
         return text
-    return GROUPED.sub(lambda m: m.group(1) + m.group(2).translate(_SEPARATORS), text)
+    return GROUPED.sub(_whole, text)
 
 
-_SEPARATORS = dict.fromkeys(map(ord, "," + _GROUP_SPACES))
+_SEPARATORS = dict.fromkeys(map(ord, "." + _GROUP_MARKS))
+
+
+def _whole(m: regex.Match[str]) -> str:
+    return m.group(1) + (m.group(2) or m.group(4)).translate(_SEPARATORS)
 
 
 # a negation written short is the word "not" ("isn't" as "is not": a stopword and "not"; the tokens "isn" and "t"
@@ -91,30 +110,4 @@ def content_tokens(text: str) -> list[str]:
     return [t for t in raw if t not in STOPWORDS]
 
 
-# --- which scripts a text is written in (for judges whose model reads only some) ---------------------------------
-_LETTER = regex.compile(r"\p{L}")
-_LATIN = regex.compile(r"\p{Latin}")
-_PICTO = regex.compile(r"\p{Extended_Pictographic}")
-
-
-def non_latin_share(text: str) -> float:
-    """Share of the text's letters and pictographs that are not Latin script (0.0 for text without any)."""
-    if text.isascii():
-        return 0.0
-    letters = len(_LETTER.findall(text))
-    picto = len(_PICTO.findall(text))
-    total = letters + picto
-    return 0.0 if total == 0 else (total - len(_LATIN.findall(text))) / total
-
-
-def main_script(text: str) -> str:
-    """The most frequent script among the text's non-Latin letters (e.g. 'Han', 'Arabic'), or 'emoji'."""
-    counts: dict[str, int] = {}
-    for ch in text:
-        if ch.isalpha() and not _LATIN.match(ch):
-            name = unicodedata.name(ch, "UNKNOWN").split(" ")[0]
-            script = {"CJK": "Han"}.get(name, name.title())
-            counts[script] = counts.get(script, 0) + 1
-    if not counts:
-        return "emoji" if _PICTO.search(text) else "unknown"
-    return max(counts, key=lambda k: counts[k])
+# which scripts a text is written in: corpora/scripts.py (the guardrails' topic rail reads it too)

@@ -17,9 +17,13 @@ RETRY_NUDGE = "Answer the question itself in one or two complete sentences, then
 
 # a citation is a bracket of chunk ids ("[kv#0]", "[kv#0, lora#2]"); an id is "<doc id>#<n>". A doc id may hold spaces
 # (a folder corpus names documents by file path: "[My Notes.md#0]"), but "[fixed in PR#45]" is prose: an id with a
-# space is a citation only where the chunk ids are known (the pipeline's own contexts)
+# space is a citation only where the chunk ids are known (the pipeline's own contexts). An issue or change reference
+# has the same shape and is a fact, not a chunk id, unless the chunk ids are known to hold it: a tracker's word before
+# the "#" ("[PR#45]", "[issue#12]", "[GH#7]", "[MR#3]", "[bug#9]") or a repository, owner/name without a dot
+# ("[vllm-project/vllm#1234]"; a folder corpus's ids are file paths with a suffix: "[docs/kv.md#0]" is a chunk id)
 _BRACKET = re.compile(r"\s*\[([^\[\]\n]{1,400})\]")
-_ONE_ID = re.compile(r"[^\s\[\]]+#\d+")
+_REFERENCE = r"(?:(?i:prs?|mrs?|pulls?|issues?|bugs?|tickets?|gh|cl)|[\w-]+/[\w-]+)#\d+(?![^\s\[\](),;])"
+_ONE_ID = re.compile(rf"(?!{_REFERENCE})[^\s\[\]]+#\d+")
 _SOURCES = r"(?:documents?|context|passages?|sources?|texts?|information provided|provided information)"
 _ADVERB = (r"(?:still|simply|also|unfortunately|really|just|actually|even|explicitly|directly|clearly|specifically|"
            r"currently|honestly)")
@@ -200,12 +204,13 @@ def strip_citations(answer: str, known: set[str] | None = None, *, footnotes: bo
 # from / of / to / range / interval / =, anything holding 0 or a decimal), code or a value (a bracket right after a
 # name, a bracket, "(" or a backtick: "array[3]", "torch.Size([3])", "[[1], [2]]"; or right before ")": "f(x, [1])",
 # "dict(a=[1])"; a regex class: "[^0-9]"), a venue and year ("(OSDI 2022)"), a bracket of prose ("[citation needed]",
-# "[note]", "[fixed in PR#45]") and a number list that opens or goes on with a sentence ("[1] Paris is ...").
+# "[note]", "[fixed in PR#45]"), an issue or change reference ("[PR#45]", "[vllm-project/vllm#1234]"; see _REFERENCE)
+# and a number list that opens or goes on with a sentence ("[1] Paris is ...").
 _NUMS = r"[1-9]\d{0,2}(?:\s*[-\u2013,;]\s*[1-9]\d{0,2})*"
 # an id a citation names: a source word and a number ("doc1", "S3", "source-2", "passage_4"), or anything with a chunk
 # id's "#n"; a bare letters-and-digits token is a name or a value ("[H100]", "[x86_64]", "[H2O]"), never dropped
 _ID = (r"(?:(?i:doc(?:ument)?|d|src|sources?|s|refs?|references?|passages?|chunks?|ctx|context|cite|citation)"
-       r"[-_]?\d+[a-z]?|[^\s\[\](),;]+#\d+)")
+       rf"[-_]?\d+[a-z]?|(?!{_REFERENCE})[^\s\[\](),;]+#\d+)")
 _LABEL = r"(?i:sources?|refs?|references?|docs?|documents?|passages?|chunks?|citations?|cite|see|cf\.?)\s*[:#]?\s*"
 _LABEL_SAID = _LABEL.replace(r"[:#]?", "[:#]")  # "[source: wiki]" (but "[citation needed]" is prose)
 # an author and year: "Smith, 2020", "Smith et al. 2020", "Smith and Lee, 2020" (not "OSDI 2022": a venue is a fact)

@@ -39,6 +39,39 @@ _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60
 # multipliers: a letter glued to a number ('1.5k', '128K', '$1.5M', '7B', '2bn', '1.2T'; 'm' only after a currency sign:
 # '5m' is metres or minutes) or words after it ('1.5 million', 'two hundred'); a unit ('16GB', '128KB') is none
 _SUFFIXES = {"k": 3, "K": 3, "m": 6, "M": 6, "b": 9, "B": 9, "bn": 9, "T": 12}
+# ... and the unit such a letter may abbreviate ('64K' for 64 KB, '7B' for 7 bytes, '1.5M' for 1.5 MB): its bytes
+_SUFFIX_BYTES = {"k": 1, "K": 1, "M": 2, "B": 0, "T": 4}
+
+
+def _unit_table() -> dict[str, tuple[str, tuple[Decimal, ...]]]:
+    """Units a number is compared in (see numbers()): a written unit -> its dimension and its factors to the base
+    unit (bytes 'B', bits 'bit', seconds 's'); a decimal prefix (KB, MB, GB) has two factors, 1000**n and 1024**n,
+    as both are written."""
+    table: dict[str, tuple[str, tuple[Decimal, ...]]] = {}
+    for n, (p, word, binary) in enumerate((("k", "kilo", "kibi"), ("m", "mega", "mebi"), ("g", "giga", "gibi"),
+                                          ("t", "tera", "tebi"), ("p", "peta", "pebi")), start=1):
+        both, bin_ = (Decimal(1000) ** n, Decimal(1024) ** n), (Decimal(1024) ** n,)
+        P = p.upper()
+        for key in (f"{P}B", f"{word}byte", f"{word}bytes"):
+            table[key] = ("B", both)
+        for key in (f"{P}iB", f"{binary}byte", f"{binary}bytes"):
+            table[key] = ("B", bin_)
+        for key in (f"{P}bit", f"{p}bit", f"{P}bits", f"{p}bits", f"{word}bit", f"{word}bits"):
+            table[key] = ("bit", both)
+        table[f"{p}b"] = table[f"{P}b"] = ("B|bit", both)  # 'kb', 'Gb': bits by the standard, bytes as often
+    table["kB"] = table["KB"]  # the SI symbol
+    table.update({"B": ("B", (Decimal(1),)), "byte": ("B", (Decimal(1),)), "bytes": ("B", (Decimal(1),)),
+                  "bit": ("bit", (Decimal(1),)), "bits": ("bit", (Decimal(1),))})
+    seconds = {"ns": "1e-9", "\u00b5s": "1e-6", "\u03bcs": "1e-6", "ms": "1e-3", "msec": "1e-3", "s": "1", "sec": "1",
+               "secs": "1", "second": "1", "seconds": "1", "min": "60", "mins": "60", "minute": "60", "minutes": "60",
+               "h": "3600", "hr": "3600", "hrs": "3600", "hour": "3600", "hours": "3600", "day": "86400",
+               "days": "86400", "week": "604800", "weeks": "604800"}
+    table.update({k: ("s", (Decimal(v),)) for k, v in seconds.items()})
+    return table
+
+
+_UNITS = _unit_table()
+_UNIT_WORDS = {k.lower(): v for k, v in _UNITS.items() if len(k) > 3}  # 'Seconds', 'MEGABYTES': words in any case
 _MAGNITUDES = {"hundred": 2, "thousand": 3, "million": 6, "billion": 9, "trillion": 12}
 _MAG = "|".join(_MAGNITUDES)
 _CURRENCY = "$€£¥"
@@ -53,11 +86,11 @@ _NUM = regex.compile(rf"""
       | (?P<plain>\d+(?:\.\d+)*)
     )
     (?: (?P<suffix>(?i:bn)|[kKmMbBT])(?!{_GLUED})
-      | (?P<words>(?:{_GAP}+(?i:{_MAG})s?\b)+) )?
+      | (?P<words>(?:{_GAP}+(?i:{_MAG})s?\b)+)
+      | (?:{_GAP}*|-)(?P<unit>[A-Za-z\u00b5\u03bc]{{1,9}})(?![\w/]) )?   # a unit if _UNITS knows it ('64 KB', '5-min')
     """, regex.VERBOSE)
 _SIGNS = str.maketrans({"\u2212": "-", "\uff0d": "-", "\uff0e": "."} | {chr(0xFF10 + i): str(i) for i in range(10)})
 _HAS_DIGIT = regex.compile(r"\d")
-_LETTER_AFTER = regex.compile(r"[ \t\u00a0-]*([kKmMbBtT])")  # '64K', '64 KB', '64-bit', '7 billion': see _number
 # dates: year, month and day in a common form, read as one fact 'YYYY-MM-DD'
 _MONTHS = {name: i + 1 for i, names in enumerate(
     "jan january|feb february|mar march|apr april|may|jun june|jul july|aug august|sep sept september|oct october|"
@@ -69,6 +102,8 @@ _TH = "(?i:st|nd|rd|th)?"
 _DATE = regex.compile(rf"""
       (?<!{_GLUED}|[.,/-])(?P<ymd>\d{{4}}(?P<s1>[-/.])\d{{1,2}}(?P=s1)\d{{1,2}})(?!\d|[-/.]\d)     # 2023-03-15
     | (?<!{_GLUED}|[.,/-])(?P<dmy>\d{{1,2}}(?P<s2>[-/.])\d{{1,2}}(?P=s2)\d{{4}})(?!\d|[-/.]\d)     # 15.03.2023, 3/15/2023
+    | (?<!{_GLUED}|[.,/-])(?P<dmyy>\d{{1,2}}(?P<s3>[-/.])\d{{1,2}}(?P=s3)\d\d)(?!\d|[-/.]\d)       # 15.03.23, 3/15/23
+    | (?<![\w'\u2019])(?P<yy>['\u2019]\d\d)(?=s?(?![\w'\u2019]))                                # '23, the '90s
     | (?<!{_GLUED})(?P<mdy>(?i:{_MONTH})\.?{_GAP}+\d{{1,2}}{_TH},?{_GAP}+\d{{4}})(?!\d)            # March 15, 2023
     | (?<!{_GLUED}|[.,])(?P<dm_y>\d{{1,2}}{_TH}{_GAP}+(?i:of{_GAP}+)?(?i:{_MONTH})\.?,?{_GAP}+\d{{4}})(?!\d)  # 15 March 2023
     | (?<!\d)(?P<cjk>\d{{4}}\s*[年년]\s*\d{{1,2}}\s*[月월]\s*\d{{1,2}}\s*[日일])                  # 2023年3月15日
@@ -125,8 +160,9 @@ def _date_readings(kind: str, raw: str) -> tuple[list[date], list[str]]:
     nums = [int(x) for x in regex.findall(r"\d+", raw)]
     if kind in ("ymd", "cjk"):
         candidates = [(nums[0], nums[1], nums[2])]
-    elif kind == "dmy":
+    elif kind in ("dmy", "dmyy"):
         a, b, y = nums
+        y = _century(y) if kind == "dmyy" else y
         dotted = "." in raw  # 15.03.2023 is day first; only a day that cannot be one reads month first
         candidates = [(y, b, a), (y, a, b)]
         if dotted:
@@ -140,6 +176,37 @@ def _date_readings(kind: str, raw: str) -> tuple[list[date], list[str]]:
         if _valid(c) and date(*c) not in found:
             found.append(date(*c))
     return found, [str(n) for n in nums]
+
+
+def _century(yy: int) -> int:
+    """The year a two-digit year names: 00-68 are 2000-2068, 69-99 are 1969-1999 (POSIX strptime's %y)."""
+    return yy + (2000 if yy <= 68 else 1900)
+
+
+def _date_facts(kind: str, raw: str) -> tuple[list[NumberFact], list[str]] | None:
+    """The facts of one date match and the numbers it also states (its parts, the year in four digits); None when it
+    names no day (read as numbers then).
+
+    A date with a two-digit year is read beside its numbers, never instead of them: '4/8/16' may be batch sizes as
+    well as 2016-04-08 (or 2016-08-04), so each part is a fact stated by its own number or by the date; dotted, only
+    zero-padded ('15.03.23', day first), one fact stated as written (a version '15.03.23') or by the date. "'23" is
+    the year 2023 or the number 23."""
+    if kind == "yy":
+        yy = int(raw[1:])
+        year = str(_century(yy))
+        return [NumberFact(raw, frozenset([str(yy), year]))], [year]
+    if kind == "dmyy" and "." in raw and not regex.fullmatch(r"\d\d\.\d\d\.\d\d", raw):
+        return None  # '1.2.10': a version, read as written
+    found, written = _date_readings(kind, raw)
+    if not found:
+        return None  # no such day: read as numbers ('31.02.2023' as written, like a version)
+    keys = frozenset(d.isoformat() for d in found)
+    if kind != "dmyy":
+        return [NumberFact(found[0].isoformat() if len(found) == 1 else raw, keys)], written
+    written.append(str(found[0].year))
+    if "." in raw:
+        return [NumberFact(raw, keys | {raw})], written
+    return [NumberFact(raw, keys | {part}) for part in written[:3]], written
 
 
 def _valid(ymd: tuple[int, int, int]) -> bool:
@@ -161,12 +228,11 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
         pieces, at = [], 0
         for m in _DATE.finditer(text):
             kind = m.lastgroup or ""
-            found, written = _date_readings(kind, m.group(kind))
-            if not found:
-                continue  # no such day: read as numbers ('31.02.2023' as written, like a version)
-            keys = frozenset(d.isoformat() for d in found)
-            facts[NumberFact(found[0].isoformat() if len(found) == 1 else m.group(0), keys)] = None
-            inside.update(written)
+            read = _date_facts(kind, m.group(kind))
+            if read is None:
+                continue
+            facts.update(dict.fromkeys(read[0]))
+            inside.update(read[1])
             pieces += [text[at : m.start()], " " * (m.end() - m.start())]
             at = m.end()
         text = "".join(pieces) + text[at:]
@@ -196,20 +262,23 @@ def _number(text: str, m: regex.Match[str]) -> tuple[list[NumberFact], list[str]
     suffix = m.group("suffix")
     if suffix and (suffix != "m" or text[max(0, m.start() - 1) : m.start()] in tuple(_CURRENCY)):
         exponent = _SUFFIXES.get(suffix, 9)  # 'bn' in any case
+        if text[max(0, m.start() - 1) : m.start()] in tuple(_CURRENCY):
+            suffix = None  # '$1.5M' is money, never 1.5 MB
     if m.group("words"):
         exponent += sum(_MAGNITUDES[w.lower()] for w in _MAG_WORD.findall(m.group("words")))
-    number = "plain" if m.group("plain") is not None else "spaced" if m.group("spaced") else "comma"
-    letter = _LETTER_AFTER.match(text, m.end(number))  # the letter after the digits ('B' of '7B', 'b' of '7 billion')
     plain = m.group("plain")
     if plain is not None:
         if plain.count(".") >= 2 or (not exponent and re.search(r"\.\d+0$", plain)
                                      and _version_before(text, m.start())):
             return [NumberFact(sign + plain, frozenset([sign + plain]))], []
-        return _magnitude(sign + plain, exponent, letter)
+        unit = m.group("unit")
+        if unit and not exponent and (unit in _UNITS or unit.lower() in _UNIT_WORDS):
+            return _with_unit(sign + plain, unit)
+        return _magnitude(sign + plain, exponent, suffix)
     spaced = m.group("spaced")
     parts = (spaced or m.group("comma")).replace(",", " ").split(" ")
     if spaced and exponent:  # '3 175B' (GPT-3 175B): two numbers, not the group 3175 billion
-        facts, also = _magnitude(parts[-1], exponent, letter)
+        facts, also = _magnitude(parts[-1], exponent, suffix)
         return [_magnitude(sign + p, 0, None)[0][0] for p in parts[:-1]] + facts, also
     whole = Decimal(sign + ("".join(parts) if spaced else ".".join(parts)))
     values = [Decimal(p) for p in parts]
@@ -217,23 +286,45 @@ def _number(text: str, m: regex.Match[str]) -> tuple[list[NumberFact], list[str]
     values[-1] = values[-1].scaleb(exponent)
     alternative = _canonical(whole.scaleb(exponent))
     shown = m.group(0).strip()
+    if m.group("unit"):
+        shown = shown[: m.start("unit") - m.start()].rstrip(" \t\u00a0\u202f\u2009-")  # a unit is not read here
     return [NumberFact(shown, frozenset([_canonical(v), alternative])) for v in values], []
 
 
-def _magnitude(raw: str, exponent: int, letter: regex.Match[str] | None) -> tuple[list[NumberFact], list[str]]:
-    """A number times 10**``exponent``. One with a magnitude also states its value without it and its written form
-    ('64K' states 64 and '64k'), and any number before a letter states its written form ('64KB', '64 bytes', '7
-    billion' state '64k', '64b', '7b'): a letter that abbreviates a unit ('64K' for 64 KB, '64B' for 64 bytes) still
-    matches its unit, as the written form ('64k' in '64 KB') did before magnitudes were read."""
+def _quantities(value: Decimal, dimension: str, factors: tuple[Decimal, ...]) -> list[str]:
+    """The keys of ``value`` in a unit: its value in the base unit by each factor ('64 KB': '64000 B', '65536 B')."""
+    return [f"{_canonical(value * f)} {d}" for d in dimension.split("|") for f in factors]
+
+
+def _with_unit(raw: str, unit: str) -> tuple[list[NumberFact], list[str]]:
+    """A number with a unit ('64 KB', '1.5 hours'): stated by the same quantity in any writing of a unit of its
+    dimension ('64 kB', '64KB', '65,536 bytes'; '90 minutes'), or by the bare number written without a unit (its key
+    with '~': a table's 'Memory (MB) | 64', the 16 of '16 or 32 GB'), never by the number with another unit ('64 MB'
+    is not '64 KB'). It also states its bare number ('64': a claim's unitless 64 is stated by it)."""
     try:
-        bare = _canonical(Decimal(raw))
+        value = Decimal(raw)
     except InvalidOperation:
         return [], []
-    written = [f"{bare}{letter.group(1).lower()}"] if letter else []
+    dimension, factors = _UNITS.get(unit) or _UNIT_WORDS[unit.lower()]
+    bare = _canonical(value)
+    return [NumberFact(f"{bare} {unit}", frozenset([*_quantities(value, dimension, factors), bare + "~"]))], [bare]
+
+
+def _magnitude(raw: str, exponent: int, suffix: str | None) -> tuple[list[NumberFact], list[str]]:
+    """A number times 10**``exponent``. One with a magnitude also states its value without it ('64K' states 64); a
+    magnitude letter that may abbreviate a unit ('64K' for 64 KB, '7B' for 7 bytes, '1.5M' for 1.5 MB; see
+    _SUFFIX_BYTES) is also stated by that quantity ('64 KB', '65,536 bytes'), which '128k' in '128 tokens' is not."""
+    try:
+        value = Decimal(raw)
+    except InvalidOperation:
+        return [], []
+    bare = _canonical(value)
     if not exponent:
-        return [NumberFact(bare, frozenset([bare]))], written
-    key = _canonical(Decimal(raw).scaleb(exponent))
-    return [NumberFact(key, frozenset([key, *written]))], [bare, *written]
+        return [NumberFact(bare, frozenset([bare]))], []
+    key = _canonical(value.scaleb(exponent))
+    n = _SUFFIX_BYTES.get(suffix or "")
+    as_bytes = [] if n is None else _quantities(value, "B", (Decimal(1000) ** n, Decimal(1024) ** n))
+    return [NumberFact(key, frozenset([key, *as_bytes]))], [bare]
 
 
 def number_facts(text: str, *, words: bool = True) -> list[NumberFact]:
@@ -250,29 +341,49 @@ def numbers(text: str, *, words: bool = True) -> set[str]:
     12.0' is 12) are read as written, whole: 'Python 3.10' and 'Python 3.1' state two versions.
 
     Written other ways, a number reads the same:
-      thousands   grouped by commas or by a no-break, narrow no-break, thin or figure space, in strict groups of three
-                  ('1,024', '128\u00a0000' = '128000'; '1,2,4,8' and '10,20,30' are lists, see eval.tokens.GROUPED); by a
-                  plain space ('128 000') both ways: the whole 128000, or 128 and 0 (it may be two numbers: 'rank 5
+      thousands   grouped by commas, by a no-break, narrow no-break, thin or figure space, by an apostrophe ("1'000",
+                  '1\u2019000') or an underscore ('1_000'), in strict groups of three ('1,024', '128\u00a0000' = '128000';
+                  '1,2,4,8' and '10,20,30' are lists, see eval.tokens.GROUPED); by dots only with two or more groups
+                  ('1.234.567' = 1234567; '1.234' is the decimal, '1.2.3' a version, '192.168.100.200' an address); by
+                  a plain space ('128 000') both ways: the whole 128000, or 128 and 0 (it may be two numbers: 'rank 5
                   100 tokens'); only a 1-3 digit first group with 3-digit groups after it, so '2023 100' is 2023 and 100
       a comma     between digits that is no thousands group ('0,5', '2,25', '0,125'): both ways, the decimal 0.5 or the
                   numbers 0 and 5
       magnitudes  '1.5k' = '1,500', '128K' = '128000', '$1.5M' = '1.5 million' = '1500000', '7B' = '7 billion',
-                  '2bn', '1.2T', 'two hundred' = 200; a unit is no magnitude ('16GB' is 16, '5m' is 5: 'm' is a
-                  million only after a currency sign, '$5m'); '64K' also states 64 and matches '64 KB' (a letter may
-                  abbreviate a unit: '64B' for 64 bytes; see _magnitude), while '128k' is not stated by '128'
+                  '2bn', '1.2T', 'two hundred' = 200 ('m' is a million only after a currency sign, '$5m': '5m' is 5);
+                  '64K' also states 64, and as K may abbreviate KB it is also stated by 64 KB ('64 KB', '65,536
+                  bytes'; '7B' by 7 bytes, '1.5M' by 1.5 MB; see _magnitude), while '128k' is not stated by '128'
+      units       of data size and duration only: a number with one ('64 KB', '64KB', '64 kB', '64 kilobytes';
+                  '90 min', '1.5 hours', '5-second') is its quantity, compared across units of its kind: '2 GB' =
+                  '2048 MB' = '2000 MB' (a decimal prefix is read both ways, 1000 or 1024: both are written; 'KiB',
+                  'MiB' are 1024 only), '1.5 hours' = '90 minutes' = '5400 s'; bits ('Mbit') and bytes ('MB') are not
+                  converted ('Mb', 'kb' may be either). '64 MB' is not stated by '64 KB', while the bare number stated
+                  without a unit states it (a table's 'Memory (MB) | 64', the 16 of '16 or 32 GB'). Every other unit
+                  ('5 km', '10 GB/s', '5m') is read as its plain number, as a rate is: its number is all compared
       dates       one fact, year-month-day: '2023-03-15', '15.03.2023' (day first), 'March 15, 2023', '15 March
                   2023', '2023年3月15日' are '2023-03-15'; '03/04/2023' (day or month first) is either date; the year,
-                  day and month written in digits are also stated ('in 2023' is)
+                  day and month written in digits are also stated ('in 2023' is). A two-digit year (00-68: 2000s,
+                  69-99: 1900s, as POSIX reads it) reads beside the numbers: '03/15/23' is stated by 2023-03-15 or by
+                  its numbers (it may be a list, '4/8/16'), '15.03.23' (zero-padded, day first) by the date or as
+                  written (a version), "'23" by 2023 or 23
       signs       a Unicode minus ('−3') is '-'; invisible characters (zero-width space, soft hyphen) are dropped
     Digits touching a CJK character are a number ('约占2 GB' states 2)."""
-    return {k for k in stated(text, words=words) if not k[-1].isalpha()}
+    return {k for k in stated(text, words=words) if k[-1].isdigit()}
 
 
 def stated(text: str, *, words: bool = True) -> set[str]:
-    """Everything a claim's number is matched against (number_missing, key_facts.Stated): numbers() and the written
-    forms of numbers before a magnitude or unit letter ('64k' of '64 KB', see _magnitude)."""
+    """Everything a claim's number is matched against (number_missing, key_facts.Stated): numbers(), each number
+    stated without a unit also as its key with '~', and quantities with a unit in their base unit ('64000 B',
+    '5400 s'; see _with_unit)."""
     facts, inside = _read(text, words)
-    return inside.union(*(f.readings for f in facts))
+    out = set(inside)
+    for f in facts:
+        if any(k[-1] == "~" for k in f.readings):  # a number with a unit: its quantities, never its bare key
+            out.update(k for k in f.readings if k[-1] != "~")
+        else:
+            out.update(f.readings)
+            out.update(k + "~" for k in f.readings if k[-1].isdigit())
+    return out
 
 
 def number_missing(claim: str, evidence: str) -> float:

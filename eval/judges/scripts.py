@@ -15,9 +15,8 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from eval.tokens import main_script, non_latin_share
+from corpora.scripts import MAX_FOREIGN, main_script, non_latin_share
 
-MAX_FOREIGN = 0.2
 MAX_UNKNOWN = 0.2
 
 

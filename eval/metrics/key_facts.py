@@ -19,6 +19,8 @@ _TOKEN = re.compile(r"[^\W_][\w.-]*[^\W_]|[^\W_]", re.UNICODE)
 _CJK = regex.compile(rf"[{NUMBER_NEIGHBOURS}]\p{{M}}*")  # CJK text is words, not identifiers: '约占2' states 2
 # a number with a magnitude ('128k', '1.5M', '7B') or an ordinal ('15th'): numbers() reads it, normalised
 _NUMBER_LIKE = re.compile(r"\d+(?:\.\d+)?(?:[kKMBTb]|bn|Bn|BN|st|nd|rd|th)")
+# a number glued to a unit ('16GB', '1,024MB', '90min'): an identifier that a quantity in another writing also states
+_GLUED_UNIT = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[A-Za-z\u00b5\u03bc]+(?![\w/])")
 _YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 # other ways to open a bare answer to a yes/no question, read only when the word stands alone ("Correct.", "Nope,";
 # not "Right now ..." nor "True positives ..."); an emphatic "not" that ends its clause denies ("Definitely not.")
@@ -64,6 +66,18 @@ def _states(compact: str, identifier: str) -> bool:
     return re.search(pattern, compact) is not None
 
 
+def _glued_quantities(text: str) -> dict[str, frozenset[str]]:
+    """The quantities of the numbers glued to a unit in ``text``, by identifier ('16GB' -> '16gb': 16 GB in bytes,
+    see eval.judges.features.numbers): such an identifier is stated by the same quantity written another way ('16
+    GB', '16384 MB'), never by the bare number alone (a '16' beside '32GB')."""
+    out: dict[str, frozenset[str]] = {}
+    for m in _GLUED_UNIT.finditer(ungrouped(visible(text))):
+        readings = [k for f in number_facts(m.group(0), words=False) for k in f.readings if " " in k]
+        if readings:
+            out[m.group(0).lower()] = frozenset(readings)
+    return out
+
+
 def leading_polarity(text: str) -> str | None:
     """"yes" or "no" when ``text`` opens with an answer to a yes/no question ("No, it isn't.", "Correct.", "Nope.",
     "Definitely not."); else None."""
@@ -102,9 +116,14 @@ class Stated:
 
     def missing(self, claim: str, *, words: bool = True) -> list[str]:
         """The claim's numbers and identifiers not stated here, sorted (see missing_facts): a number is stated when any
-        of its readings is (numbers(): '128 000' is stated by '128,000' and by '128 ... 0')."""
+        of its readings is (numbers(): '128 000' is stated by '128,000' and by '128 ... 0'; '64 MB' by '65,536 KB'
+        and by a bare 64, never by '64 KB'); a number glued to a unit ('16GB') is stated as written or as the same
+        quantity ('16 GB', '16384 MB'), not by a bare 16 (see _glued_quantities)."""
         out = sorted({f.shown for f in number_facts(claim, words=words) if not f.readings & self.numbers})
-        return out + sorted(i for i in identifiers(claim) if not _states(self.compact, i))
+        quantity = _glued_quantities(claim)
+        said = {o.replace(" ", "").lower() for o in out}  # '64MB' missing as the number '64 MB': said once
+        return out + sorted(i for i in identifiers(claim) if i not in said and not _states(self.compact, i)
+                            and not quantity.get(i, frozenset()) & self.numbers)
 
 
 def missing_facts(claim: str, other: str, question: str = "", *, words: bool = True) -> list[str]:

@@ -55,3 +55,38 @@ def test_a_short_negation_is_the_word_not():
                         ("It won\u2019t fit.", "It will not fit."), ("It doesn't work.", "It does not work.")):
         assert content_tokens(short) == content_tokens(full), short
     assert content_tokens("No, it isn't.") == ["no", "not"]  # not 'isn', 't'
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("1'000'000 rows", ["1000000", "rows"]),  # Swiss: an apostrophe between groups
+    ("1\u2019000\u2019000 rows", ["1000000", "rows"]),  # ... or the typographic one
+    ("1_000_000 steps", ["1000000", "steps"]),  # code
+    ("1.234.567 users", ["1234567", "users"]),  # dots: two or more groups
+    ("1.234.567.890", ["1234567890"]),
+])
+def test_apostrophes_underscores_and_dots_group_thousands_too(text, expected):
+    assert content_tokens(text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("1.234 users", ["1.234", "users"]),  # one dot group: a decimal
+    ("3.14", ["3.14"]),
+    ("version 1.2.3", ["version", "1.2", "3"]),  # a version: its groups are not all of three digits
+    ("192.168.100.200", ["192.168", "100.200"]),  # an address, never the number 192168100200
+    ("1.234.567.8", ["1.234", "567.8"]),  # a further dot and digit: a version-like string, left alone
+    ("5'10", ["5", "10"]),  # feet and inches: no group of three
+    ("x_1_000", ["x", "1", "000"]),  # glued to a name
+    ("1'000,5", ["1000", "5"]),
+])
+def test_what_is_no_thousands_group_stays_apart(text, expected):
+    assert content_tokens(text) == expected
+
+
+def test_emoji_and_symbols_are_no_content_words():
+    """An emoji was a token of its own: an answer that repeats the evidence with a '🚀' scored 0.8, not 1.0."""
+    evidence = "vLLM uses paged attention to serve many requests."
+    assert lexical_doc("vLLM uses paged attention 🚀", evidence) == lexical_doc("vLLM uses paged attention", evidence)
+    assert lexical_doc("vLLM uses paged attention ✅👍🏽", evidence) == 1.0
+    assert content_tokens("Ready 🚀 launch ✅👍🏽 ©") == ["ready", "launch"]
+    assert content_tokens("Step 1️⃣ done ✔️") == ["step", "1", "done"]  # presentation marks go with their emoji
+    assert content_tokens("🚀👍 🎉") == []  # nothing left to compare: the lexical judge leaves it unmeasured

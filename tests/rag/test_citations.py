@@ -2,7 +2,7 @@
 they close a statement, kept when the bracket is part of it."""
 import pytest
 
-from rag.prompt import strip_citations, strip_footnotes
+from rag.prompt import cited_ids, strip_citations, strip_footnotes
 
 
 @pytest.mark.parametrize("cited,plain", [
@@ -99,3 +99,31 @@ def test_a_bracket_in_code_or_a_call_stays(text):
 ])
 def test_citations_next_to_code_still_go(cited, plain):
     assert strip_footnotes(cited) == plain
+
+
+@pytest.mark.parametrize("text", [
+    "The fix landed in v2.4 [PR#45].", "See [issue#12].", "It was reported [GH#7].", "It merged [MR#3].",
+    "It merged upstream [vllm-project/vllm#1234].", "Use HTTP semantics [RFC 9110].", "It was patched [CVE-2024-1234].",
+    "The API was added [v2.1].", "It is tracked [JIRA-123].",
+])
+def test_an_issue_or_change_reference_at_a_sentence_end_is_a_fact(text):
+    """'[PR#45]' has a chunk id's shape ('<doc id>#<n>') and was dropped, and the claim lost the PR it names."""
+    from eval.claims import decompose
+
+    assert strip_citations(text) == text and strip_citations(text, footnotes=True) == text
+    assert decompose(text) == [text]
+
+
+@pytest.mark.parametrize("cited,plain", [
+    ("It is fast [1].", "It is fast."), ("It is fast [2, 3].", "It is fast."), ("It is fast [doc1].", "It is fast."),
+    ("It is fast [kv#0].", "It is fast."), ("It is fast [source: x.md].", "It is fast."),
+    ("It is fast [docs/kv.md#0].", "It is fast."),  # a folder corpus's chunk id: a path with its suffix
+    ("It is fast [abc#3, kv#1].", "It is fast."),
+])
+def test_citation_marks_still_go_beside_references(cited, plain):
+    assert strip_citations(cited, footnotes=True) == plain
+
+
+def test_a_known_chunk_id_is_a_citation_whatever_its_shape():
+    assert strip_citations("It is fast [PR#45].", {"PR#45"}) == "It is fast."
+    assert cited_ids("It is fast [PR#45] [kv#0].") == ["kv#0"]

@@ -232,3 +232,89 @@ def test_a_magnitude_letter_that_abbreviates_a_unit_still_matches_the_unit():
     assert F.number_missing("It uses 64 KB pages.", "It uses 64K pages.") == 0.0
     assert F.number_missing("It holds 128k tokens.", "It holds 128 tokens.") == 1.0
     assert F.number_missing("It holds 64K rows.", "It holds 32 KB rows.") == 1.0
+
+
+# --- session 32: more group marks, units, two-digit years -------------------------------------------------------
+@pytest.mark.parametrize("writing", ["1.234.567", "1'234'567", "1\u2019234\u2019567", "1_234_567", "1,234,567"])
+def test_dots_apostrophes_and_underscores_group_thousands(writing):
+    assert F.numbers(f"It has {writing} users.") == {"1234567"}
+    assert _same(f"It has {writing} users.", "It has 1234567 users.")
+    assert F.number_missing(f"It has {writing} users.", "It has 1,234,568 users.") == 1.0
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("It has 1.234 users.", {"1.234"}),  # one dot group is ambiguous: read as the decimal it would be in English
+    ("pi is 3.14", {"3.14"}), ("Upgrade to 1.2.3 now.", {"1.2.3"}), ("version 10.100.200.5", {"10.100.200.5"}),
+    ("It listens on 192.168.100.200.", {"192.168.100.200"}),  # an address, not 192168100200
+    ("It costs 1.234.567,89 euros.", {"1234567.89", "1234567", "89"}),  # dots, then a decimal comma: both ways
+    ("It is 5'10 tall.", {"5", "10"}),
+])
+def test_a_dot_group_is_read_only_where_it_cannot_be_a_decimal_version_or_address(text, expected):
+    assert F.numbers(text) == expected
+
+
+@pytest.mark.parametrize("a,b", [
+    ("64 KB", "64KB"), ("64 KB", "64 kB"), ("64 KB", "64 kilobytes"), ("64 KB", "64,000 bytes"),
+    ("64 KB", "65,536 bytes"), ("64 KiB", "65536 B"), ("2 GB", "2048 MB"), ("2 GB", "2000 MB"), ("1 TB", "1024 GB"),
+    ("1.5 hours", "90 minutes"), ("90 min", "5400 s"), ("2 days", "48 hours"), ("500 ms", "0.5 seconds"),
+    ("100 Mbit", "100 Mb"), ("64K", "64 KB"), ("7B", "7 bytes"),
+])
+def test_a_quantity_in_another_unit_of_its_kind_is_the_same_fact(a, b):
+    assert _same(f"The limit is {a}.", f"The limit is {b}.")
+
+
+@pytest.mark.parametrize("claim,evidence", [
+    ("The page is 64 MB.", "The page is 64 KB."),  # the number is the same, the quantity is not
+    ("The page is 64KB.", "The page is 64 GB."),
+    ("It takes 2 GB.", "It takes 2 MB."),
+    ("It takes 64 MiB.", "It takes 64,000,000 bytes."),  # MiB is binary only
+    ("It took 90 minutes.", "It took 90 seconds."),
+    ("It took 1.5 hours.", "It took 1.5 minutes."),
+    ("The cap is 64K.", "The cap is 64 MB."),  # 64K may be 64 KB, never 64 MB
+    ("It has 64K params.", "It is 64 km long."),  # only a byte unit is what a K may abbreviate
+    ("A 64B model.", "A 64-bit model."),  # bits and bytes are not converted, nor confused
+    ("The link is 100 Mbit.", "The link is 100 MB."),
+])
+def test_the_same_number_with_another_unit_is_missing(claim, evidence):
+    assert F.number_missing(claim, evidence) == 1.0
+
+
+def test_a_number_stated_without_a_unit_states_it_with_one():
+    assert F.number_missing("It comes with 16 GB.", "It comes in 16 or 32 GB.") == 0.0  # the unit is said once
+    assert F.number_missing("It uses 64 MB.", "Memory (MB) | 64") == 0.0
+    assert F.number_missing("It uses 64 MB.", "It uses 64 KB.") == 1.0  # with another unit: no
+    assert F.number_missing("It has 64 pages.", "It has 64 KB pages.") == 0.0  # a unitless claim: its number
+    assert F.numbers("16GB, 90 min and 64-bit") == {"16", "90", "64"}  # numbers() is the numbers, as before
+    assert [f.shown for f in F.number_facts("It takes 2 GB and 1.5 hours.")] == ["2 GB", "1.5 hours"]
+
+
+def test_other_units_and_rates_are_plain_numbers():
+    assert F.number_missing("It is 5 km.", "It is 5 miles.") == 0.0  # not converted: its number is compared
+    assert F.number_missing("It reads 10 GB/s.", "It reads 10 GB/s.") == 0.0
+    assert F.number_missing("It reads 10 GB/s.", "It reads 10 MB/s.") == 0.0  # a rate is no unit here
+    assert F.numbers("a 5m cable, 128 tokens") == {"5", "128"}
+
+
+@pytest.mark.parametrize("writing", ["03/15/23", "3/15/23", "15/03/23", "15-03-23", "15.03.23"])
+def test_a_date_with_a_two_digit_year_is_read(writing):
+    assert _same(f"It shipped on {writing}.", "It shipped on March 15, 2023.")
+    assert F.number_missing(f"It shipped on {writing}.", "It shipped on March 16, 2023.") > 0.0
+    assert F.number_missing(f"It shipped on {writing}.", "It shipped on March 15, 2024.") > 0.0
+    assert F.number_missing("It shipped in 2023.", f"It shipped on {writing}.") == 0.0
+
+
+def test_a_two_digit_year_keeps_its_other_readings():
+    assert F.number_missing("Batch sizes 4/8/16 work.", "Batch sizes 4, 8 and 16 work.") == 0.0  # a list
+    assert F.number_missing("It needs 15.03.23.", "It needs version 15.03.23.") == 0.0  # a version
+    assert "1999-12-31" in F.numbers("12/31/99") and "2068-01-01" in F.numbers("01/01/68")  # POSIX's pivot
+    assert F.numbers("Upgrade to 1.2.10.") == {"1.2.10"}  # a version is no 2010-02-01
+    assert "2023-03-15" not in F.numbers("15.3.23")  # dotted, only zero-padded day and month
+
+
+@pytest.mark.parametrize("claim,evidence,missing", [
+    ("It shipped in '23.", "It shipped in 2023.", 0.0), ("It shipped in 2023.", "It shipped in \u201923.", 0.0),
+    ("It shipped in '23.", "It shipped in 2024.", 1.0), ("Music of the '90s.", "Music of the 1990s.", 0.0),
+    ("Set x = '23'.", "Set x = 2023.", 1.0),  # a quoted number is no year
+])
+def test_an_apostrophe_year(claim, evidence, missing):
+    assert F.number_missing(claim, evidence) == missing

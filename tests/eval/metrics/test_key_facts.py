@@ -77,7 +77,7 @@ def test_a_number_or_identifier_written_another_way_is_stated(claim, other):
     ("It requires Python 3.10.", "It requires Python 3.1.", ["3.10"]),
     ("It shipped on 15.03.2023.", "It shipped on March 16, 2023.", ["2023-03-15"]),
     ("It shipped on 03/04/2023.", "It shipped on 2023-03-05.", ["03/04/2023"]),  # neither reading is stated
-    ("显存约占2 GB。", "It takes 3 GB.", ["2"]),
+    ("显存约占2 GB。", "It takes 3 GB.", ["2 GB"]),  # a number with a unit is shown with it
     ("in 2023 100 people came", "2023100 people came", ["100", "2023"]),
 ])
 def test_a_different_number_is_still_missing(claim, other, missing):
@@ -105,3 +105,16 @@ def test_other_bare_answers_open_with_a_polarity_and_a_contrast_does_not_negate(
     assert not states_negation("FP8 is supported on the H100, not the A100.", "Is FP8 supported on the H100?")
     assert not states_negation("FP8 is supported on the H100 but not the A100.", "Is FP8 supported on the H100?")
     assert states_negation("It does not work, not even on the H100.", "Does it work?")
+
+
+@pytest.mark.parametrize("claim,other,missing", [
+    ("It needs 64 MB.", "It needs 64 KB.", ["64 MB"]),  # was []: the number 64 was all that was compared
+    ("It needs 64MB.", "It needs 64 KB.", ["64 MB"]),  # said once, as the number
+    ("It needs 2GB.", "It needs 2048 MB.", []), ("It needs 64KB.", "It needs 64 kilobytes.", []),
+    ("It took 1.5 hours.", "It took 90 minutes.", []), ("It took 90min.", "It took 1.5 hours.", []),
+    ("It needs 16GB.", "It uses 16 nodes with 32GB.", ["16gb"]),  # glued: a bare 16 does not state it
+    ("It needs 16 GB.", "It comes in 16 or 32 GB.", []),
+    ("It has 1.234.567 users.", "It has 1,234,567 users.", []), ("It shipped on 03/15/23.", "It shipped 2023-03-15.", []),
+])
+def test_units_group_marks_and_short_years(claim, other, missing):
+    assert missing_facts(claim, other) == missing
