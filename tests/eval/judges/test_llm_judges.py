@@ -48,9 +48,9 @@ def check_result(r: MetricResult) -> None:
 # our own claim verifier ---------------------------------------------------------------------------------------------
 def claims_llm() -> FakeLLM:
     return FakeLLM({MARK: "banana", "Reply with exactly one word": "banana",
-                    "Statement: The Eiffel Tower is in Paris.": "SUPPORTED",
-                    "Statement: The Eiffel Tower was completed in 1925.": "CONTRADICTED",
-                    "Statement: The Eiffel Tower was completed in 1889.": "Supported.",
+                    "<statement>The Eiffel Tower is in Paris.": "SUPPORTED",
+                    "<statement>The Eiffel Tower was completed in 1925.": "CONTRADICTED",
+                    "<statement>The Eiffel Tower was completed in 1889.": "Supported.",
                     "Premise:": "NOT_SUPPORTED", "Passage:": "Yes, it does."})
 
 
@@ -71,7 +71,7 @@ def test_parse_garbage_and_relevance():
 
 
 def test_scorer_dedupes_and_retries_once(tmp_path):
-    llm = FakeLLM({"Reply with exactly one word": "NOT_SUPPORTED", "Statement: odd": "hmm", "Premise:": "SUPPORTED"})
+    llm = FakeLLM({"Reply with exactly one word": "NOT_SUPPORTED", "<statement>odd": "hmm", "Premise:": "SUPPORTED"})
     scorer = LLMScorer(llm)
     out = scorer.support([("p", "a"), ("p", "a"), ("p", "odd")])
     assert [s.supported for s in out] == [1.0, 1.0, 0.0]
