@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
 from collections.abc import Iterable
 from contextlib import suppress
 from pathlib import Path
@@ -63,8 +64,8 @@ def write_whole(path: Path, text: str) -> None:
     """Replace ``path`` at once (a temporary sibling renamed over it: a reader never sees half of it; a failed write
     leaves no temporary file). Text that is not UTF-8 (a path from a shell with bytes that are not: lone surrogates)
     is written with those characters escaped (``\\udcff``: in JSON, the same string read back). An OSError names the
-    file."""
-    tmp = path.with_name(path.name + ".tmp")
+    file. The temporary file is this writer's own (process and thread): two writers of one file never share it."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}-{threading.get_native_id()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
         tmp.replace(path)

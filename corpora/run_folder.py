@@ -13,6 +13,12 @@
     gate.xml          `ragdoctor gate`'s JUnit report
     labels.jsonl      human labels, one Label per line, appended by the dashboard's Label page or `ragdoctor label`
                       (read and written in corpora/labels.py; they calibrate the scores: eval/calibration.py)
+    .ragdoctor.lock   while an evaluation (or `ragdoctor run`) writes the folder: who holds it (``RunFolder.claim``)
+
+One writer at a time: an evaluation claims the folder (an exclusive ``flock`` on its lock file, released by the kernel
+when its process dies, so a killed run never leaves the folder locked); a second one, from another thread or process,
+is refused in one line naming the folder ("in use by another ragdoctor evaluation"), never told the folder is not a
+run folder, and writes nothing. A lock file left by a killed run marks the folder as ours and is taken over.
 
 The logs are append-only (``AppendLog``): one record per line, flushed, so a kill loses at most the record in flight;
 a torn last line is dropped and redone; a log whose first line is not one of ours is refused, never appended to.
@@ -26,9 +32,13 @@ which ``Judgement`` still reads)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -40,11 +50,16 @@ from corpora.jsonl import append_json_line, json_object_problem, read_log, repai
 from corpora.paths import output_file, output_folder, refuse_symlink_loop, utf8_name, write_whole
 from corpora.records import Diagnosis, Judgement, Trace, _hash
 
+try:
+    import fcntl
+except ImportError:  # Windows: the lock file's exclusive creation is the lock (see _acquire)
+    fcntl = None  # type: ignore[assignment]
+
 TRACES, RESULTS, CONFIG, SUMMARY = "traces.jsonl", "results.jsonl", "config.json", "summary.json"
 RESULTS_TABLE, DIAGNOSES, DIAGNOSIS = "results.parquet", "diagnoses.jsonl", "diagnosis.json"
 RUN_SUMMARY, INPUT_ERRORS, WARNINGS, GATE_REPORT, LABELS = ("run_summary.json", "input_errors.txt", "warnings.txt",
                                                             "gate.xml", "labels.jsonl")
-REQUESTS = "requests.json"
+REQUESTS, LOCK = "requests.json", ".ragdoctor.lock"
 ERRORS_HEADER = "# ragdoctor "  # a section of input_errors.txt: the step that skipped the lines below it
 FILES = (TRACES, RESULTS, RESULTS_TABLE, SUMMARY, DIAGNOSES, DIAGNOSIS, RUN_SUMMARY, CONFIG, INPUT_ERRORS, LABELS)
 MARKERS = (RESULTS, TRACES)  # a folder holding one of these is a run folder
@@ -273,6 +288,91 @@ def summary_problem(summary: object) -> str:
     return ""
 
 
+def _holder(lock: Path) -> str:
+    """Who holds ``lock``, as its holder wrote it (``evaluation (pid 12, since 2026-...)``); the holder writes it right
+    after taking the lock, so an empty file is read again for a moment."""
+    for _ in range(20):
+        try:
+            info = json.loads(lock.read_text(encoding="utf-8"))
+            return f"{info['what']} (pid {int(info['pid'])}, since {info['since']})"
+        except (OSError, ValueError, KeyError, TypeError):
+            time.sleep(0.01)
+    return "run"
+
+
+def _in_use(lock: Path) -> InputError:
+    return InputError(lock.parent, f"in use by another ragdoctor {_holder(lock)}: wait for it to finish, or choose "
+                                   f"another folder")
+
+
+def _held(lock: Path) -> bool:
+    """Whether another writer holds ``lock`` now (asked only where a claim is refused anyway)."""
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        if fcntl is None:
+            return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        return False
+    finally:
+        os.close(fd)
+
+
+def _lock_now(fd: int) -> bool:
+    """Take ``fd``'s exclusive lock; False when another writer holds it. A few tries over 50 ms: a writer holds it for
+    its whole run, a refused claim asking whether it is held (``_held``) for an instant."""
+    for attempt in range(5):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if attempt < 4:
+                time.sleep(0.01)
+    return False
+
+
+def _acquire(lock: Path, what: str) -> int:
+    """An open descriptor of ``lock`` holding its exclusive lock, with who holds it written in; InputError when another
+    writer (thread or process) holds it. Without ``fcntl`` (Windows) the lock file's exclusive creation is the lock."""
+    for _ in range(20):
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | (0 if fcntl else os.O_EXCL), 0o644)
+        except FileExistsError:
+            raise _in_use(lock) from None
+        except FileNotFoundError:  # the folder was removed meanwhile (a claim that wrote nothing): again
+            continue
+        if fcntl is not None:
+            if not _lock_now(fd):
+                os.close(fd)
+                raise _in_use(lock)
+            try:  # its last holder may have removed the file between our open and our lock: it then locks nothing
+                mine = os.path.samestat(os.fstat(fd), os.stat(lock))
+            except FileNotFoundError:
+                mine = False
+            if not mine:
+                os.close(fd)
+                continue
+        since = datetime.now().astimezone().isoformat(timespec="seconds")
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"what": what, "pid": os.getpid(), "since": since}).encode())
+        return fd
+    raise _in_use(lock)
+
+
+def _release(lock: Path, fd: int) -> None:
+    """Remove the lock file while still holding it, then let go (closing the descriptor releases the lock)."""
+    with suppress(OSError):
+        if os.path.samestat(os.fstat(fd), os.stat(lock)):
+            lock.unlink()
+    os.close(fd)
+
+
 class RunFolder:
     """One run's folder. ``traces_file`` is where its traces log lives when not at ``path/traces.jsonl``
     (``ragdoctor run --out FILE``)."""
@@ -322,6 +422,22 @@ class RunFolder:
         self.traces.read()
         output_file(self.traces.path, what="traces log")
 
+    def check_folder(self) -> None:
+        """corpora.paths.output_folder for a run folder: new, empty, or one of ours. Ours all the same, without a log
+        yet: a folder holding our lock file (being written now, or its run killed before its first record) or an
+        evaluation's config.json (its evaluation stopped before its first result). The lock file is asked about after
+        the folder was seen not empty: it is the first file a writer makes."""
+        try:
+            output_folder(self.path, markers=MARKERS)
+        except InputError:
+            if not (self.file(LOCK).is_file() or self._evaluation_config()):
+                raise
+            output_folder(self.path, markers=(LOCK, CONFIG))
+
+    def _evaluation_config(self) -> bool:
+        """Whether config.json is one an evaluation wrote (its hash, samples and run key)."""
+        return self.current_keys() is not None and bool((self.config() or {}).get("run_key"))
+
     def check_eval_writable(self) -> None:
         """The folder an evaluation may write into (corpora.paths.output_folder), and never over a config.json,
         summary.json, results.parquet or warnings.txt that an evaluation did not write: a folder that only holds a
@@ -331,13 +447,48 @@ class RunFolder:
         if not utf8_name(self.path):
             raise InputError(self.path, "the folder's path is not UTF-8 text, and results.parquet cannot be written "
                                         "under it (pyarrow): choose a UTF-8 name")
-        output_folder(self.path, markers=MARKERS)
+        if self.path.is_symlink() and not self.path.exists():  # mkdir would fail on it with a bare "File exists"
+            raise InputError(self.path, f"is a symbolic link to {os.readlink(self.path)}, which does not exist: create "
+                                        f"that folder, or choose another folder")
+        self.check_folder()
         if self.results.path.exists() or self.current_keys() is not None:
             return
         clash = [name for name in EVAL_WRITES if self.file(name).exists()]
         if clash:
             raise InputError(self.file(clash[0]), "exists and was not written by `ragdoctor eval`: refusing to "
                                                   "overwrite it; pass --out with a new folder")
+
+    @contextmanager
+    def claim(self, what: str = "evaluation", check: Callable[[], None] | None = None) -> Iterator[None]:
+        """Hold the folder for one writer while the block runs (``what`` it is, named to a writer refused meanwhile).
+        ``check`` (default: check_eval_writable) runs before the folder is touched and again once it is held (what
+        another writer left meanwhile). A second claim, from another thread or process, is an InputError naming the
+        folder ("in use by another ragdoctor evaluation (pid N, since T): wait for it to finish, or choose another
+        folder"); it writes nothing. A folder the claim made and the block left empty is removed again."""
+        check = check or self.check_eval_writable
+        lock = self.file(LOCK)
+        try:
+            check()
+        except InputError:  # what a writer holding the folder has written so far is no reason: it is in use
+            if _held(lock):
+                raise _in_use(lock) from None
+            raise
+        created = not self.path.exists()
+        try:
+            fd = _acquire(lock, what)
+        except BaseException:
+            if created:
+                with suppress(OSError):
+                    self.path.rmdir()
+            raise
+        try:
+            check()
+            yield
+        finally:
+            _release(lock, fd)
+            if created:
+                with suppress(OSError):  # only an empty folder: one that nothing was written into
+                    self.path.rmdir()
 
     # --- plain files --------------------------------------------------------------------------------------------------
     def read_json(self, name: str) -> Any:
@@ -510,7 +661,8 @@ class RunFolder:
             return report["run_key"] != cfg.get("run_key")
         return self.file(CONFIG).stat().st_mtime_ns > self.file(DIAGNOSES).stat().st_mtime_ns
 
-    def write_diagnoses(self, diagnoses: list[Diagnosis], report: dict) -> None:
-        """diagnoses.jsonl and diagnosis.json, the latter with the run key of the evaluation diagnosed."""
+    def write_diagnoses(self, diagnoses: list[Diagnosis], report: dict, *, run_key: str | None = None) -> None:
+        """diagnoses.jsonl and diagnosis.json, the latter with the run key of the evaluation diagnosed (``run_key``,
+        default config.json's now)."""
         self.write_text(DIAGNOSES, "".join(d.model_dump_json() + "\n" for d in diagnoses))
-        self.write_json(DIAGNOSIS, {**report, "run_key": (self.config() or {}).get("run_key")})
+        self.write_json(DIAGNOSIS, {**report, "run_key": run_key or (self.config() or {}).get("run_key")})

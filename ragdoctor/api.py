@@ -25,9 +25,8 @@ from pydantic import ValidationError
 
 from corpora.errors import NOTICES, InputError, UsageError, warn
 from corpora.jsonl import validation_error
-from corpora.paths import output_folder
 from corpora.records import Diagnosis, Judgement, Question, Trace
-from corpora.run_folder import MARKERS, RunFolder
+from corpora.run_folder import RunFolder
 from eval.adapters import traces_from
 from eval.gate import Check, GateConfig, check, check_ppi_flags, given_minimums, unit_threshold
 from eval.judges.base import Judge
@@ -78,7 +77,13 @@ class GateResult:
 
 @dataclass
 class EvalResult:
-    """What ``evaluate`` measured, and the run folder it wrote (``run_dir``)."""
+    """What ``evaluate`` measured, and the run folder it wrote (``run_dir``).
+
+    The result keeps its own judgements: every table it gives is of what this evaluation measured, whatever its folder
+    holds later. ``run_key`` names the evaluation (its configuration and its samples' content; config.json carries it):
+    when a later evaluation of other data or settings has rewritten the folder, ``diagnose`` still diagnoses this
+    result's judgements but leaves the folder's files alone (a warning says so), and what needs the folder's labels
+    (``calibrated``, ``gate(ppi=True)``) is an InputError naming the folder."""
 
     run_dir: Path
     judgements: list[Judgement]
@@ -86,6 +91,19 @@ class EvalResult:
     input_errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     diagnoses: list[Diagnosis] | None = None
+    run_key: str | None = None
+
+    def _folder_changed(self, what: str) -> InputError | None:
+        """Why the run folder no longer holds this result's evaluation (its config.json does not carry this run key),
+        as an error saying ``what`` follows; None while it does. A result without a run key (built by hand) takes the
+        folder as its own."""
+        key = self.run_key or self.summary_data.get("run_key")
+        now = (RunFolder(self.run_dir).config() or {}).get("run_key")
+        if key is None or now == key:
+            return None
+        why = ("holds a later evaluation than this result's (another evaluate() into the same folder)" if now else
+               "no longer holds this result's evaluation (its config.json is gone or unreadable)")
+        return InputError(self.run_dir, f"{why}: {what}")
 
     def to_pandas(self, *, long: bool = False) -> pd.DataFrame:
         """One row per sample (question, answer, outcome, and per metric the most trusted judge's value in column
@@ -139,9 +157,14 @@ class EvalResult:
         return GateResult(all(c.passed for c in checks), checks)
 
     def calibrated_rows(self) -> list[dict]:
-        """eval.calibration.for_run: the judges calibrated by the run folder's labels.jsonl, read now."""
+        """eval.calibration.for_run: the judges calibrated by the run folder's labels.jsonl, read now. When a later
+        evaluation has rewritten the folder, its labels are of that evaluation's samples: an InputError naming it."""
         from eval.calibration import for_run  # noqa: PLC0415 - only needed with labels
 
+        changed = self._folder_changed("its labels are not this result's samples'; evaluate this data again to "
+                                       "calibrate it")
+        if changed is not None:
+            raise changed
         return for_run(self.run_dir)
 
     def calibrated(self) -> pd.DataFrame:
@@ -161,10 +184,17 @@ class EvalResult:
         """Every sample's failure category (diagnostics/taxonomy.py), the rule that fired and the secondary
         categories; written into the run folder as ``ragdoctor diagnose`` does (``self.diagnoses`` keeps them). A run
         folder that cannot take the files (read-only, a full disk) is an InputError naming the file in one line, as
-        ``ragdoctor diagnose`` exits 2 on it; the diagnoses made are kept in ``self.diagnoses`` all the same."""
-        _, diagnoses, report = flow.diagnose_run(self.run_dir, save=False)
+        ``ragdoctor diagnose`` exits 2 on it; the diagnoses made are kept in ``self.diagnoses`` all the same.
+        Always this result's own judgements: when a later evaluation has rewritten the folder, they are diagnosed all
+        the same, and the folder's files (the later evaluation's) are left as they are, with a warning."""
+        diagnoses, report = flow.diagnose_judgements(self.judgements, self.run_dir)
         self.diagnoses = diagnoses
-        flow.save_diagnoses(RunFolder(self.run_dir), diagnoses, report)
+        changed = self._folder_changed("diagnosed this result's own judgements; the folder's diagnoses are left as "
+                                       "they are")
+        if changed is not None:
+            warn(str(changed))
+        else:
+            flow.save_diagnoses(RunFolder(self.run_dir), diagnoses, report, run_key=self.run_key)
         return pd.DataFrame([{"sample_id": d.sample_id, "category": d.category, "rule": d.rule,
                               "secondary": ", ".join(d.secondary)} for d in diagnoses],
                             columns=["sample_id", "category", "rule", "secondary"])
@@ -232,6 +262,9 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
     traces = flow.read_out(traces, errors, warnings, limit)
     run = RunFolder(out if out is not None else tempfile.mkdtemp(prefix="ragdoctor-"))
     with ExitStack() as stack:
+        # the folder is this evaluation's until it is done: another evaluation of it meanwhile (a thread, a process) is
+        # refused in one line naming it, and so is this one while another holds it, before any judge loads
+        stack.enter_context(run.claim())
         if not built:
             with _as_api():  # a named nli_model that cannot load is refused here
                 judge_objs = stack.enter_context(flow.built_judges(selection, nli_model=nli_model,
@@ -243,7 +276,7 @@ def evaluate(data: Any, *, metrics: str | Sequence[str] | None = None,
         ev = judge_traces(traces, metrics=names, judges=judge_objs, run=run, batch_size=batch_size,
                           input_errors=errors, source="ragdoctor.evaluate", progress=progress, warnings=warnings)
     notes = [*ev.warnings, *_nothing_measured(ev.summary)]
-    return EvalResult(run.path, ev.judgements, ev.summary, ev.input_errors, notes)
+    return EvalResult(run.path, ev.judgements, ev.summary, ev.input_errors, notes, run_key=ev.summary.get("run_key"))
 
 
 def _nothing_measured(summary: dict) -> list[str]:
@@ -431,7 +464,7 @@ class Pipeline:
             if not objects:
                 raise InputError("questions", "no questions given")
         run = RunFolder(run_dir)  # type: ignore[arg-type]
-        output_folder(run.path, markers=MARKERS)  # never into a folder of the user's own files
+        run.check_folder()  # never into a folder of the user's own files
         with _as_api():  # "generation.concurrency ... guardrails.enabled", the config's fields, not the CLI's flags
             result = flow.answer_questions(cfg, run.traces.path, questions=objects, limit=limit, llm=self.llm,
                                            progress=progress)

@@ -7,7 +7,7 @@ folder (corpora/run_folder.py). The CLI (ragdoctor/cmd_*.py), the dashboard's pl
     evaluate_file(path, run_dir, ...)  any supported JSONL into a run folder's judgements (resumable)
     evaluate_traces(traces, run, ...)  the same for traces in memory
     judge(traces, judges, metrics)     traces judged in memory, nothing written (judge_one: and diagnosed)
-    diagnose_run(run_dir)              every judged sample into the failure taxonomy
+    diagnose_run(run_dir)              every judged sample into the failure taxonomy (diagnose_judgements: in memory)
     probe(run_dir, ...)                counterfactual regenerations of the failed samples
     gate_run(run, cfg)                 the CI gate over a run's summary"""
 from __future__ import annotations
@@ -15,14 +15,14 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from corpora.errors import InputError, UsageError, report_skipped, warn
 from corpora.records import Diagnosis, Judgement, Question, Trace
-from corpora.run_folder import DIAGNOSES, REQUESTS, RUN_SUMMARY, RunFolder
+from corpora.run_folder import DIAGNOSES, REQUESTS, RUN_SUMMARY, TRACES, RunFolder
 from diagnostics.classify import classify
 from diagnostics.probes import probe_run
 from diagnostics.report import diagnose
@@ -194,6 +194,15 @@ def answer_questions(cfg: PipelineConfig, traces: str | Path, *, questions: list
     resumes); the bad question lines are reported and listed in the run folder's input_errors.txt."""
     run = RunFolder.of_traces(traces)
     run.check_traces_writable()  # refuse a file that is not ours before building anything
+    # a run folder's own traces.jsonl is this run's until it is done (another run or evaluation of the folder meanwhile
+    # is refused in one line); a traces file of another name (`run --out FILE`) may share its folder with anything
+    own = run.traces.path.name == TRACES
+    with run.claim("run", check=run.check_traces_writable) if own else nullcontext():
+        return _answer_questions(cfg, run, questions=questions, limit=limit, llm=llm, progress=progress)
+
+
+def _answer_questions(cfg: PipelineConfig, run: RunFolder, *, questions: list[Question] | None, limit: int | None,
+                      llm: object | None, progress: bool) -> RunResult:
     had_log = run.traces.path.exists()  # then the folder's input_errors.txt is an earlier run's, else maybe a user's
     errors: list[InputError] = []
     from rag.session import question_set  # noqa: PLC0415 - lazy: see the imports
@@ -252,25 +261,27 @@ def evaluate_file(source: str | Path, run_dir: str | Path, selection: Selection,
     LLM judge sent requests here, their retries and failures are written to the run folder's requests.json and
     appended (as a dict) to ``request_stats``."""
     run = RunFolder(run_dir)
-    run.check_eval_writable()  # before loading anything: a folder we may not write into fails now
     build = functools.partial(built_judges, selection, nli_model=nli_model, nli_threshold=nli_threshold,
                               judge_base_url=judge_base_url, judge_model=judge_model,
                               judge_concurrency=judge_concurrency, judge_max_chars=judge_max_chars)
     sent: list = []
     eng = make_engine(engine, build, ray)
-    notes: list[str] = []
-    traces, errors = load_traces(source, warnings=notes)
-    traces = read_out(traces, errors, notes, limit)
-    with build(request_stats=sent) as judges:  # on the driver they name the evaluation; an engine's workers build
-        result = evaluate(traces, metrics=selection.metrics, judges=judges, run=run,  # their own
-                          batch_size=batch_size, input_errors=errors, source=str(source), progress=progress,
-                          warnings=notes, engine=eng)
-    from_workers = getattr(eng, "request_counts", None)  # on Ray the workers' judges sent them, not the driver's
-    if sent or from_workers:
-        counts = from_workers or sent[0].as_dict()
-        run.write_json(REQUESTS, counts)
-        if request_stats is not None:
-            request_stats.append(counts)
+    # the folder is this evaluation's until it is done; before loading anything, a folder we may not write into, or
+    # one another evaluation is writing (another thread or process), fails now
+    with run.claim():
+        notes: list[str] = []
+        traces, errors = load_traces(source, warnings=notes)
+        traces = read_out(traces, errors, notes, limit)
+        with build(request_stats=sent) as judges:  # on the driver they name the evaluation; an engine's workers
+            result = evaluate(traces, metrics=selection.metrics, judges=judges, run=run,  # build their own
+                              batch_size=batch_size, input_errors=errors, source=str(source), progress=progress,
+                              warnings=notes, engine=eng)
+        from_workers = getattr(eng, "request_counts", None)  # on Ray the workers' judges sent them, not the driver's
+        if sent or from_workers:
+            counts = from_workers or sent[0].as_dict()
+            run.write_json(REQUESTS, counts)
+            if request_stats is not None:
+                request_stats.append(counts)
     return result
 
 
@@ -352,19 +363,30 @@ def diagnose_run(run_dir: str | Path, *, save: bool = True) -> tuple[list[Judgem
     if len(judgements) < expected:  # the evaluation stopped early: say the diagnosis covers part of the run
         warn(f"{run.path}: {expected - len(judgements)} of the run's {expected} samples are not judged yet (its "
              f"evaluation stopped early): diagnosed the {len(judgements)} judged; rerun `ragdoctor eval` to finish")
-    diagnoses, report = diagnose(judgements)
-    report["samples"] = {"judged": len(judgements), "in_run": expected}
+    diagnoses, report = diagnose_judgements(judgements, run.path, in_run=expected)
     if save:
         save_diagnoses(run, diagnoses, report)
     return judgements, diagnoses, report
 
 
-def save_diagnoses(run: RunFolder, diagnoses: list[Diagnosis], report: dict) -> None:
-    """diagnoses.jsonl and diagnosis.json into ``run``. A write the file system refuses (a read-only run folder, a full
-    disk) is an InputError naming the file in one line (``RUN/diagnoses.jsonl: Read-only file system``), as the CLI
-    prints every OSError, so the API raises the project's error, not a raw OSError."""
+def diagnose_judgements(judgements: list[Judgement], run_dir: str | Path,
+                        in_run: int | None = None) -> tuple[list[Diagnosis], dict]:
+    """``judgements`` (of the run ``run_dir``, ``in_run`` samples in all) classified, nothing read or written: the
+    Python API diagnoses the judgements its result holds, whatever the folder holds now."""
+    if not judgements:
+        raise InputError(run_dir, "no judged samples (results.jsonl): evaluate first with `ragdoctor eval`")
+    diagnoses, report = diagnose(judgements)
+    report["samples"] = {"judged": len(judgements), "in_run": in_run if in_run is not None else len(judgements)}
+    return diagnoses, report
+
+
+def save_diagnoses(run: RunFolder, diagnoses: list[Diagnosis], report: dict, *, run_key: str | None = None) -> None:
+    """diagnoses.jsonl and diagnosis.json into ``run`` (``run_key``: the evaluation diagnosed, default the folder's
+    current one). A write the file system refuses (a read-only run folder, a full disk) is an InputError naming the
+    file in one line (``RUN/diagnoses.jsonl: Read-only file system``), as the CLI prints every OSError, so the API
+    raises the project's error, not a raw OSError."""
     try:
-        run.write_diagnoses(diagnoses, report)
+        run.write_diagnoses(diagnoses, report, run_key=run_key)
     except OSError as exc:
         where = exc.filename if exc.filename not in (None, "") else run.file(DIAGNOSES)
         raise InputError(where, f"{exc.strerror or exc}: the diagnoses could not be saved") from None

@@ -435,12 +435,12 @@ def test_gate_refuses_what_ragdoctor_gate_refuses_in_the_apis_words(tmp_path):
 def test_diagnose_on_a_folder_that_cannot_take_the_files_is_one_input_error_and_keeps_the_diagnoses(tmp_path, capsys):
     """A run folder that refuses the write (read-only, a full disk) raises InputError naming the file in one line, as
     `ragdoctor diagnose` exits 2 with that line; the diagnoses made are kept in result.diagnoses. (The write is made
-    to fail by a folder where its temporary file goes: the same OSError path as a read-only file system.)"""
+    to fail by a folder where the file goes: the same OSError path as a read-only file system.)"""
     from ragdoctor.cli import main
 
     result = ragdoctor.evaluate([ROW, {**ROW, "id": "moon", "answer": "Optimizer momentum lives on the moon."}],
                                 judges="lexical", metrics="groundedness", out=tmp_path / "run")
-    (tmp_path / "run" / "diagnoses.jsonl.tmp").mkdir()
+    (tmp_path / "run" / "diagnoses.jsonl").mkdir()  # the file's place is taken
     with pytest.raises(InputError) as err:
         result.diagnose()
     assert not isinstance(err.value, OSError) and "\n" not in str(err.value)
@@ -448,7 +448,7 @@ def test_diagnose_on_a_folder_that_cannot_take_the_files_is_one_input_error_and_
     assert [d.sample_id for d in result.diagnoses or []] == ["kv", "moon"]
     assert main(["diagnose", str(tmp_path / "run")]) == 2
     assert capsys.readouterr().err.strip() == f"ragdoctor: error: {err.value}"
-    (tmp_path / "run" / "diagnoses.jsonl.tmp").rmdir()
+    (tmp_path / "run" / "diagnoses.jsonl").rmdir()
     assert list(result.diagnose()["sample_id"]) == ["kv", "moon"]
 
 
