@@ -13,6 +13,7 @@ from eval.metrics import get, model_metrics
 from eval.metrics.retrieval import ranking, relevant_ranks
 
 READS = [m.name for m in model_metrics(default_only=True)]  # the metrics the rules below read
+NOT_EVALUATED = "not evaluated in this run (not among its --metrics, or no judge of the run measures it)"
 
 
 @dataclass
@@ -79,6 +80,15 @@ def _support_docs(sig: Signals) -> list[dict]:
                     "outdated": doc is not None and doc == s.outdated_doc_id,
                     "near_duplicate": doc is not None and doc == s.near_duplicate_id})
     return out
+
+
+def below(v: float, cut: float) -> str:
+    """``v`` for a rule that says it is below ``cut``: two decimals, more where two would round it up to the cut
+    ("groundedness 0.4999 < 0.5", never "0.50 < 0.5")."""
+    for digits in range(2, 10):
+        if float(text := f"{v:.{digits}f}") < cut:
+            return text
+    return repr(v)
 
 
 def evidence_number(r: MetricResult, key: str, bad: dict[str, str] | None = None) -> float | None:
@@ -216,21 +226,23 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
     if sig.refused and sig.unanswerable is False:
         fire("wrong_refusal", "refused although the question is answerable from the corpus")
     if g is not None and g < th.ungrounded and not sig.refused and gr is not None:
-        fire("ungrounded_hallucination", f"groundedness {g:.2f} < {th.ungrounded}", unsupported=unsupported,
-             judge=gr.judge)
+        fire("ungrounded_hallucination", f"groundedness {below(g, th.ungrounded)} < {th.ungrounded}",
+             unsupported=unsupported, judge=gr.judge)
     incomplete = verdict == "incomplete" and not sig.refused and sig.unanswerable is False
     # a short answer correctness calls right (or right but partial: 'incomplete') is on topic whatever relevance says
     if ar is not None and ar < th.off_topic and not sig.refused and verdict not in ("right", "incomplete"):
-        fire("off_topic", f"answer relevance {ar:.2f} < {th.off_topic}", answer_relevance=ar)
-    if incomplete and corr is not None:
-        rec = evidence_number(corr, "recall")
-        fire("incomplete", f"correct claims but reference recall {rec:.2f} < {th.incomplete_recall}", recall=rec)
+        fire("off_topic", f"answer relevance {below(ar, th.off_topic)} < {th.off_topic}", answer_relevance=ar)
+    if incomplete and corr is not None and (rec := evidence_number(corr, "recall")) is not None:
+        fire("incomplete", f"correct claims but reference recall {below(rec, th.incomplete_recall)} < "
+             f"{th.incomplete_recall}", recall=rec)
     if cp is not None and cp < th.noisy:
-        fire("noisy_context", f"context precision {cp:.2f} < {th.noisy}", context_precision=cp)
+        fire("noisy_context", f"context precision {below(cp, th.noisy)} < {th.noisy}", context_precision=cp)
 
     # never "ok" for an answer known wrong, nor one whose correctness, groundedness or (for a refusal) answerability
     # should have been known and is not: 'unmeasured' with the reasons, ahead of a noisy context
     reasons = {m: r.reason for m, r in sig.metrics.items() if r.status == "unmeasured"}
+    # a metric the run never evaluated has no result at all: say so, never an empty reason
+    reasons |= {m: NOT_EVALUATED for m in ("groundedness", "answer_correctness") if m not in sig.metrics}
     unknown = corr is not None and corr.status == "unmeasured" and sig.unanswerable is not True
     g_unknown = gr is not None and gr.status == "unmeasured" and not sig.refused
     if all(f[0] == "noisy_context" for f in fired) and s.outcome != "blocked":

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from eval.claims import decompose
 from eval.judges.registry import JudgeOptions, default_nli_path, make_judge
 from eval.judges.scorer import ScorerJudge
+from rag.guardrails.actions import FactCheckUnmeasured
 
 FactCheck = Callable[[str, list[tuple[str, str]]], tuple[float, list[dict]]]
 FACT_CHECK_JUDGES = ("auto", "nli", "lexical", "embedding")
@@ -24,6 +25,10 @@ class JudgeFactCheck:
         self.name = judge.config_id
 
     def __call__(self, answer: str, chunks: list[tuple[str, str]]) -> tuple[float, list[dict]]:
+        # the texts as the groundedness metric shows them to the judge: one it cannot read is no score, never a guess
+        reads = self.judge.unreadable
+        if reads is not None and (why := reads([answer, " ".join(text for _, text in chunks)])):
+            raise FactCheckUnmeasured(why)
         claims = decompose(answer)
         if not claims:
             return 1.0, []

@@ -22,6 +22,11 @@ SELF_CHECK_MAX_CHARS = 16_000  # the longest question the LLM self-check reads (
 FactCheck = Callable[[str, list[tuple[str, str]]], tuple[float, list[dict]]]
 
 
+class FactCheckUnmeasured(Exception):
+    """Raised by a fact check that cannot judge this answer (its model cannot read the text); the message says why.
+    The output rail records it as unmeasured and lets the answer through: a score it cannot make is no verdict."""
+
+
 @dataclass
 class Request:
     """Everything one question accumulates while nemoguardrails runs it."""
@@ -105,9 +110,13 @@ class RailActions:
         req, t0 = self._req(context), time.perf_counter()
         rec = req.record.setdefault("input", {})
         try:
-            s = self.topic_scorer.score(req.trace.question)
-            off = s.score < self.settings.topic_threshold
-            rec["topic"] = {"blocked": off, "threshold": self.settings.topic_threshold, **s.as_dict()}
+            if why := self.topic_scorer.unreadable(req.trace.question):  # a score that means nothing blocks nothing
+                off = False
+                rec["topic"] = {"blocked": False, "unmeasured": why}
+            else:
+                s = self.topic_scorer.score(req.trace.question)
+                off = s.score < self.settings.topic_threshold
+                rec["topic"] = {"blocked": off, "threshold": self.settings.topic_threshold, **s.as_dict()}
         except Exception as exc:
             off = False
             rec["topic"] = {"blocked": False, "error": _err(exc)}
@@ -279,6 +288,8 @@ class RailActions:
                     verdict = self.settings.action
                     rec["original_answer"] = answer
                     req.block("output", "ungrounded")
+            except FactCheckUnmeasured as exc:
+                rec["unmeasured"] = str(exc)
             except Exception as exc:
                 rec["error"] = _err(exc)
         rec["verdict"] = verdict

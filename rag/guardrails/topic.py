@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from corpora.scripts import MAX_FOREIGN, main_script, non_latin_share
 from rag import faiss_index
+from rag.models import MINILM_ID
 
 
 @dataclass
@@ -31,6 +33,18 @@ class TopicScorer:
         self.embedder = embedder
         self.topic = topic.strip()
         self._topic_vec: np.ndarray | None = None
+
+    def unreadable(self, question: str) -> str | None:
+        """Why the embedder cannot score ``question`` (None when it can): the bundled MiniLM reads Latin-script text,
+        and gives a question mostly in another script a similarity that means nothing (an on-topic Japanese question
+        scores under an off-topic English one). Another embedder is taken at its word."""
+        if not str(getattr(self.embedder, "model_id", "")).startswith(MINILM_ID):
+            return None
+        share = non_latin_share(question)
+        if share <= MAX_FOREIGN:
+            return None
+        return (f"the embedder (MiniLM) reads Latin-script text; {share:.0%} of the question is "
+                f"{main_script(question)}: its similarity to the corpus cannot be scored")
 
     def score(self, question: str) -> TopicScore:
         vec = self.embedder.embed([question])

@@ -214,8 +214,9 @@ def _chunks(d: dict, judge: str | None) -> None:
             meta = {"doc_id": c["doc_id"], "score": c["score"], **c["signals"]}
             if c["flags"]:
                 meta["flags"] = ", ".join(c["flags"])
-            st.caption(" · ".join(md(f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: {v}")
-                                  for k, v in meta.items()))
+            # an imported record may give no retriever score: "not recorded", never "None"
+            st.caption(" · ".join(md(f"{k}: {v:.4g}" if isinstance(v, float) else
+                                     f"{k}: {'not recorded' if v is None else v}") for k, v in meta.items()))
     rest = [c for c in chunks if not c["in_context"]]
     if rest:
         st.caption(f"{len(rest)} more candidates ranked past the top-k cut:")

@@ -1,4 +1,5 @@
 """Each taxonomy rule on hand-made judgements (no model), and the disagreement analysis."""
+import re
 from typing import get_args
 
 import pytest
@@ -300,3 +301,49 @@ def test_labels_that_name_chunks_are_read_as_the_retrieval_metrics_read_them():
     from corpora.records import Judgement
     sig = signals(Judgement(sample_id="c", trace=t, results=[]))
     assert sig.relevant_ranks == [2] and first_relevant_rank(t) == 2
+
+
+# --- audit: unusual runs (a metric left out of the run, values a hair under a threshold) -----------------------------
+
+def test_an_unmeasured_verdict_names_the_metrics_the_run_did_not_evaluate():
+    """A run evaluated with `--metrics answer_correctness` (or only retrieval metrics) has no groundedness result at
+    all: the diagnosis is 'unmeasured', and its reasons say so instead of being empty."""
+    wrong_only = _wrong_case("w", [MetricResult.ok("answer_correctness", "nli", 0.0, precision=0.0, recall=0.0)])
+    assert wrong_only.category == "unmeasured"
+    assert "not evaluated" in wrong_only.evidence["reasons"]["groundedness"]
+    nothing = classify(J())  # neither metric in the run
+    assert nothing.category == "unmeasured"
+    assert set(nothing.evidence["reasons"]) == {"groundedness", "answer_correctness"}
+    assert all("not evaluated" in r for r in nothing.evidence["reasons"].values())
+    measured_but_failed = _wrong_case("f", [MetricResult.unmeasured("groundedness", "nli", "judge failed"),
+                                            MetricResult.ok("answer_correctness", "nli", 0.0, precision=0.0,
+                                                            recall=0.0)])
+    assert measured_but_failed.evidence["reasons"] == {"groundedness": "judge failed"}  # its own reason, unchanged
+
+
+@pytest.mark.parametrize(("kw", "cat", "says"), [
+    ({"g": 0.4999, "c": 1.0}, "ungrounded_hallucination", "groundedness 0.4999 < 0.5"),
+    ({"g": 1.0, "c": 1.0, "ar": 0.2999}, "ok", None),  # right and terse: on topic whatever relevance says
+    ({"g": 1.0, "ar": 0.2999, "reference": None}, "off_topic", "answer relevance 0.2999 < 0.3"),
+    ({"g": 1.0, "c": 0.5, "precision": 1.0, "recall": 0.49999}, "incomplete", "recall 0.49999 < 0.5"),
+    ({"g": 0.0, "c": 0.0, "cp": 0.33999}, "context_ignored", None),
+])
+def test_a_value_a_hair_under_a_threshold_is_shown_under_it(kw, cat, says):
+    """Two decimals would print "groundedness 0.50 < 0.5": the rule would contradict itself."""
+    d = classify(J(answer="16 tokens.", **kw))
+    assert d.category == cat and (says is None or says in d.rule), d.rule
+    rules = [d.rule, *d.evidence.get("secondary_rules", {}).values()]
+    for rule in rules:
+        for a, b in re.findall(r"(\d\.\d+) < (\d\.\d+)", rule):
+            assert float(a) < float(b), rule
+    if "cp" in kw:
+        assert "context precision 0.33999 < 0.34" in d.evidence["secondary_rules"]["noisy_context"]
+
+
+@pytest.mark.parametrize(("kw", "cat"), [
+    ({"g": 0.75, "c": 0.5, "precision": 0.5, "recall": 0.5, "cp": 0.34, "ar": 0.3}, "ok"),  # at every cut: passes
+    ({"g": 0.5, "c": 0.0, "precision": 0.0, "recall": 0.0}, "ungrounded_hallucination"),  # 0.5 is not < 0.5
+])
+def test_values_exactly_at_a_threshold(kw, cat):
+    d = classify(J(answer="16 tokens.", **kw))
+    assert d.category == cat, (d.category, d.rule)

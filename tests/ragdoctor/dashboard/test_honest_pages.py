@@ -278,3 +278,15 @@ def test_the_label_page_leaves_out_questions_the_run_cannot_use(tmp_path):
     assert at.multiselect(key="label_metrics").value == ["answer_correctness"]
     assert any("cannot use labels of groundedness" in w.value and "left out" in w.value for w in at.warning)
     assert not any(b.key.startswith("lab_groundedness") for b in at.button)
+
+
+# --- audit: a chunk from an imported record, without a retriever score or a document id --------------------------------
+
+def test_a_chunk_without_a_score_or_document_says_not_recorded_not_none(tmp_path):
+    t = make_trace("s1", SAMPLES["ok-lora"])
+    bare = Chunk(chunk_id="c1", rank=1, text=t.contexts[0].text)  # a generic JSONL context: text and id only
+    run_dir = lexical_run(tmp_path / "bare", [t.model_copy(update={"contexts": [bare], "candidates": []})])
+    at = app(str(run_dir), "samples")
+    captions = [shown(c.value) for c in at.caption]
+    assert "doc_id: c1 · score: not recorded" in captions, captions
+    assert not any("None" in c for c in captions)
