@@ -1,5 +1,6 @@
 """Human labels of a run's samples: ``labels.jsonl`` in the run folder, append-only (one Label per line, flushed), the
-latest label (by its ``when``; file order breaks ties) per (sample, metric, who) winning on read. A person edits this
+latest label (by its ``when``; file order breaks ties; a line without one is as late as the latest line before it)
+per (sample, metric, who) winning on read. A person edits this
 file too, so every bad line is reported as ``file:line: field 'x': problem`` and skipped (the first line included),
 never a reason to refuse the whole file.
 
@@ -129,18 +130,31 @@ def sample_hash(run: str | Path | RunFolder, sample_id: str) -> str | None:
     return current_hashes(run).get(sample_id)
 
 
+EPOCH = "1970-01-01T00:00:00+00:00"  # the time of a label line without one before any line that has one
+
+
 def read_all_labels(run: str | Path | RunFolder, errors: list[InputError] | None = None) -> list[Label]:
-    """Every valid label in file order. A bad line goes to ``errors`` when given, else is reported, and is skipped."""
+    """Every valid label in file order. A bad line goes to ``errors`` when given, else is reported, and is skipped.
+    A line without ``when`` (written by hand) counts as written when the latest line before it was (EPOCH when none
+    is): in latest_labels it wins over those (the later line among equal times) and loses to any line written later;
+    the time it was read would have made it win over every later label of its person, for ever."""
     path = labels_path(run)
     if not path.exists():
         return []
     bad: list[InputError] = []
     out: list[Label] = []
+    latest = EPOCH
     for lineno, obj in iter_json_lines(path, on_error=bad.append):
+        if isinstance(obj, dict) and "when" not in obj:  # written by hand: as late as the lines before it, no later
+            obj = {**obj, "when": latest}
         try:
-            out.append(parse_model(Label, obj, path, lineno))
+            label = parse_model(Label, obj, path, lineno)
         except InputError as exc:
             bad.append(exc)
+            continue
+        out.append(label)
+        if label.moment > datetime.fromisoformat(latest):
+            latest = label.when
     if bad:  # only the last line can be the one cut off: the file is read again for it alone
         bad[-1] = _torn(path, bad[-1])
     if errors is not None:

@@ -42,9 +42,10 @@ MIN_PER_CLASS = MIN_BOOTSTRAP  # labels of each class before the AUROC gets a bo
 
 def agreement(y: np.ndarray, f: np.ndarray, cut: float, *, n_resamples: int = 1000, seed: int = 0,
               disputed: int = 0) -> dict:
-    """How the judge's scores ``f`` agree with human labels ``y`` on the same samples: AUROC (binary labels, both
-    classes) and accuracy of ``f >= cut`` against the label's yes (> 0.5) or no (< 0.5; a label of exactly 0.5 says
-    neither, and is not counted): accuracy with its Wilson 95% interval (honest when every label agrees), AUROC with a
+    """How the judge's scores ``f`` agree with human labels ``y`` on the same samples: AUROC (on the labels that are
+    exactly 0 or 1, both classes there; graded ones among them are left out of it, and said) and accuracy of
+    ``f >= cut`` against the label's yes (> 0.5) or no (< 0.5; a label of exactly 0.5 says neither, and is not
+    counted): accuracy with its Wilson 95% interval (honest when every label agrees), AUROC with a
     percentile bootstrap 95% CI once each class has MIN_PER_CLASS labels. ``disputed``: samples already left out
     because their labellers disagree (said in the reason and as ``n_disputed``)."""
     out: dict = {"n": int(y.size), "threshold": cut, "auroc": None, "auroc_ci": [None, None], "accuracy": None,
@@ -61,48 +62,61 @@ def agreement(y: np.ndarray, f: np.ndarray, cut: float, *, n_resamples: int = 10
         hit = ((f[said] >= cut) == (y[said] > 0.5)).astype(float)
         out["accuracy"] = _r(hit.mean())
         out["accuracy_ci"] = [_r(v) for v in wilson_interval(float(hit.sum()), int(hit.size))]
-    binary = bool(np.all((y == 0) | (y == 1)))
-    if not binary:
+    yes_no = (y == 0) | (y == 1)  # the AUROC reads these; a graded label among them is left out of it, and said
+    graded = int((~yes_no).sum())
+    graded_out = f"{graded} graded label(s) left out of the AUROC" if graded and yes_no.any() else None
+    yb, fb = y[yes_no], f[yes_no]
+    pos, neg = int((yb == 1).sum()), int((yb == 0).sum())
+    if not yes_no.any():
         out["reason"] = "AUROC needs yes/no labels (these are graded)"
-    elif out["n_positive"] == 0 or out["n_negative"] == 0:
-        only = "yes" if out["n_negative"] == 0 else "no"
-        out["reason"] = f"AUROC needs both classes (all {out['n']} labels are {only})"
+    elif pos == 0 or neg == 0:
+        only = "yes" if neg == 0 else "no"
+        out["reason"] = f"AUROC needs both classes (all {yb.size}{' yes/no' * bool(graded)} labels are {only})"
     else:
-        out["auroc"] = _r(auroc(f, y))
-        if min(out["n_positive"], out["n_negative"]) >= MIN_PER_CLASS:  # perfectly separated: Wilson, said so
-            ci, note = bootstrap_ci(lambda i: auroc_ranks(f[i], y[i]), y.size, n_resamples=n_resamples, seed=seed,
-                                    refuse_zero_width=True, wilson_n=smaller_class(y, None))
+        out["auroc"] = _r(auroc(fb, yb))
+        if min(pos, neg) >= MIN_PER_CLASS:  # perfectly separated: Wilson, said so
+            ci, note = bootstrap_ci(lambda i: auroc_ranks(fb[i], yb[i]), yb.size, n_resamples=n_resamples,
+                                    seed=seed, refuse_zero_width=True, wilson_n=smaller_class(yb, None))
             out["auroc_ci"] = [_r(v) for v in ci]
             out["reason"] = f"AUROC CI: {note}" if note else None
         else:  # a bootstrap of 2 yes and 1 no is a handful of distinct resamples: no interval worth the name
             out["reason"] = f"AUROC CI needs {MIN_PER_CLASS} labels of each class"
     unsaid = None if said.any() else "accuracy needs labels that say yes or no (every one is 0.5)"
-    out["reason"] = "; ".join(filter(None, [left_out, out["reason"], unsaid])) or None
+    out["reason"] = "; ".join(filter(None, [left_out, graded_out, out["reason"], unsaid])) or None
     return out
 
 
 def _agreement_of(by: dict[str, list[float]], lab: list[str], y: np.ndarray, f: np.ndarray, cut: float,
                   **kw) -> dict:
-    """agreement() of a (metric, judge). When every individual label is yes or no, it is read on the samples whose
-    labellers agree: one person's "no" beside another's "yes" is a mean of 0.5, not a graded label, and must not take
-    the AUROC away from the whole metric (nor count as a yes)."""
-    if not all(v in (0.0, 1.0) for s in lab for v in by[s]):
-        return agreement(y, f, cut, **kw)
-    agreed = np.array([len(set(by[s])) == 1 for s in lab], dtype=bool)
-    return agreement(y[agreed], f[agreed], cut, disputed=int((~agreed).sum()), **kw)
+    """agreement() of a (metric, judge), read on the samples whose labellers agree: one person's "no" beside
+    another's "yes" is a mean of 0.5, not a graded label, and must not take the AUROC away from the whole metric (nor
+    count as a yes). A sample with a graded label is kept (its mean is a graded label)."""
+    disputed = np.array([len(set(by[s])) > 1 and all(v in (0.0, 1.0) for v in by[s]) for s in lab], dtype=bool)
+    return agreement(y[~disputed], f[~disputed], cut, disputed=int(disputed.sum()), **kw)
 
 
 def calibrate(results: pd.DataFrame, labels: Iterable[Label], *, min_labels: int = MIN_LABELS,
-              n_resamples: int = 1000, seed: int = 0) -> list[dict]:
-    """One row per (metric, judge) whose metric has a label on a sample of the run (see the module docstring)."""
+              n_resamples: int = 1000, seed: int = 0, stale: Iterable[Label] = ()) -> list[dict]:
+    """One row per (metric, judge) whose metric has a label on a sample of the run (see the module docstring), or
+    labels that count for none: on samples not in this run (a labels file of another run, a typo) or (``stale``:
+    read_labels' collector) of an earlier answer of their sample. Such a row is unmeasured, and its reason counts them
+    (``gate --ppi`` says it): "0 labels, need 30 (40 more on samples not in this run)", not "0 labels"."""
     ids = set(results["sample_id"])
+    labels = list(labels)
     each = labeller_values(labels)  # each labeller's value, grouped once: the mean for PPI, agreement for the AUROC
     human = {m: {sid: sum(v) / len(v) for sid, v in by.items() if sid in ids} for m, by in each.items()}
+    foreign = {m: sum(1 for sid in by if sid not in ids) for m, by in each.items()}
+    old: dict[str, set[str]] = {}
+    for lb in stale:
+        if lb.sample_id not in human.get(lb.metric, {}):
+            old.setdefault(lb.metric, set()).add(lb.sample_id)
     rows: list[dict] = []
     ok = results[(results["status"] == "ok") & results["value"].notna()]
     for metric, judge in results[["metric", "judge"]].drop_duplicates().itertuples(index=False):
-        y_by = human.get(str(metric))
-        if not y_by:
+        y_by = human.get(str(metric)) or {}
+        uncounted = {"on samples not in this run": foreign.get(str(metric), 0),
+                     "labelled an earlier answer of their sample": len(old.get(str(metric), ()))}
+        if not y_by and not any(uncounted.values()):
             continue
         scores = ok[(ok["metric"] == metric) & (ok["judge"] == judge)]
         f_by = dict(zip(scores["sample_id"], scores["value"].astype(float)))
@@ -115,12 +129,13 @@ def calibrate(results: pd.DataFrame, labels: Iterable[Label], *, min_labels: int
                      "n_judged": len(f_by), "judge_mean": _r(judge_mean(list(f_by.values())).mean) if f_by else None,
                      "status": "unmeasured", "reason": None, "method": None, "mean": None, "ci_low": None,
                      "ci_high": None, "lam": None, "labels_mean": _r(float(y.mean())) if y.size else None,
-                     "agreement": _agreement_of(each[str(metric)], lab, y, f, m.cut if m else 0.5,
+                     "agreement": _agreement_of(each.get(str(metric), {}), lab, y, f, m.cut if m else 0.5,
                                                 n_resamples=n_resamples, seed=seed)}
         if len(lab) < max(2, min_labels):  # an interval needs two labels whatever min_labels says
-            unjudged = f" ({row['n_labels_unjudged']} more on samples this judge did not measure)" \
-                if row["n_labels_unjudged"] else ""
-            row["reason"] = f"{len(lab)} label{'s' * (len(lab) != 1)}, need {max(2, min_labels)}{unjudged}"
+            more = {"on samples this judge did not measure": row["n_labels_unjudged"], **uncounted}
+            said = "; ".join(f"{n} more {why}" for why, n in more.items() if n)
+            row["reason"] = f"{len(lab)} label{'s' * (len(lab) != 1)}, need {max(2, min_labels)}" + \
+                (f" ({said})" if said else "")
         else:
             est = ppi_mean(y, f, fu) if fu.size else labels_mean(y)
             # a metric is within [0, 1]: so are its estimate and interval (PPI's rectified mean can overshoot)
@@ -169,7 +184,9 @@ def for_run(run: str | Path | RunFolder, *, errors: list[InputError] | None = No
     """calibrate() over a run folder's current results and labels.jsonl, read now (labels added after the evaluation
     count; a bad labels line goes to ``errors``, else is reported, and is skipped)."""
     folder = run if isinstance(run, RunFolder) else RunFolder(run)
-    return calibrate(run_results(folder), read_labels(folder, errors), min_labels=min_labels, n_resamples=n_resamples)
+    stale: list[Label] = []
+    labels = read_labels(folder, errors, stale=stale)
+    return calibrate(run_results(folder), labels, min_labels=min_labels, n_resamples=n_resamples, stale=stale)
 
 
 def find_row(rows: list[dict], metric: str, judge: str) -> dict | None:

@@ -13,7 +13,9 @@ With n labelled samples (human label Y_j, judge score f_j) and N unlabelled ones
     CI    = theta -/+ z_(1 - alpha/2) * sqrt(var)
 
 The rectifier mean(Y - f) removes the judge's bias; the judge's scores on the unlabelled samples shrink the
-variance. Power tuning picks lambda = cov(Y, f) / ((1 + n/N) var(f)), clipped to [0, 1]: a useless judge gets
+variance. var(f~) is read over every judged sample, the labelled ones too (under PPI's random draw they are the same
+population): read off the unlabelled scores alone, a handful of them (nearly every sample labelled) gave it a
+variance of about 0 (exactly 0 for one), and the 95% interval held the truth 14% of the time. Power tuning picks lambda = cov(Y, f) / ((1 + n/N) var(f)), clipped to [0, 1]: a useless judge gets
 lambda = 0 and the estimate falls back to the labels alone (never worse than ignoring the judge, asymptotically).
 
 Two small-sample corrections keep the interval honest at n = 30 labels (simulated in the tests):
@@ -23,6 +25,10 @@ Two small-sample corrections keep the interval honest at n = 30 labels (simulate
   - with fewer than MIN_DISAGREEMENTS labelled samples where the label and the judge disagree, var(Y - lambda f) is
     read off a handful of rare values (often none) and the normal interval is far too narrow: its variance is then at
     least an Agresti-Coull-style one, lambda^2 var~(Y - f) + (1 - lambda)^2 var~(Y), each with z^2/2 pseudo-samples.
+  - likewise, when fewer than MIN_DISAGREEMENTS values of the labelled term Y - lambda f differ from its most common
+    one (labels alone, as when every sample is labelled or the judge's scores are all equal: 29 "yes" and 1 "no"), its
+    variance is read off a few rare values: it is then at least the Agresti-Coull-style one of that share. The normal
+    (Wald) interval of 30 such labels held a truth of 0.9 in 81% of draws.
 """
 from __future__ import annotations
 
@@ -81,7 +87,9 @@ def _labelled_var(y: np.ndarray, rect: np.ndarray, z: float, f: np.ndarray | Non
     give: the Agresti-Coull variance of the labels (z^2/2 pseudo-labels at each end) is used instead, so the interval
     stays about as wide as the exact binomial one (40 of 40 "yes": lower bound near 0.9, not 1). With the judge's
     scores ``f`` (weight ``lam``), when label and judge disagree on fewer than MIN_DISAGREEMENTS samples, the variance
-    is at least lam^2 var~(y - f) + (1 - lam)^2 var~(y), both Agresti-Coull-style (see the module docstring)."""
+    is at least lam^2 var~(y - f) + (1 - lam)^2 var~(y), both Agresti-Coull-style; otherwise (no judge, or one that
+    disagrees often: a constant one), when fewer than MIN_DISAGREEMENTS values of ``rect`` differ from its most common
+    one, at least _rare_var(rect) (see the module docstring)."""
     var = _var(rect) / rect.size
     if rect.size and float(rect.max() - rect.min()) == 0.0:
         n = rect.size + z**2
@@ -90,7 +98,23 @@ def _labelled_var(y: np.ndarray, rect: np.ndarray, z: float, f: np.ndarray | Non
     if f is not None and int(np.count_nonzero(np.abs(y - f) > 1e-12)) < MIN_DISAGREEMENTS:
         floor = lam**2 * _pseudo_var(y - f, z) + (1 - lam) ** 2 * _pseudo_var(np.clip(y, 0.0, 1.0), z)
         var = max(var, floor / rect.size)
+    elif rect.size and float(rect.max() - rect.min()) > 0.0:
+        var = max(var, _rare_var(rect, z) / rect.size)
     return var
+
+
+def _rare_var(a: np.ndarray, z: float) -> float:
+    """The Agresti-Coull-style variance of values of which fewer than MIN_DISAGREEMENTS differ from the most common
+    one (29 "yes" labels and 1 "no"): the share that differs, with z^2/2 pseudo-values on each side, times the
+    largest distance from the most common value squared (for 0/1 values, the Agresti-Coull p~(1 - p~)); 0 when enough
+    values differ to read the variance off them, or no value is most of them (a few distinct values)."""
+    values, counts = np.unique(a, return_counts=True)
+    off = int(a.size - counts.max())
+    if off >= MIN_DISAGREEMENTS or 2 * off >= a.size:  # enough values differ, or no value is most of them
+        return 0.0
+    mode = float(values[int(np.argmax(counts))])
+    p = (off + z**2 / 2) / (a.size + z**2)
+    return p * (1 - p) * float(np.abs(a - mode).max()) ** 2
 
 
 def power_tuning(y: np.ndarray, f: np.ndarray, f_unlabeled: np.ndarray) -> float:
@@ -128,13 +152,14 @@ def ppi_mean(y_labeled: Values, f_labeled: Values, f_unlabeled: Values, *,
     lam, rect = float(lams.mean()), y - lams * f
     theta = lam * float(fu.mean()) + float(rect.mean())
     z = _z(alpha)
-    var = lam**2 * _var(fu) / fu.size + _labelled_var(y, rect, z, f, lam)
+    var = lam**2 * _var(np.concatenate([f, fu])) / fu.size + _labelled_var(y, rect, z, f, lam)
     half = z * var**0.5
     return Estimate("ppi++" if tuned else "ppi", theta, theta - half, theta + half, int(y.size), int(fu.size), lam)
 
 
 def labels_mean(y_labeled: Values, *, alpha: float = 0.05) -> Estimate:
-    """The classical estimate from the labels alone (normal interval), for comparison."""
+    """The classical estimate from the labels alone: the normal interval, with _labelled_var's Agresti-Coull floor
+    when every label is the same or few differ from the most common one (used when every sample is labelled)."""
     y = _arr(y_labeled)
     if y.size < 2:
         raise ValueError("need at least 2 labels")

@@ -100,7 +100,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     folder = RunFolder(run if run.is_dir() else run.parent)
     stale: list = []
     results, labels = run_results(folder), read_labels(folder, stale=stale)  # read once: a bad line is reported once
-    rows = calibrate(results, labels)
+    rows = calibrate(results, labels, stale=stale)
     if rows:
         print("\n" + render_calibrated(rows))
     keys = folder.current_keys()
@@ -108,7 +108,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     if uncounted:
         print(f"\n{sum(uncounted.values())} label(s) not counted: "
               + "; ".join(f"{n} {why}" for why, n in sorted(uncounted.items())))
-    if not rows:
+    if not any(r["n_labels"] for r in rows):
         print(f"\nno human labels{' counted' if uncounted else ''} on this run's samples yet: label some in the "
               "dashboard's Label page (`ragdoctor dashboard RUN`) or with `ragdoctor label RUN --sample ID "
               "--metric M --value yes|no`")

@@ -182,3 +182,22 @@ def test_add_label_labels_only_a_sample_of_the_run_and_records_its_hash(tmp_path
     for blank in ("", "  "):  # never the current folder
         with pytest.raises(InputError, match="^run: a blank value$"):
             add_label(blank, "q1", "groundedness", 1, "ann")
+
+
+def test_a_line_without_when_is_as_late_as_the_lines_before_it_never_later_than_the_ones_after(tmp_path):
+    """A hand-written line without ``when`` took the time it was read: it beat every later label of its person,
+    a correction from the dashboard included, for ever (and a reread moved its time). It now counts as written when
+    the latest line before it was (the start of time when none is): the later line among equal times, as in the
+    file's order, and never after a line written later."""
+    _run_with(tmp_path)
+    path = tmp_path / "labels.jsonl"
+    hand = '{"sample_id": "s1", "metric": "groundedness", "value": 1, "who": "ann"}\n'
+    later = ('{"sample_id": "s1", "metric": "groundedness", "value": 0, "who": "ann", '
+             '"when": "2025-06-01T00:00:00+00:00"}\n')
+    path.write_text(hand + later, encoding="utf-8")
+    assert [lb.value for lb in read_labels(tmp_path)] == [0.0]
+    assert read_all_labels(tmp_path)[0].when == read_all_labels(tmp_path)[0].when  # no read-time clock in it
+    path.write_text(later + hand, encoding="utf-8")  # appended by hand after the dashboard's label: it wins
+    assert [lb.value for lb in read_labels(tmp_path)] == [1.0]
+    path.write_text(hand + hand.replace('"value": 1', '"value": 0'), encoding="utf-8")  # no times at all: file order
+    assert [lb.value for lb in read_labels(tmp_path)] == [0.0]

@@ -57,7 +57,8 @@ def test_too_few_labels_is_unmeasured_with_the_reason_and_foreign_samples_do_not
     values[ids[12]] = None  # labelled, but the judge did not measure it
     r = calibrate(frame(values), labels_for(lab))[0]
     assert r["status"] == "unmeasured" and r["mean"] is None and r["ci_low"] is None
-    assert r["reason"] == "12 labels, need 30 (1 more on samples this judge did not measure)"
+    assert r["reason"] == ("12 labels, need 30 (1 more on samples this judge did not measure; 40 more on samples not "
+                           "in this run)")
     assert r["n_labels"] == 12 and r["n_labels_unjudged"] == 1
 
 
@@ -163,7 +164,7 @@ def test_labels_only_on_unmeasured_rows_say_so():
 
 def test_the_corrected_mean_stays_within_the_metric_range():
     """PPI's rectified mean (and both ends of its interval) can leave [0, 1]: a [0, 1] metric's never do."""
-    results, ids = _one_metric([0.0, 0.0] + [0.5] * 38 + [0.95] * 60)
+    results, ids = _one_metric([0.0, 0.0] + [0.5] * 38 + [0.95] * 200)
     y = np.array([0.0, 0.0] + [1.0] * 38)
     est = ppi.ppi_mean(y, results["value"][:40], results["value"][40:])
     assert est.mean > 1.0 and est.ci_low > 1.0  # the case under test
@@ -263,3 +264,45 @@ def test_every_labelled_sample_disputed_says_so():
     assert a["n"] == 0 and a["n_disputed"] == 40 and a["auroc"] is None and a["accuracy"] is None
     assert a["reason"].startswith("all 40 labelled sample(s) the judge measured are disputed")
     assert a["reason"] in calibration_note(row)
+
+
+def test_one_graded_label_among_yes_no_ones_leaves_only_itself_out_of_the_auroc():
+    """39 yes/no labels and one of 0.8: the whole metric lost its AUROC ("these are graded", which 39 of them are
+    not). The AUROC is read on the yes/no labels and the note says how many graded ones it left out; the accuracy
+    still reads the graded one as the yes it is (> 0.5)."""
+    from eval.calibration import calibration_note
+
+    ids, y, f = population(8, 100)
+    lab = dict(zip(ids[:40], y[:40]))
+    lab[ids[0]] = 0.8
+    (row,) = calibrate(frame(dict(zip(ids, f))), labels_for(lab), n_resamples=50)
+    a = row["agreement"]
+    binary = np.array([lab[s] in (0.0, 1.0) for s in ids[:40]])
+    assert a["auroc"] == pytest.approx(round(float(__import__("eval.meta.stats", fromlist=["auroc"]).auroc(
+        f[:40][binary], y[:40][binary])), 6))
+    assert a["auroc_ci"][0] is not None and a["n"] == 40
+    assert "1 graded label(s) left out of the AUROC" in a["reason"] and a["reason"] in calibration_note(row)
+    graded = calibrate(frame(dict(zip(ids, f))), labels_for(dict.fromkeys(ids[:40], 0.5)), n_resamples=50)[0]
+    assert graded["agreement"]["reason"].startswith("AUROC needs yes/no labels (these are graded)")
+
+
+@pytest.mark.parametrize("where", ["another run", "stale"])
+def test_labels_that_count_for_nothing_are_said_in_the_unmeasured_reason(tmp_path, where):
+    """A labels file from another run (its sample ids not in this one, or the same ids with other answers: stale):
+    no row said so, and `gate --ppi` read '0 labels, need 30' beside 40 labels. The row is there, unmeasured, and
+    its reason counts them."""
+    from corpora.run_folder import RunFolder
+    from eval.judging import write_outputs
+
+    ids, y, f = population(9, 60)
+    judgements = [Judgement(sample_id=s, results=[MetricResult.ok("groundedness", "lexical", float(v))])
+                  for s, v in zip(ids, f)]
+    RunFolder(tmp_path).write_config({"eval_hash": "e1"}, {s: f"h-{s}" for s in ids})
+    write_outputs(RunFolder(tmp_path), judgements, [])
+    other = [f"x{s}" for s in ids[:40]] if where == "another run" else ids[:40]
+    add_labels(tmp_path, [Label(sample_id=s, metric="groundedness", value=v, who="ann", sample_hash="other-run")
+                          for s, v in zip(other, y[:40])])
+    (row,) = for_run(tmp_path, n_resamples=50)
+    assert row["status"] == "unmeasured" and row["n_labels"] == 0
+    why = "on samples not in this run" if where == "another run" else "labelled an earlier answer of their sample"
+    assert row["reason"] == f"0 labels, need 30 (40 more {why})"
