@@ -7,7 +7,13 @@ a model. ``fail_next`` makes the next N chat calls fail: HTTP 500, or, with ``ga
 Faults for the concurrency and fleet tests, deterministic: ``faults`` is a schedule consumed one entry per chat
 request in arrival order ("ok", "500", "503", "429" or "429:<Retry-After value>", "drop": the connection is closed
 without a reply); ``always`` fails every request so (a dead endpoint); ``latency`` seconds are spent on every chat
-request. ``received``, ``served``, ``in_flight`` and ``max_in_flight`` are counted on the server side; ``served``
+request. Odd but well-formed replies, also schedule entries: "empty" (200 with ``choices: []``), "null" (200 whose
+message has ``content: null`` and a tool call), "refusal" (``content: null`` and a ``refusal`` text), "sse" (200 with
+an event stream though none was asked for), "nousage" (200 without ``usage``), "404" (the model is unknown, as
+OpenAI and vLLM say it). ``models_served`` (a set of names): a request naming another model gets that 404.
+``root_routes`` False serves the API under /v1 only, as vLLM and Ollama do (True: also at the root, as llama.cpp).
+``paths`` holds each chat request's path as sent, its query included.
+``received``, ``served``, ``in_flight`` and ``max_in_flight`` are counted on the server side; ``served``
 counts only chat completions actually returned, and every counter is settled before the reply is written, so a
 client that has read its reply sees them up to date. ``rendezvous`` (a ``Rendezvous``, one server's or shared by a
 fleet) holds chat requests until that many are in flight at once: a test of concurrency waits for the overlap it
@@ -62,6 +68,9 @@ class FakeOpenAIServer:
         self.faults: list[str] = []
         self.always: str | None = None
         self.latency = 0.0
+        self.models_served: set[str] | None = None
+        self.root_routes = True
+        self.paths: list[str] = []
         self.rendezvous: Rendezvous | None = None
         self.received = 0
         self.served = 0
@@ -182,7 +191,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             path = self.path.split("?")[0].rstrip("/")
-            if path in ("/v1/models", "/models"):
+            if path == "/v1/models" or (server.root_routes and path == "/models"):
                 self._send(200, server.models())
             elif path in ("/health", "/v1/health"):
                 self._send(200, {"status": "ok"})
@@ -192,9 +201,11 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            path = self.path.split("?")[0].rstrip("/")
+            if path != "/v1/chat/completions" and not (server.root_routes and path == "/chat/completions"):
                 self._send(404, _error(f"no route for POST {self.path}", "not_found"))
                 return
+            server.paths.append(self.path)
             fault = server.arrive()
             self._open_chat = True
             try:
@@ -202,8 +213,8 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     server.rendezvous.wait()
                 if server.latency:
                     time.sleep(server.latency)
-                if fault == "ok":
-                    self._chat(raw)
+                if fault in _SHAPES:  # a complete reply, of an odd shape
+                    self._chat(raw, fault)
                     return
                 if fault == "drop":  # no reply at all: the client sees the connection close
                     self._settle(False)
@@ -216,7 +227,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             finally:
                 self._settle(False)  # no-op once a reply settled it
 
-        def _chat(self, raw: bytes) -> None:
+        def _chat(self, raw: bytes, shape: str = "ok") -> None:
             if server.take_failure():
                 if server.garbage:
                     self._send_raw(200, b"<html>this is not json", "application/json")
@@ -230,10 +241,20 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             except ValueError as exc:
                 self._send(400, _error(f"bad request: {exc}", "invalid_request_error"))
                 return
+            model = body.get("model")
+            if shape == "404" or (server.models_served is not None and model not in server.models_served):
+                self._send(404, _error(f"The model `{model}` does not exist or you do not have access to it.",
+                                       "invalid_request_error", code="model_not_found"))
+                return
             try:
-                self._send(200, server.completion(body), served=True)
+                reply = server.completion(body)
             except Exception as exc:  # the wrapped model failed: report it like a real server would
                 self._send(500, _error(f"{type(exc).__name__}: {exc}", "server_error"))
+                return
+            if shape == "sse":
+                self._send_raw(200, _event_stream(reply), "text/event-stream", served=True)
+                return
+            self._send(200, _reshape(reply, shape), served=True)
 
         def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None,
                   served: bool = False) -> None:
@@ -256,6 +277,37 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _error(message: str, kind: str) -> dict[str, Any]:
+_SHAPES = frozenset({"ok", "empty", "null", "refusal", "sse", "nousage", "404"})
+
+
+def _reshape(reply: dict[str, Any], shape: str) -> dict[str, Any]:
+    """``reply`` as a server of odd habits sends it (see the module's docstring)."""
+    message = reply["choices"][0]["message"]
+    if shape == "empty":
+        reply["choices"] = []
+    elif shape == "null":
+        message["content"] = None
+        message["tool_calls"] = [{"id": "call_1", "type": "function",
+                                  "function": {"name": "search", "arguments": "{}"}}]
+        reply["choices"][0]["finish_reason"] = "tool_calls"
+    elif shape == "refusal":
+        message["content"], message["refusal"] = None, "I'm sorry, I cannot help with that."
+    elif shape == "nousage":
+        del reply["usage"]
+    return reply
+
+
+def _event_stream(reply: dict[str, Any]) -> bytes:
+    """``reply`` as server-sent events, the way a streaming server sends it: one delta per word, then [DONE]."""
+    head = {k: reply[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    words = reply["choices"][0]["message"]["content"].split(" ")
+    events = [head | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    events += [head | {"choices": [{"index": 0, "delta": {"content": w if i == 0 else " " + w},
+                                    "finish_reason": None}]} for i, w in enumerate(words)]
+    events.append(head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+
+
+def _error(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
     """An OpenAI-shaped error body."""
-    return {"error": {"message": message, "type": kind, "code": None}}
+    return {"error": {"message": message, "type": kind, "code": code}}

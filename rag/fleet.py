@@ -19,31 +19,42 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 T = TypeVar("T")
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 FAILOVER_KINDS = frozenset({"connection"})  # refused, reset, unknown host: tried elsewhere before a retry is spent
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
+_QUERY = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")
 
 
 def public_url(url: str) -> str:
-    """``url`` without the user and password it may carry (``http://u:pw@h/v1`` -> ``http://h/v1``): the one form a URL
-    is shown, logged, recorded or hashed in; the client alone keeps the full one. A URL without them is returned as
-    written, so names and config hashes made from it are what they were."""
+    """``url`` without the user and password it may carry (``http://u:pw@h/v1`` -> ``http://h/v1``) and without its
+    query (``?api_key=...``: a key goes there too) or fragment: the one form a URL is shown, logged, recorded or hashed
+    in; the client alone keeps the full one. A URL with none of them is returned as written, so names and config
+    hashes made from it are what they were."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return redact_urls(url)
-    if "@" not in parts.netloc:
+    if "@" not in parts.netloc and not parts.query and not parts.fragment and not url.endswith(("?", "#")):
         return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment=""))
+
+
+def split_query(url: str) -> tuple[str, dict[str, str]]:
+    """``url`` without its query and fragment (and without a trailing slash), and the query's parameters: what an
+    OpenAI client takes as its base URL and as the parameters it adds to every request."""
+    parts = urlsplit(url)
+    return (urlunsplit(parts._replace(query="", fragment="")).rstrip("/"),
+            dict(parse_qsl(parts.query, keep_blank_values=True)))
 
 
 def redact_urls(text: str) -> str:
-    """``text`` with the user and password taken out of every URL in it (an error message may quote one)."""
-    return _USERINFO.sub(r"\1", text)
+    """``text`` with the user and password, and the query, taken out of every URL in it (an error message may quote
+    one)."""
+    return _QUERY.sub(r"\1", _USERINFO.sub(r"\1", text))
 
 
 @dataclass(frozen=True)
@@ -205,10 +216,14 @@ def render_requests(d: dict[str, Any]) -> str:
     def kinds(by: dict[str, int]) -> str:
         return f" ({', '.join(f'{k} {n}' for k, n in by.items())})" if by else ""
 
-    spread = ", ".join(f"{u} {c['requests']}" for u, c in d["endpoints"].items()) if len(d["endpoints"]) > 1 else ""
+    fleet = d["endpoints"] if len(d["endpoints"]) > 1 else {}
+    spread = ", ".join(f"{u} {c['requests']}" for u, c in fleet.items())
+    # a node of a fleet that answered nothing while others did: down for the run, which went on without it
+    silent = [u for u, c in fleet.items() if c.get("requests") and not c.get("ok")] if d["ok"] else []
     return (f"requests: {d['requests']} sent, {d['ok']} ok, {d['retries']} retried{kinds(d['retries_by_kind'])}, "
             f"{d['failed']} failed{kinds(d['failed_by_kind'])}, at most {d['max_in_flight']} in flight"
-            + (f"; per endpoint: {spread}" if spread else ""))
+            + (f"; per endpoint: {spread}" if spread else "")
+            + (f"; no reply from {', '.join(silent)} (the run went on with the others)" if silent else ""))
 
 
 @dataclass

@@ -6,6 +6,7 @@ bundled llama.cpp server); ``FakeLLM`` answers from the prompt's context blocks 
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -27,6 +28,7 @@ from rag.fleet import (
     parse_retry_after,
     public_url,
     redact_urls,
+    split_query,
 )
 from rag.prompt import REFUSAL
 
@@ -125,7 +127,7 @@ class OpenAIChatLLM:
         if not urls:
             raise LLMError("no base URL given")
         full = [u.rstrip("/") for u in urls]
-        self.base_urls = [public_url(u) for u in full]
+        self.base_urls = [public_url(u).rstrip("/") for u in full]
         self.base_url = self.base_urls[0]
         self.model = model
         self.model_id = model_id or fleet_name(model, self.base_urls)
@@ -136,7 +138,9 @@ class OpenAIChatLLM:
         self._endpoints = Endpoints(len(full), cooldown=self.retry.cooldown)
         key = api_key or os.environ.get("OPENAI_API_KEY") or "local"
         # our own retry loop (rag/fleet.py) replaces the client's: it counts, honours Retry-After and fails over
-        self._clients = [OpenAI(base_url=u, api_key=key, timeout=timeout, max_retries=0) for u in full]
+        # a query (``?api_key=...``, ``?api-version=...``) is sent with every request, not glued before its path
+        self._clients = [OpenAI(base_url=bare, api_key=key, timeout=timeout, max_retries=0, default_query=query or None)
+                         for bare, query in map(split_query, full)]
         self.timeout = timeout  # the whole request's, not only each read's (a reply trickled byte by byte)
 
     def chat(
@@ -174,7 +178,8 @@ class OpenAIChatLLM:
         except openai.APIStatusError as exc:
             status = exc.status_code
             retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-            raise RequestError(one_line(redact_urls(f"{where}: {type(exc).__name__}: {exc}")), kind=f"http_{status}",
+            said = one_line(redact_urls(f"{where}: {type(exc).__name__}: {exc}"), 400)
+            raise RequestError(said + self._hint(status, str(exc), k), kind=f"http_{status}",
                                retryable=status in RETRYABLE_STATUS, retry_after=retry_after) from None
         except openai.APIConnectionError as exc:  # APITimeoutError is one too
             kind = "timeout" if isinstance(exc, openai.APITimeoutError) else "connection"
@@ -186,12 +191,37 @@ class OpenAIChatLLM:
         except LLMError as exc:
             raise RequestError(str(exc), kind="malformed", retryable=False) from None
 
+    def _hint(self, status: int, said: str, k: int) -> str:
+        """What to check after a 404 (the model, or the URL's path) or a 401 (the key): the same for every request,
+        so the one line says it."""
+        if status == 404 and "model" in said.lower():
+            return (f" (check the model name: the server does not serve {self.model!r}; "
+                    f"GET {self.base_urls[k]}/models lists the ones it does)")
+        if status == 404:
+            return f" (is the base URL right? the request went to {self.base_urls[k]}/chat/completions; a base URL " \
+                   "usually ends in /v1)"
+        if status == 401:
+            return " (check the API key: OPENAI_API_KEY, or a user:password or ?api_key= in the URL)"
+        return ""
+
     def _parse(self, completion: Any, latency_s: float) -> LLMResponse:
-        """Validate the reply's shape and turn it into an ``LLMResponse``."""
+        """Validate the reply's shape and turn it into an ``LLMResponse``: a reply streamed as server-sent events
+        though none was asked for is put together; a message whose ``content`` is null is its ``refusal`` when it has
+        one (what the model said), else an error saying why there is no text (a tool call, a finish reason)."""
+        if isinstance(completion, str | bytes):  # not JSON: the OpenAI client hands back the body as it came
+            completion = _from_event_stream(completion, self.model_id)
+        choices = getattr(completion, "choices", None)
+        if isinstance(choices, list) and not choices:
+            raise LLMError(f"{self.model_id}: malformed reply: it has no choices (nothing generated; a server's "
+                           "content filter may have held it back)")
         try:
-            text = completion.choices[0].message.content
-        except (AttributeError, IndexError, TypeError):
-            raise LLMError(one_line(f"{self.model_id}: malformed reply: {completion!r}")) from None
+            choice = completion.choices[0]
+            message = choice.message
+        except (AttributeError, IndexError, KeyError, TypeError):
+            raise LLMError(one_line(f"{self.model_id}: malformed reply: {completion!r}", 200)) from None
+        text = getattr(message, "content", None)
+        if text is None:
+            text = _no_content(message, getattr(choice, "finish_reason", None), self.model_id)
         if not isinstance(text, str):
             raise LLMError(f"{self.model_id}: reply has no text content")
         usage = getattr(completion, "usage", None)
@@ -212,6 +242,73 @@ class OpenAIChatLLM:
             latency_s=latency_s,
             finish_reason=finish if isinstance(finish, str) and finish else None,
         )
+
+
+def _no_content(message: Any, finish: Any, who: str) -> str:
+    """The text of a message whose ``content`` is null: its ``refusal`` (what the model said instead), else LLMError
+    saying why there is none: a tool call (none was offered: the server or its chat template made one), or the
+    finish reason."""
+    refusal = getattr(message, "refusal", None)
+    if isinstance(refusal, str) and refusal.strip():
+        return refusal
+    calls = getattr(message, "tool_calls", None) or []
+    names = [str(getattr(getattr(c, "function", None), "name", None) or "?") for c in calls] \
+        if isinstance(calls, list) else []
+    if names:
+        raise LLMError(one_line(f"{who}: the reply is a tool call ({', '.join(names)}) with no text (finish_reason "
+                                f"{finish!r}); no tools were offered: the server or its chat template called one"))
+    raise LLMError(f"{who}: the reply has no text (content is null, finish_reason {finish!r})")
+
+
+def _from_event_stream(body: str | bytes, who: str) -> Any:
+    """A chat completion put together from a reply streamed as server-sent events (``data: {chunk}`` lines, then
+    ``data: [DONE]``) by a server or proxy that streams whether asked or not: the deltas' text joined, the last finish
+    reason, the usage a chunk carried. LLMError when the body is no such stream, or the stream reports an error."""
+    from types import SimpleNamespace as NS  # noqa: PLC0415, N817
+
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    parts: list[str] = []
+    tools: list[Any] = []
+    finish = model = usage = None
+    seen = False
+    for line in text.splitlines():
+        if not line.startswith("data:"):
+            continue  # blank separators, "event:", "id:", ": keep-alive" comments
+        data = line[5:].strip()
+        if data == "[DONE]":
+            break
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            break
+        if not isinstance(chunk, dict):
+            break
+        if "error" in chunk:
+            error = chunk["error"]
+            said = error.get("message", error) if isinstance(error, dict) else error
+            raise LLMError(one_line(f"{who}: the reply's event stream reports an error: {said}"))
+        seen = True
+        model = chunk.get("model") or model
+        usage = chunk.get("usage") or usage
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or choice.get("message") or {}
+            if isinstance(delta, dict):
+                if isinstance(delta.get("content"), str):
+                    parts.append(delta["content"])
+                calls = [t.get("function") for t in delta.get("tool_calls") or [] if isinstance(t, dict)]
+                tools += [NS(function=NS(name=c["name"])) for c in calls if isinstance(c, dict) and c.get("name")]
+            finish = choice.get("finish_reason") or finish
+    if not seen:
+        raise LLMError(one_line(f"{who}: malformed reply: neither a chat completion nor an event stream of one: "
+                                f"{text[:80]!r}"))
+    message = NS(content="".join(parts) if parts or not tools else None, tool_calls=tools, refusal=None)
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    return NS(choices=[NS(message=message, finish_reason=finish)], model=model,
+              usage=NS(prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
+                       prompt_tokens_details=NS(cached_tokens=details.get("cached_tokens"))
+                       if isinstance(details, dict) else None) if isinstance(usage, dict) else None)
 
 
 def _within(seconds: float, call: Callable[[], Any]) -> Any:
