@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gzip
+import io
 import json
 import math
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -46,6 +49,8 @@ class Span:
     status_message: str = ""
     where: str = ""  # file:line or the span's place in the export, for messages
     children: list[Span] = field(default_factory=list)
+    dropped: int = 0  # attributes the exporter dropped (OTLP's droppedAttributesCount): what it recorded is incomplete
+    remote_parent: bool | None = None  # OTLP's span flags: the parent is in another process (None: not said)
 
     @property
     def kind(self) -> str:
@@ -75,7 +80,7 @@ def detect(path: str | Path) -> str | None:
     if p.suffix == ".parquet":  # Phoenix's spans dataframe, by its columns (a table of rows is not spans)
         return "phoenix" if p.is_file() and _is_phoenix_row(dict.fromkeys(_parquet_columns(p))) else None
     try:
-        with open(p, "rb") as fh:
+        with _open(p) as fh:
             raw = fh.readline(DETECT_BYTES)
             whole = raw.endswith(b"\n") or len(raw) < DETECT_BYTES
             head = raw.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
@@ -87,9 +92,14 @@ def detect(path: str | Path) -> str | None:
                 except ValueError:
                     pass  # not one JSON value on its line: pretty-printed, or not JSON
             head += fh.read(DETECT_BYTES - len(raw)).decode("utf-8", errors="replace")
-    except OSError:
+    except (OSError, EOFError, zlib.error):  # unreadable, or a .gz that is not gzip: not a span export
         return None
     return _shape_by_markers(head)
+
+
+def _open(path: Path) -> io.BufferedIOBase:
+    """The file's bytes; a ``.gz`` file decompressed (as every JSONL input is read)."""
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115 - the caller closes it
 
 
 def _shape_of(obj: Any) -> str | None:
@@ -106,12 +116,13 @@ def _shape_of(obj: Any) -> str | None:
 def _shape_by_markers(head: str) -> str | None:
     """The shape of a JSON document from its keys in ``head`` (a JSON string that holds a key's text has its quotes
     escaped, so a quoted name followed by a colon is a key): OTLP's ``resourceSpans``, or a Phoenix row's span id
-    (``context.span_id``, or ``span_id`` in its ``context`` object) with its ``span_kind`` or ``parent_id``."""
+    (``context.span_id``, or ``span_id`` in its ``context`` object; or its ``context.trace_id``, a row that lost its
+    span id: load says how to write it) with its ``span_kind`` or ``parent_id``."""
     if not head.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
         return None
     if re.search(r'"resourceSpans"\s*:', head):
         return "otlp"
-    span_id = re.search(r'"context\.span_id"\s*:|"context"\s*:\s*\{[^{}]*"span_id"\s*:', head)
+    span_id = re.search(r'"context\.(?:span|trace)_id"\s*:|"context"\s*:\s*\{[^{}]*"span_id"\s*:', head)
     return "phoenix" if span_id and re.search(r'"(?:span_kind|parent_id)"\s*:', head) else None
 
 
@@ -133,14 +144,15 @@ def _is_rest_page(obj: dict) -> bool:
 
 def _is_phoenix_row(obj: dict) -> bool:
     keys = set(obj)
-    return bool({"context.span_id", "context"} & keys) and bool({"span_kind", "parent_id", "attributes"} & keys or
-                                                                any(k.startswith("attributes.") for k in keys))
+    return bool({"context.span_id", "context", "context.trace_id"} & keys) and bool(
+        {"span_kind", "parent_id", "attributes"} & keys or any(k.startswith("attributes.") for k in keys))
 
 
 def _documents(path: Path) -> Iterator[tuple[int | None, Any]]:
     """(line number or None, JSON value) per record of the file: the whole file when it is one JSON document, else per
     line. A line that is not JSON raises InputError (a span file with a torn line is reported, the rest read)."""
-    text = path.read_bytes().decode("utf-8", errors="strict").lstrip("\ufeff")
+    with _open(path) as fh:
+        text = fh.read().decode("utf-8", errors="strict").lstrip("\ufeff")
     try:
         yield None, loads_strict(text)
         return
@@ -260,8 +272,8 @@ def _time_ns(value: Any, what: str) -> int:
     if isinstance(value, (int, float)):
         if not math.isfinite(value) or value < 0:
             raise ValueError(f"{what} {value!r} is not a time")
-        scale = 1 if value > 1e17 else 1e3 if value > 1e14 else 1e6 if value > 1e11 else 1e9
-        return int(value * scale)
+        scale = 1 if value > 1e17 else 1000 if value > 1e14 else 1_000_000 if value > 1e11 else 1_000_000_000
+        return value * scale if isinstance(value, int) else int(value * scale)  # exact for integers (epoch ms)
     if isinstance(value, str):
         try:
             return _datetime_ns(datetime.fromisoformat(value.replace("Z", "+00:00")))
@@ -294,11 +306,28 @@ def _otlp_span(s: Any, where: str) -> Span:
     if not isinstance(status, dict):
         raise ValueError("status is not an object")
     span_id = _hex_id(s.get("spanId"), "spanId")  # before the parent's: a span without an id is reported as such
+    flags = _count(s.get("flags"), "flags")
     return Span(span_id=span_id, parent_id=_parent_hex(s.get("parentSpanId"), "parentSpanId"),
                 trace_id=_hex_id(s.get("traceId"), "traceId"), name=str(s.get("name") or ""),
                 start_ns=_unix_nano(s.get("startTimeUnixNano"), "startTimeUnixNano"),
                 end_ns=_unix_nano(s.get("endTimeUnixNano"), "endTimeUnixNano"), attrs=attrs,
-                status=_status_code(status.get("code")), status_message=str(status.get("message") or ""), where=where)
+                status=_status_code(status.get("code")), status_message=str(status.get("message") or ""), where=where,
+                dropped=_count(s.get("droppedAttributesCount"), "droppedAttributesCount"),
+                remote_parent=bool(flags & _PARENT_IS_REMOTE) if flags & _HAS_IS_REMOTE else None)
+
+
+_HAS_IS_REMOTE, _PARENT_IS_REMOTE = 0x100, 0x200  # OTLP's SpanFlags: whether the parent's remoteness is known, and it
+
+
+def _count(value: Any, what: str) -> int:
+    """An OTLP uint32 (a number, or a decimal string); absent is 0."""
+    if value is None:
+        return 0
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise ValueError(f"{what} {value!r} is not a count")
 
 
 _STATUS_CODES = {0: "UNSET", 1: "OK", 2: "ERROR"}  # OTLP's StatusCode enum: the OTLP/JSON mapping writes it as a number
@@ -321,6 +350,9 @@ def _phoenix_span(row: Any, where: str) -> Span:
     if "span_kind" in flat and "openinference.span.kind" not in attrs:
         attrs["openinference.span.kind"] = flat["span_kind"]
     span_id = flat.get("context.span_id", flat.get("span_id"))
+    if span_id is None and "context.trace_id" in flat:
+        raise ValueError("context.span_id missing (a spans DataFrame indexed by it, as df.set_index('context.span_id') "
+                         "makes it, loses it in to_json(orient='records'): write df.reset_index())")
     return Span(span_id=_hex_id(span_id, "context.span_id"), parent_id=_parent_hex(flat.get("parent_id"), "parent_id"),
                 trace_id=_hex_id(flat.get("context.trace_id"), "context.trace_id"), name=str(flat.get("name") or ""),
                 start_ns=_time_ns(flat.get("start_time"), "start_time"),
@@ -349,7 +381,10 @@ def _rows(path: Path) -> Iterator[tuple[int | None, Any]]:
     if path.suffix == ".parquet":
         import pandas as pd  # noqa: PLC0415 - lazy: only a Phoenix parquet export needs it
 
-        yield from enumerate(pd.read_parquet(path).to_dict("records"), 1)
+        frame = pd.read_parquet(path)
+        if any(name is not None and name not in frame.columns for name in frame.index.names):
+            frame = frame.reset_index()  # indexed by context.span_id (as Phoenix's span queries are): its column back
+        yield from enumerate(frame.to_dict("records"), 1)
         return
     yield from _documents(path)
 
@@ -362,8 +397,8 @@ def read_spans(path: str | Path, errors: list[InputError]) -> list[Span]:
         docs = list(_rows(path))
     except UnicodeDecodeError as exc:
         raise InputError(path, f"not valid UTF-8 (byte {exc.start})") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(path, f"unreadable span export ({exc})") from None
+    except (OSError, ValueError, EOFError, zlib.error) as exc:
+        raise InputError(path, f"unreadable span export ({str(exc) or type(exc).__name__})") from None
     for line, doc in docs:
         if isinstance(doc, InputError):
             errors.append(doc)
