@@ -243,7 +243,8 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
     reasons = {m: r.reason for m, r in sig.metrics.items() if r.status == "unmeasured"}
     # a metric the run never evaluated has no result at all: say so, never an empty reason
     reasons |= {m: NOT_EVALUATED for m in ("groundedness", "answer_correctness") if m not in sig.metrics}
-    unknown = corr is not None and corr.status == "unmeasured" and sig.unanswerable is not True
+    # correctness the run did not evaluate is as unknown as correctness it could not measure: "ok" says "right"
+    unknown = (corr is None or corr.status == "unmeasured") and sig.unanswerable is not True
     g_unknown = gr is not None and gr.status == "unmeasured" and not sig.refused
     if all(f[0] == "noisy_context" for f in fired) and s.outcome != "blocked":
         why: tuple[str, dict] | None = None
@@ -256,7 +257,8 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
             why = ("the answer is wrong against the reference, but what went wrong cannot be told: groundedness is "
                    "unmeasured", {"correctness": c})
         elif unknown:
-            why = ("answer correctness could not be measured: whether the answer is right is unknown", {})
+            how = "was not evaluated in this run" if corr is None else "could not be measured"
+            why = (f"answer correctness {how}: whether the answer is right is unknown", {})
         elif g_unknown:
             why = ("groundedness could not be measured: whether the context backs the answer is unknown", {})
         if why:

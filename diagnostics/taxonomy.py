@@ -24,6 +24,6 @@ DEFINITIONS: dict[str, str] = {
     "guardrail_block": "A guardrail blocked the question or the answer.",
     "unmeasured": "The judges could not decide (judge failure, generation error, missing inputs), the answer is "
                   "wrong and groundedness could not say why, groundedness or correctness a verdict rests on is "
-                  "unmeasured, or a refusal's question has no label saying whether it is answerable; the reason is "
-                  "kept.",
+                  "unmeasured (or the run did not evaluate it), or a refusal's question has no label saying whether "
+                  "it is answerable; the reason is kept.",
 }

@@ -347,3 +347,16 @@ def test_a_value_a_hair_under_a_threshold_is_shown_under_it(kw, cat, says):
 def test_values_exactly_at_a_threshold(kw, cat):
     d = classify(J(answer="16 tokens.", **kw))
     assert d.category == cat, (d.category, d.rule)
+
+
+def test_a_run_that_did_not_evaluate_correctness_never_calls_an_answer_ok():
+    """`--metric groundedness` alone: a grounded answer (possibly wrong: nothing measured it) was 'ok', which says
+    the answer is right. It is 'unmeasured', saying correctness was not evaluated; a correct refusal stays 'ok'."""
+    j = J(answer="16 tokens.", g=1.0)
+    j.results = [r for r in j.results if r.metric != "answer_correctness"]
+    d = classify(j)
+    assert d.category == "unmeasured" and "was not evaluated in this run" in d.rule
+    assert "answer_correctness" in d.evidence["reasons"]
+    refusal = classify(J(answer="I don't know based on the provided documents.", g=1.0, relevant=(),
+                         reference="The provided documents do not contain the answer."))
+    assert refusal.category == "ok"
