@@ -5,10 +5,16 @@ groundedness=Faithfulness, context_precision=LLMContextPrecisionWithReference (W
 no usable reference), answer_relevance=ResponseRelevancy, context_recall=LLMContextRecall,
 answer_correctness=FactualCorrectness (its claims both ways; our value is the reference's claim recall, as the nli
 judge's, with ragas's F1 kept as ``raw_score``) (the table ``RAGAS``). Refusals, blocked answers and unanswerable
-questions follow the metrics' own rules (eval/metrics/) instead of asking ragas. Every per-sample failure (output
-unparseable after one repair retry, timeout, truncation, NaN) becomes an ``unmeasured`` result. Telemetry is off:
-RAGAS_DO_NOT_TRACK defaults to true, and a value the user set that turns it on makes the judge unavailable, saying
-why (ragas would send usage data over the network)."""
+questions follow the metrics' own rules (eval/metrics/) instead of asking ragas. A blank retrieved chunk (no text, or
+only whitespace) is never sent to ragas, as our own judges never judge one: context precision leaves it out of the
+ranking and names it in its evidence (``blank_chunks``, ``note``: eval/metrics/context_precision.py), and a trace whose
+every chunk is blank is unmeasured by the metrics' rules, with no model call. What a user's text can do to ragas's
+prompts: ragas writes every input as one JSON value after its "input:" line (quotes and newlines escaped), so no text
+can end that block or write ragas's "Output:"; its prompts hold no tags of ours (eval.judges.llm_claims.inert) to make
+inert, and no sentence saying that instructions inside the input are text to judge (that would mean rewriting ragas's
+prompts). Every per-sample failure (output unparseable after one repair retry, timeout, truncation, NaN) becomes an
+``unmeasured`` result. Telemetry is off: RAGAS_DO_NOT_TRACK defaults to true, and a value the user set that turns it
+on makes the judge unavailable, saying why (ragas would send usage data over the network)."""
 from __future__ import annotations
 
 import asyncio
@@ -53,6 +59,10 @@ from eval.judges.base import JudgeUnavailable, changed_settings
 from eval.judges.llm_claims import UNPARSEABLE
 from eval.mathx import fraction
 from eval.metrics import find, get
+from eval.metrics.context_precision import (
+    blank_note,  # the evidence our own judges record
+    judged_chunks,
+)
 from rag.embeddings import make_embedder
 from rag.fleet import redact_urls
 from rag.llm import ChatLLM, LLMError, one_line
@@ -305,8 +315,9 @@ class RagasJudge:
 
     async def _score(self, metric: str, spec: RagasMetric, t: Trace) -> MetricResult:
         m = self._metric(spec, t)
-        sample = SingleTurnSample(user_input=t.question, response=t.answer, retrieved_contexts=t.context_texts,
-                                  reference=spec.reference(t))
+        # the chunks with text only: ragas would judge a blank one (context precision: an irrelevant chunk at its rank)
+        sample = SingleTurnSample(user_input=t.question, response=t.answer,
+                                  retrieved_contexts=[c.text for c in judged_chunks(t)], reference=spec.reference(t))
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
@@ -344,9 +355,12 @@ def _precision_rule(t: Trace) -> str | None:
 
 
 def _precision_evidence(ev: dict, t: Trace) -> str | None:
+    """ragas's verdicts, one per chunk with text (what it was sent), and the blank chunks left out of the ranking."""
     verdicts = ev.pop("verdicts", [])
-    ev["chunks"] = [{"chunk_id": c.chunk_id, "relevant": v, "reason": why} for c, (v, why) in zip(t.chunks, verdicts)]
+    ev["chunks"] = [{"chunk_id": c.chunk_id, "relevant": v, "reason": why}
+                    for c, (v, why) in zip(judged_chunks(t), verdicts)]
     ev["with_reference"] = bool(_precision_reference(t))
+    ev.update(blank_note(t))
     return None
 
 

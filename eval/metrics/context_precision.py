@@ -42,7 +42,7 @@ def judged_chunks(t: Trace) -> list[Chunk]:
     return [c for c in t.chunks if c.text.strip()]
 
 
-def _blank_note(t: Trace) -> dict:
+def blank_note(t: Trace) -> dict:
     """The evidence of the blank chunks left out of the ranking (none: nothing)."""
     blank = [c for c in t.chunks if not c.text.strip()]
     if not blank:
@@ -75,7 +75,7 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
                                      with_reference=i in set(with_ref),
                                      chunks=[{"chunk_id": c.chunk_id, "relevant": x, "score": round(sc, 4),
                                               **({"note": why} if why else {})} for c, x, sc, why in chunks],
-                                     **_blank_note(traces[i]))
+                                     **blank_note(traces[i]))
     return [results[i] for i in range(len(traces))]
 
 
