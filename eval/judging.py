@@ -55,7 +55,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 17  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 18  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -87,6 +87,9 @@ METRICS_VERSION = 17  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     dates and '23 are read; "[PR#45]" and other issue references are no citation marks; emoji are no content words;
 #     context precision leaves blank chunks out of the ranking (named in its evidence); the llm judge's prompts put
 #     each user text inside its own tags (a tag inside the text cannot close its block)
+# 18: a magnitude after a space counts a noun or money ('128 K tokens' is 128K, '$1.5 M'; not 'grade 7 B', 'option 3 B
+#     or 4 C'); a European decimal after dot thousands ('1.234,56') is 1234.56; a spaced or comma number with a unit
+#     ('2 048 MB', '1,5 h') and 'Mbytes', 'GBs', '90 Min', '1.5 HRS' are quantities; '23-05-01' is also 2023-05-01
 
 
 def _first_line(exc: Exception) -> str:

@@ -56,6 +56,8 @@ def _unit_table() -> dict[str, tuple[str, tuple[Decimal, ...]]]:
             table[key] = ("B", both)
         for key in (f"{P}iB", f"{binary}byte", f"{binary}bytes"):
             table[key] = ("B", bin_)
+        for key in (f"{P}byte", f"{P}bytes", f"{P}Bs"):  # 'Mbytes', 'KByte', 'kbyte' (any case: a word), 'GBs'
+            table[key] = ("B", both)
         for key in (f"{P}bit", f"{p}bit", f"{P}bits", f"{p}bits", f"{word}bit", f"{word}bits"):
             table[key] = ("bit", both)
         table[f"{p}b"] = table[f"{P}b"] = ("B|bit", both)  # 'kb', 'Gb': bits by the standard, bytes as often
@@ -67,6 +69,9 @@ def _unit_table() -> dict[str, tuple[str, tuple[Decimal, ...]]]:
                "h": "3600", "hr": "3600", "hrs": "3600", "hour": "3600", "hours": "3600", "day": "86400",
                "days": "86400", "week": "604800", "weeks": "604800"}
     table.update({k: ("s", (Decimal(v),)) for k, v in seconds.items()})
+    # short duration words capitalised or in capitals ('90 Min', '1.5 HRS'; longer words are read in any case); not
+    # 'SEC', 'HR', 'MS', 'H' or 'S', which name other things as often
+    table.update({k: table[k.lower()] for k in ("Min", "MIN", "Sec", "Hr", "Hrs", "HRS", "Day")})
     return table
 
 
@@ -82,10 +87,12 @@ _NUM = regex.compile(rf"""
     (?P<sign>[-+])?
     (?:
         (?<!\d\ )(?P<spaced>[1-9]\d{{0,2}}(?:\ \d{{3}})+(?:\.\d+)?)(?!\d|\ \d)   # '128 000': 128000, or 128 and 0
+      | (?<!\d,)(?P<euro>[1-9]\d{{0,2}}\.\d{{3}},\d+)(?!\d|[.,]\d)  # '1.234,56': 1234.56, or 1234 and 56
       | (?<!\d,)(?P<comma>\d+,\d+)(?!\d|,\d)           # '0,5': the decimal 0.5, or 0 and 5 ('1,024' was written whole)
       | (?P<plain>\d+(?:\.\d+)*)
     )
     (?: (?P<suffix>(?i:bn)|[kKmMbBT])(?!{_GLUED})
+      | {_GAP}(?P<gap_suffix>(?i:bn)|[kKMBmT])(?!{_GLUED})  # '128 K tokens', '$1.5 M': see _spaced_magnitude
       | (?P<words>(?:{_GAP}+(?i:{_MAG})s?\b)+)
       | (?:{_GAP}*|-)(?P<unit>[A-Za-z\u00b5\u03bc]{{1,9}})(?![\w/]) )?   # a unit if _UNITS knows it ('64 KB', '5-min')
     """, regex.VERBOSE)
@@ -99,6 +106,7 @@ _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _MONTH_NAME = regex.compile(rf"(?i:{_MONTH})")
 _MAG_WORD = regex.compile(rf"(?i:{_MAG})")
 _TH = "(?i:st|nd|rd|th)?"
+_YY_MM_DD = regex.compile(r"\d\d-\d\d-\d\d")  # hyphens, every part of two digits: also read year first
 _DATE = regex.compile(rf"""
       (?<!{_GLUED}|[.,/-])(?P<ymd>\d{{4}}(?P<s1>[-/.])\d{{1,2}}(?P=s1)\d{{1,2}})(?!\d|[-/.]\d)     # 2023-03-15
     | (?<!{_GLUED}|[.,/-])(?P<dmy>\d{{1,2}}(?P<s2>[-/.])\d{{1,2}}(?P=s2)\d{{4}})(?!\d|[-/.]\d)     # 15.03.2023, 3/15/2023
@@ -117,6 +125,13 @@ _NUMBER_WORD_RUN = regex.compile(
     rf"(?<![^\W\d_])(?P<n>(?i:{'|'.join(sorted(_NUMBER_WORDS, key=len, reverse=True))}))(?![^\W\d_])"
     rf"(?P<mags>(?:{_GAP}+(?i:{_MAG})(?![^\W\d_]))*)")
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w+]*)[ \t]*$")
+# a magnitude letter after a space ('128 K tokens') needs a word in lower case after it, and no label before its number
+_NOUN_AFTER = re.compile(rf"{_GAP}+([a-z]+)\b")
+_LABEL_BEFORE = re.compile(r"([A-Za-z]+)\.?[ \t]*$")
+_LABELS = frozenset("grade grades class year step steps stage phase option options choice answer question exercise "
+                    "item items section sec figure fig table tab chapter ch part appendix panel page p row column col "
+                    "level tier round room floor gate seat platform lane line track route bus unit block form type "
+                    "plan case lot exhibit annex article art paragraph para clause rule note box vitamin".split())
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|n't)\b|n't\b",
                        re.IGNORECASE)
 _CAP = re.compile(r"\b(?:[A-Z][a-z]*[A-Z0-9][\w-]*|[A-Z]{2,}[\w-]*|[A-Z][a-z][\w'-]*|[a-z]+[A-Z][\w-]*)\b")
@@ -167,6 +182,8 @@ def _date_readings(kind: str, raw: str) -> tuple[list[date], list[str]]:
         candidates = [(y, b, a), (y, a, b)]
         if dotted:
             candidates = [c for c in candidates if _valid(c)][:1]
+        elif kind == "dmyy" and _YY_MM_DD.fullmatch(raw):  # '23-05-01': ISO's order with the century dropped too
+            candidates.append((_century(a), b, nums[2]))
     else:
         month = _MONTHS[_MONTH_NAME.search(raw).group(0).lower()]  # type: ignore[union-attr]
         day, year = nums
@@ -188,9 +205,10 @@ def _date_facts(kind: str, raw: str) -> tuple[list[NumberFact], list[str]] | Non
     names no day (read as numbers then).
 
     A date with a two-digit year is read beside its numbers, never instead of them: '4/8/16' may be batch sizes as
-    well as 2016-04-08 (or 2016-08-04), so each part is a fact stated by its own number or by the date; dotted, only
-    zero-padded ('15.03.23', day first), one fact stated as written (a version '15.03.23') or by the date. "'23" is
-    the year 2023 or the number 23."""
+    well as 2016-04-08 (or 2016-08-04), so each part is a fact stated by its own number or by the date (hyphenated
+    with two digits each, by the year-first date too: '23-05-01' may be 2023-05-01), with the year of each reading
+    also stated; dotted, only zero-padded ('15.03.23', day first), one fact stated as written (a version '15.03.23')
+    or by the date. "'23" is the year 2023 or the number 23."""
     if kind == "yy":
         yy = int(raw[1:])
         year = str(_century(yy))
@@ -203,7 +221,7 @@ def _date_facts(kind: str, raw: str) -> tuple[list[NumberFact], list[str]] | Non
     keys = frozenset(d.isoformat() for d in found)
     if kind != "dmyy":
         return [NumberFact(found[0].isoformat() if len(found) == 1 else raw, keys)], written
-    written.append(str(found[0].year))
+    written += [str(d.year) for d in found]
     if "." in raw:
         return [NumberFact(raw, keys | {raw})], written
     return [NumberFact(raw, keys | {part}) for part in written[:3]], written
@@ -255,39 +273,69 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
     return facts, inside
 
 
+def _spaced_magnitude(text: str, m: regex.Match[str]) -> bool:
+    """A magnitude letter after a space multiplies its number (see numbers()) after a currency sign ('$1.5 M', '€2 bn',
+    '$5 m', '$1.2 T'), or, for K, k, M, B and bn, before a word in lower case that is no function word ('128 K tokens',
+    '1.5 M rows', '7 B parameters') and not after a label ('grade 7 B students', 'Figure 3 B shows', 'step 2 K'): else
+    the letter may name a grade, a panel, a list's item or a unit ('300 K', 'a 7 B.', 'option 3 B or 4 C')."""
+    if text[max(0, m.start() - 1) : m.start()] in tuple(_CURRENCY):
+        return True
+    after = _NOUN_AFTER.match(text, m.end())
+    if m.group("gap_suffix") in ("m", "T") or not after or after.group(1) in _FUNCTION:
+        return False
+    before = _LABEL_BEFORE.search(text, max(0, m.start() - 24), m.start())
+    return not (before and before.group(1).lower() in _LABELS)
+
+
 def _number(text: str, m: regex.Match[str]) -> tuple[list[NumberFact], list[str]]:
     """The facts of one number match, and what else it states (see _magnitude)."""
     sign = "-" if m.group("sign") == "-" else ""
     exponent = 0
-    suffix = m.group("suffix")
+    suffix, unit, gap_suffix = m.group("suffix"), m.group("unit"), m.group("gap_suffix")
+    if gap_suffix:
+        if _spaced_magnitude(text, m):
+            suffix = gap_suffix
+        elif gap_suffix in _UNITS:
+            unit = gap_suffix  # 'grade 7 B': the unit B, as before
     if suffix and (suffix != "m" or text[max(0, m.start() - 1) : m.start()] in tuple(_CURRENCY)):
         exponent = _SUFFIXES.get(suffix, 9)  # 'bn' in any case
         if text[max(0, m.start() - 1) : m.start()] in tuple(_CURRENCY):
             suffix = None  # '$1.5M' is money, never 1.5 MB
     if m.group("words"):
         exponent += sum(_MAGNITUDES[w.lower()] for w in _MAG_WORD.findall(m.group("words")))
+    known = unit if unit and not exponent and (unit in _UNITS or unit.lower() in _UNIT_WORDS) else None
     plain = m.group("plain")
     if plain is not None:
         if plain.count(".") >= 2 or (not exponent and re.search(r"\.\d+0$", plain)
                                      and _version_before(text, m.start())):
             return [NumberFact(sign + plain, frozenset([sign + plain]))], []
-        unit = m.group("unit")
-        if unit and not exponent and (unit in _UNITS or unit.lower() in _UNIT_WORDS):
-            return _with_unit(sign + plain, unit)
+        if known:
+            return _with_unit(sign + plain, known)
         return _magnitude(sign + plain, exponent, suffix)
-    spaced = m.group("spaced")
-    parts = (spaced or m.group("comma")).replace(",", " ").split(" ")
+    spaced, euro = m.group("spaced"), m.group("euro")
+    written = spaced or euro or m.group("comma")
+    parts = euro.replace(".", "").split(",") if euro else written.replace(",", " ").split(" ")
     if spaced and exponent:  # '3 175B' (GPT-3 175B): two numbers, not the group 3175 billion
         facts, also = _magnitude(parts[-1], exponent, suffix)
         return [_magnitude(sign + p, 0, None)[0][0] for p in parts[:-1]] + facts, also
     whole = Decimal(sign + ("".join(parts) if spaced else ".".join(parts)))
     values = [Decimal(p) for p in parts]
     values[0] = -values[0] if sign else values[0]
+    if known:  # '2 048 MB', '1,5 h': the whole quantity, or the numbers apart with the unit said once after the last
+        dimension, factors = _UNITS.get(known) or _UNIT_WORDS[known.lower()]
+        shown = f"{sign}{written} {known}"
+        whole_keys = [*_quantities(whole, dimension, factors), _canonical(whole) + "~"]
+        last = values[-1]  # by itself with the unit, unless written with a leading 0 ('128 000 MB': not 0 MB = 0 KB)
+        alone = [] if parts[-1][:1] == "0" and len(parts[-1]) > 1 else [*_quantities(last, dimension, factors),
+                                                                         _canonical(last) + "~"]
+        return ([NumberFact(shown, frozenset([_canonical(v), *whole_keys])) for v in values[:-1]]
+                + [NumberFact(shown, frozenset([*alone, *whole_keys]))], [_canonical(whole), *map(_canonical, values)])
     values[-1] = values[-1].scaleb(exponent)
     alternative = _canonical(whole.scaleb(exponent))
     shown = m.group(0).strip()
-    if m.group("unit"):
-        shown = shown[: m.start("unit") - m.start()].rstrip(" \t\u00a0\u202f\u2009-")  # a unit is not read here
+    cut = m.start("unit") if m.group("unit") else m.start("gap_suffix") if gap_suffix and not exponent else -1
+    if cut >= 0:
+        shown = shown[: cut - m.start()].rstrip(" \t\u00a0\u202f\u2009-")  # a unit is not read here
     return [NumberFact(shown, frozenset([_canonical(v), alternative])) for v in values], []
 
 
@@ -348,24 +396,41 @@ def numbers(text: str, *, words: bool = True) -> set[str]:
                   a plain space ('128 000') both ways: the whole 128000, or 128 and 0 (it may be two numbers: 'rank 5
                   100 tokens'); only a 1-3 digit first group with 3-digit groups after it, so '2023 100' is 2023 and 100
       a comma     between digits that is no thousands group ('0,5', '2,25', '0,125'): both ways, the decimal 0.5 or the
-                  numbers 0 and 5
+                  numbers 0 and 5 (without a space '3,5' may still be a list); after one dot group, a European decimal
+                  ('1.234,56', '12.345,6'; '1.234.567,89' as well) is the decimal 1234.56 or the numbers 1234 and 56
+                  (never 1.234: an English list would not group a decimal so), only where nothing but the comma
+                  follows the dot group ('1.500,2.000' is a list of two decimals); '1,234' is one thousand two hundred
+                  and thirty-four, as before. With a unit ('3,5 GB', '1,5 h', '2 048 MB') its quantity is the whole's
+                  ('1,5 h' = '90 min'; '3,5 GB' is not '3,5 MB') or the last number's, with the numbers before it bare
       magnitudes  '1.5k' = '1,500', '128K' = '128000', '$1.5M' = '1.5 million' = '1500000', '7B' = '7 billion',
                   '2bn', '1.2T', 'two hundred' = 200 ('m' is a million only after a currency sign, '$5m': '5m' is 5);
                   '64K' also states 64, and as K may abbreviate KB it is also stated by 64 KB ('64 KB', '65,536
-                  bytes'; '7B' by 7 bytes, '1.5M' by 1.5 MB; see _magnitude), while '128k' is not stated by '128'
+                  bytes'; '7B' by 7 bytes, '1.5M' by 1.5 MB; see _magnitude), while '128k' is not stated by '128'.
+                  After a space a letter is a magnitude only where it cannot be a label, a list's item or a unit (see
+                  _spaced_magnitude): after a currency sign ('$1.5 M', '€2 bn', '$5 m'), or K, k, M, B, bn before a
+                  word in lower case that is no function word ('128 K tokens' = '128K tokens', '1.5 M rows', '7 B
+                  parameters' = '7B parameters', '2 bn users') and after no label word ('grade 7 B students', 'Figure
+                  3 B shows'); 'a 7 B.', 'option 3 B or 4 C', '300 K', '128 K-token' keep the number alone (a spaced
+                  'B' is then the unit bytes, as before); 'm' and 'T' after a space only follow a currency sign ('3
+                  T', '5 m' may be tesla, tonnes, metres), 'b' never
       units       of data size and duration only: a number with one ('64 KB', '64KB', '64 kB', '64 kilobytes';
-                  '90 min', '1.5 hours', '5-second') is its quantity, compared across units of its kind: '2 GB' =
-                  '2048 MB' = '2000 MB' (a decimal prefix is read both ways, 1000 or 1024: both are written; 'KiB',
-                  'MiB' are 1024 only), '1.5 hours' = '90 minutes' = '5400 s'; bits ('Mbit') and bytes ('MB') are not
-                  converted ('Mb', 'kb' may be either). '64 MB' is not stated by '64 KB', while the bare number stated
-                  without a unit states it (a table's 'Memory (MB) | 64', the 16 of '16 or 32 GB'). Every other unit
-                  ('5 km', '10 GB/s', '5m') is read as its plain number, as a rate is: its number is all compared
+                  '64 Mbytes', '64 MBs'; '90 min', '90 Min', '1.5 hours', '1.5 HRS', '5-second') is its quantity,
+                  spaced or not, compared across units of its kind: '2 GB' = '2048 MB' = '2000 MB' (a decimal prefix
+                  is read both ways, 1000 or 1024: both are written; 'KiB', 'MiB' are 1024 only), '1.5 hours' = '90
+                  minutes' = '5400 s'; bits ('Mbit') and bytes ('MB') are not converted ('Mb', 'kb' may be either).
+                  '64 MB' is not stated by '64 KB', while the bare number stated without a unit states it (a table's
+                  'Memory (MB) | 64', the 16 of '16 or 32 GB'). Every other unit ('5 km', '10 GB/s', '5m') is read as
+                  its plain number, as a rate is: its number is all compared. Not read: a duration in parts ('1 h 30
+                  min' states 1 and 30), months and years as durations
       dates       one fact, year-month-day: '2023-03-15', '15.03.2023' (day first), 'March 15, 2023', '15 March
                   2023', '2023年3月15日' are '2023-03-15'; '03/04/2023' (day or month first) is either date; the year,
                   day and month written in digits are also stated ('in 2023' is). A two-digit year (00-68: 2000s,
                   69-99: 1900s, as POSIX reads it) reads beside the numbers: '03/15/23' is stated by 2023-03-15 or by
                   its numbers (it may be a list, '4/8/16'), '15.03.23' (zero-padded, day first) by the date or as
-                  written (a version), "'23" by 2023 or 23
+                  written (a version), "'23" by 2023 or 23. Hyphenated and zero-padded, two digits each, it is also
+                  read year first ('23-05-01': 2023-05-01, as well as 2001-05-23): ISO's order with the century
+                  dropped; as its numbers are facts too, a phone number's or a range's digit groups ('555-12-34',
+                  '10-20-30') lose nothing, and groups of other widths ('1-2-3', '555-123-4567') are never a date
       signs       a Unicode minus ('−3') is '-'; invisible characters (zero-width space, soft hyphen) are dropped
     Digits touching a CJK character are a number ('约占2 GB' states 2)."""
     return {k for k in stated(text, words=words) if k[-1].isdigit()}

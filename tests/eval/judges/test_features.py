@@ -318,3 +318,122 @@ def test_a_two_digit_year_keeps_its_other_readings():
 ])
 def test_an_apostrophe_year(claim, evidence, missing):
     assert F.number_missing(claim, evidence) == missing
+
+
+# --- session 33: spaced magnitudes, European decimals, spaced and comma numbers with a unit, year-first dates -----
+@pytest.mark.parametrize("a,b", [
+    ("128 K tokens", "128K tokens"), ("128 k tokens", "128,000 tokens"), ("128\u00a0K tokens", "128000 tokens"),
+    ("1.5 M tokens", "1.5M tokens"), ("1.5 M rows", "1,500,000 rows"), ("7 B parameters", "7B parameters"),
+    ("7 B parameters", "7 billion parameters"), ("2 bn users", "2 billion users"), ("2 BN users", "2bn users"),
+    ("$1.5 M", "$1,500,000"), ("\u20ac2 bn", "2 billion euros"), ("$5 m", "$5 million"), ("$1.2 T", "1.2 trillion"),
+])
+def test_a_magnitude_after_a_space_multiplies_where_it_counts_a_noun_or_money(a, b):
+    assert _same(f"It has {a}.", f"It has {b}.")
+
+
+@pytest.mark.parametrize("claim,evidence", [
+    ("It reads 128 K tokens.", "It reads 128 tokens."),  # 128 K is 128000, as 128K is
+    ("It reads 1.5 M tokens.", "It reads 1.6M tokens."),
+    ("A 7 B parameter model.", "An 8B parameter model."),
+    ("A 7 B parameter model.", "A 7 million parameter model."),
+    ("It raised $1.5 M.", "It raised $1.5 billion."),
+])
+def test_a_spaced_magnitude_is_compared_on_its_value(claim, evidence):
+    assert F.number_missing(claim, evidence) == 1.0
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Pupils of grade 7 B students sang.", {"7"}),  # a label before the number: a class, not 7 billion
+    ("Figure 3 B shows the curve.", {"3"}), ("See Fig. 2 K panel below.", {"2"}),
+    ("Pick option 3 B or 4 C.", {"3", "4"}),  # a function word after the letter: a list's item
+    ("It is a 7 B.", {"7"}), ("Go to step 2 A now.", {"2"}),  # no word after it; A is no magnitude
+    ("It was cooled to 300 K.", {"300"}), ("A 3 T scanner.", {"3"}), ("A 5 m cable.", {"5"}), ("the 3 b", {"3"}),
+    ("A 128 K-token window.", {"128"}),  # glued to a hyphenated word: as written ('128K-token' is 128000)
+])
+def test_a_letter_after_a_space_is_no_magnitude_where_it_may_be_a_label_or_unit(text, expected):
+    assert F.numbers(text) == expected
+
+
+def test_a_letter_that_is_no_magnitude_keeps_its_old_reading():
+    assert F.number_missing("Pupils of grade 7 B sang.", "Pupils of grade 7 sang.") == 0.0
+    assert [f.shown for f in F.number_facts("Pupils of grade 7 B sang.")] == ["7 B"]  # a spaced B: bytes, as before
+    assert F.number_missing("It has 128 tokens.", "It has 128 K tokens.") == 0.0  # it states 128, as 128K does
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("It costs 1.234,56 euros.", {"1234.56", "1234", "56"}),  # European: dots group, the comma is the decimal
+    ("It costs 12.345,6 euros.", {"12345.6", "12345", "6"}), ("It fell by -1.234,5.", {"-1234.5", "-1234", "5"}),
+    ("It costs 1.234.567,89 euros.", {"1234567.89", "1234567", "89"}),  # as before
+    ("It has 1.234 users.", {"1.234"}), ("It has 1,234 users.", {"1234"}),  # unchanged: a decimal, a group
+    ("Rates 1.500,2.000 apply.", {"1.5", "2"}),  # two decimals in a list: no European number
+    ("Rates 1.5,2.5 apply.", {"1.5", "2.5"}), ("pages 1.234, 5", {"1.234", "5"}),  # no 3-digit group or a space
+    ("a dropout of 0,1", {"0", "1", "0.1"}),  # a comma alone: both ways, as before
+])
+def test_a_european_decimal_comma_after_dot_thousands(text, expected):
+    assert F.numbers(text) == expected
+
+
+def test_a_european_decimal_is_stated_by_its_english_writing():
+    assert _same("It costs 1.234,56 euros.", "It costs 1,234.56 euros.")
+    assert _same("It costs 1.234,56 euros.", "It costs 1234.56 euros.")
+    assert F.number_missing("It costs 1.234,56 euros.", "It costs 1,234.57 euros.") > 0.0
+    assert F.number_missing("It costs 1.234,56 euros.", "It costs 1.234 euros.") > 0.0
+
+
+@pytest.mark.parametrize("a,b", [
+    ("64 Mbytes", "64 MB"), ("64 MBytes", "64MB"), ("64 KBytes", "65,536 bytes"), ("64 kbyte", "64 KB"),
+    ("2 GBs", "2048 MB"), ("90 Min", "1.5 hours"), ("1.5 HRS", "90 minutes"), ("2 Hrs", "120 min"),
+    ("1,5 h", "90 min"), ("1,5 hours", "5400 s"), ("2,5 GB", "2.5 GB"), ("2,5 GB", "2560 MB"),
+    ("2 048 MB", "2 GB"), ("1\u00a0536 KB", "1.5 MB"), ("1 536 KB", "1536KB"), ("1.234,5 MB", "1234.5 MB"),
+])
+def test_a_spaced_or_comma_number_with_a_unit_is_a_quantity(a, b):
+    assert _same(f"The limit is {a}.", f"The limit is {b}.")
+
+
+@pytest.mark.parametrize("claim,evidence", [
+    ("It takes 64 Mbytes.", "It takes 64 KB."), ("It took 90 Min.", "It took 90 s."),
+    ("It takes 3,5 GB.", "It takes 3,5 MB."), ("It took 1,5 h.", "It took 1,5 min."),
+    ("It takes 2 048 MB.", "It takes 2 048 KB."), ("It takes 128 000 MB.", "It takes 128 000 KB."),
+    ("It takes 1 536 KB.", "It takes 1.5 GB."), ("It took 1,5 hours.", "It took 90 seconds."),
+])
+def test_a_spaced_or_comma_number_with_another_unit_is_missing(claim, evidence):
+    assert F.number_missing(claim, evidence) > 0.0 and F.number_missing(evidence, claim) > 0.0
+
+
+def test_a_spaced_or_comma_number_with_a_unit_keeps_its_other_readings():
+    assert F.numbers("2 048 MB") == {"2048", "2", "48"} and F.numbers("1,5 h") == {"1.5", "1", "5"}  # as before
+    assert F.number_missing("It uses 100 MB.", "rank 5 100 MB") == 0.0  # two numbers, the unit said once
+    assert F.number_missing("It has rank 5.", "rank 5 100 MB") == 0.0
+    assert F.number_missing("It uses 2048 of it.", "It uses 2 048 MB.") == 0.0  # a bare number is stated
+    assert [f.shown for f in F.number_facts("It uses 2 048 MB.")] == ["2 048 MB", "2 048 MB"]
+
+
+@pytest.mark.parametrize("writing", ["2023-05-01", "May 1, 2023", "1 May 2023", "the 1st of May, 2023", "May 1st 2023",
+                                     "01.05.2023", "2023/05/01", "23-05-01"])
+def test_the_first_of_may_in_any_writing(writing):
+    assert _same(f"It shipped on {writing}.", "It shipped on 2023-05-01.")
+    assert _same(f"It shipped on {writing}.", "It shipped on May 1, 2023.")
+    assert F.number_missing(f"It shipped on {writing}.", "It shipped on 2023-05-02.") > 0.0
+    assert F.number_missing("It shipped in 2023.", f"It shipped on {writing}.") == 0.0
+
+
+def test_a_hyphenated_two_digit_date_is_also_read_year_first():
+    assert {"2023-05-01", "2001-05-23"} <= F.numbers("23-05-01")  # year first, or day first as before
+    assert "1999-12-31" in F.numbers("99-12-31")  # only year first names a day
+    assert F.number_missing("It shipped on 23-05-01.", "It shipped on 2001-05-23.") == 0.0
+    assert F.number_missing("It shipped on 23-05-01.", "It shipped on 2023-06-01.") > 0.0
+    assert "2023-05-01" not in F.numbers("23/05/01") and "2023-05-01" not in F.numbers("23.05.01")  # hyphens only
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Call 555-123-4567 now.", {"555", "123", "4567"}), ("Steps 1-2-3 run.", {"1", "2", "3"}),
+    ("Call 555-12-34 now.", {"555", "12", "34"}), ("Codes 12-34-56 ran.", {"12", "34", "56"}),  # no month 34
+    ("Versions 10-2-1 ran.", {"10", "2", "1"}), ("Ranges 23-5-1 ran.", {"23", "5", "1"}),  # not zero-padded
+])
+def test_other_hyphenated_digit_groups_are_no_year_first_date(text, expected):
+    assert F.numbers(text) == expected
+
+
+def test_a_year_first_reading_keeps_the_numbers():
+    assert F.number_missing("Scores 10-20-30 were reached.", "Scores 10, 20 and 30 were reached.") == 0.0
+    assert F.number_missing("Codes 23-05-01 ran.", "Codes 23, 5 and 1 ran.") == 0.0
