@@ -1,8 +1,10 @@
 """Loaders for corpora and question sets: a BEIR folder, JSONL files, and a folder of .txt/.md files."""
 from __future__ import annotations
 
+import codecs
 import csv
 import difflib
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -63,6 +65,9 @@ def load_documents_jsonl(path: str | Path, *, skip_empty: bool = False, skipped:
         if "_id" in obj and "id" not in obj:  # BEIR's name for it; an integer reads as its decimal string (_int_id)
             obj = {"id": obj.pop("_id"), **obj}
         obj = _int_id(obj)
+        title = obj.get("title")
+        if skip_empty and obj.get("text") is None and isinstance(title, str) and says_something(title):
+            obj = {**obj, "text": ""}  # BEIR: a title whose text is absent or null is read as "" is (the title as text)
         if obj.get("metadata", {}) is None:  # an export's "metadata": null is no metadata
             obj = {k: v for k, v in obj.items() if k != "metadata"}
         if "metadata" in obj and not isinstance(obj["metadata"], dict):
@@ -106,17 +111,40 @@ def _did_you_mean(key: str) -> str:
 
 ATX_HEADING = re.compile(r" {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")  # CommonMark: "# Title", "## Title ##"
 FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+HTML_COMMENT = re.compile(r" {0,3}<!--")  # CommonMark's HTML block of kind 2: up to the line holding "-->"
+FRONT_TITLE = re.compile(r"title:[ \t]*(.*?)[ \t]*$")
+
+
+def _front_matter_title(lines: list[str]) -> str | None:
+    """``title:`` of YAML front matter's lines (a plain or quoted scalar), or None."""
+    for line in lines:
+        m = FRONT_TITLE.match(line)
+        if m:
+            value = m.group(1)
+            if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            else:
+                value = value.split(" #", 1)[0]  # a YAML comment
+            return value.strip() if says_something(value) and value not in ("|", ">") else None
+    return None
 
 
 def _markdown_title(text: str) -> str | None:
-    """The first ATX heading (``#`` to ``######`` and a space) outside front matter and code fences, or None."""
+    """The first ATX heading (``#`` to ``######`` and a space) outside front matter, code fences and HTML comments;
+    else front matter's ``title:``; else None."""
     lines = text.splitlines()
     start = 0
+    front: list[str] = []
     if lines and lines[0].strip() == "---":  # YAML front matter: up to the next "---" or "..."
         end = next((i for i, line in enumerate(lines[1:], start=1) if line.strip() in ("---", "...")), None)
         start = end + 1 if end is not None else 0
+        front = lines[1:end] if end is not None else []
     fence = None
+    comment = False
     for line in lines[start:]:
+        if comment:
+            comment = "-->" not in line
+            continue
         m = FENCE.match(line)
         if m:
             mark = m.group(1)
@@ -126,10 +154,13 @@ def _markdown_title(text: str) -> str | None:
                 fence = None
             continue
         if fence is None:
+            if HTML_COMMENT.match(line):
+                comment = "-->" not in line.split("<!--", 1)[1]
+                continue
             h = ATX_HEADING.match(line)
             if h and says_something(h.group(1)):
                 return h.group(1).strip()
-    return None
+    return _front_matter_title(front)
 
 
 def _title(path: Path, text: str) -> str:
@@ -140,6 +171,29 @@ def _title(path: Path, text: str) -> str:
     first = text.strip().splitlines()[0]
     h = ATX_HEADING.match(first)
     return (h.group(1) if h and says_something(h.group(1)) else first).strip()[:200]
+
+
+def _file_text(path: Path, data: bytes) -> str:
+    """A text file's bytes as text, line ends as "\\n" (CRLF and a lone CR too: one file reads the same from a Windows
+    and a Linux checkout). UTF-8 (a byte-order mark is no text) or UTF-16 with its byte-order mark (Windows Notepad's
+    "Unicode"); InputError for bytes that are not UTF-8 and for a NUL byte (a binary file, or UTF-16 without its mark,
+    which is valid UTF-8 with a NUL after each letter)."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise InputError(path, f"not valid UTF-16 (byte {exc.start})") from None
+    else:
+        try:
+            text = data.decode("utf-8").removeprefix("\ufeff")  # a byte-order mark (Windows editors) is no text
+        except UnicodeDecodeError as exc:
+            raise InputError(path, f"not valid UTF-8 (byte {exc.start})",
+                             line=data[: exc.start].count(b"\n") + 1) from None
+    nul = text.find("\0")
+    if nul >= 0 and says_something(text):  # a file of NULs alone is an empty one (reported as such)
+        raise InputError(path, "holds NUL bytes: a binary file, or UTF-16 without a byte-order mark (save it as "
+                               "UTF-8)", line=text[:nul].count("\n") + 1)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _shown(path: Path) -> str:
@@ -206,16 +260,17 @@ def _text_files(folder: Path, errors: list[InputError] | None) -> list[Path]:
 
 def load_documents_folder(folder: str | Path, errors: list[InputError] | None = None) -> list[Document]:
     """Every .txt/.md file under ``folder`` (see _text_files); the id is the path relative to it, the title its first
-    heading (see _title). An unreadable file, or one with no letter or digit, is reported and skipped."""
+    heading (see _title). An unreadable file (see _file_text), or one with no letter or digit, is reported and skipped;
+    files with the same text are each read and named in one warning."""
     folder = Path(folder)
     docs: list[Document] = []
+    first_with_text: dict[bytes, str] = {}  # a text's digest: the first file that holds it
+    same_text: list[tuple[str, str]] = []
     for path in _text_files(folder, errors):
         try:
-            data = path.read_bytes()
-            text = data.decode("utf-8").removeprefix("\ufeff")  # a byte-order mark (Windows editors) is no text
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            _report(errors, InputError(path, f"not valid UTF-8 (byte {exc.start})", line=line))
+            text = _file_text(path, path.read_bytes())
+        except InputError as exc:
+            _report(errors, exc)
             continue
         except OSError as exc:
             _report(errors, InputError(path, exc.strerror or str(exc)))
@@ -231,8 +286,14 @@ def load_documents_folder(folder: str | Path, errors: list[InputError] | None = 
                                        "the file name is not valid UTF-8 (rename the file)"))
             continue
         docs.append(Document(id=doc_id, title=_title(path, text), text=text, metadata={"path": str(path)}))
+        first = first_with_text.setdefault(hashlib.sha256(text.strip().encode()).digest(), doc_id)
+        if first != doc_id:
+            same_text.append((doc_id, first))
     if not docs:
         raise InputError(folder, f"no readable {'/'.join(TEXT_SUFFIXES)} files found")
+    if same_text:  # a copy (docs/v1/ and docs/latest/): both are indexed and may fill top-k twice; say so
+        warn(f"{folder}: {len(same_text)} file(s) hold the same text as another (first: {same_text[0][0]!r} = "
+             f"{same_text[0][1]!r}): each is indexed")
     return docs
 
 
@@ -339,9 +400,22 @@ def load_questions(path: str | Path, errors: list[InputError] | None = None) -> 
     return read_records(path, parse, what="questions", errors=errors)
 
 
+def _looks_like_jsonl(path: Path) -> bool:
+    """Whether a file's first text is a JSON object's "{" (a JSONL corpus named .txt is read as one)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return True  # the JSONL reader reports why it cannot be read
+    return head.removeprefix(codecs.BOM_UTF8).lstrip().startswith(b"{")
+
+
 def load_corpus(source: str | Path, errors: list[InputError] | None = None) -> list[Document]:
     """Dispatch on what ``source`` is: a BEIR folder, a folder of text files, or a JSONL file."""
     source = Path(source)
+    if source.is_file() and source.suffix.lower() in TEXT_SUFFIXES and not _looks_like_jsonl(source):
+        raise InputError(source, f"a {source.suffix} file is no corpus: give the folder that holds it (a folder of "
+                                 ".txt/.md files), a JSONL file or a BEIR folder")
     if source.is_dir():
         corpus = next((source / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (source / n).exists()), None)
         if corpus is None and (source / "qrels").is_dir():  # a BEIR folder's queries and qrels without its corpus

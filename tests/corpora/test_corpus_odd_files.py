@@ -1,0 +1,155 @@
+"""A user's own corpus as files really come: encodings, line ends, binaries named .txt, front matter, HTML comments,
+copies, a BEIR title without its text, a single file given as the corpus."""
+import codecs
+import logging
+
+import pytest
+
+from corpora.errors import InputError
+from corpora.loaders import load_beir, load_corpus, load_documents_folder
+
+
+def _docs(folder):
+    errors: list[InputError] = []
+    docs = load_documents_folder(folder, errors)
+    return {d.id: d for d in docs}, errors
+
+
+@pytest.mark.parametrize("data", [
+    codecs.BOM_UTF16_LE + "Notepad unicode\r\nsecond line\r\n".encode("utf-16-le"),
+    codecs.BOM_UTF16_BE + "Notepad unicode\r\nsecond line\r\n".encode("utf-16-be"),
+    "Notepad unicode\r\nsecond line\r\n".encode("utf-16"),  # the platform's order, with its mark
+])
+def test_utf16_with_its_byte_order_mark_is_read(tmp_path, data):
+    (tmp_path / "u16.txt").write_bytes(data)
+    docs, errors = _docs(tmp_path)
+    assert errors == [] and docs["u16.txt"].text == "Notepad unicode\nsecond line\n"
+    assert docs["u16.txt"].title == "Notepad unicode"
+
+
+@pytest.mark.parametrize("data, line", [
+    ("Hello\r\nfrom notepad\r\n".encode("utf-16-le"), 1),  # no mark: valid UTF-8 with a NUL after each letter
+    (b"first line\nsecond \x00 line\n", 2),
+])
+def test_nul_bytes_are_reported_and_the_file_skipped_never_indexed_as_text(tmp_path, data, line):
+    (tmp_path / "bad.txt").write_bytes(data)
+    (tmp_path / "ok.txt").write_text("Good words.", encoding="utf-8")
+    docs, errors = _docs(tmp_path)
+    assert list(docs) == ["ok.txt"] and len(errors) == 1
+    assert str(errors[0]) == (f"{tmp_path / 'bad.txt'}:{line}: holds NUL bytes: a binary file, or UTF-16 without a "
+                              "byte-order mark (save it as UTF-8)")
+
+
+def test_binary_and_latin1_files_named_txt_are_reported_with_their_line(tmp_path):
+    (tmp_path / "image.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (tmp_path / "latin1.txt").write_bytes(b"first\nHe said \x93hello\x94\n")
+    (tmp_path / "ok.txt").write_text("Good words.", encoding="utf-8")
+    docs, errors = _docs(tmp_path)
+    assert list(docs) == ["ok.txt"]
+    assert [str(e) for e in errors] == [f"{tmp_path / 'image.txt'}:1: not valid UTF-8 (byte 0)",
+                                        f"{tmp_path / 'latin1.txt'}:2: not valid UTF-8 (byte 14)"]
+
+
+def test_crlf_and_lone_cr_read_as_the_same_text_as_lf(tmp_path):
+    for name, end in (("lf.md", "\n"), ("crlf.md", "\r\n"), ("cr.md", "\r")):
+        (tmp_path / name).write_bytes(end.join(["# Title", "", "Body line.", "Second."]).encode() + end.encode())
+    docs, errors = _docs(tmp_path)
+    assert errors == []
+    assert {d.text for d in docs.values()} == {"# Title\n\nBody line.\nSecond.\n"}
+    assert {d.title for d in docs.values()} == {"Title"}
+
+
+@pytest.mark.parametrize("text, title", [
+    ("---\ntitle: Front Title\ntags: [a, b]\n---\n\nBody text without a heading.\n", "Front Title"),
+    ("---\nlayout: post\ntitle: \"Quoted: yes\"\n---\nBody.\n", "Quoted: yes"),
+    ("\ufeff---\ntitle: 'Single'\n---\nBody.\n", "Single"),
+    ("---\ntitle: Front\n---\n# Heading wins\n", "Heading wins"),  # as before: the first heading first
+    ("---\ntitle:\n---\nBody.\n", "notes"),
+    ("---\ntitle: >\n  folded\n---\nBody.\n", "notes"),
+    ("---\ntitle: Commented  # a YAML comment\n---\nBody.\n", "Commented"),
+])
+def test_front_matter_title_is_the_title_of_a_markdown_file_without_a_heading(tmp_path, text, title):
+    (tmp_path / "notes.md").write_text(text, encoding="utf-8")
+    assert load_documents_folder(tmp_path)[0].title == title
+
+
+@pytest.mark.parametrize("text, title", [
+    ("<!--\n# Draft title\n-->\n# Real Title\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", "Real Title"),
+    ("<!-- note --> # not a heading\n## Real\n", "Real"),
+    ("```\n<!--\n```\n# After the fence\n", "After the fence"),  # a comment mark inside code is code
+])
+def test_a_heading_inside_an_html_comment_is_no_title(tmp_path, text, title):
+    (tmp_path / "notes.md").write_text(text, encoding="utf-8")
+    assert load_documents_folder(tmp_path)[0].title == title
+
+
+def test_copies_are_indexed_under_their_own_unique_ids_and_warned_about(tmp_path, caplog):
+    for sub in ("v1", "latest"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "guide.md").write_text("# Guide\n\nSame words.\n", encoding="utf-8")
+    (tmp_path / "latest" / "guide.txt").write_text("Other words.\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="ragdoctor.notices"):
+        docs = load_documents_folder(tmp_path)
+    ids = [d.id for d in docs]
+    assert ids == ["latest/guide.md", "latest/guide.txt", "v1/guide.md"] == [d.id for d in load_documents_folder(tmp_path)]
+    assert (f"warning: {tmp_path}: 1 file(s) hold the same text as another (first: 'v1/guide.md' = "
+            "'latest/guide.md'): each is indexed") in caplog.text
+
+
+def test_non_ascii_names_hidden_files_and_a_huge_single_line_file(tmp_path, caplog):
+    (tmp_path / "café ü.md").write_text("Ünïcode words.", encoding="utf-8")
+    (tmp_path / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD.txt").write_text("ref: refs/heads/main")
+    (tmp_path / "huge.txt").write_text("word " * 1_000_000, encoding="utf-8")  # 5 MB, no newline
+    docs, errors = _docs(tmp_path)
+    assert errors == [] and sorted(docs) == ["café ü.md", "huge.txt"]
+    assert len(docs["huge.txt"].title) == 200 and len(docs["huge.txt"].text) == 5_000_000
+    assert "1 hidden path(s) skipped (.git/)" in caplog.text
+
+
+def _beir(tmp_path, lines):
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "what?"}\n', encoding="utf-8")
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_a_beir_title_without_its_text_key_is_read_as_its_title_as_an_empty_text_is(tmp_path, caplog):
+    folder = _beir(tmp_path, ['{"_id": "d1", "title": "T", "text": "one"}',
+                              '{"_id": "d2", "title": "Absent text"}',
+                              '{"_id": "d3", "title": "Null text", "text": null}',
+                              '{"_id": 4, "title": "", "text": "numeric id"}',
+                              '{"_id": "d5"}',
+                              '{"_id": "d1", "text": "again"}',
+                              '{"_id": "d6", "text": "broken'])
+    for docs in (load_corpus(folder, errors := []), load_beir(folder)[0]):
+        assert [(d.id, d.text) for d in docs] == [("d1", "one"), ("d2", "Absent text"), ("d3", "Null text"),
+                                                  ("4", "numeric id")]
+    assert [(e.line, e.field) for e in errors] == [(5, "text"), (6, "id"), (7, None)]
+    assert "corpus.jsonl:6: field 'id': duplicate document id 'd1'" in caplog.text
+
+
+def test_a_plain_jsonl_corpus_still_needs_its_text(tmp_path):
+    p = tmp_path / "c.jsonl"
+    p.write_text('{"id": "a", "title": "Only a title"}\n{"id": "b", "text": "words"}\n', encoding="utf-8")
+    errors: list[InputError] = []
+    assert [d.id for d in load_corpus(p, errors)] == ["b"]
+    assert str(errors[0]) == f"{p}:1: field 'text': missing required field"
+
+
+@pytest.mark.parametrize("name", ["notes.md", "notes.txt"])
+def test_a_single_text_file_given_as_the_corpus_is_refused_in_one_line_saying_what_to_give(tmp_path, name):
+    p = tmp_path / name
+    p.write_text("# Notes\n\nSome words.\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_corpus(p)
+    assert str(err.value) == (f"{p}: a {p.suffix} file is no corpus: give the folder that holds it (a folder of "
+                              ".txt/.md files), a JSONL file or a BEIR folder")
+
+
+def test_a_jsonl_corpus_named_txt_is_still_read_as_jsonl(tmp_path):
+    p = tmp_path / "docs.txt"
+    p.write_bytes(b'\xef\xbb\xbf\n{"id": "a", "text": "words"}\n')
+    assert [d.id for d in load_corpus(p)] == ["a"]
