@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
 from corpora import openinference
 from corpora.errors import InputError, warn
 from corpora.jsonl import parse_records, read_records
@@ -28,6 +30,10 @@ GENERIC_FIELDS = frozenset({"id", "question", "contexts", "answer", "reference",
 RAGAS_FIELDS = frozenset({"id", "user_input", "retrieved_contexts", "response", "reference", "relevant_ids", "metadata",
                           "reference_contexts", "retrieved_context_ids", "reference_context_ids", "multi_responses",
                           "rubrics", "persona_name", "query_style", "query_length"})
+# ragas v0.1's names for what ragdoctor reads as 'reference' (its question/answer/contexts are the generic row's): said
+# when ignored, so that every reference-needing metric is not left "not applicable" without a word why
+RAGAS_V01 = {"ground_truth": "ragas v0.1's name for 'reference': rename it",
+             "ground_truths": "ragas v0.1's list of references: give one of them as 'reference'"}
 
 
 class FieldError(ValueError):
@@ -51,11 +57,21 @@ def _ident(value: Any, field: str) -> str | None:
     return text
 
 
+def _misspelt(obj: dict, name: str) -> str | None:
+    """A key of ``obj`` that is ``name`` but for case and surrounding spaces ("Question ", "ANSWER"); None when
+    ``name`` itself is there or no key is."""
+    if name in obj:
+        return None
+    return next((k for k in obj if isinstance(k, str) and k.strip().lower() == name), None)
+
+
 def _text(obj: dict, key: str, *, required: bool = False) -> str | None:
     value = obj.get(key)
     if value is None:
         if required:
-            raise FieldError(key, "missing required field")
+            near = _misspelt(obj, key)
+            raise FieldError(key, "missing required field" + (f" (there is a field {near!r}: field names are exact, "
+                                                              f"in lower case)" if near else ""))
         return None
     if not isinstance(value, str):
         raise FieldError(key, f"must be a string, got {type(value).__name__}")
@@ -162,15 +178,44 @@ def parse_row(obj: dict[str, Any], default_id: str) -> Trace:
     without contexts (absent, null or []) says nothing about what was retrieved (``contexts`` None)."""
     if BAD in obj:
         raise FieldError(*obj[BAD])
-    if "sample_id" in obj:  # a ragdoctor trace
-        return Trace.model_validate(obj)
-    return _row(obj, default_id, ragas="user_input" in obj)
+    trace = Trace.model_validate(obj) if "sample_id" in obj else _row(obj, default_id, ragas=_is_ragas(obj))
+    bad = _unwritable(trace)
+    if bad is not None:
+        raise bad
+    return trace
+
+
+def _is_ragas(obj: dict[str, Any]) -> bool:
+    """A ragas row: it has ``user_input``, or (its ``user_input`` missing) ragas's other names and no ``question``,
+    so that its error names the field it lacks."""
+    return "user_input" in obj or ("question" not in obj and not {"retrieved_contexts", "response"}.isdisjoint(obj))
+
+
+def _unwritable(trace: Trace) -> FieldError | None:
+    """A value of the trace's free-form fields (metadata, guardrails) that JSON cannot hold (an object of the user's
+    own class): neither its content hash nor the run folder could be written. None when all can be."""
+    for name in ("metadata", "guardrails"):
+        for key, value in getattr(trace, name).items():
+            try:
+                to_jsonable_python(value)
+            except (PydanticSerializationError, TypeError, ValueError):
+                return FieldError(f"{name}.{key}", f"a value of type {type(value).__name__} cannot be written as "
+                                                   f"JSON (give a string, a number, a list or an object)")
+    return None
 
 
 def unknown_fields(obj: dict[str, Any]) -> set[str]:
     if "sample_id" in obj:
         return set()  # traces are validated strictly (extra="forbid")
-    return set(obj) - (RAGAS_FIELDS if "user_input" in obj else GENERIC_FIELDS) - {COMPLETE, BAD}
+    return set(obj) - (RAGAS_FIELDS if _is_ragas(obj) else GENERIC_FIELDS) - {COMPLETE, BAD}
+
+
+def _unknown_hint(obj: dict[str, Any], key: str) -> str:
+    """What an ignored field probably meant: a known field's name but for case or spaces, or a ragas v0.1 name."""
+    near = key.strip().lower()
+    if near in (RAGAS_FIELDS if _is_ragas(obj) else GENERIC_FIELDS) and near not in obj:
+        return f" (did you mean '{near}'? field names are exact, in lower case)"
+    return f" ({RAGAS_V01[key]})" if key in RAGAS_V01 and "reference" not in obj else ""
 
 
 def _read(source: str | Path, items: Iterable[tuple[int, dict[str, Any]]] | None,
@@ -179,6 +224,7 @@ def _read(source: str | Path, items: Iterable[tuple[int, dict[str, Any]]] | None
     errors: list[InputError] = []
     first_line: dict[str, tuple[int, bool]] = {}  # id -> (line, is a trace)
     unknown: dict[str, list[int]] = {}
+    hints: dict[str, str] = {}
     superseded = 0
 
     def parse(obj: dict[str, Any], lineno: int) -> tuple[bool, Trace]:
@@ -197,6 +243,7 @@ def _read(source: str | Path, items: Iterable[tuple[int, dict[str, Any]]] | None
         first_line[s.sample_id] = (lineno, is_trace)
         for key in unknown_fields(obj):
             unknown.setdefault(key, []).append(lineno)
+            hints.setdefault(key, _unknown_hint(obj, key))
         return is_trace, s
 
     rows = (read_records(source, parse, what="records", errors=errors) if items is None else
@@ -213,7 +260,7 @@ def _read(source: str | Path, items: Iterable[tuple[int, dict[str, Any]]] | None
                      "run each configuration into its own folder to compare them")
     for key, lines in sorted(unknown.items()):
         more = f" (here and on {len(lines) - 1} more line{'s' * (len(lines) > 2)})" if len(lines) > 1 else ""
-        notes.append(f"{source}:{lines[0]}: field '{key}' is not one ragdoctor reads: ignored{more}")
+        notes.append(f"{source}:{lines[0]}: field '{key}' is not one ragdoctor reads: ignored{more}{hints[key]}")
     for note in notes:
         warnings.append(note) if warnings is not None else warn(note)
     return list(current.values()), errors
@@ -247,7 +294,10 @@ def _parquet_rows(path: Path) -> list[dict[str, Any]]:
 def _plain(value: Any, *, cell: bool = True) -> Any:
     """A DataFrame cell as JSON would hold it: NaN/None missing, numpy arrays and scalars as Python values, also inside
     its lists and dicts (a context's numpy doc id, metadata's numpy bool). Only a whole cell's NaN is pandas' "missing";
-    a NaN inside is kept, for the field's own check to refuse."""
+    a NaN inside is kept, for the field's own check to refuse. pandas' NA and NaT (nullable and datetime dtypes) are
+    missing wherever they are (inside, the field's own check refuses the null)."""
+    if type(value).__name__ in ("NAType", "NaTType"):  # pd.NA, pd.NaT, without importing pandas
+        return None
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
         value = value.tolist()
     if isinstance(value, dict):
@@ -281,11 +331,15 @@ def llama_index_row(question: str, response: Any, **fields: Any) -> dict[str, An
 
 def _row_of(item: Any) -> Any:
     if isinstance(item, Trace):
-        return item.model_dump(mode="json")
+        bad = _unwritable(item)
+        return item.model_dump(mode="json") if bad is None else {BAD: (bad.field, str(bad))}
     if isinstance(item, tuple) and len(item) == 2 and _is_llama_response(item[1]):
         return llama_index_row(item[0], item[1])
     if isinstance(item, dict):
-        row = {k: _plain(v) for k, v in item.items()}
+        # a field name that is no string (a frame's column 0) is said as text, and ignored as any unknown field
+        row = {k if isinstance(k, str) else str(k): _plain(v) for k, v in item.items()}
+        if "sample_id" in row and hasattr(row.get("created_at"), "isoformat"):  # pd.read_json parsed a trace's time
+            row["created_at"] = row["created_at"].isoformat()
         response = row.get("response", row.get("answer"))
         if _is_llama_response(response):
             if _is_llama_response(row.get("response")) and row.get("answer") not in (None, ""):
@@ -306,6 +360,24 @@ def _row_of(item: Any) -> Any:
     return item
 
 
+def _frame_rows(frame: Any) -> list[dict[str, Any]]:
+    """A pandas DataFrame's rows as dicts. An index named as a field (``set_index("id")``) is that field, as a column
+    would be; columns in levels (a MultiIndex) or a column name given twice are refused (pandas would keep one of the
+    two in silence)."""
+    if frame.columns.nlevels > 1:
+        raise InputError("rows", f"the DataFrame's columns have {frame.columns.nlevels} levels (a MultiIndex): "
+                                 f"flatten them to field names", field="data")
+    twice = frame.columns[frame.columns.duplicated()]
+    if len(twice):
+        raise InputError("rows", "a column of this name is in the DataFrame twice: pandas would keep only one of them "
+                                 "(rename or drop the other)", field=str(twice[0]))
+    fields = GENERIC_FIELDS | RAGAS_FIELDS | {"sample_id"}
+    named = [n for n in frame.index.names if n in fields and n not in frame.columns]
+    if named:
+        frame = frame.reset_index(level=named)
+    return frame.to_dict("records")
+
+
 def traces_from(data: Any, warnings: list[str] | None = None) -> tuple[list[Trace], list[InputError]]:
     """Anything ``ragdoctor.evaluate`` takes, as traces: a JSONL path; a pandas DataFrame or a list of dicts (generic,
     ragas or trace rows); a ragas ``EvaluationDataset``; Trace objects; llama-index ``Response`` objects as
@@ -315,7 +387,7 @@ def traces_from(data: Any, warnings: list[str] | None = None) -> tuple[list[Trac
     if hasattr(data, "to_dicts") and hasattr(data, "columns"):  # a polars DataFrame
         items: Iterable[Any] = data.to_dicts()
     elif hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame
-        items = data.to_dict("records")
+        items = _frame_rows(data)
     elif hasattr(data, "samples") and type(data).__module__.startswith("ragas"):  # a ragas EvaluationDataset
         items = data.samples
     elif isinstance(data, Iterable) and not isinstance(data, (bytes, dict)):
