@@ -67,7 +67,8 @@ def build_judge(name: str, opts: JudgeOptions) -> tuple[ScorerJudge, str]:
         return judge, judge.config_id
     inner = as_scorer_judge(judge)
     inner.scorer.support([("warm-up", "warm-up")])  # loads a lazy model now, so a broken one is 'unavailable'
-    return ScorerJudge(CountingScorer(inner.scorer), inner.max_premises), judge.config_id
+    # what the judge cannot read stays unmeasured, as in eval (scoring.unmeasurable), not scored as if it could
+    return ScorerJudge(CountingScorer(inner.scorer), inner.max_premises, unreadable=inner.unreadable), judge.config_id
 
 
 GroupKey = tuple[str, str]
@@ -90,8 +91,21 @@ def group_as_given(item) -> str | int | None:
     return None if item.group == "" else item.group
 
 
+NO_CLAIMS = "no claims or no text to check"
+
+
+def unmeasured_reasons(scores: TaskScores, left_out: list[int]) -> dict[str, int]:
+    """How many of the items ``left_out`` (indices) were left out for each reason, the most frequent first."""
+    counts: dict[str, int] = {}
+    for k in left_out:
+        why = scores.why.get(k, NO_CLAIMS)
+        counts[why] = counts.get(why, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
 def _report(task: Task, scores: TaskScores, opts: MetaEvalOptions) -> tuple[dict, list[dict]]:
-    """Statistics of one task's scores, and the per-item rows; unmeasured items (None) are left out and counted."""
+    """Statistics of one task's scores, and the per-item rows; unmeasured items (None) are left out and counted, by
+    reason (``unmeasured_reasons``)."""
     kw = {"seed": opts.seed, "n_resamples": opts.n_resamples}
     if task.kind == "pairwise":
         keep = [k for k, (g, b) in enumerate(zip(scores.good, scores.bad)) if g is not None and b is not None]
@@ -100,8 +114,9 @@ def _report(task: Task, scores: TaskScores, opts: MetaEvalOptions) -> tuple[dict
         groups = [group_of(task.items[k]) for k in keep]
         rows = [{"id": task.items[k].id, "group": group_as_given(task.items[k]), "good": g, "bad": b}
                 for k, g, b in zip(keep, good, bad)]
-        return {**pairwise_report(good, bad, groups=groups, **kw), "n_unmeasured": len(task.items) - len(keep),
-                "n_groups": len(set(groups))}, rows
+        out = sorted(set(range(len(task.items))) - set(keep))
+        return {**pairwise_report(good, bad, groups=groups, **kw), "n_unmeasured": len(out),
+                "unmeasured_reasons": unmeasured_reasons(scores, out), "n_groups": len(set(groups))}, rows
     keep = [k for k, s in enumerate(scores.scores) if s is not None]
     s = [scores.scores[k] for k in keep]
     y = [task.items[k].label for k in keep]
@@ -109,8 +124,9 @@ def _report(task: Task, scores: TaskScores, opts: MetaEvalOptions) -> tuple[dict
     rows = [{"id": task.items[k].id, "group": group_as_given(task.items[k]), "label": lab, "score": sc}
             for k, lab, sc in zip(keep, y, s)]
     report = graded_report if task.kind == "graded" else binary_report
-    return {**report(s, y, groups=groups, **kw), "n_unmeasured": len(task.items) - len(keep),
-            "n_groups": len(set(groups))}, rows
+    out = sorted(set(range(len(task.items))) - set(keep))
+    return {**report(s, y, groups=groups, **kw), "n_unmeasured": len(out),
+            "unmeasured_reasons": unmeasured_reasons(scores, out), "n_groups": len(set(groups))}, rows
 
 
 def evaluate_task(task: Task, name: str, judge: ScorerJudge, config_id: str,
@@ -163,11 +179,14 @@ def _say_unmeasured(r: dict) -> None:
     measured = r.get("n_graded", r.get("n"))
     key, value = headline(r)
     why = r.get("why_none") or {}
+    reasons = r.get("unmeasured_reasons") or {NO_CLAIMS: r.get("n_unmeasured")}
+    said = "; ".join(why if len(reasons) == 1 else f"{n}: {why}" for why, n in list(reasons.items())[:3])
+    said += f"; {len(reasons) - 3} more reasons (unmeasured_reasons in results.json)" if len(reasons) > 3 else ""
     if r.get("n_unmeasured") and measured is not None:
-        r["flags"].append(f"{r['n_unmeasured']} of {measured + r['n_unmeasured']} items unmeasured (no claims or no "
-                          "text to check): left out")
+        r["flags"].append(f"{r['n_unmeasured']} of {measured + r['n_unmeasured']} items unmeasured ({said}): left "
+                          "out")
     if value is None:
-        reason = ("every item unmeasured" if not measured else
+        reason = (f"every item unmeasured ({said})" if not measured else
                   "every graded label, or every score, is the same (Spearman needs two)" if r["kind"] == "graded" else
                   "every item has the same label (AUROC needs both classes)")
         r["unmeasured"] = reason

@@ -6,19 +6,24 @@ groundedness(evidence, text[, question])  the text's claims (eval.claims.decompo
                               unsupported claim sinks the answer), mean, or share (the fraction of claims at or
                               above the scorer's support threshold: what the groundedness metric itself reports)
 relevance(question, passage)  scorer.relevance, clipped to [0, 1]
-An item with no claims (empty text) scores None: unmeasured, left out of the statistics and counted."""
+An item with no claims (empty text) scores None: unmeasured, left out of the statistics and counted. So does an item
+the judge leaves unmeasured in ``eval`` (``unmeasurable``): text its model cannot read (the embedding and nli judges'
+``unreadable``), a claim or question with no content words for the lexical judge; never scored here as a 0."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from eval.claims import decompose, standalone
 from eval.judges.base import ClaimItem, ClaimScore, Scorer, Support
 from eval.judges.cross_encoder import CrossEncoderScorer
+from eval.judges.lexical import LexicalScorer
+from eval.judges.lexical_judge import NO_CLAIM_WORDS, NO_QUESTION_WORDS
 from eval.judges.nli import CompactJudgeScorer
 from eval.meta.datasets import ContrastItem, LabelledItem, Task
 from eval.judges.scorer import ScorerJudge
+from eval.tokens import content_tokens
 
 Reduce = Literal["min", "mean", "share"]
 REDUCERS: tuple[str, ...] = ("min", "mean", "share")
@@ -107,6 +112,7 @@ class TaskScores:
     scores: list[float | None] | None = None
     good: list[float | None] | None = None
     bad: list[float | None] | None = None
+    why: dict[int, str] = field(default_factory=dict)  # item index -> why it has no score (beyond "no claims")
 
 
 def chunks(items: Sequence, size: int) -> Iterator[Sequence]:
@@ -162,13 +168,43 @@ def _score_pairs(judge: ScorerJudge, signal: str, pairs: list[Pair], reduce: Red
     raise ValueError(f"unknown signal '{signal}'")
 
 
+def unmeasurable(judge: ScorerJudge, signal: str, left: str, right: str, question: str = "") -> str | None:
+    """Why ``eval`` leaves this (evidence, text) or (question, passage) unmeasured under ``judge``, so meta-eval
+    scores it no more than eval does: text its model cannot read (``ScorerJudge.unreadable``, over the texts the
+    metric's model reads), or, for the lexical judge, a claim (support) or a question (relevance) without content
+    words, whose empty overlap would be a 0 (eval/judges/lexical_judge.py). None when it can be scored."""
+    reads = getattr(judge, "unreadable", None)
+    if reads is not None and (why := reads([x for x in (left, right) if x.strip()])):
+        return why
+    if isinstance(getattr(judge.scorer, "inner", judge.scorer), LexicalScorer):
+        if signal == "support" and any(not content_tokens(c) for c in standalone(decompose(right), question)):
+            return NO_CLAIM_WORDS
+        if signal == "relevance" and not content_tokens(left):
+            return NO_QUESTION_WORDS
+    return None
+
+
+def _score_kept(judge: ScorerJudge, signal: str, pairs: list[Pair], skip: Sequence[bool], reduce: Reduce,
+                chunk_size: int) -> list[float | None]:
+    """Scores of the pairs not skipped, None for those skipped (never sent to the scorer)."""
+    kept = iter(_score_pairs(judge, signal, [p for p, s in zip(pairs, skip) if not s], reduce, chunk_size))
+    return [None if s else next(kept) for s in skip]
+
+
 def score_task(judge: ScorerJudge, task: Task, *, reduce: Reduce = "min", chunk_size: int = 64) -> TaskScores:
-    """Scores for every item of ``task`` (contrast items: the good and the bad text against the same evidence)."""
+    """Scores for every item of ``task`` (contrast items: the good and the bad text against the same evidence); an
+    item eval would leave unmeasured (``unmeasurable``) scores None, its reason in ``why``."""
     if task.kind == "pairwise":
         items: list[ContrastItem] = task.items
+        why = {k: w for k, i in enumerate(items)
+               if (w := unmeasurable(judge, task.signal, i.evidence, i.good, i.question)
+                   or unmeasurable(judge, task.signal, i.evidence, i.bad, i.question))}
         pairs = [(i.evidence, i.good, i.question) for i in items] + [(i.evidence, i.bad, i.question) for i in items]
-        flat = _score_pairs(judge, task.signal, pairs, reduce, chunk_size)
-        return TaskScores(good=flat[: len(items)], bad=flat[len(items) :])
+        skip = [k in why for k in range(len(items))] * 2
+        flat = _score_kept(judge, task.signal, pairs, skip, reduce, chunk_size)
+        return TaskScores(good=flat[: len(items)], bad=flat[len(items) :], why=why)
     labelled: list[LabelledItem] = task.items
+    why = {k: w for k, i in enumerate(labelled) if (w := unmeasurable(judge, task.signal, i.left, i.right, i.question))}
     pairs: list[Pair] = [(i.left, i.right, i.question) for i in labelled]
-    return TaskScores(scores=_score_pairs(judge, task.signal, pairs, reduce, chunk_size))
+    return TaskScores(scores=_score_kept(judge, task.signal, pairs, [k in why for k in range(len(labelled))], reduce,
+                                         chunk_size), why=why)
