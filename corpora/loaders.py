@@ -8,6 +8,7 @@ import hashlib
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from corpora.errors import InputError, report_skipped, warn
 from corpora.jsonl import none_valid, parse_model, read_records
@@ -129,16 +130,58 @@ def _front_matter_title(lines: list[str]) -> str | None:
     return None
 
 
+def _front_matter_end(lines: list[str]) -> int | None:
+    """The index of the line that closes YAML front matter ("---" or "...") when the first line opens it ("---"),
+    else None (no front matter: a "---" later in the file is a horizontal rule, an unclosed one is text)."""
+    if not lines or lines[0].strip() != "---":
+        return None
+    return next((i for i, line in enumerate(lines[1:], start=1) if line.strip() in ("---", "...")), None)
+
+
+FRONT_KEY = re.compile(r"([A-Za-z0-9_][\w.-]*):(?:[ \t]+(.*?))?[ \t]*$")
+
+
+def _front_matter_fields(lines: list[str]) -> dict[str, str] | str:
+    """Front matter's ``key: value`` lines as strings (a value quoted whole without its quotes, a ``# comment`` after
+    a plain one left out; ``tags: [a, b]`` stays the string "[a, b]"); blank and comment lines skipped. Where any line
+    is something else (a nested or multi-line value, a list item, an anchor, a key given twice), the block as it is
+    written (no YAML parser: a string, never a guess)."""
+    fields: dict[str, str] = {}
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = FRONT_KEY.match(line)
+        value = (m.group(2) or "") if m else ""
+        if not m or m.group(1) in fields or value[:1] in ("|", ">", "&", "*", "!"):
+            return "\n".join(lines)
+        if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        elif value[:1] in ("'", '"'):  # a quoted value that goes on to the next line
+            return "\n".join(lines)
+        else:
+            value = value.split(" #", 1)[0].rstrip()
+        fields[m.group(1)] = value
+    return fields
+
+
+def _front_matter(text: str) -> tuple[dict[str, str] | str | None, str]:
+    """A Markdown file's YAML front matter (see _front_matter_fields; None without any) and its text after it."""
+    lines = text.splitlines(keepends=True)
+    end = _front_matter_end(lines)
+    if end is None:
+        return None, text
+    return _front_matter_fields([line.rstrip("\n") for line in lines[1:end]]), "".join(lines[end + 1:])
+
+
 def _markdown_title(text: str) -> str | None:
     """The first ATX heading (``#`` to ``######`` and a space) outside front matter, code fences and HTML comments;
     else front matter's ``title:``; else None."""
     lines = text.splitlines()
     start = 0
     front: list[str] = []
-    if lines and lines[0].strip() == "---":  # YAML front matter: up to the next "---" or "..."
-        end = next((i for i, line in enumerate(lines[1:], start=1) if line.strip() in ("---", "...")), None)
-        start = end + 1 if end is not None else 0
-        front = lines[1:end] if end is not None else []
+    end = _front_matter_end(lines)  # YAML front matter: up to the next "---" or "..."
+    if end is not None:
+        start, front = end + 1, lines[1:end]
     fence = None
     comment = False
     for line in lines[start:]:
@@ -260,8 +303,9 @@ def _text_files(folder: Path, errors: list[InputError] | None) -> list[Path]:
 
 def load_documents_folder(folder: str | Path, errors: list[InputError] | None = None) -> list[Document]:
     """Every .txt/.md file under ``folder`` (see _text_files); the id is the path relative to it, the title its first
-    heading (see _title). An unreadable file (see _file_text), or one with no letter or digit, is reported and skipped;
-    files with the same text are each read and named in one warning."""
+    heading (see _title). A Markdown file's YAML front matter is left out of its text and kept in its metadata as
+    ``front_matter`` (see _front_matter). An unreadable file (see _file_text), or one with no letter or digit (after
+    its front matter), is reported and skipped; files with the same text are each read and named in one warning."""
     folder = Path(folder)
     docs: list[Document] = []
     first_with_text: dict[bytes, str] = {}  # a text's digest: the first file that holds it
@@ -278,6 +322,16 @@ def load_documents_folder(folder: str | Path, errors: list[InputError] | None = 
         if not says_something(text):
             _report(errors, InputError(path, "empty file (no letter or digit)", field="text"))
             continue
+        metadata: dict[str, Any] = {"path": str(path)}
+        title = _title(path, text)
+        if path.suffix.lower() != ".txt":  # YAML front matter is no text: its fields are metadata
+            front, body = _front_matter(text)
+            if front is not None:
+                if not says_something(body):
+                    _report(errors, InputError(path, "no text after its front matter (no letter or digit)",
+                                               field="text"))
+                    continue
+                text, metadata["front_matter"] = body, front
         doc_id = path.relative_to(folder).as_posix()
         try:
             doc_id.encode("utf-8")
@@ -285,7 +339,7 @@ def load_documents_folder(folder: str | Path, errors: list[InputError] | None = 
             _report(errors, InputError(str(path).encode("utf-8", "backslashreplace").decode("ascii", "replace"),
                                        "the file name is not valid UTF-8 (rename the file)"))
             continue
-        docs.append(Document(id=doc_id, title=_title(path, text), text=text, metadata={"path": str(path)}))
+        docs.append(Document(id=doc_id, title=title, text=text, metadata=metadata))
         first = first_with_text.setdefault(hashlib.sha256(text.strip().encode()).digest(), doc_id)
         if first != doc_id:
             same_text.append((doc_id, first))

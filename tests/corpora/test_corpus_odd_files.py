@@ -73,6 +73,49 @@ def test_front_matter_title_is_the_title_of_a_markdown_file_without_a_heading(tm
     assert load_documents_folder(tmp_path)[0].title == title
 
 
+@pytest.mark.parametrize("text, body, front", [
+    ("---\ntitle: Front Title\ntags: [a, b]\ndate: 2024-05-01\n---\n\nBody text.\n", "\nBody text.\n",
+     {"title": "Front Title", "tags": "[a, b]", "date": "2024-05-01"}),
+    ("\ufeff---\ntitle: 'Single'\n# a comment line\n\nlayout: post  # a comment\n...\nBody.\n", "Body.\n",
+     {"title": "Single", "layout": "post"}),  # after a byte-order mark, closed by "..."
+    ("---\r\ntitle: \"Quoted: yes\"\r\nempty:\r\n---\r\n# Heading\r\n", "# Heading\n", {"title": "Quoted: yes", "empty": ""}),
+    ("---\n---\nNo fields.\n", "No fields.\n", {}),
+    # anything no simple key: value line keeps the block as written (no YAML parser to guess with)
+    ("---\ntitle: x\ntags:\n  - a\n  - b\n---\nBody.\n", "Body.\n", "title: x\ntags:\n  - a\n  - b"),
+    ("---\nsummary: >\n  folded\n---\nBody.\n", "Body.\n", "summary: >\n  folded"),
+    ("---\ntitle: a\ntitle: b\n---\nBody.\n", "Body.\n", "title: a\ntitle: b"),
+])
+def test_front_matter_is_no_text_and_its_fields_are_metadata(tmp_path, text, body, front):
+    """'title: x', 'tags: [a, b]' were indexed and quoted as context; now the text starts after the block, and its
+    simple key: value lines are strings in metadata['front_matter'] (else the block itself)."""
+    (tmp_path / "notes.md").write_text(text, encoding="utf-8", newline="")
+    docs, errors = _docs(tmp_path)
+    assert errors == []
+    assert docs["notes.md"].text == body
+    assert docs["notes.md"].metadata == {"path": str(tmp_path / "notes.md"), "front_matter": front}
+
+
+@pytest.mark.parametrize("name, text", [
+    ("rule.md", "Intro.\n\n---\ntitle: not front matter\n---\n\nMore.\n"),  # a horizontal rule later on
+    ("unclosed.md", "---\ntitle: x\n\nNever closed, so all text.\n"),
+    ("indented.md", "Text first\n---\nkey: v\n---\n"),
+    ("notes.txt", "---\ntitle: x\n---\nA text file keeps every line.\n"),
+])
+def test_dashes_not_opening_a_markdown_file_are_text(tmp_path, name, text):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    docs, errors = _docs(tmp_path)
+    assert errors == []
+    assert docs[name].text == text and "front_matter" not in docs[name].metadata
+
+
+def test_a_file_of_front_matter_alone_is_reported_as_empty(tmp_path):
+    (tmp_path / "only.md").write_text("---\ntitle: Just metadata\n---\n\n", encoding="utf-8")
+    (tmp_path / "ok.md").write_text("Words.", encoding="utf-8")
+    docs, errors = _docs(tmp_path)
+    assert list(docs) == ["ok.md"]
+    assert [e.message for e in errors] == ["no text after its front matter (no letter or digit)"]
+
+
 @pytest.mark.parametrize("text, title", [
     ("<!--\n# Draft title\n-->\n# Real Title\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", "Real Title"),
     ("<!-- note --> # not a heading\n## Real\n", "Real"),
