@@ -11,6 +11,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from corpora.errors import warn
 from corpora.paths import utf8_name
 from rag.config import IndexConfig
 
@@ -38,11 +39,42 @@ def factory_string(cfg: IndexConfig, n: int, dim: int) -> str:
     if cfg.kind == "sq8":
         return "SQ8"
     if cfg.kind == "ivfpq":
+        if n < 2:  # PQ codes of even 1 bit are 2 centroids per sub-vector: one vector cannot train them (faiss raises)
+            return f"IVF{nlist},Flat"
         m = next(m for m in (dim // 8, dim // 12, dim // 16, dim // 4, dim // 2, 1) if m and dim % m == 0)
         bits = max(1, min(cfg.pq_bits, int(math.log2(max(2, n))) - 1))
         refine = {"none": "", "sq8": ",Refine(SQ8)", "flat": ",RFlat"}[cfg.refine]
         return f"IVF{nlist},PQ{m}x{bits}np{refine}"  # np: skip polysemous training (minutes, unused here)
     raise ValueError(f"unknown index kind {cfg.kind!r}")
+
+
+def small_corpus_note(cfg: IndexConfig, n: int) -> str | None:
+    """One line when an IVF kind over ``n`` vectors is an exhaustive search (fewer vectors than two lists train: one
+    list, which every query scans, as flat does) or, for IVF-PQ over one vector, has no codes to learn; else None."""
+    if cfg.kind not in ("ivf", "ivfpq") or trainable_nlist(cfg.nlist, n) > 1:
+        return None
+    if cfg.kind == "ivfpq" and n < 2:
+        return (f"index kind 'ivfpq' over {n} vector: too few to train product-quantization codes; built "
+                f"{factory_string(cfg, n, 1)} (exact search, as flat)")
+    if cfg.nlist == 1:
+        return None  # one list is what was asked
+    exact = ", as flat does" if cfg.kind == "ivf" else ""  # IVF-PQ still compares codes, not the vectors
+    return (f"index kind '{cfg.kind}' over {n} vectors: 1 inverted list instead of nlist={cfg.nlist} (faiss trains at "
+            f"least 39 vectors per list), so every query scans every vector{exact}")
+
+
+def quiet_training(index, cfg: IndexConfig, n: int) -> None:
+    """Where :func:`small_corpus_note` speaks, say it once instead of faiss's k-means warning on stderr (one line per
+    k-means run: 33 for IVF-PQ, none of them ragdoctor's)."""
+    note = small_corpus_note(cfg, n)
+    if note is None:
+        return
+    warn(note)
+    ivf = faiss.extract_index_ivf(index)
+    ivf.cp.min_points_per_centroid = 1  # the threshold only decides faiss's warning; training is unchanged
+    pq = getattr(faiss.downcast_index(ivf), "pq", None)  # IVF-PQ's sub-quantizers: one k-means each
+    if pq is not None:
+        pq.cp.min_points_per_centroid = 1
 
 
 def build(vectors: np.ndarray, cfg: IndexConfig):
@@ -51,6 +83,7 @@ def build(vectors: np.ndarray, cfg: IndexConfig):
     n, dim = vectors.shape
     index = faiss.index_factory(dim, factory_string(cfg, n, dim), faiss.METRIC_INNER_PRODUCT)
     if not index.is_trained:
+        quiet_training(index, cfg, n)
         index.train(vectors)
     index.add(vectors)
     return index

@@ -84,6 +84,7 @@ def empty_trained(train: np.ndarray, cfg: IndexConfig, n: int):
     index = faiss.index_factory(dim, faiss_index.factory_string(cfg, n, dim), faiss.METRIC_INNER_PRODUCT)
     faiss.extract_index_ivf(index)  # raises for a kind without inverted lists (refused earlier; never silently)
     if not index.is_trained:
+        faiss_index.quiet_training(index, cfg, n)
         index.train(train)
     return index
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from corpora.digest import folder_digest
+from corpora.errors import warn
 from rag.config import RetrievalConfig
 from rag.embeddings import quiet_model_loading
 from rag.fusion import interpolate
@@ -144,10 +145,16 @@ class RerankStage:
     def apply(self, question: str, hits: list, passage_of) -> list:
         """``hits`` (objects with ``score`` and ``signals``, best first) reordered; ``passage_of(hit)`` is its text:
         the chunk's text alone, as the model was trained (passage windows, no title line: on a bundled question a
-        "title\ntext" passage read -4.8 where the text alone read +0.6)."""
+        "title\ntext" passage read -4.8 where the text alone read +0.6). A NaN or inf logit leaves ``hits`` as they
+        came (with a warning): no order can be read from it, and no NaN may reach a trace."""
         t = time.perf_counter()
         head, tail = hits[: self.depth], hits[self.depth:]
         logits = self.reranker.score(question, [passage_of(h) for h in head])
+        if not np.isfinite(logits).all():  # NaN or inf: no order to read from it, and NaN in a trace reads back as null
+            warn(f"reranker {getattr(self.reranker, 'name', '?')!r} scored a passage NaN or inf: that question keeps "
+                 f"the first stage's order and scores (no rerank_score)")
+            self.last_ms = (time.perf_counter() - t) * 1000
+            return hits
         order, combined = rerank_order([h.score for h in head], logits.tolist(), self.weight)
         out = []
         for new_score, i in zip(combined, order):

@@ -36,11 +36,15 @@ class _StoreRetriever(BaseRetriever):
         raise NotImplementedError
 
     def search(self, query: str, k: int | None = None) -> list[Hit]:
-        return self.search_batch([query], k or self.cfg.top_k)[0]
+        """The best ``k`` hits (None: ``top_k``); a ``k`` below 1 is a ValueError."""
+        return self.search_batch([query], self.cfg.top_k if k is None else k)[0]
 
     def _k(self, k: int) -> int:
-        """At most every chunk: a top_k of 2**31 asks faiss to allocate results for chunks that do not exist."""
-        return max(1, min(k, len(self.store.nodes)))
+        """At most every chunk: a top_k of 2**31 asks faiss to allocate results for chunks that do not exist. Below 1
+        is an error, never read as 1 (or, for 0, as ``top_k``)."""
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        return min(int(k), len(self.store.nodes))
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [NodeWithScore(node=self.store.nodes[h.position], score=h.score)
@@ -82,6 +86,7 @@ class HybridRetriever(_StoreRetriever):
         self.bm25 = BM25Retriever(store, embedder, cfg)
 
     def search_batch(self, queries: list[str], k: int) -> list[list[Hit]]:
+        self._k(k)  # a k below 1 is refused, not widened to candidate_k
         n = max(k, self.cfg.candidate_k)  # dense and BM25 each clamp it to the corpus
         out = []
         for d_hits, b_hits in zip(self.dense.search_batch(queries, n), self.bm25.search_batch(queries, n)):
