@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from corpora.bundled import bundled_documents, bundled_questions
+from corpora.errors import InputError, report_skipped, warn
 from corpora.loaders import load_corpus, load_questions
 from corpora.records import Document, Question
 from rag.config import PipelineConfig
@@ -20,8 +21,46 @@ def load_documents(cfg: PipelineConfig) -> list[Document]:
 
 
 def question_set(cfg: PipelineConfig, errors: list | None = None) -> list[Question]:
-    """The question set; a bad record goes to ``errors`` (or is reported) and is skipped."""
-    return bundled_questions() if cfg.questions == "bundled" else load_questions(cfg.questions, errors)
+    """The question set; a bad record goes to ``errors`` (or is reported) and is skipped. A file none of whose lines
+    is a JSON object (plain text, CSV, a JSON array) is refused saying what a question set is; texts asked under two
+    ids are warned about."""
+    if cfg.questions == "bundled":
+        return bundled_questions()
+    bad: list[InputError] = []
+    try:
+        questions = load_questions(cfg.questions, bad)
+    except InputError:
+        if bad and all(e.message.startswith(NOT_AN_OBJECT) for e in bad):
+            raise InputError(cfg.questions, f"not a question set: expected JSONL, one JSON object a line such as "
+                                            f'{{"id": "q1", "question": "What is ZeRO?"}} (plain text, CSV and a JSON '
+                                            f"array are not read; line {bad[0].line}: {bad[0].message})") from None
+        raise
+    if errors is not None:
+        errors.extend(bad)
+    else:
+        for e in bad:
+            report_skipped(e)
+    warn_repeated_texts(cfg.questions, questions)
+    return questions
+
+
+NOT_AN_OBJECT = ("malformed JSON", "expected a JSON object")  # corpora.jsonl's words for a line that is no record
+
+
+def warn_repeated_texts(source: str, questions: list[Question]) -> None:
+    """Two ids asking one question (white space and case aside) weigh it twice in every mean: say so, once."""
+    first: dict[str, str] = {}
+    again = []
+    for q in questions:
+        key = " ".join(q.question.split()).casefold()
+        if key in first:
+            again.append(f"{q.id!r} repeats {first[key]!r}")
+        else:
+            first[key] = q.id
+    if again:
+        shown = ", ".join(again[:3]) + (", ..." if len(again) > 3 else "")
+        warn(f"{source}: {len(again)} question(s) ask again what another id asks ({shown}): each is answered, and "
+             "counted in every mean, once per id")
 
 
 def embedder_for(cfg: PipelineConfig):
