@@ -165,7 +165,8 @@ def load_run(run_dir: str | Path) -> Run:
 def evaluation_status(run: Run) -> dict:
     """How far the run's evaluation got, read as `ragdoctor gate` reads a run: ``judged`` (samples with results),
     ``expected`` (config.json's samples; None without one), ``unjudged`` (samples with a trace and no results),
-    ``gate`` (the run's current summary.json is there, the one the gate checks: else no verdict is given),
+    ``total`` (the samples the run has, or config.json lists when it holds none), ``gate`` (the run's current
+    summary.json is there, the one the gate checks: else no verdict is given),
     ``complete`` and ``note``: why the evaluation is not complete (or the run not evaluated), in one line."""
     judged = set(run.results["sample_id"]) | set(run.judgements)
     unjudged = [sid for sid in run.sample_ids if sid not in judged]
@@ -173,15 +174,20 @@ def evaluation_status(run: Run) -> dict:
     expected = len(samples) if isinstance(samples, dict) else None
     rerun = "rerun `ragdoctor eval` (judged samples are reused)"
     note = None
-    if not judged:
-        note = f"not evaluated: none of its {len(run.sample_ids):,} samples has been judged; run `ragdoctor eval`"
+    # a run whose evaluation stopped before its first result may hold no traces: config.json still lists its samples
+    total = len(run.sample_ids) or expected or 0
+    if not judged and expected is not None:
+        note = (f"not evaluated: its evaluation stopped before the first result (none of its {total:,} samples has "
+                "been judged); rerun `ragdoctor eval`")
+    elif not judged:
+        note = f"not evaluated: none of its {total:,} samples has been judged; run `ragdoctor eval`"
     elif expected is not None and len(judged) < expected:
         note = f"evaluation incomplete: {len(judged):,} of {expected:,} samples judged; {rerun}"
     elif not run.summary_file:
         why = "no summary.json (the evaluation did not finish)" if not run.folder.file(SUMMARY).exists() else \
             "its summary.json is not this evaluation's (left by an earlier one, or damaged)"
         note = f"evaluation incomplete: {why}; {rerun}"
-    return {"judged": len(judged), "expected": expected, "unjudged": unjudged, "gate": run.summary_file,
+    return {"judged": len(judged), "expected": expected, "total": total, "unjudged": unjudged, "gate": run.summary_file,
             "complete": note is None, "note": note}
 
 
@@ -335,15 +341,20 @@ def with_gate(table: pd.DataFrame, gate: pd.DataFrame) -> pd.DataFrame:
 
 
 def category_counts(run: Run) -> pd.DataFrame:
-    """category, count, share, definition, examples (up to five ids): most frequent first."""
-    cols = ["category", "count", "share", "definition", "examples"]
-    cats = run.samples.loc[run.samples["category"].notna(), ["sample_id", "category"]]
+    """category, count, share, definition, examples (up to five ids), reasons: most frequent first. ``reasons`` is
+    filled for ``unmeasured`` alone (no verdict, so no failure): why the diagnosis could not tell, each reason with its
+    count, most frequent first (e.g. "answer correctness was not evaluated in this run ...")."""
+    cols = ["category", "count", "share", "definition", "examples", "reasons"]
+    cats = run.samples.loc[run.samples["category"].notna(), ["sample_id", "category", "rule"]]
     if not len(cats):
         return pd.DataFrame(columns=cols)
     counts = cats["category"].value_counts()
     examples = cats.groupby("category")["sample_id"].agg(lambda s: ", ".join(s.head(5)))
+    rules = cats.loc[cats["category"] == "unmeasured", "rule"].fillna("").value_counts()
+    unmeasured = "; ".join(f"{r or 'no reason recorded'} ({int(k)})" for r, k in rules.items())
     return pd.DataFrame([{"category": c, "count": int(k), "share": k / len(cats), "definition": DEFINITIONS.get(c, ""),
-                          "examples": examples[c]} for c, k in counts.items()], columns=cols)
+                          "examples": examples[c], "reasons": unmeasured if c == "unmeasured" else ""}
+                         for c, k in counts.items()], columns=cols)
 
 
 def unmeasured_table(run: Run) -> pd.DataFrame:
@@ -408,6 +419,9 @@ def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None,
               if r.metric == "groundedness" and r.measured and r.evidence.get("claims")}
     cp = {r.judge: {c["chunk_id"]: c for c in r.evidence.get("chunks", [])} for r in results
           if r.metric == "context_precision" and r.measured}
+    # blank chunks: no verdict, left out of context precision's ranking (its evidence names them)
+    blank = {r.judge: set(r.evidence.get("blank_chunks") or []) for r in results
+             if r.metric == "context_precision" and r.evidence.get("blank_chunks")}
     correctness = {r.judge: {k: r.evidence.get(k) for k in ("precision", "recall", "note", "answer_claims",
                                                              "reference_claims")} for r in results
                    if r.metric == "answer_correctness" and r.measured}
@@ -426,7 +440,9 @@ def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None,
                        "relevant": (doc in rel) if relevant is not None else None, "text": (info or {}).get("text"),
                        "title": (info or {}).get("title", ""), "score": (info or {}).get("score"),
                        "flags": (info or {}).get("flags", []), "signals": signals, "marks": marks,
-                       "context_precision": {jn: v[cid].get("relevant") for jn, v in cp.items() if cid in v}})
+                       "context_precision": {jn: v[cid].get("relevant") for jn, v in cp.items() if cid in v},
+                       "precision_blank": [jn for jn, ids in blank.items()
+                                           if cid in ids and cid not in cp.get(jn, {})]})
     found = {doc: min((c["rank"] for c in chunks if c["doc_id"] == doc), default=None) for doc in (relevant or [])}
     latency = trace.latency_ms if trace is not None else {}
     judge = next((jn for jn in _judge_order(claims)), None)
@@ -443,7 +459,10 @@ def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None,
             "claim_judge": judge, "segments": highlight_segments(answer, claims.get(judge, [])) if judge else
             [{"text": answer, "verdict": None, "claim": None}], "correctness": correctness, "chunks": chunks,
             "latency_ms": dict(latency), "diagnosis": diagnosis, "probe": d.probe if d is not None else None,
-            "guardrails": trace.guardrails if trace is not None else {}}
+            "guardrails": trace.guardrails if trace is not None else {},
+            # an imported trace says where its answer came from and why its contexts are unknown (metadata)
+            "answer_from": trace.metadata.get("answer_from") if trace is not None else None,
+            "contexts_missing": trace.metadata.get("contexts_missing") if trace is not None else None}
 
 
 # --- disagreements -----------------------------------------------------------------------------------------------
@@ -604,6 +623,21 @@ def recall_curve(run: Run, ks: Iterable[int] = range(1, 21)) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+def retrieval_unrecorded(run: Run) -> tuple[list[str], str | None]:
+    """The samples with relevance labels whose record does not say what was retrieved (contexts null: left out of
+    recall, never counted as not retrieved), and the most frequent reason their records give (metadata
+    ``contexts_missing``, e.g. an imported span that dropped its documents), None when none gives one."""
+    ids: list[str] = []
+    reasons: Counter[str] = Counter()
+    for sid in run.sample_ids:
+        t = run.trace(sid)
+        if t is not None and t.relevant_doc_ids and not t.has_contexts:
+            ids.append(sid)
+            if t.metadata.get("contexts_missing"):
+                reasons[str(t.metadata["contexts_missing"])] += 1
+    return ids, (reasons.most_common(1)[0][0] if reasons else None)
+
+
 def first_relevant_table(samples: pd.DataFrame) -> pd.DataFrame:
     """rank -> number of labelled queries whose first relevant chunk sits there ("not retrieved" last)."""
     lab = samples[samples["labelled"]]
@@ -685,7 +719,8 @@ def compare_metrics(a: Run, b: Run, n_resamples: int = 1000) -> pd.DataFrame:
 
 def changed_samples(a: Run, b: Run) -> pd.DataFrame:
     """Samples in both runs whose category changed: regressions (ok -> a failure) first, then failures that changed
-    kind, then fixes; with the preferred judges' groundedness and correctness before and after."""
+    kind, then fixes, then "unmeasured" (either run could not tell: no verdict, so neither a regression nor a fix);
+    with the preferred judges' groundedness and correctness before and after."""
     cols = ["sample_id", "change", "category_a", "category_b", "question"]
     sa, sb = a.samples.set_index("sample_id"), b.samples.set_index("sample_id")
     common = sa.index.intersection(sb.index)
@@ -695,15 +730,17 @@ def changed_samples(a: Run, b: Run) -> pd.DataFrame:
     moved = common[(ca != cb).to_numpy() & ca.notna().to_numpy() & cb.notna().to_numpy()]
     df = pd.DataFrame({"sample_id": moved, "category_a": ca[moved].to_numpy(), "category_b": cb[moved].to_numpy(),
                        "question": sb.loc[moved, "question"].to_numpy()})
-    df["change"] = np.where(df["category_a"] == "ok", "regression",
-                            np.where(df["category_b"] == "ok", "fix", "changed"))
+    # unmeasured on either side is no verdict (e.g. B evaluated groundedness alone): neither a regression nor a fix
+    unknown = (df["category_a"] == "unmeasured") | (df["category_b"] == "unmeasured")
+    df["change"] = np.where(unknown, "unmeasured", np.where(df["category_a"] == "ok", "regression",
+                                                            np.where(df["category_b"] == "ok", "fix", "changed")))
     extra = []
     for m in ("groundedness", "answer_correctness"):
         if m in sa and m in sb:
             df[f"{m}_a"] = sa.loc[moved, m].to_numpy()
             df[f"{m}_b"] = sb.loc[moved, m].to_numpy()
             extra += [f"{m}_a", f"{m}_b"]
-    rank = {"regression": 0, "changed": 1, "fix": 2}
+    rank = {"regression": 0, "changed": 1, "fix": 2, "unmeasured": 3}
     df["_r"] = df["change"].map(rank)
     sort = ["_r"] + (["answer_correctness_b"] if "answer_correctness_b" in df else []) + ["sample_id"]
     df = df.sort_values(sort).drop(columns=["_r"]).reset_index(drop=True)

@@ -140,6 +140,8 @@ def drilldown(d: dict, *, key: str) -> None:
         st.markdown(f"**Answer** ({md(d['outcome'])})" + (f" — claims coloured by the **{md(judge)}** judge:" if judge
                                                           else ""))
         st.markdown(highlighted_answer(segments), unsafe_allow_html=True)
+        if d.get("answer_from"):  # an imported trace whose answer is not the root span's own output
+            st.caption(f"Where the answer comes from: {md(d['answer_from'])}")
         if claims:
             st.markdown(" ".join(verdict_chip(v) for v in VERDICT_STYLE), unsafe_allow_html=True)
             st.dataframe(pd.DataFrame([{"#": n, "claim": c.get("claim"), "verdict": c.get("verdict"),
@@ -186,8 +188,9 @@ def _chunks(d: dict, judge: str | None) -> None:
     top = [c for c in chunks if c["in_context"]]
     st.markdown(f"**Retrieved chunks, in rank order** ({len(top)} given to the generator)")
     if not top:
+        why = f": {md(d['contexts_missing'])}" if d.get("contexts_missing") else ""
         st.caption("nothing was retrieved" if d.get("retrieval_known", True) else
-                   "the record does not say what was retrieved (contexts null)")
+                   f"the record does not say what was retrieved (contexts null){why}")
     for c in top:
         tags = []
         if c["relevant"] is True:
@@ -205,10 +208,14 @@ def _chunks(d: dict, judge: str | None) -> None:
         if cp:
             tags.append("precision verdict: " + ", ".join(f"{md(j)}={'relevant' if v else 'irrelevant'}"
                                                           for j, v in cp.items()))
+        if c.get("precision_blank"):  # a blank chunk gets no verdict: context precision left it out of its ranking
+            tags.append("blank: no precision verdict (left out of the ranking)")
         title = f"#{c['rank']} · {md(c['chunk_id'])}" + (f" · {' · '.join(tags)}" if tags else "")
         with st.expander(title, expanded=bool(marks)):
             if c["title"]:
                 st.caption(md(c["title"]))
+            if c["in_context"] and not (c["text"] or "").strip():
+                st.caption("blank: this chunk has no text")
             marked = _mark_sentence(c["text"] or "", [m["sentence"] for m in marks])
             st.markdown(f'<div style="font-size:0.92em">{marked}</div>', unsafe_allow_html=True)
             meta = {"doc_id": c["doc_id"], "score": c["score"], **c["signals"]}

@@ -105,8 +105,9 @@ if not len(ch):
         st.info("Diagnose both runs (`ragdoctor diagnose RUN`) to compare their categories.")
 else:
     counts = ch["change"].value_counts()
-    st.caption(" · ".join(f"{k}: {int(counts.get(k, 0))}" for k in ("regression", "changed", "fix")) +
-               " (regression: was ok, now failing; fix: the reverse)")
+    st.caption(" · ".join(f"{k}: {int(counts.get(k, 0))}" for k in ("regression", "changed", "fix", "unmeasured")) +
+               " (regression: was ok, now failing; fix: the reverse; unmeasured: one run could not tell, e.g. it did "
+               "not evaluate answer correctness: no verdict either way)")
     st.dataframe(ch, hide_index=True, width="stretch", height=300, column_config={
         c: st.column_config.NumberColumn(format="%.2f") for c in ch.columns if c.endswith(("_a", "_b"))
         and not c.startswith("category")})

@@ -80,7 +80,12 @@ def skip(sample_id: str) -> None:
     st.session_state[SKIPPED] = [*st.session_state[SKIPPED], sample_id]
 
 
-if current is None:
+if current is None and not run.sample_ids:
+    st.info("This run has no samples to label yet.")
+elif current is None and len(prog.done) < len(run.sample_ids):  # the rest skipped in this session
+    st.info(f"No sample left to label in this session: {len(prog.done)} of {len(run.sample_ids)} labelled on every "
+            "question asked; you skipped the rest (they come back when the page is reloaded).")
+elif current is None:
     st.success(f"Every sample of this run is labelled ({len(prog.done)} samples). Thank you!")
 else:
     trace = ld.labelled_trace(run, current)

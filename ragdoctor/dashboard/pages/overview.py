@@ -123,6 +123,11 @@ else:
     with right:
         st.dataframe(cats[["category", "count", "share", "definition"]], hide_index=True, width="stretch",
                      column_config={"share": st.column_config.NumberColumn(format="percent")})
+    unknown = cats[cats["category"] == "unmeasured"]
+    if len(unknown):  # no verdict, so neither a failure nor ok: say why, with each reason's count
+        n = int(unknown["count"].iloc[0])
+        st.info(f"{n:,} sample{'' if n == 1 else 's'} unmeasured: not failures, and not ok either; the diagnosis "
+                f"could not tell whether the answer is right. Why: {md(unknown['reasons'].iloc[0])}.")
 
 # --- unmeasured -----------------------------------------------------------------------------------------------------
 st.subheader("Unmeasured results")
@@ -131,8 +136,9 @@ n_unmeasured = int(unmeasured["count"].sum()) if len(unmeasured) else 0
 n_na = int((run.results["status"] == "not_applicable").sum())
 unjudged = status["unjudged"]
 if not status["judged"]:
-    st.info(f"This run has not been evaluated: none of its {len(run.samples):,} samples has been judged, so nothing "
-            "was measured yet. Run `ragdoctor eval` on it.")
+    stopped = "its evaluation stopped before the first result: " if status["expected"] is not None else ""
+    st.info(f"This run has not been evaluated: {stopped}none of its {status['total']:,} samples has been judged, so "
+            "nothing was measured yet. Run `ragdoctor eval` on it.")
 elif unjudged:
     st.warning(f"{len(unjudged):,} of the run's {len(run.samples):,} samples have not been evaluated (no results; "
                f"first: {md(unjudged[0])}): nothing on this page measures them. Evaluate them with `ragdoctor eval`.")

@@ -16,10 +16,19 @@ run = state.require_run()
 widgets.run_header(run, "Retrieval")
 df = run.samples
 labelled = int(df["labelled"].sum())
+unrecorded, why = rd.retrieval_unrecorded(run)  # labelled, but what was retrieved is unknown (contexts null)
+unrecorded_text = (f"{len(unrecorded):,} question{'' if len(unrecorded) == 1 else 's'} with relevance labels "
+                   "whose record does not say what was retrieved (contexts null" + (f": {md(why)}" if why else "")
+                   + ")")
 if not labelled:
-    st.info("No question in this run has relevance labels (relevant_doc_ids), so recall cannot be measured. "
-            "The bundled question set and BEIR corpora carry them.")
+    if unrecorded:
+        st.info(f"Recall cannot be measured: {unrecorded_text}, and no other labelled question.")
+    else:
+        st.info("No question in this run has relevance labels (relevant_doc_ids), so recall cannot be measured. "
+                "The bundled question set and BEIR corpora carry them.")
     st.stop()
+if unrecorded:
+    st.caption(f"Left out of everything below: {unrecorded_text}. They count neither as retrieved nor as missed.")
 
 curve = state.recall_curve(*state.key(run), run).assign(run=run.name)
 others = [p for p in state.open_runs() if p != str(run.path)]
