@@ -54,6 +54,7 @@ def cmd_judge_train(args) -> int:
         from judge_train.out_folder import replaceable_out
 
         replaceable_out(out, [args.from_config], what="stage folder")
+        _say_data_changes(Path(args.from_config), cfg)
     summary = train(cfg, out, log=lambda msg: print(msg, flush=True))
     if not summary["export"]["ok"]:
         print(f"ragdoctor: error: exported weights differ from the trained model by {summary['export']['max_abs_diff']}",
@@ -64,6 +65,21 @@ def cmd_judge_train(args) -> int:
     else:
         print(f"judge folder: {out} (use it with: ragdoctor eval ... --nli-model {out})")
     return 0
+
+
+def _say_data_changes(config: Path, cfg) -> None:
+    """Repeating a stage (its training_config.json) on a pool whose files are no longer those its data_manifest.json
+    records: said on stderr before the run (it trains, but it is not the same run)."""
+    from judge_train.data import data_changes
+
+    manifest = config.parent / "data_manifest.json"
+    if not manifest.is_file():
+        return
+    changes = data_changes(manifest, cfg.data)
+    if changes:
+        shown = "; ".join(changes[:5]) + (f"; and {len(changes) - 5} more" if len(changes) > 5 else "")
+        print(f"ragdoctor: warning: the pool {cfg.data.data_dir} is not what {config.parent} was trained on "
+              f"({manifest.name}): {shown}; this run will not repeat it", file=sys.stderr)
 
 
 def _inputs_problem(stages: list[tuple[str | None, str]], data_dir: str, recorded: list[tuple[str | None, str]] = ()

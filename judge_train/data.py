@@ -29,6 +29,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from corpora.digest import folder_digest, sha256_file
+from corpora.jsonl import read_json_object
 from eval.claims import decompose, sentence_windows, split_sentences
 from judge_train.sources import (CLAIM_SOURCES, NLI_SOURCES, RELEVANCE_SOURCES, SOURCES, PoolRecord, read_nomiracl_sets,
                                       _jsonl, norm_text, read_source, source_files)
@@ -659,6 +660,34 @@ def verify_manifest(man: dict, data_dir: str | Path | None = None) -> list[str]:
         if not p.is_file() or sha256_file(p) != f["sha256"]:
             bad.append(f["path"])
     return bad
+
+
+def data_changes(manifest_path: Path, cfg: DataConfig) -> list[str]:
+    """How the pool under ``cfg.data_dir`` differs from what a stage's ``data_manifest.json`` records for the same
+    sources: each file 'changed', 'missing' or 'added' (empty: the same files, byte for byte). InputError naming the
+    manifest when it cannot be read as one."""
+    from corpora.errors import InputError  # noqa: PLC0415
+
+    man = read_json_object(manifest_path)
+    files = man.get("files")
+    if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get("path"), str)
+                                              and isinstance(f.get("sha256"), str) for f in files):
+        raise InputError(manifest_path, "missing or not a list of {path, sha256, ...} objects", field="files")
+    root = Path(cfg.data_dir)
+    recorded = {f["path"]: f["sha256"] for f in files}
+    sources = {f.get("source") for f in files} & {n for n, c in cfg.cap_per_label.items() if c > 0}
+    out = []
+    for rel, digest in recorded.items():
+        p = root / rel
+        if not p.is_file():
+            out.append(f"{rel} missing")
+        elif sha256_file(p) != digest:
+            out.append(f"{rel} changed")
+    for name in sorted(s for s in sources if isinstance(s, str) and s in SOURCES):
+        for f in source_files(name, root):
+            if f.is_file() and str(f.relative_to(root)) not in recorded:
+                out.append(f"{f.relative_to(root)} added")
+    return out
 
 
 # ---------------------------------------------------------------------------------- relevance (question, passage)

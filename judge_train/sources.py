@@ -117,18 +117,37 @@ _AT: ContextVar[tuple[Path, int | None] | None] = ContextVar("pool_position", de
 
 
 def _jsonl(path: Path) -> Iterator[dict]:
-    """The objects of a JSON-lines pool file; where each came from is kept for ``located``'s message."""
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                _AT.set((path, lineno))
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    raise InputError(path, "malformed JSON", line=lineno) from None
-                if not isinstance(obj, dict):
-                    raise InputError(path, f"expected a JSON object, got {type(obj).__name__}", line=lineno)
-                yield obj
+    """The objects of a JSON-lines pool file (``.gz`` too; a byte-order mark and CRLF line ends are read; bytes that are
+    not UTF-8, NaN and bad JSON are an InputError naming the file and line, as for every other input file: corpora.jsonl);
+    where each came from is kept for ``located``'s message."""
+    from corpora.jsonl import iter_json_lines  # noqa: PLC0415 - corpora.jsonl imports pydantic
+
+    for lineno, obj in iter_json_lines(path):
+        _AT.set((path, lineno))
+        yield obj
+
+
+def _bad(problem: str, field: str) -> InputError:
+    """A pool line whose ``field`` is wrong, at the line being read (a user's own file must not lose rows in silence)."""
+    at_path, line = _AT.get() or (Path("?"), None)
+    return InputError(at_path, problem, line=line, field=field)
+
+
+def _label(r: dict, labels: dict[str, int]) -> int:
+    """``label_binary`` of a row of the general formats (NLI, relevance, attribution), as 1 / 0; any other value is
+    refused, naming the values it may take."""
+    value = r.get("label_binary")
+    if not isinstance(value, str) or value not in labels:
+        raise _bad(f"must be {' or '.join(repr(k) for k in labels)}, got {json.dumps(value)}", "label_binary")
+    return labels[value]
+
+
+def _text(r: dict, key: str) -> str:
+    """A required text field, stripped; missing, not a string or blank is refused."""
+    value = r.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise _bad("missing, not a string or blank" if not isinstance(value, str) else "blank", key)
+    return value.strip()
 
 
 def located(read: Callable[[], Iterable[R]], path: Path) -> list[R]:
@@ -150,7 +169,14 @@ def located(read: Callable[[], Iterable[R]], path: Path) -> list[R]:
 
 
 def _files(folder: Path, pattern: str = "*.jsonl") -> list[Path]:
-    return sorted(folder.glob(pattern)) if folder.is_dir() else [folder]
+    """The files of a source folder matching ``pattern`` (gzipped ones too); a folder with none is refused (a source
+    that gives no record would train on nothing from it, in silence)."""
+    if not folder.is_dir():
+        return [folder]
+    found = sorted({*folder.glob(pattern), *folder.glob(pattern + ".gz")})
+    if not found:
+        raise InputError(folder, f"no {pattern} (or {pattern}.gz) file in this source folder")
+    return found
 
 
 # ------------------------------------------------------------------------------------------------ claim sources
@@ -265,7 +291,7 @@ def read_attributionbench(folder: Path) -> Iterator[PoolRecord]:
     for path in _files(folder):
         for r in _jsonl(path):
             refs = [s.strip() for s in _references(r.get("references")) if s and s.strip()]
-            label = {"supported": 1, "not_supported": 0}.get(r.get("label_binary", ""))
+            label = _label(r, {"supported": 1, "not_supported": 0})
             if label is None or not refs or not r.get("claim", "").strip():
                 continue
             yield PoolRecord("attributionbench", f"ab:{_h(norm_text(r['claim']))}", "\n\n".join(refs),
@@ -279,11 +305,10 @@ def read_attributionbench(folder: Path) -> Iterator[PoolRecord]:
 def read_nli(name: str, folder: Path) -> Iterator[PoolRecord]:
     for path in _files(folder):
         for r in _jsonl(path):
-            label = {"supported": 1, "not_supported": 0}.get(r.get("label_binary", ""))
-            premise, hyp = (r.get("premise") or "").strip(), (r.get("hypothesis") or "").strip()
-            if label is None or not premise or not hyp:
-                continue
-            yield PoolRecord(name, f"{name}:{_h(norm_text(premise))}", premise, hyp, label, r["label"])
+            label = _label(r, {"supported": 1, "not_supported": 0})
+            premise, hyp = _text(r, "premise"), _text(r, "hypothesis")
+            yield PoolRecord(name, f"{name}:{_h(norm_text(premise))}", premise, hyp, label,
+                             str(r.get("label", r["label_binary"])))
 
 
 # -------------------------------------------------------------------------------------------- relevance sources
@@ -292,11 +317,10 @@ def read_nli(name: str, folder: Path) -> Iterator[PoolRecord]:
 def read_qnli(folder: Path) -> Iterator[PoolRecord]:
     for path in _files(folder):
         for r in _jsonl(path):
-            label = {"relevant": 1, "not_relevant": 0}.get(r.get("label_binary", ""))
-            if label is None or not r.get("passage", "").strip() or not r.get("question", "").strip():
-                continue
-            q = r["question"].strip()
-            yield PoolRecord("qnli", f"qnli:{_h(norm_text(q))}", r["passage"].strip(), q, label, r["label"], q)
+            label = _label(r, {"relevant": 1, "not_relevant": 0})
+            q, passage = _text(r, "question"), _text(r, "passage")
+            yield PoolRecord("qnli", f"qnli:{_h(norm_text(q))}", passage, q, label,
+                             str(r.get("label", r["label_binary"])), q)
 
 
 def read_nomiracl_pairs(folder: Path) -> Iterator[PoolRecord]:

@@ -124,6 +124,23 @@ def planned_steps(n: int, cfg: TrainConfig) -> int:
     return int(round(math.ceil(n / cfg.batch_size) * cfg.epochs))  # _batches: ceil(n / batch_size) per epoch
 
 
+def _check_base_model(cfg: TrainConfig) -> None:
+    """A base model folder that is missing, or one a judge command stopped writing, is found before the pool is read
+    (minutes), naming the recipe's field; a damaged one is the model load's to say."""
+    if cfg.base_model == "minilm":
+        return
+    from judge_train.out_folder import unfinished
+
+    base = Path(cfg.base_model)
+    if not base.is_dir():
+        raise UsageError(f"the recipe's base_model {cfg.base_model}: {'not a folder' if base.exists() else 'folder not found'}"
+                         " ('minilm' or a CrossEncoder folder, e.g. an earlier stage's)")
+    if (why := unfinished(base)) is not None:
+        raise UsageError(f"the recipe's base_model {why}: rerun that stage first")
+    if not (base / "config.json").is_file():
+        raise UsageError(f"the recipe's base_model {cfg.base_model}: not a CrossEncoder folder (no config.json)")
+
+
 def _check_max_length(cfg: TrainConfig) -> None:
     """A max_length past the base model's position embeddings fails only after the data load and a forward pass:
     refused at once, naming the limit."""
@@ -369,6 +386,7 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     from rag.embeddings import quiet_model_loading
 
     out = replaceable_out(out, [_base_path(cfg.base_model), cfg.data.data_dir], what="stage folder")  # before an hour
+    _check_base_model(cfg)
     _check_max_length(cfg)
     t_start = time.time()
     code = _code_hashes()  # now, not after an hour: the files may have moved or changed by then
@@ -396,9 +414,15 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     log(f"pool: {len(train_ex)} training / {len(held_ex)} held-out {unit}")
     steps = planned_steps(len(train_ex), cfg)
     if steps < 1:  # an export of the untrained head would look like a judge: refused before the model loads
+        read = pool_stats.get("records") or {}
+        labels = (f"; records read per source and label: "
+                  f"{', '.join(f'{src} {dict(c)}' for src, c in read.items())} (each source is balanced to 1:1: "
+                  "one that holds a single label gives no example)") if read else ""
+        if pool_stats and (none := [n for n, c in cfg.data.cap_per_label.items() if c > 0 and n not in read]):
+            labels += f"; no record read from {', '.join(none)} (its files in {cfg.data.data_dir} hold no usable row)"
         raise UsageError(f"the recipe trains nothing: {len(train_ex)} training {unit.split(' ')[0]} x {cfg.epochs:g} "
                          f"epochs at batch size {cfg.batch_size} is {steps} steps (check data.cap_per_label, "
-                         "epochs and max_examples)")
+                         f"epochs and max_examples){labels}")
     _seed_everything(cfg.seed)  # the head's initialisation must not depend on how much data was read
     with quiet_model_loading():
         ce = CrossEncoder(_base_path(cfg.base_model), num_labels=1, max_length=cfg.max_length, device=device,

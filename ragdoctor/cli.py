@@ -138,7 +138,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ragdoctor: error: {_first_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("ragdoctor: interrupted; completed records are saved and a rerun resumes", file=sys.stderr)
+        said = ("a judge folder it was writing stays marked unfinished; a rerun starts the command again"
+                if getattr(args, "command", None) == "judge" else "completed records are saved and a rerun resumes")
+        print(f"ragdoctor: interrupted; {said}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as exc:  # the file system said no (a path the user gave, a full disk): not a bug in the tool
         print(f"ragdoctor: error: {_os_error(exc)}", file=sys.stderr)

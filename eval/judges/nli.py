@@ -286,6 +286,11 @@ def is_judge_folder(model_dir: str | Path) -> bool:
     return (p / "combiner.json").exists() or (p / "support").is_dir()
 
 
+# the mark of a folder a `ragdoctor judge` command is writing or stopped writing (judge_train/out_folder.py writes it):
+# complete-looking weights in it may be from before the command's checks, so no reader takes it for a judge
+UNFINISHED = ".unfinished"
+
+
 def folder_problem(model_dir: str | Path) -> str | None:
     """Why ``model_dir`` cannot be an nli model, read from its files without loading anything; None when it can be
     one: a judge folder (support/ or combiner.json) or a CrossEncoder folder (config.json)."""
@@ -294,6 +299,8 @@ def folder_problem(model_dir: str | Path) -> str | None:
         return "not a folder" if p.exists() else "folder not found"
     if not is_judge_folder(p) and not (p / "config.json").is_file():
         return "not a judge folder (support/, combiner.json) or a CrossEncoder folder (config.json)"
+    if (p / UNFINISHED).exists():
+        return "a ragdoctor judge command stopped before it finished writing it (it holds .unfinished): rerun that command"
     return None
 
 
