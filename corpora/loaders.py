@@ -454,6 +454,29 @@ def load_questions(path: str | Path, errors: list[InputError] | None = None) -> 
     return read_records(path, parse, what="questions", errors=errors)
 
 
+NOT_AN_OBJECT = ("malformed JSON", "expected a JSON object")  # corpora.jsonl's words for a line that is no record
+
+
+def load_question_set(path: str | Path, errors: list[InputError] | None = None) -> list[Question]:
+    """:func:`load_questions`, but a file none of whose lines is a JSON object (plain text, CSV, a JSON array) is
+    refused saying what a question set is (rather than 'no valid questions ... malformed JSON')."""
+    bad: list[InputError] = []
+    try:
+        questions = load_questions(path, bad)
+    except InputError:
+        if bad and all(e.message.startswith(NOT_AN_OBJECT) for e in bad):
+            raise InputError(path, f"not a question set: expected JSONL, one JSON object a line such as "
+                                   f'{{"id": "q1", "question": "What is ZeRO?"}} (plain text, CSV and a JSON '
+                                   f"array are not read; line {bad[0].line}: {bad[0].message})") from None
+        raise
+    if errors is not None:
+        errors.extend(bad)
+    else:
+        for e in bad:
+            report_skipped(e)
+    return questions
+
+
 def _looks_like_jsonl(path: Path) -> bool:
     """Whether a file's first text is a JSON object's "{" (a JSONL corpus named .txt is read as one)."""
     try:

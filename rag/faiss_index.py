@@ -77,9 +77,25 @@ def quiet_training(index, cfg: IndexConfig, n: int) -> None:
         pq.cp.min_points_per_centroid = 1
 
 
-def build(vectors: np.ndarray, cfg: IndexConfig):
-    """A trained CPU index holding ``vectors`` (inner product on normalised vectors = cosine)."""
+def warn_non_finite(vectors: np.ndarray, ids: list[str] | None = None) -> int:
+    """How many of ``vectors`` hold a NaN or an infinity; warned about once, naming the first by ``ids`` (else by
+    row): their chunks score NaN against every query, so no search ever returns them. The build goes on."""
+    if np.isfinite(vectors.sum(dtype=np.float64)):  # one pass, no per-row mask: the common case
+        return 0
+    bad = np.flatnonzero(~np.isfinite(vectors).all(axis=1))
+    if len(bad):
+        first = [repr(ids[i]) if ids is not None and i < len(ids) else f"row {i}" for i in bad[:3]]
+        warn(f"{len(bad)} of {len(vectors)} chunk vectors hold NaN or inf ({', '.join(first)}"
+             f"{', ...' if len(bad) > 3 else ''}): no search can find those chunks (they stay in the index; an "
+             "embedder or backend that gives NaN is broken: check its output)")
+    return len(bad)
+
+
+def build(vectors: np.ndarray, cfg: IndexConfig, ids: list[str] | None = None):
+    """A trained CPU index holding ``vectors`` (inner product on normalised vectors = cosine); vectors holding NaN or
+    inf are warned about (by ``ids`` when given) and kept."""
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    warn_non_finite(vectors, ids)
     n, dim = vectors.shape
     index = faiss.index_factory(dim, factory_string(cfg, n, dim), faiss.METRIC_INNER_PRODUCT)
     if not index.is_trained:

@@ -130,10 +130,14 @@ class ShardWriter:
         return index
 
 
-def build(vectors: np.ndarray, cfg: IndexConfig, folder: Path, *, shard_size: int = SHARD_SIZE):
+def build(vectors: np.ndarray, cfg: IndexConfig, folder: Path, *, shard_size: int = SHARD_SIZE,
+          ids: list[str] | None = None):
     """:func:`rag.faiss_index.build` with the lists on disk in ``folder``: trained on every vector (so the quantizer
-    is the in-memory build's), then filled shard by shard."""
+    is the in-memory build's), then filled shard by shard; NaN or inf vectors warned about as there."""
+    from rag.faiss_index import warn_non_finite  # noqa: PLC0415 - lazy, as faiss is here
+
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    warn_non_finite(vectors, ids)
     writer = ShardWriter(empty_trained(vectors, cfg, len(vectors)), folder)
     for start in range(0, len(vectors), shard_size):
         writer.add(vectors[start : start + shard_size])

@@ -14,7 +14,7 @@ from corpora.errors import warn
 from rag import faiss_index
 from rag.config import RetrievalConfig
 from rag.fusion import reciprocal_rank_fusion, weighted_fusion
-from rag.store import IndexStore
+from rag.store import IndexStore, warn_query_cut_off
 
 
 @dataclass
@@ -55,6 +55,7 @@ class DenseRetriever(_StoreRetriever):
 
     def search_batch(self, queries: list[str], k: int) -> list[list[Hit]]:
         k = self._k(k)
+        warn_query_cut_off(queries, self.embedder)
         vecs = self.embedder.embed(queries)
         if len(queries) == 1:  # the single-query path goes through llama-index's vector store
             query = VectorStoreQuery(query_embedding=vecs[0].tolist(), similarity_top_k=k)

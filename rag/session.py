@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from corpora.bundled import bundled_documents, bundled_questions
-from corpora.errors import InputError, report_skipped, warn
-from corpora.loaders import load_corpus, load_questions
+from corpora.errors import warn
+from corpora.loaders import load_corpus, load_question_set
 from corpora.records import Document, Question
 from rag.config import PipelineConfig
 from rag.embeddings import make_embedder
@@ -26,25 +26,9 @@ def question_set(cfg: PipelineConfig, errors: list | None = None) -> list[Questi
     ids are warned about."""
     if cfg.questions == "bundled":
         return bundled_questions()
-    bad: list[InputError] = []
-    try:
-        questions = load_questions(cfg.questions, bad)
-    except InputError:
-        if bad and all(e.message.startswith(NOT_AN_OBJECT) for e in bad):
-            raise InputError(cfg.questions, f"not a question set: expected JSONL, one JSON object a line such as "
-                                            f'{{"id": "q1", "question": "What is ZeRO?"}} (plain text, CSV and a JSON '
-                                            f"array are not read; line {bad[0].line}: {bad[0].message})") from None
-        raise
-    if errors is not None:
-        errors.extend(bad)
-    else:
-        for e in bad:
-            report_skipped(e)
+    questions = load_question_set(cfg.questions, errors)
     warn_repeated_texts(cfg.questions, questions)
     return questions
-
-
-NOT_AN_OBJECT = ("malformed JSON", "expected a JSON object")  # corpora.jsonl's words for a line that is no record
 
 
 def warn_repeated_texts(source: str, questions: list[Question]) -> None:

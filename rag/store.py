@@ -103,6 +103,34 @@ def warn_cut_off(texts: list[str], embedder, chunking: ChunkingConfig, where: Pa
     return over
 
 
+_queries_cut: set[str] = set()  # the embedders a question was found cut for (said once a process each)
+
+
+def warn_query_cut_off(queries: list[str], embedder) -> None:
+    """A question longer than the embedder reads is embedded from its start only (the rest cut off unseen, as for
+    chunks: :func:`warn_cut_off`): said once a process per embedder, naming the longest question of the batch where
+    it was first seen and the limit, never per question. Only questions long enough to be over it are tokenized."""
+    name = str(getattr(embedder, "model_id", type(embedder).__name__))
+    if name in _queries_cut or not getattr(embedder, "tokenizer_dir", None):
+        return
+    limit = max_input_tokens(embedder)
+    if limit is None:
+        return
+    # no tokenizer makes more than two tokens a byte (special tokens aside): a shorter question cannot be cut
+    long = [q for q in queries if 2 * len(q.encode("utf-8", "replace")) + 8 > limit]
+    if not long:
+        return
+    try:
+        most = max(model_token_counts(str(embedder.tokenizer_dir), long))
+    except Exception:  # noqa: BLE001 - a tokenizer that cannot be read only costs this check, never the search
+        return
+    if most > limit:
+        _queries_cut.add(name)
+        warn(f"a question of {most} tokens is longer than the {limit} tokens the embedder reads (its max_seq_length): "
+             "dense retrieval embeds its start only, the rest is cut off unseen (said once; other long questions "
+             "are cut the same way)")
+
+
 def _write_nodes(path: Path, nodes) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         for node in nodes:
@@ -150,8 +178,9 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
             vectors = embedder.embed(texts)
             timings["embed"] = time.perf_counter() - t
             t = time.perf_counter()
-            dense = faiss_index.build(vectors, index_cfg) if out is None else \
-                ondisk_index.build(vectors, index_cfg, out)
+            ids = [n.node_id for n in nodes]
+            dense = faiss_index.build(vectors, index_cfg, ids) if out is None else \
+                ondisk_index.build(vectors, index_cfg, out, ids=ids)
             del vectors
             timings["faiss"] = time.perf_counter() - t
         else:

@@ -23,6 +23,9 @@ def _queries(found, embedder, vectors):
     if found is None:
         q, ids = sample_queries(vectors)
         return q, ids, None, "a seeded sample of 200 chunk vectors"
+    from rag.store import warn_query_cut_off  # noqa: PLC0415 - lazy: see cmd_index
+
+    warn_query_cut_off(found.questions, embedder)
     return embedder.embed(found.questions), found.ids, found.qrels, found.source
 
 

@@ -30,7 +30,7 @@ def labelled_queries(corpus: str, questions: str | None, split: str | None, own_
     error rather than a silent fallback to other queries. ``labelled_only``: only the questions that name a relevant
     document (a usage error when none does); else every question (the index lab times them all)."""
     from corpora.bundled import bundled_questions  # noqa: PLC0415 - lazy: the corpus modules load the question sets
-    from corpora.loaders import load_beir, load_questions  # noqa: PLC0415
+    from corpora.loaders import load_beir, load_question_set  # noqa: PLC0415
 
     folder = Path(corpus)
     beir = folder.is_dir() and (folder / "qrels").is_dir()
@@ -39,7 +39,7 @@ def labelled_queries(corpus: str, questions: str | None, split: str | None, own_
         raise UsageError(f"--split: only a BEIR corpus's own queries read it, and {why}")
     split = split or "train"
     if questions:
-        qs, source = load_questions(questions), questions
+        qs, source = load_question_set(questions), questions
     elif own_index and corpus == "bundled":
         qs, source = bundled_questions(), "bundled questions"
     elif beir:

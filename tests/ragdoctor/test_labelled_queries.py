@@ -66,3 +66,18 @@ def test_queries_without_a_relevant_document_are_left_out_and_said(beir, tmp_pat
     found.qrels["q1"] = {"d1": 1, "nope": 2}
     found.warn_unknown({"d0", "d1", "d2"})
     assert "1 relevant id(s) name no document or chunk of the corpus ('nope')" in caplog.text
+
+
+@pytest.mark.parametrize(("data", "suffix"), [
+    ("What does the KV cache store?\nWhat is ZeRO?\n", ".txt"),
+    ("id,question\nq1,What does the KV cache store?\n", ".csv"),
+    ('[{"id": "q1", "question": "What does the KV cache store?"}]\n', ".json"),
+], ids=["plain-text", "csv", "json-array"])
+def test_a_questions_file_that_is_not_jsonl_is_refused_as_run_refuses_it(tmp_path, data, suffix):
+    from corpora.errors import InputError
+
+    path = tmp_path / f"qs{suffix}"
+    path.write_text(data)
+    with pytest.raises(InputError, match="not a question set: expected JSONL, one JSON object a line") as exc:
+        labelled_queries("bundled", str(path), None, own_index=True)
+    assert str(exc.value).startswith(f"{path}: ") and "line 1: " in str(exc.value)
