@@ -38,6 +38,15 @@ def report_skipped(err: InputError) -> None:
     NOTICES.warning("skipped bad record: %s", err.one_line())
 
 
+def report_or_collect(errors: list[InputError] | None, *errs: InputError) -> None:
+    """Bad records that were skipped: handed to the caller's ``errors`` when it collects them, else reported now."""
+    if errors is not None:
+        errors.extend(errs)
+    else:
+        for err in errs:
+            report_skipped(err)
+
+
 def warn(message: str) -> None:
     """Input that is ambiguous or only partly usable: warn (the CLI prints each distinct warning once)."""
     NOTICES.warning("warning: %s", message.replace("\n", " "))

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 
-from corpora.errors import InputError, UsageError, report_skipped
+from corpora.errors import InputError, UsageError, report_or_collect
 from corpora.jsonl import append_json_line, iter_json_lines, parse_model, repair_torn_tail
 from corpora.paths import output_file
 from corpora.records import Label
@@ -157,11 +157,7 @@ def read_all_labels(run: str | Path | RunFolder, errors: list[InputError] | None
             latest = label.when
     if bad:  # only the last line can be the one cut off: the file is read again for it alone
         bad[-1] = _torn(path, bad[-1])
-    if errors is not None:
-        errors.extend(bad)
-    else:
-        for e in bad:
-            report_skipped(e)
+    report_or_collect(errors, *bad)
     return out
 
 

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from corpora.errors import InputError, report_skipped, warn
+from corpora.errors import InputError, report_or_collect, warn
 from corpora.jsonl import none_valid, parse_model, read_records
 from corpora.records import Document, Question, relevant_docs, says_something
 
@@ -18,13 +18,6 @@ TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 DOC_FIELDS = {"id", "text", "title", "metadata"}
 JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number",
               bool: "true or false", type(None): "null"}
-
-
-def _report(errors: list[InputError] | None, err: InputError) -> None:
-    if errors is not None:
-        errors.append(err)
-    else:
-        report_skipped(err)
 
 
 def _int_id(obj: dict) -> dict:
@@ -259,20 +252,21 @@ def _text_files(folder: Path, errors: list[InputError] | None) -> list[Path]:
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError as exc:
-            _report(errors, InputError(_shown(d), f"unreadable folder ({exc.strerror or exc}): its files are left out"))
+            report_or_collect(errors, InputError(_shown(d), f"unreadable folder ({exc.strerror or exc}): its files are "
+                                                            "left out"))
             return
         for e in entries:
             path = Path(e.path)
             try:
                 is_dir, is_file, is_link = e.is_dir(), e.is_file(), e.is_symlink()
             except OSError as exc:
-                _report(errors, InputError(_shown(path), exc.strerror or str(exc)))
+                report_or_collect(errors, InputError(_shown(path), exc.strerror or str(exc)))
                 continue
             if e.name.startswith("."):
                 if is_dir or path.suffix.lower() in TEXT_SUFFIXES:
                     hidden.append(e.name + "/" * is_dir)
             elif is_link and not os.path.exists(path):
-                _report(errors, InputError(_shown(path), f"broken link (to {os.readlink(path)}): left out"))
+                report_or_collect(errors, InputError(_shown(path), f"broken link (to {os.readlink(path)}): left out"))
             elif is_dir and is_link:
                 links.append(path)
             elif is_dir:
@@ -284,8 +278,8 @@ def _text_files(folder: Path, errors: list[InputError] | None) -> list[Path]:
     while links:
         link = links.pop(0)
         if link.resolve() in seen_dirs:  # a folder of the corpus, one linked twice, or an ancestor (a loop)
-            _report(errors, InputError(_shown(link), f"a link to a folder already read ({_shown(link.resolve())}): "
-                                                     "its files are indexed once"))
+            said = f"a link to a folder already read ({_shown(link.resolve())}): its files are indexed once"
+            report_or_collect(errors, InputError(_shown(link), said))
         else:
             walk(link, True)
     if hidden:
@@ -294,8 +288,8 @@ def _text_files(folder: Path, errors: list[InputError] | None) -> list[Path]:
     for _, path in sorted(found):  # a file's own path before a link's
         target = path.resolve()
         if target in by_target:
-            _report(errors, InputError(_shown(path), f"the same file as {_shown(by_target[target])} (a link): "
-                                                     "indexed once, under that name"))
+            report_or_collect(errors, InputError(_shown(path), f"the same file as {_shown(by_target[target])} "
+                                                               "(a link): indexed once, under that name"))
             continue
         by_target[target] = path
     return sorted(by_target.values())
@@ -314,13 +308,13 @@ def load_documents_folder(folder: str | Path, errors: list[InputError] | None = 
         try:
             text = _file_text(path, path.read_bytes())
         except InputError as exc:
-            _report(errors, exc)
+            report_or_collect(errors, exc)
             continue
         except OSError as exc:
-            _report(errors, InputError(path, exc.strerror or str(exc)))
+            report_or_collect(errors, InputError(path, exc.strerror or str(exc)))
             continue
         if not says_something(text):
-            _report(errors, InputError(path, "empty file (no letter or digit)", field="text"))
+            report_or_collect(errors, InputError(path, "empty file (no letter or digit)", field="text"))
             continue
         metadata: dict[str, Any] = {"path": str(path)}
         title = _title(path, text)
@@ -328,16 +322,16 @@ def load_documents_folder(folder: str | Path, errors: list[InputError] | None = 
             front, body = _front_matter(text)
             if front is not None:
                 if not says_something(body):
-                    _report(errors, InputError(path, "no text after its front matter (no letter or digit)",
-                                               field="text"))
+                    report_or_collect(errors, InputError(path, "no text after its front matter (no letter or digit)",
+                                                         field="text"))
                     continue
                 text, metadata["front_matter"] = body, front
         doc_id = path.relative_to(folder).as_posix()
         try:
             doc_id.encode("utf-8")
         except UnicodeEncodeError:  # bytes the file system holds that are no UTF-8 name: no id can be made of them
-            _report(errors, InputError(str(path).encode("utf-8", "backslashreplace").decode("ascii", "replace"),
-                                       "the file name is not valid UTF-8 (rename the file)"))
+            shown = str(path).encode("utf-8", "backslashreplace").decode("ascii", "replace")
+            report_or_collect(errors, InputError(shown, "the file name is not valid UTF-8 (rename the file)"))
             continue
         docs.append(Document(id=doc_id, title=title, text=text, metadata=metadata))
         first = first_with_text.setdefault(hashlib.sha256(text.strip().encode()).digest(), doc_id)
@@ -383,7 +377,7 @@ def load_qrels(path: str | Path, errors: list[InputError] | None = None) -> dict
     if bad and not qrels:
         raise none_valid(path, "qrels rows", bad)
     for err in bad:
-        _report(errors, err)
+        report_or_collect(errors, err)
     return qrels
 
 
@@ -469,11 +463,7 @@ def load_question_set(path: str | Path, errors: list[InputError] | None = None) 
                                    f'{{"id": "q1", "question": "What is ZeRO?"}} (plain text, CSV and a JSON '
                                    f"array are not read; line {bad[0].line}: {bad[0].message})") from None
         raise
-    if errors is not None:
-        errors.extend(bad)
-    else:
-        for e in bad:
-            report_skipped(e)
+    report_or_collect(errors, *bad)
     return questions
 
 
