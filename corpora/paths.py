@@ -12,6 +12,9 @@ from pathlib import Path
 
 from corpora.errors import InputError
 
+# the mark of a folder a `ragdoctor judge` command is writing, or stopped writing (judge_train/out_folder.py writes and
+# removes it): whatever it holds may be from before the command's checks, so no reader takes it for a finished one
+UNFINISHED = ".unfinished"
 # shared/data beside the checkout (human-labelled dev sets, the judge training pool in train/): found from the
 # repository, never from the current folder
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

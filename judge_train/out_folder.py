@@ -13,11 +13,10 @@ from pathlib import Path
 
 from corpora.errors import UsageError
 from corpora.paths import output_folder
-from corpora.paths import refuse_symlink_loop, resolved
+from corpora.paths import UNFINISHED, refuse_symlink_loop, resolved
 
-# written first and removed last: a folder a judge command stopped writing (killed, or failed on its input) is still
-# one it may replace on the rerun, and no reader takes it for a finished stage or judge (it lacks their records)
-UNFINISHED = ".unfinished"
+# UNFINISHED (corpora.paths) is written first and removed last: a folder a judge command stopped writing (killed, or
+# failed on its input) is still one it may replace on the rerun, and no reader takes it for a finished stage or judge;
 # what every folder these commands write holds at its top: a stage's recipe record, a judge folder's package record
 MARKERS = ("training_config.json", "package.json", UNFINISHED)
 

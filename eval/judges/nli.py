@@ -39,6 +39,7 @@ import numpy as np
 
 from corpora.errors import UsageError
 from corpora.jsonl import read_json_object
+from corpora.paths import UNFINISHED
 from eval.judges import features as F
 from eval.judges.base import ClaimItem, ClaimScore, Support
 from eval.judges.lexical import unigram_precision
@@ -284,11 +285,6 @@ class CompactJudgeScorer:
 def is_judge_folder(model_dir: str | Path) -> bool:
     p = Path(model_dir)
     return (p / "combiner.json").exists() or (p / "support").is_dir()
-
-
-# the mark of a folder a `ragdoctor judge` command is writing or stopped writing (judge_train/out_folder.py writes it):
-# complete-looking weights in it may be from before the command's checks, so no reader takes it for a judge
-UNFINISHED = ".unfinished"
 
 
 def folder_problem(model_dir: str | Path) -> str | None:
