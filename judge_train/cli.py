@@ -70,7 +70,7 @@ def cmd_judge_train(args) -> int:
 def _say_data_changes(config: Path, cfg) -> None:
     """Repeating a stage (its training_config.json) on a pool whose files are no longer those its data_manifest.json
     records: said on stderr before the run (it trains, but it is not the same run)."""
-    from judge_train.data import data_changes
+    from judge_train.manifest import data_changes
 
     manifest = config.parent / "data_manifest.json"
     if not manifest.is_file():

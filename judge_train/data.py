@@ -1,5 +1,5 @@
-"""The training pool for the compact judges: claim-level examples, hard negatives, balance, the held-out split and
-the data manifest (the sources and their readers are in ``sources.py``).
+"""The training pool for the compact judges: claim-level examples, hard negatives, balance and the held-out split
+(the sources and their readers are in ``sources.py``, the data manifest in ``manifest.py``).
 
 ``build_examples`` turns records into what a cross-encoder sees at inference. Claim sources (answers, dialogue
 turns, long-answer claims): the text split into claims with ``eval.claims.decompose``, each claim paired with its
@@ -13,7 +13,8 @@ first, as the relevance judge sees it. Each source is balanced to 1:1 and capped
 artefacts (HaluEval's short right answers against long hallucinated sentences) dominate.
 
 The dev files (ares, wice, halueval/qa_dev) are never trained on. They are read only when present, for one thing:
-dropping any training record whose text or question also occurs there (the count goes into the manifest).
+dropping any training record whose text or question also occurs there (the count goes into the manifest,
+``manifest.py``).
 """
 from __future__ import annotations
 
@@ -22,17 +23,15 @@ import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from corpora.digest import folder_digest, sha256_file
-from corpora.jsonl import read_json_object
 from eval.claims import decompose, sentence_windows, split_sentences
 from judge_train.sources import (CLAIM_SOURCES, NLI_SOURCES, RELEVANCE_SOURCES, SOURCES, PoolRecord, read_nomiracl_sets,
-                                      _jsonl, norm_text, read_source, source_files)
+                                      _jsonl, norm_text, read_source)
 from eval.tokens import content_tokens
 
 DEV_FILES = ("ares/dev.jsonl", "wice/dev.jsonl", "halueval/qa_dev.jsonl")
@@ -621,73 +620,6 @@ def read_pool(cfg: DataConfig) -> tuple[list[PoolRecord], dict]:
         if c:
             stats["records"][name] = dict(sorted(c.items()))
     return records, stats
-
-
-def manifest(cfg: DataConfig, pool_stats: dict, example_stats: dict, n_train: int, n_heldout: int) -> dict:
-    """What went in: every input file with its sha256 and size, per source its licence and label mapping, the
-    record and example counts per source and label, and what was dropped and why."""
-    data_dir = Path(cfg.data_dir)
-    files = []
-    for name in SOURCES:
-        if cfg.cap_per_label.get(name, 0) <= 0:
-            continue
-        for f in source_files(name, data_dir):
-            files.append({"source": name, "path": str(f.relative_to(data_dir)), "bytes": f.stat().st_size,
-                          "sha256": sha256_file(f)})
-    return {
-        "data_dir": str(data_dir),
-        "sources": {n: {**asdict(s), "paths": list(s.paths)} for n, s in SOURCES.items()
-                    if cfg.cap_per_label.get(n, 0) > 0},
-        "files": files,
-        "not_trained_on": list(DEV_FILES),
-        # the teacher that chose NoMIRACL positives is an input too: its folder's digest pins which one
-        **({"nomiracl_mil_teacher": {"path": cfg.nomiracl_mil_teacher,
-                                     "digest": folder_digest(cfg.nomiracl_mil_teacher)}}
-           if cfg.nomiracl_mil_teacher else {}),
-        **pool_stats,
-        **example_stats,
-        "n_train": n_train,
-        "n_heldout": n_heldout,
-    }
-
-
-def verify_manifest(man: dict, data_dir: str | Path | None = None) -> list[str]:
-    """Files whose sha256 no longer matches the manifest (empty list: the data is what the model was trained on)."""
-    root = Path(data_dir or man["data_dir"])
-    bad = []
-    for f in man["files"]:
-        p = root / f["path"]
-        if not p.is_file() or sha256_file(p) != f["sha256"]:
-            bad.append(f["path"])
-    return bad
-
-
-def data_changes(manifest_path: Path, cfg: DataConfig) -> list[str]:
-    """How the pool under ``cfg.data_dir`` differs from what a stage's ``data_manifest.json`` records for the same
-    sources: each file 'changed', 'missing' or 'added' (empty: the same files, byte for byte). InputError naming the
-    manifest when it cannot be read as one."""
-    from corpora.errors import InputError  # noqa: PLC0415
-
-    man = read_json_object(manifest_path)
-    files = man.get("files")
-    if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get("path"), str)
-                                              and isinstance(f.get("sha256"), str) for f in files):
-        raise InputError(manifest_path, "missing or not a list of {path, sha256, ...} objects", field="files")
-    root = Path(cfg.data_dir)
-    recorded = {f["path"]: f["sha256"] for f in files}
-    sources = {f.get("source") for f in files} & {n for n, c in cfg.cap_per_label.items() if c > 0}
-    out = []
-    for rel, digest in recorded.items():
-        p = root / rel
-        if not p.is_file():
-            out.append(f"{rel} missing")
-        elif sha256_file(p) != digest:
-            out.append(f"{rel} changed")
-    for name in sorted(s for s in sources if isinstance(s, str) and s in SOURCES):
-        for f in source_files(name, root):
-            if f.is_file() and str(f.relative_to(root)) not in recorded:
-                out.append(f"{f.relative_to(root)} added")
-    return out
 
 
 # ---------------------------------------------------------------------------------- relevance (question, passage)

@@ -32,7 +32,8 @@ from corpora.jsonl import validation_error
 from corpora.paths import input_file
 
 from rag.precision import native_bf16
-from judge_train.data import (DataConfig, Example, build_examples, manifest, read_pool, read_relevance_pool,
+from judge_train.manifest import manifest
+from judge_train.data import (DataConfig, Example, build_examples, read_pool, read_relevance_pool,
                                    relevance_examples)
 from judge_train.out_folder import finished, fresh, replaceable_out
 from corpora.jsonl import read_json_object

@@ -19,7 +19,6 @@ from judge_train.data import (
     hard_negative,
     heldout,
     heldout_half,
-    manifest,
     read_pool,
     read_relevance_pool,
     record_examples,
@@ -27,8 +26,8 @@ from judge_train.data import (
     swap_entity,
     swap_number,
     thin_premise,
-    verify_manifest,
 )
+from judge_train.manifest import manifest, verify_manifest
 from judge_train.sources import faithdial_label, read_nomiracl_sets
 
 FACTS = [

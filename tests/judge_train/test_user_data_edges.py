@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from corpora.errors import InputError
-from judge_train.data import DataConfig, data_changes, manifest, read_pool
+from judge_train.data import DataConfig, read_pool
+from judge_train.manifest import data_changes, manifest
 from judge_train.out_folder import UNFINISHED
 from ragdoctor.cli import main
 
