@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from ragdoctor.dashboard import compare_data as cd
 from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard.text import md
 
@@ -42,7 +43,7 @@ def recall_curve(path: str, stamp: tuple, _run: rd.Run) -> pd.DataFrame:
 
 @st.cache_data(max_entries=32, show_spinner="Comparing the runs (bootstrap CIs) ...")
 def compare(a: tuple, b: tuple, _ra: rd.Run, _rb: rd.Run) -> dict:
-    return rd.compare_runs(_ra, _rb)
+    return cd.compare_runs(_ra, _rb)
 
 
 @st.cache_data(max_entries=32, show_spinner="Calibrating the judges by the human labels (PPI) ...")

@@ -7,7 +7,7 @@ from pathlib import Path
 import altair as alt
 import streamlit as st
 
-from ragdoctor.dashboard import data as rd
+from ragdoctor.dashboard import compare_data as cd
 from ragdoctor.dashboard import state, widgets
 from ragdoctor.dashboard.text import md
 
@@ -80,7 +80,7 @@ else:
 
 st.subheader("Corrected by human labels (PPI)")
 ca, cb = state.calibrated(ra), state.calibrated(rb)
-ppi = rd.compare_calibrated(ca, cb)
+ppi = cd.compare_calibrated(ca, cb)
 if len(ppi):
     st.caption("Each run's judge mean calibrated by its own labels.jsonl (prediction-powered inference): the mean a "
                "person would give, with its 95% CI. The delta's CI treats the two runs as independent (conservative "

@@ -9,6 +9,7 @@ import pytest
 
 from corpora.jsonl import append_json_line
 from corpora.records import Judgement, MetricResult
+from ragdoctor.dashboard import compare_data as cd
 from ragdoctor.dashboard import data as rd
 from tests.ragdoctor.dashboard.runs import BLOCK_Q, SAMPLES, make_trace, synthetic_run
 
@@ -97,7 +98,7 @@ def test_recall_curve_and_first_relevant_ranks(runs):
 
 def test_compare_runs_puts_regressions_first(runs):
     a, b = rd.load_run(runs[0]), rd.load_run(runs[1])
-    cmp = rd.compare_runs(a, b)
+    cmp = cd.compare_runs(a, b)
     m = cmp["metrics"]
     assert {"metric", "judge", "mean_a", "ci_low_a", "mean_b", "delta", "delta_ci_low", "delta_ci_high",
             "change"} <= set(m.columns)
@@ -110,7 +111,7 @@ def test_compare_runs_puts_regressions_first(runs):
     assert ch.loc["ok-block", "change"] == "regression" and ch.loc["ok-block", "category_a"] == "ok"
     assert cmp["changed"]["sample_id"].iloc[0] == "ok-block"  # regressions first
     assert cmp["common"] == len(SAMPLES) and not cmp["only_a"] and not cmp["only_b"]
-    same = rd.compare_runs(a, a)
+    same = cd.compare_runs(a, a)
     assert not len(same["changed"]) and (same["metrics"]["change"] == "within noise").all()
 
 
@@ -186,7 +187,7 @@ def test_a_thousand_samples_shape_fast(tmp_path):
     assert shaped < 10.0, f"shaping a 1,000-sample run took {shaped:.2f} s"  # a guard against quadratic blow-up, not a benchmark
     t0 = time.perf_counter()
     rd.recall_curve(run)
-    rd.compare_runs(run, run)
+    cd.compare_runs(run, run)
     derived = time.perf_counter() - t0
     assert derived < 4.0, f"recall curve + comparison of 1,000 samples took {derived:.2f} s"
 

@@ -18,6 +18,7 @@ from corpora.records import Chunk, Judgement, MetricResult
 from eval.judges.lexical import LexicalScorer
 from eval.judges.scorer import ScorerJudge
 from eval.judging import evaluate
+from ragdoctor.dashboard import compare_data as cd
 from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import label_data as ld
 from ragdoctor.dashboard import text, widgets
@@ -150,9 +151,9 @@ def test_the_preferred_quadrant_is_the_classifiers_per_sample_pick(tmp_path):
 def test_comparing_runs_that_share_no_samples_says_it_is_unpaired(runs, tmp_path):
     other = lexical_run(tmp_path / "other", [make_trace(f"b-{sid}", spec) for sid, spec in SAMPLES.items()])
     one = lexical_run(tmp_path / "one", [make_trace("solo", SAMPLES["ok-block"])])
-    cmp = rd.compare_runs(rd.load_run(runs[0]), rd.load_run(other))
+    cmp = cd.compare_runs(rd.load_run(runs[0]), rd.load_run(other))
     assert cmp["common"] == 0 and set(cmp["metrics"].dropna(subset=["delta"])["ci"]) == {"unpaired"}
-    small = rd.compare_runs(rd.load_run(runs[0]), rd.load_run(one))["metrics"].dropna(subset=["delta"])
+    small = cd.compare_runs(rd.load_run(runs[0]), rd.load_run(one))["metrics"].dropna(subset=["delta"])
     assert set(small["change"]) == {"too few samples"} and small["delta_ci_low"].isna().all()
     body = texts(app(f"{other}\n{runs[0]}", "compare"))
     assert "share no samples" in body and "unpaired rows" in body and "its paired 95% CI" not in body

@@ -18,6 +18,7 @@ from diagnostics.report import diagnose
 from eval.judges.lexical import LexicalScorer
 from eval.judges.scorer import ScorerJudge
 from eval.judging import evaluate
+from ragdoctor.dashboard import compare_data as cd
 from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import text
 from tests.ragdoctor.dashboard.runs import SAMPLES, make_trace
@@ -85,11 +86,11 @@ def test_a_groundedness_only_run_says_its_answers_are_unmeasured_and_why(grounde
 
 def test_ok_then_unmeasured_is_no_regression_when_comparing_runs(runs, grounded_only):
     full = rd.load_run(runs[0])
-    changed = rd.changed_samples(full, rd.load_run(grounded_only)).set_index("sample_id")
+    changed = cd.changed_samples(full, rd.load_run(grounded_only)).set_index("sample_id")
     assert full.diagnosis("ok-lora").category == "ok"
     assert changed.loc["ok-lora", "category_b"] == "unmeasured" and changed.loc["ok-lora", "change"] == "unmeasured"
     assert "regression" not in set(changed["change"]) and "fix" not in set(changed["change"])
-    back = rd.changed_samples(rd.load_run(grounded_only), full).set_index("sample_id")
+    back = cd.changed_samples(rd.load_run(grounded_only), full).set_index("sample_id")
     assert back.loc["ok-lora", "change"] == "unmeasured"  # unmeasured -> ok is no fix either
     body = texts(app(f"{grounded_only}\n{runs[0]}", "compare"))
     assert "regression: 0" in body and "unmeasured: " in body and "one run could not tell" in body
