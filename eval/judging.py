@@ -55,7 +55,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 18  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 19  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -90,6 +90,10 @@ METRICS_VERSION = 18  # 4: Unicode tokens, unmeasured without contexts, [] relev
 # 18: a magnitude after a space counts a noun or money ('128 K tokens' is 128K, '$1.5 M'; not 'grade 7 B', 'option 3 B
 #     or 4 C'); a European decimal after dot thousands ('1.234,56') is 1234.56; a spaced or comma number with a unit
 #     ('2 048 MB', '1,5 h') and 'Mbytes', 'GBs', '90 Min', '1.5 HRS' are quantities; '23-05-01' is also 2023-05-01
+# 19: a duration in parts is one quantity ('1 h 30 min' = '1h30' = '1:30 h' = 90 minutes; it states neither '1 h'
+#     nor a bare 30); '64 Megs', '2 gigs' and French octets ('64 Mo', '2 Go', '1 To') are data sizes; a magnitude
+#     letter after a space needs a count noun or money ('128 K tokens', '1.5 M USD'; not '77 K under vacuum'); a
+#     duration glued in parts ('1h30') is no identifier answer correctness must find written the same way
 
 
 def _first_line(exc: Exception) -> str:

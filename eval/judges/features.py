@@ -11,7 +11,8 @@ compact judge's combiner (eval/judges/nli.py), whose weight the model card repor
                   lose their pairs
   number_missing  share of the claim's numbers (digits, number words, percentages, years, dates) the evidence never
                   states, each read in its common writings (numbers(): '128 000' = '128,000' = '128K', '15.03.2023' =
-                  'March 15, 2023')
+                  'March 15, 2023'), a data size or duration as its quantity ('2 GB' = '2048 MB', '1 h 30 min' = '90
+                  min'; '64 MB' is not '64 KB')
   entity_missing  share of the claim's names (capitalised or mixed-case words, acronyms) the evidence never mentions
   negation_flip   the claim and its best window disagree in polarity (one negated, the other not)
 """
@@ -62,8 +63,18 @@ def _unit_table() -> dict[str, tuple[str, tuple[Decimal, ...]]]:
             table[key] = ("bit", both)
         table[f"{p}b"] = table[f"{P}b"] = ("B|bit", both)  # 'kb', 'Gb': bits by the standard, bytes as often
     table["kB"] = table["KB"]  # the SI symbol
+    # informal and French writings of a decimal prefix's bytes, read both ways as KB, MB, GB are: 'megs', 'gigs'
+    # ('64 Megs', '2 gigs', '1 gig'), French octets ('64 Mo' = 64 MB, '2 Go', '1 To', '512 ko', 'kilooctets'); only
+    # right after a number (see _NUM): the word 'To' or the language 'Go' elsewhere is no unit; not 'mo' (months),
+    # 'go', 'to', 'Mio' (German for millions)
+    for key, P in (("meg", "M"), ("megs", "M"), ("Meg", "M"), ("MEG", "M"), ("gig", "G"), ("gigs", "G"),
+                   ("Gig", "G"), ("GIG", "G"), ("Ko", "K"), ("ko", "K"), ("Mo", "M"), ("Go", "G"), ("To", "T"),
+                   ("kilooctets", "K"), ("megaoctets", "M"), ("m\u00e9gaoctets", "M"), ("gigaoctets", "G"),
+                   ("teraoctets", "T"), ("t\u00e9raoctets", "T")):
+        table[key] = table[f"{P}B"]
     table.update({"B": ("B", (Decimal(1),)), "byte": ("B", (Decimal(1),)), "bytes": ("B", (Decimal(1),)),
-                  "bit": ("bit", (Decimal(1),)), "bits": ("bit", (Decimal(1),))})
+                  "bit": ("bit", (Decimal(1),)), "bits": ("bit", (Decimal(1),)), "octet": ("B", (Decimal(1),)),
+                  "octets": ("B", (Decimal(1),))})
     seconds = {"ns": "1e-9", "\u00b5s": "1e-6", "\u03bcs": "1e-6", "ms": "1e-3", "msec": "1e-3", "s": "1", "sec": "1",
                "secs": "1", "second": "1", "seconds": "1", "min": "60", "mins": "60", "minute": "60", "minutes": "60",
                "h": "3600", "hr": "3600", "hrs": "3600", "hour": "3600", "hours": "3600", "day": "86400",
@@ -94,7 +105,7 @@ _NUM = regex.compile(rf"""
     (?: (?P<suffix>(?i:bn)|[kKmMbBT])(?!{_GLUED})
       | {_GAP}(?P<gap_suffix>(?i:bn)|[kKMBmT])(?!{_GLUED})  # '128 K tokens', '$1.5 M': see _spaced_magnitude
       | (?P<words>(?:{_GAP}+(?i:{_MAG})s?\b)+)
-      | (?:{_GAP}*|-)(?P<unit>[A-Za-z\u00b5\u03bc]{{1,9}})(?![\w/]) )?   # a unit if _UNITS knows it ('64 KB', '5-min')
+      | (?:{_GAP}*|-)(?P<unit>[A-Za-z\u00b5\u03bc\u00e9]{{1,10}})(?![\w/]) )?  # a unit if _UNITS knows it ('64 KB', '5-min')
     """, regex.VERBOSE)
 _SIGNS = str.maketrans({"\u2212": "-", "\uff0d": "-", "\uff0e": "."} | {chr(0xFF10 + i): str(i) for i in range(10)})
 _HAS_DIGIT = regex.compile(r"\d")
@@ -116,6 +127,28 @@ _DATE = regex.compile(rf"""
     | (?<!{_GLUED}|[.,])(?P<dm_y>\d{{1,2}}{_TH}{_GAP}+(?i:of{_GAP}+)?(?i:{_MONTH})\.?,?{_GAP}+\d{{4}})(?!\d)  # 15 March 2023
     | (?<!\d)(?P<cjk>\d{{4}}\s*[年년]\s*\d{{1,2}}\s*[月월]\s*\d{{1,2}}\s*[日일])                  # 2023年3月15日
     """, regex.VERBOSE)
+# a duration in parts, larger units first, is one quantity (see numbers()): '1 h 30 min', '1h30m', '2 hours 15
+# minutes', '2 hours and 15 minutes', '1 hr 30 mins', '3 min 20 s', '1d 12h', '1 min 30 s 500 ms'; hours glued to
+# two-digit minutes ('1h30', '2h05'); a colon before an hour or minute unit ('1:30 h' = 1 h 30 min, '1:30:15 hours',
+# '2:30 min' = 2 min 30 s). 'm' and 's' are minutes and seconds only here, inside such a chain
+_DURATION_PARTS = (("w", r"(?i:weeks?|wks?)", "604800"), ("d", r"d|(?i:days?)", "86400"),
+                   ("h", r"h|hrs?|Hrs?|HRS|(?i:hours?)", "3600"), ("m", r"m|mins?|Mins?|MIN|(?i:minutes?)", "60"),
+                   ("s", r"s|secs?|Secs?|(?i:seconds?)", "1"), ("ms", r"ms|msecs?|(?i:milliseconds?)", "0.001"))
+_DURATION_SECONDS = {name: Decimal(factor) for name, _, factor in _DURATION_PARTS}
+# between parts: a space, 'and', or nothing after a unit glued to its number ('1h30m'; not '8 h100s': an H100);
+# nothing before the first part
+_PART_GAP = rf"(?:{_GAP}+(?i:and){_GAP}+|{_GAP}+|(?<=\d[A-Za-z]{{1,7}})|(?<![A-Za-z]))"
+_PART_LIMIT = {"d": 7, "h": 24, "m": 60, "s": 60, "ms": 1000}  # a part after a larger one ('1 h 90 min' reads apart)
+_DURATION = regex.compile(
+    rf"(?<!{_GLUED}|[.,:])(?:"
+    rf"(?<!\d[-\u2013])(?P<hms>\d{{1,3}}:[0-5]\d(?::[0-5]\d)?){_GAP}*(?:{_DURATION_PARTS[2][1]})(?![\w/])"
+    rf"|(?<!\d[-\u2013])(?P<mss>\d{{1,3}}:[0-5]\d){_GAP}*(?:mins?|Mins?|MIN|(?i:minutes?))(?![\w/])"
+    rf"|(?=\d+(?:\.\d+)?{_GAP}*[A-Za-z])"  # a number and a letter: a cheap look first
+    + "".join(rf"(?:{_PART_GAP}(?P<{name}>\d+(?:\.\d+)?){_GAP}*(?:{units})(?![^\W\d_])"
+              + (r"|(?<=\dh)(?P<mbare>[0-5]\d)(?!\d)" if name == "m" else "") + ")?"
+              for name, units, _ in _DURATION_PARTS)
+    + r"(?![\w/]))")
+_BETWEEN = re.compile(r"(?i:between)[ \t]*$")  # 'between 1 hour and 30 minutes': two durations
 # a word before a number that makes "3.10" a version (not the decimal 3.1): a version word, a product whose versions
 # are written so, or a name (an acronym or mixed case anywhere, a capitalised word inside a sentence)
 _VERSION_WORDS = frozenset("version versions release releases ver rev revision python cuda cudnn node java ubuntu "
@@ -125,8 +158,19 @@ _NUMBER_WORD_RUN = regex.compile(
     rf"(?<![^\W\d_])(?P<n>(?i:{'|'.join(sorted(_NUMBER_WORDS, key=len, reverse=True))}))(?![^\W\d_])"
     rf"(?P<mags>(?:{_GAP}+(?i:{_MAG})(?![^\W\d_]))*)")
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w+]*)[ \t]*$")
-# a magnitude letter after a space ('128 K tokens') needs a word in lower case after it, and no label before its number
-_NOUN_AFTER = re.compile(rf"{_GAP}+([a-z]+)\b")
+# a magnitude letter after a space ('128 K tokens') needs a count noun after it (or one word and a count noun: '1.5 M
+# training examples', '2 M GPU hours'), or money, and no label before its number (see _spaced_magnitude)
+_NOUN_AFTER = re.compile(rf"{_GAP}+([A-Za-z][A-Za-z-]*)(?:{_GAP}+([A-Za-z]+)\b)?")
+_COUNT_NOUNS = frozenset(
+    "token parameter param weight neuron user customer subscriber member player visitor follower employee developer "
+    "student people person citizen resident row record entry entries item download install view click impression star "
+    "like vote example sample instance document doc page file image photo word sentence line character char query "
+    "queries request call question pair conversation dialogue dialog turn message email tweet post comment review "
+    "article paper book transaction order event step iteration update instruction prompt completion vector embedding "
+    "chunk passage node edge triple entity entities category categories label hour context ctx vocabulary vocab "
+    "sequence seq model checkpoint dollar euro pound yen yuan rupee usd eur gbp".split())
+_DIGIT_AFTER = re.compile(rf"{_GAP}+[-+]?\d")
+_CURRENCY_CODES = frozenset("USD EUR GBP JPY CNY CHF INR CAD AUD".split())
 _LABEL_BEFORE = re.compile(r"([A-Za-z]+)\.?[ \t]*$")
 _LABELS = frozenset("grade grades class year step steps stage phase option options choice answer question exercise "
                     "item items section sec figure fig table tab chapter ch part appendix panel page p row column col "
@@ -254,6 +298,15 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
             pieces += [text[at : m.start()], " " * (m.end() - m.start())]
             at = m.end()
         text = "".join(pieces) + text[at:]
+        pieces, at = [], 0
+        for m in _DURATION.finditer(text):
+            fact = _duration_fact(text, m)
+            if fact is None:
+                continue
+            facts[fact] = None
+            pieces += [text[at : m.start()], " " * (m.end() - m.start())]
+            at = m.end()
+        text = "".join(pieces) + text[at:]
         for m in _NUM.finditer(text):
             found, also = _number(text, m)
             for fact in found:
@@ -273,18 +326,60 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
     return facts, inside
 
 
+def _duration_fact(text: str, m: regex.Match[str]) -> NumberFact | None:
+    """One duration in parts ('1 h 30 min', '1h30', '1:30 h'; see _DURATION) as its quantity in seconds, stated only
+    by the same quantity ('90 minutes', '1.5 h', '5400 s'), never by a part ('1 h', a bare 30); None for a single part
+    ('90 min': read by _NUM), a later part out of its range ('1 h 90 min') or two joined by 'and' after 'between'
+    ('between 1 hour and 30 minutes'): read apart then, as before."""
+    if m.group("hms") or m.group("mss"):
+        clock = [Decimal(p) for p in m.group("hms" if m.group("hms") else "mss").split(":")]
+        factors = [Decimal(3600), Decimal(60), Decimal(1)] if m.group("hms") else [Decimal(60), Decimal(1)]
+        total = sum((p * f for p, f in zip(clock, factors)), Decimal(0))
+    else:
+        parts = [(name, Decimal(m.group(name))) for name in _DURATION_SECONDS if m.group(name)]
+        if m.group("mbare"):  # '1h30': right after the hours
+            parts.insert([name for name, _ in parts].index("h") + 1, ("m", Decimal(m.group("mbare"))))
+        found = [(v, _DURATION_SECONDS[name]) for name, v in parts]
+        if len(found) < 2 or any(v >= _PART_LIMIT[name] for name, v in parts[1:]):
+            return None
+        if regex.search(r"(?i:\band\b)", m.group(0)) and _BETWEEN.search(text, max(0, m.start() - 24), m.start()):
+            return None
+        total = sum((v * f for v, f in found), Decimal(0))
+    shown = " ".join(m.group(0).split())
+    return NumberFact(shown, frozenset(_quantities(total, "s", (Decimal(1),))))
+
+
 def _spaced_magnitude(text: str, m: regex.Match[str]) -> bool:
-    """A magnitude letter after a space multiplies its number (see numbers()) after a currency sign ('$1.5 M', '€2 bn',
-    '$5 m', '$1.2 T'), or, for K, k, M, B and bn, before a word in lower case that is no function word ('128 K tokens',
-    '1.5 M rows', '7 B parameters') and not after a label ('grade 7 B students', 'Figure 3 B shows', 'step 2 K'): else
-    the letter may name a grade, a panel, a list's item or a unit ('300 K', 'a 7 B.', 'option 3 B or 4 C')."""
+    """A magnitude letter after a space multiplies its number (see numbers()) after a currency sign or code ('$1.5 M',
+    '€2 bn', '$5 m', '$1.2 T', 'USD 3 M'); 'bn' (no unit's symbol) wherever no label precedes ('revenue of 2 bn');
+    K, k, M, B, Bn and BN before a count noun, or one word and a count noun ('128 K tokens', '1.5 M rows', '7 B parameters',
+    '2 M monthly users', '1.5 M USD'), and not after a label ('grade 7 B students', 'Figure 3 B shows', 'step 2 K'):
+    else the letter may be a unit, a grade, a panel or a list's item ('cooled to 77 K under vacuum' is kelvin, '0.5 M
+    NaCl' molar; '300 K', 'a 7 B.', 'option 3 B or 4 C')."""
     if text[max(0, m.start() - 1) : m.start()] in tuple(_CURRENCY):
         return True
-    after = _NOUN_AFTER.match(text, m.end())
-    if m.group("gap_suffix") in ("m", "T") or not after or after.group(1) in _FUNCTION:
+    gap = m.group("gap_suffix")
+    if gap in ("m", "T"):
         return False
     before = _LABEL_BEFORE.search(text, max(0, m.start() - 24), m.start())
-    return not (before and before.group(1).lower() in _LABELS)
+    if before and before.group(1) in _CURRENCY_CODES:
+        return True
+    if before and before.group(1).lower() in _LABELS:
+        return False
+    if gap == "bn":
+        return True
+    after = _NOUN_AFTER.match(text, m.end())
+    if not after:
+        return False
+    first, second = after.group(1), after.group(2)
+    return (_count_noun(first) or first in _CURRENCY_CODES
+            or bool(second) and first.lower() not in _FUNCTION and _count_noun(second))
+
+
+def _count_noun(word: str) -> bool:
+    """``word`` names things counted in thousands, millions or billions ('tokens', 'users', 'rows'; see _COUNT_NOUNS)."""
+    w = word.lower()
+    return w in _COUNT_NOUNS or (w[-1:] == "s" and w[:-1] in _COUNT_NOUNS)
 
 
 def _number(text: str, m: regex.Match[str]) -> tuple[list[NumberFact], list[str]]:
@@ -297,6 +392,8 @@ def _number(text: str, m: regex.Match[str]) -> tuple[list[NumberFact], list[str]
             suffix = gap_suffix
         elif gap_suffix in _UNITS:
             unit = gap_suffix  # 'grade 7 B': the unit B, as before
+    if unit == "To" and _DIGIT_AFTER.match(text, m.end()):
+        unit = None  # 'from 1 To 10' (title case): the word, not terabytes
     if suffix and (suffix != "m" or text[max(0, m.start() - 1) : m.start()] in tuple(_CURRENCY)):
         exponent = _SUFFIXES.get(suffix, 9)  # 'bn' in any case
         if text[max(0, m.start() - 1) : m.start()] in tuple(_CURRENCY):
@@ -406,22 +503,31 @@ def numbers(text: str, *, words: bool = True) -> set[str]:
                   '2bn', '1.2T', 'two hundred' = 200 ('m' is a million only after a currency sign, '$5m': '5m' is 5);
                   '64K' also states 64, and as K may abbreviate KB it is also stated by 64 KB ('64 KB', '65,536
                   bytes'; '7B' by 7 bytes, '1.5M' by 1.5 MB; see _magnitude), while '128k' is not stated by '128'.
-                  After a space a letter is a magnitude only where it cannot be a label, a list's item or a unit (see
-                  _spaced_magnitude): after a currency sign ('$1.5 M', '€2 bn', '$5 m'), or K, k, M, B, bn before a
-                  word in lower case that is no function word ('128 K tokens' = '128K tokens', '1.5 M rows', '7 B
-                  parameters' = '7B parameters', '2 bn users') and after no label word ('grade 7 B students', 'Figure
-                  3 B shows'); 'a 7 B.', 'option 3 B or 4 C', '300 K', '128 K-token' keep the number alone (a spaced
-                  'B' is then the unit bytes, as before); 'm' and 'T' after a space only follow a currency sign ('3
-                  T', '5 m' may be tesla, tonnes, metres), 'b' never
+                  After a space a letter is a magnitude only where it cannot be a unit, a label or a list's item
+                  (see _spaced_magnitude): after a currency sign or code ('$1.5 M', '€2 bn', '$5 m', 'USD 3 M');
+                  'bn' ('revenue of 2 bn'); K, k, M, B, BN before a count noun, or one word and a count noun ('128 K
+                  tokens' = '128K tokens', '1.5 M rows', '7 B parameters' = '7B parameters', '2 BN users', '2 M
+                  monthly users', '1.5 M USD'), after no label word ('grade 7 B students', 'Figure 3 B shows');
+                  'cooled to 77 K under vacuum' (kelvin), '0.5 M NaCl' (molar), 'a 7 B.', 'option 3 B or 4 C', '300
+                  K', '128 K-token' keep the number alone (a spaced 'B' is then the unit bytes, as before); 'm' and
+                  'T' after a space only follow a currency sign ('3 T', '5 m' may be tesla, tonnes, metres), 'b' never
       units       of data size and duration only: a number with one ('64 KB', '64KB', '64 kB', '64 kilobytes';
                   '64 Mbytes', '64 MBs'; '90 min', '90 Min', '1.5 hours', '1.5 HRS', '5-second') is its quantity,
                   spaced or not, compared across units of its kind: '2 GB' = '2048 MB' = '2000 MB' (a decimal prefix
                   is read both ways, 1000 or 1024: both are written; 'KiB', 'MiB' are 1024 only), '1.5 hours' = '90
                   minutes' = '5400 s'; bits ('Mbit') and bytes ('MB') are not converted ('Mb', 'kb' may be either).
-                  '64 MB' is not stated by '64 KB', while the bare number stated without a unit states it (a table's
-                  'Memory (MB) | 64', the 16 of '16 or 32 GB'). Every other unit ('5 km', '10 GB/s', '5m') is read as
-                  its plain number, as a rate is: its number is all compared. Not read: a duration in parts ('1 h 30
-                  min' states 1 and 30), months and years as durations
+                  Informal and French sizes are bytes too: '64 Megs' = '64 megs' = '64 MB', '2 gigs' = '2 GB', '64 Mo'
+                  = '64 MB', '2 Go', '1 To', '512 ko', '8 octets' (only right after a number: 'Go 1.21', 'To' as a
+                  word, and 'from 1 To 10' are none). '64 MB' is not stated by '64 KB', while the bare number stated
+                  without a unit states it (a table's 'Memory (MB) | 64', the 16 of '16 or 32 GB'). Every other unit
+                  ('5 km', '10 GB/s', '5m') is read as its plain number, as a rate is: its number is all compared.
+                  Not read: months and years as durations
+      durations   in parts, larger units first, are one quantity (see _DURATION): '1 h 30 min' = '1h30' = '1h30m' =
+                  '1 hr 30 mins' = '1 hour and 30 minutes' = '1:30 h' = '90 minutes' = '1.5 h' = '5400 s'; '3 min 20
+                  s', '2:30 min', '1d 12h', '1m30s'. Such a duration states neither its parts ('1 h' is not '1 h 30
+                  min', nor is a bare 30) nor a bare number, and numbers() gives its quantity ('5400 s'); 'between 1
+                  hour and 30 minutes' is two durations, and parts joined by a comma ('1 hour, 30 minutes': a list as
+                  often) are read apart; 'at 10:30 h' (a time of day in some writings) is read as 10 h 30 min too
       dates       one fact, year-month-day: '2023-03-15', '15.03.2023' (day first), 'March 15, 2023', '15 March
                   2023', '2023年3月15日' are '2023-03-15'; '03/04/2023' (day or month first) is either date; the year,
                   day and month written in digits are also stated ('in 2023' is). A two-digit year (00-68: 2000s,
@@ -433,14 +539,19 @@ def numbers(text: str, *, words: bool = True) -> set[str]:
                   '10-20-30') lose nothing, and groups of other widths ('1-2-3', '555-123-4567') are never a date
       signs       a Unicode minus ('−3') is '-'; invisible characters (zero-width space, soft hyphen) are dropped
     Digits touching a CJK character are a number ('约占2 GB' states 2)."""
-    return {k for k in stated(text, words=words) if k[-1].isdigit()}
+    facts, inside = _read(text, words)
+    return ({k for k in _stated(facts, inside) if k[-1].isdigit()}
+            | {k for f in facts if all(" " in r for r in f.readings) for k in f.readings})  # a duration in parts
 
 
 def stated(text: str, *, words: bool = True) -> set[str]:
     """Everything a claim's number is matched against (number_missing, key_facts.Stated): numbers(), each number
     stated without a unit also as its key with '~', and quantities with a unit in their base unit ('64000 B',
     '5400 s'; see _with_unit)."""
-    facts, inside = _read(text, words)
+    return _stated(*_read(text, words))
+
+
+def _stated(facts: Iterable[NumberFact], inside: set[str]) -> set[str]:
     out = set(inside)
     for f in facts:
         if any(k[-1] == "~" for k in f.readings):  # a number with a unit: its quantities, never its bare key

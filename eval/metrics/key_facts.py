@@ -20,7 +20,8 @@ _CJK = regex.compile(rf"[{NUMBER_NEIGHBOURS}]\p{{M}}*")  # CJK text is words, no
 # a number with a magnitude ('128k', '1.5M', '7B') or an ordinal ('15th'): numbers() reads it, normalised
 _NUMBER_LIKE = re.compile(r"\d+(?:\.\d+)?(?:[kKMBTb]|bn|Bn|BN|st|nd|rd|th)")
 # a number glued to a unit ('16GB', '1,024MB', '90min'): an identifier that a quantity in another writing also states
-_GLUED_UNIT = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[A-Za-z\u00b5\u03bc]+(?![\w/])")
+# a number glued to its unit, or a duration glued in parts ('1h30', '1m30s')
+_GLUED_UNIT = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[A-Za-z\u00b5\u03bc]+(?:\d+[A-Za-z]*)*(?![\w/])")
 _YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 # other ways to open a bare answer to a yes/no question, read only when the word stands alone ("Correct.", "Nope,";
 # not "Right now ..." nor "True positives ..."); an emphatic "not" that ends its clause denies ("Definitely not.")

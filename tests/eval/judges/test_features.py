@@ -437,3 +437,119 @@ def test_other_hyphenated_digit_groups_are_no_year_first_date(text, expected):
 def test_a_year_first_reading_keeps_the_numbers():
     assert F.number_missing("Scores 10-20-30 were reached.", "Scores 10, 20 and 30 were reached.") == 0.0
     assert F.number_missing("Codes 23-05-01 ran.", "Codes 23, 5 and 1 ran.") == 0.0
+
+
+# --- METRICS_VERSION 19: durations in parts, informal and French sizes, a spaced magnitude counts a noun ----------
+@pytest.mark.parametrize("writing", ["1 h 30 min", "1h30", "1h30m", "1h 30m", "1 hr 30 mins", "1 hour 30 minutes",
+                                     "1 hour and 30 minutes", "1 Hr 30 Min", "1:30 h", "1:30 hours", "1 h 30min"])
+def test_a_duration_in_parts_is_one_quantity(writing):
+    assert _same(f"It took {writing}.", "It took 90 minutes.")
+    assert _same(f"It took {writing}.", "It took 1.5 hours.")
+    assert _same(f"It took {writing}.", "It took 5,400 s.")
+    assert F.number_missing(f"It took {writing}.", "It took 1 h 45 min.") == 1.0  # a changed part is caught
+
+
+@pytest.mark.parametrize("writing", ["1 h 30 min", "1h30", "1 hour and 30 minutes", "1:30 h"])
+def test_a_duration_in_parts_states_no_part(writing):
+    assert F.number_missing(f"It took {writing}.", "It took 1 h.") == 1.0
+    assert F.number_missing("It took 1 h.", f"It took {writing}.") == 1.0
+    assert F.number_missing("It took 30 min.", f"It took {writing}.") == 1.0
+    assert F.number_missing("It has 30 layers.", f"It took {writing}.") == 1.0  # no bare 30
+    assert F.number_missing("It has 1 layer.", f"It took {writing}.") == 1.0
+    assert F.numbers(f"It took {writing}.") == {"5400 s"}  # one quantity: no bare number
+    assert [f.shown for f in F.number_facts(f"It took {writing}.")] == [writing]
+
+
+@pytest.mark.parametrize("a,b", [
+    ("2 hours 15 minutes", "135 minutes"), ("2 hours and 15 minutes", "8100 seconds"), ("3 min 20 s", "200 seconds"),
+    ("3 min 20 sec", "200 s"), ("1m30s", "90 s"), ("2:30 min", "150 s"), ("1d 12h", "36 hours"),
+    ("2 days 3 hours", "51 hours"), ("1h 2m 3s", "3723 s"), ("1 s 500 ms", "1.5 seconds"), ("2h05", "125 min"),
+    ("1:30:15 h", "5415 s"), ("1d2h30", "26.5 hours"),
+])
+def test_more_durations_in_parts(a, b):
+    assert _same(f"The run took {a}.", f"The run took {b}.")
+
+
+@pytest.mark.parametrize("claim,evidence", [
+    ("It took 2 hours 15 minutes.", "It took 2 hours 30 minutes."), ("It took 3 min 20 s.", "It took 3 min 2 s."),
+    ("It took 1h30.", "It took 1h03."), ("It took 1:30 h.", "It took 1:30 min."), ("It took 1 h 30 min.", "It took 1.3 h."),
+    ("It took 2 days 3 hours.", "It took 2 hours 3 minutes."),
+])
+def test_a_changed_duration_in_parts_is_missing(claim, evidence):
+    assert F.number_missing(claim, evidence) == 1.0 and F.number_missing(evidence, claim) == 1.0
+
+
+def test_what_is_no_duration_in_parts_is_read_as_before():
+    assert F.number_missing("It takes 30 minutes.", "It takes between 1 hour and 30 minutes.") == 0.0  # two durations
+    assert F.number_missing("It takes 30 minutes.", "Runs took 1 hour, 30 minutes and 2 hours.") == 0.0  # a list
+    assert F.numbers("It ran 90 min and 2 h.") == {"90", "2"}  # single units, as before
+    assert F.numbers("It ran 1 h 30 min/epoch.") == {"1", "30"}  # a rate is no part of a duration
+    assert F.numbers("Runs 1 h 1 h.") == {"1"}  # larger units first only
+    assert F.number_missing("It took 90 minutes.", "It took 2 hours 30 minutes.") == 1.0
+    assert F.numbers("It uses 8 h100s.") == {"8"}  # a spaced unit is not glued to a next part (h100: a name)
+    assert F.numbers("It took 1 h 90 min.") == {"1", "90"}  # a later part within its unit's range only
+    assert F.numbers("\u8017\u65f61h30m") == {"5400 s"}  # digits touching a CJK character, as elsewhere
+
+
+@pytest.mark.parametrize("a,b", [
+    ("64 Megs", "64 MB"), ("64 megs", "65,536 KB"), ("64 MEGS", "64MB"), ("2 gigs", "2048 MB"), ("1 gig", "1 GB"),
+    ("2 Gigs", "2 GB"), ("64 Mo", "64 MB"), ("64Mo", "64 MB"), ("2 Go", "2 GB"), ("2 Go", "2048 MB"), ("1 To", "1 TB"),
+    ("1To", "1024 GB"), ("512 Ko", "512 KB"), ("512 ko", "512 kB"), ("8 octets", "8 bytes"), ("2 gigaoctets", "2 GB"),
+    ("3 m\u00e9gaoctets", "3 MB"),
+])
+def test_informal_and_french_sizes_are_quantities(a, b):
+    assert _same(f"The limit is {a}.", f"The limit is {b}.")
+
+
+@pytest.mark.parametrize("claim,evidence", [
+    ("It takes 64 Mo.", "It takes 64 KB."), ("It takes 2 Go.", "It takes 2 MB."), ("It takes 64 megs.", "It takes 64 KB."),
+    ("It takes 2 gigs.", "It takes 2 TB."), ("It takes 1 To.", "It takes 1 GB."), ("It takes 64 Ko.", "It takes 64 MB."),
+])
+def test_informal_and_french_sizes_with_another_unit_are_missing(claim, evidence):
+    assert F.number_missing(claim, evidence) == 1.0 and F.number_missing(evidence, claim) == 1.0
+
+
+def test_french_unit_letters_are_words_elsewhere():
+    assert F.numbers("Go 1.21 is out.") == {"1.21"} and F.numbers("To do: 3 items.") == {"3"}
+    assert [f.shown for f in F.number_facts("Rate it from 1 To 10.")] == ["1", "10"]  # the word, not 1 TB
+    assert "1000000000000 B" not in F.stated("Rate it from 1 To 10.")
+    assert [f.shown for f in F.number_facts("a 6 mo plan")] == ["6"]  # 'mo' is months as often: no unit
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("It was cooled to 77 K under vacuum.", {"77"}), ("Samples at 4 K showed it.", {"4"}),  # kelvin
+    ("It sat at 300 K room temperature.", {"300"}), ("A 0.5 M NaCl solution.", {"0.5"}),  # molar
+    ("The 3 K cluster ran.", {"3"}), ("It is 5 K over budget.", {"5"}), ("The 3 M company.", {"3"}),
+    ("Pupils of grade 7 B students sang.", {"7"}),  # a label before it, as before
+])
+def test_a_spaced_letter_before_no_count_noun_is_no_magnitude(text, expected):
+    assert F.numbers(text) == expected
+
+
+@pytest.mark.parametrize("a,b", [
+    ("7 B dense parameters", "7B dense parameters"), ("2 M monthly users", "2,000,000 monthly users"),
+    ("1.5 M USD", "1,500,000 USD"), ("USD 3 M", "USD 3,000,000"), ("revenue of 2 bn", "revenue of 2 billion"),
+    ("680 K hours of audio", "680,000 hours of audio"), ("a 128 K context", "a 128K context"),
+    ("a 7 B model", "a 7B model"), ("100 K steps", "100k steps"), ("1.2 M GitHub stars", "1.2M GitHub stars"),
+    ("50 K Downloads", "50,000 downloads"),
+])
+def test_a_spaced_magnitude_counts_a_noun_a_modified_noun_or_money(a, b):
+    assert _same(f"It has {a}.", f"It has {b}.")
+
+
+def test_a_kelvin_temperature_is_no_thousands():
+    assert F.number_missing("It holds 77,000 rows.", "It was cooled to 77 K under vacuum.") == 1.0
+    assert F.number_missing("It was cooled to 77 K.", "It was cooled to 77 K under vacuum.") == 0.0
+    assert F.number_missing("It reads 77 K tokens.", "It reads 77,000 tokens.") == 0.0
+
+
+@pytest.mark.parametrize("text", [
+    "".join("0123456789 "[(i * 7919) % 11] for i in range(100_000)), "1 " * 50_000, "123 " * 25_000,
+    "1 h " * 25_000, "1h30" * 25_000, "1 h and " * 12_500, "1:30 " * 20_000, "128 K " * 16_000, "1" * 100_000,
+])
+def test_a_long_text_of_digits_is_read_in_linear_time(text):
+    import time
+
+    start = time.perf_counter()
+    F.number_facts(text)
+    assert time.perf_counter() - start < 2.0  # well under a second unloaded: no regex backtracks across the text

@@ -118,3 +118,10 @@ def test_other_bare_answers_open_with_a_polarity_and_a_contrast_does_not_negate(
 ])
 def test_units_group_marks_and_short_years(claim, other, missing):
     assert missing_facts(claim, other) == missing
+
+
+def test_a_duration_glued_in_parts_is_stated_by_the_same_time_written_otherwise():
+    assert missing_facts("It took 1h30.", "It took 90 minutes.") == []
+    assert missing_facts("It took 1m30s.", "It took 90 s.") == []
+    assert missing_facts("It took 1h30.", "It took 2 hours.") == ["1h30"]
+    assert missing_facts("It took 1h30m.", "It took 1 hour.") == ["1h30m"]
