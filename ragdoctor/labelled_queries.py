@@ -25,12 +25,15 @@ class LabelledQueries:
 
 def labelled_queries(corpus: str, questions: str | None, split: str | None, own_index: bool, *,
                      labelled_only: bool = True) -> LabelledQueries | None:
-    """None when the corpus has no labelled queries of its own and none were given. ``split`` (default "train") names
-    a BEIR folder's qrels file; given where no BEIR qrels are read, or naming a file that is not there, it is a usage
-    error rather than a silent fallback to other queries. ``labelled_only``: only the questions that name a relevant
-    document (a usage error when none does); else every question (the index lab times them all)."""
+    """None when the corpus has no labelled queries of its own and none were given. A ``--questions`` file asking one
+    text under two ids is warned about once, as ``ragdoctor run`` warns (rag.session.warn_repeated_texts). ``split``
+    (default "train") names a BEIR folder's qrels file; given where no BEIR qrels are read, or naming a file that is
+    not there, it is a usage error rather than a silent fallback to other queries. ``labelled_only``: only the
+    questions that name a relevant document (a usage error when none does); else every question (the index lab times
+    them all)."""
     from corpora.bundled import bundled_questions  # noqa: PLC0415 - lazy: the corpus modules load the question sets
     from corpora.loaders import load_beir, load_question_set  # noqa: PLC0415
+    from rag.session import warn_repeated_texts  # noqa: PLC0415 - the warning `ragdoctor run` gives
 
     folder = Path(corpus)
     beir = folder.is_dir() and (folder / "qrels").is_dir()
@@ -40,6 +43,7 @@ def labelled_queries(corpus: str, questions: str | None, split: str | None, own_
     split = split or "train"
     if questions:
         qs, source = load_question_set(questions), questions
+        warn_repeated_texts(source, qs)  # a text under two ids weighs twice in every mean, as in `ragdoctor run`
     elif own_index and corpus == "bundled":
         qs, source = bundled_questions(), "bundled questions"
     elif beir:

@@ -65,3 +65,26 @@ def test_a_symbolic_link_loop_as_out_is_refused_before_any_work(tmp_path, capsys
     err = capsys.readouterr().err
     assert err.count("ragdoctor: error: loop1: is a symbolic link loop") == 2 and "internal error" not in err, err
     assert not (tmp_path / "idx").exists()
+
+
+def _repeated_question(tmp_path) -> list[str]:
+    """The small corpus with a question set asking one text under two ids (white space and case aside) and a third,
+    each labelled."""
+    argv = _small(tmp_path)
+    qs = [("q1", "What is the capital of France?", "d1"), ("q2", "  what is the capital of  FRANCE? ", "d1"),
+          ("q3", "Who wrote Hamlet?", "d3")]
+    (tmp_path / "qs.jsonl").write_text("".join(json.dumps({"id": i, "question": q, "relevant_doc_ids": [d]}) + "\n"
+                                               for i, q, d in qs))
+    return argv
+
+
+def test_index_lab_warns_once_about_a_question_asked_under_two_ids(tmp_path, capsys, monkeypatch):
+    """`ragdoctor run` warns about it (rag.session.warn_repeated_texts); the lab reads the same question set and
+    weighs the text twice in its nDCG: the same warning, once, and the lab still measures both ids."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["index-lab", "--out", "lab.json", *_repeated_question(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    warned = [ln for ln in err.splitlines() if "ask again what another id asks" in ln]
+    assert len(warned) == 1 and warned[0].startswith("ragdoctor: warning: qs.jsonl: 1 question(s)"), err
+    assert "'q2' repeats 'q1'" in warned[0]
+    assert json.loads((tmp_path / "lab.json").read_text())["n_labelled_queries"] == 3

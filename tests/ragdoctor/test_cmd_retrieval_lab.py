@@ -70,3 +70,15 @@ def test_a_failed_write_keeps_the_printed_table_and_a_loop_is_refused_first(tmp_
     assert "chosen on" in out and "wrote" not in out  # the table and the verdict are shown, not lost
     errors = [ln for ln in err.splitlines() if ln.startswith("ragdoctor: error")]
     assert errors == ["ragdoctor: error: lab.json: No space left on device"], err
+
+
+def test_retrieval_lab_warns_once_about_a_question_asked_under_two_ids(tmp_path, capsys, monkeypatch):
+    """The warning `ragdoctor run` gives for one text under two ids, from the same code path, once per run."""
+    from tests.ragdoctor.test_cmd_index_lab import _repeated_question
+    monkeypatch.chdir(tmp_path)
+    assert main(["retrieval-lab", "--out", "lab.json", *_repeated_question(tmp_path), "--no-rerank", "--bm25", ""]) == 0
+    err = capsys.readouterr().err
+    warned = [ln for ln in err.splitlines() if "ask again what another id asks" in ln]
+    assert len(warned) == 1 and warned[0].startswith("ragdoctor: warning: qs.jsonl: 1 question(s)"), err
+    assert "'q2' repeats 'q1'" in warned[0]
+    assert json.loads((tmp_path / "lab.json").read_text())["n_queries"] == 3

@@ -81,3 +81,21 @@ def test_a_questions_file_that_is_not_jsonl_is_refused_as_run_refuses_it(tmp_pat
     with pytest.raises(InputError, match="not a question set: expected JSONL, one JSON object a line") as exc:
         labelled_queries("bundled", str(path), None, own_index=True)
     assert str(exc.value).startswith(f"{path}: ") and "line 1: " in str(exc.value)
+
+
+def test_a_question_file_asking_one_text_under_two_ids_is_warned_about_as_run_does(tmp_path, caplog):
+    """Both labs read their --questions file here: the repeated-text warning is `ragdoctor run`'s own
+    (rag.session.warn_repeated_texts), given once; a set without repeats gives none."""
+    rows = [{"id": "a", "question": "What is ZeRO?", "relevant_doc_ids": ["d1"]},
+            {"id": "b", "question": "what is  zero?", "relevant_doc_ids": ["d1"]},
+            {"id": "c", "question": "What is LoRA?", "relevant_doc_ids": ["d2"]}]
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    caplog.set_level("WARNING")
+    found = labelled_queries("bundled", str(tmp_path / "q.jsonl"), None, own_index=True)
+    assert found is not None and found.ids == ["a", "b", "c"]
+    warned = [r.getMessage() for r in caplog.records if "ask again what another id asks" in r.getMessage()]
+    assert len(warned) == 1 and "1 question(s)" in warned[0] and "'b' repeats 'a'" in warned[0], warned
+    caplog.clear()
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (rows[0], rows[2])))
+    labelled_queries("bundled", str(tmp_path / "q.jsonl"), None, own_index=True)
+    assert not [r for r in caplog.records if "ask again" in r.getMessage()]
