@@ -56,9 +56,10 @@ def cmd_judge_train(args) -> int:
         replaceable_out(out, [args.from_config], what="stage folder")
         _say_data_changes(Path(args.from_config), cfg)
     summary = train(cfg, out, log=lambda msg: print(msg, flush=True))
-    if not summary["export"]["ok"]:
-        print(f"ragdoctor: error: exported weights differ from the trained model by {summary['export']['max_abs_diff']}",
-              file=sys.stderr)
+    export = summary["export"]
+    if export["status"] == "failed":
+        print(f"ragdoctor: error: exported weights differ from the trained model by {export['max_abs_diff']}"
+              f"{' (' + export['reason'] + ')' if export.get('reason') else ''}", file=sys.stderr)
         return 1
     if cfg.task == "rerank":
         print(f"reranker folder: {out} (use it with: retrieval.reranker = \"{out}\" and --rerank)")

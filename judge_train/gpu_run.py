@@ -190,7 +190,8 @@ def run(args) -> dict:
         res = train(cfg, runs / stem, log=log)
         metrics = json.loads((runs / stem / "heldout_metrics.json").read_text())
         summary["stages"][stem] = {"recipe": res["recipe"], "n_train": res["n_train"], "fit": res["fit"],
-                                   "export_ok": res["export"]["ok"], "total_seconds": res["total_seconds"], **metrics}
+                                   "export_ok": res["export"]["ok"], "export_status": res["export"]["status"],
+                                   "total_seconds": res["total_seconds"], **metrics}
         _write(out, summary)
     for spec in args.combine:
         from judge_train.package import build

