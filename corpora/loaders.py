@@ -104,7 +104,7 @@ def _did_you_mean(key: str) -> str:
 
 
 ATX_HEADING = re.compile(r" {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")  # CommonMark: "# Title", "## Title ##"
-FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")  # any indent: a fence in a nested list item is indented by 4 or more
 HTML_COMMENT = re.compile(r" {0,3}<!--")  # CommonMark's HTML block of kind 2: up to the line holding "-->"
 FRONT_TITLE = re.compile(r"title:[ \t]*(.*?)[ \t]*$")
 
@@ -166,6 +166,104 @@ def _front_matter(text: str) -> tuple[dict[str, str] | str | None, str]:
     return _front_matter_fields([line.rstrip("\n") for line in lines[1:end]]), "".join(lines[end + 1:])
 
 
+def _fence_after(fence: str | None, line: str) -> str | None:
+    """The code fence open after ``line`` (``fence``: the one open before it, None outside code): a fence line opens
+    one (a backtick fence's info string holds no backtick: "```x```" is inline code), and closes the open one when it
+    is of the same character, at least as long and with nothing after it."""
+    m = FENCE.match(line)
+    if not m:
+        return fence
+    mark = m.group(1)
+    if fence is None:
+        return None if mark[0] == "`" and "`" in line[m.end():] else mark
+    return None if mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip().strip(mark[0]) else fence
+
+
+COMMENT_OR_CODE = re.compile(r"<!--|`+")
+BACKTICKS = re.compile(r"`+")
+BLANK_LINE = re.compile(r"\n[ \t]*\n")  # a paragraph's end: no code span runs over it
+REST_OF_LINE = re.compile(r"[ \t]*(?:\n|\Z)")  # nothing more on a line
+
+
+def _line_end(text: str, pos: int) -> int:
+    """Where the line holding ``pos`` ends (past its newline)."""
+    i = text.find("\n", pos)
+    return len(text) if i < 0 else i + 1
+
+
+def _comment_end(text: str, start: int) -> int:
+    """Where the comment whose ``<!--`` ends at ``start`` ends: past its ``-->`` (``<!-->`` and ``<!--->`` are whole,
+    empty comments, as HTML and CommonMark read them), or the end of the text when it is never closed (a browser
+    shows nothing after an unclosed one)."""
+    if text.startswith(">", start):
+        return start + 1
+    if text.startswith("->", start):
+        return start + 2
+    close = text.find("-->", start)
+    return len(text) if close < 0 else close + 3
+
+
+def _code_span_end(text: str, opener: re.Match, unmatched: set[int]) -> int:
+    """Where the code span opened by the backtick run ``opener`` ends: past the next run of as many backticks, in its
+    paragraph; a run with none is literal backticks, and the scan goes on right after it. ``unmatched``: the run
+    lengths found to have no run as long further on (each is looked for to the end of the text once: a 5 MB line of
+    odd backticks is read once, not once a backtick)."""
+    n = len(opener.group())
+    if n not in unmatched:
+        closer = next((m for m in BACKTICKS.finditer(text, opener.end()) if len(m.group()) == n), None)
+        if closer is None:
+            unmatched.add(n)
+        elif not BLANK_LINE.search(text, opener.end(), closer.start()):
+            return closer.end()
+    return opener.end()
+
+
+def _comment_spans(text: str) -> list[tuple[int, int]]:
+    """Where a Markdown text's HTML comments are, as (start, end) offsets: ``<!--`` up to its ``-->`` (see
+    _comment_end), single- or multi-line, outside fenced code blocks and code spans (a comment shown as code is
+    content, as a renderer shows it)."""
+    spans: list[tuple[int, int]] = []
+    if "<!--" not in text:  # most files: no scan
+        return spans
+    fence: str | None = None
+    unmatched: set[int] = set()
+    pos = 0
+    while pos < len(text):
+        eol = _line_end(text, pos)
+        after = _fence_after(fence, text[pos:eol])  # a fence opens or closes at a line's start only
+        if fence is not None or after is not None:
+            fence, pos = after, eol
+            continue
+        while m := COMMENT_OR_CODE.search(text, pos, eol):  # this line, and any a comment or code span runs onto
+            pos = _code_span_end(text, m, unmatched) if m.group()[0] == "`" else _comment_end(text, m.end())
+            if m.group()[0] == "<":
+                spans.append((m.start(), pos))
+            eol = eol if pos < eol else _line_end(text, pos)
+        pos = eol
+    return spans
+
+
+def _strip_html_comments(text: str) -> str:
+    """A Markdown text without its HTML comments (see _comment_spans): a renderer shows none, so no retriever or
+    judge should read one. A comment alone on its line(s) goes with them (no blank line left where none was);
+    one within a line leaves the rest of that line as it is written."""
+    spans = _comment_spans(text)
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:  # "<!-- a --> <!-- b -->" is one comment, alone on its line or not
+        if merged and not text[merged[-1][1]:start].strip(" \t"):
+            start = merged.pop()[0]
+        merged.append((start, end))
+    out, last = [], 0
+    for start, end in merged:
+        before = len(text[last:start].rstrip(" \t")) + last  # the spaces before it, back to the line's start?
+        after = REST_OF_LINE.match(text, end)
+        if after and (before == 0 or text[before - 1] == "\n"):
+            start, end = before, after.end()
+        out.append(text[last:start])
+        last = end
+    return "".join(out) + text[last:]
+
+
 def _markdown_title(text: str) -> str | None:
     """The first ATX heading (``#`` to ``######`` and a space) outside front matter, code fences and HTML comments;
     else front matter's ``title:``; else None."""
@@ -181,21 +279,16 @@ def _markdown_title(text: str) -> str | None:
         if comment:
             comment = "-->" not in line
             continue
-        m = FENCE.match(line)
-        if m:
-            mark = m.group(1)
-            if fence is None:
-                fence = mark
-            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip().strip(mark[0]):
-                fence = None
+        after = _fence_after(fence, line)
+        if fence is not None or after is not None:  # a fence's lines, its own included
+            fence = after
             continue
-        if fence is None:
-            if HTML_COMMENT.match(line):
-                comment = "-->" not in line.split("<!--", 1)[1]
-                continue
-            h = ATX_HEADING.match(line)
-            if h and says_something(h.group(1)):
-                return h.group(1).strip()
+        if HTML_COMMENT.match(line):
+            comment = "-->" not in line.split("<!--", 1)[1]
+            continue
+        h = ATX_HEADING.match(line)
+        if h and says_something(h.group(1)):
+            return h.group(1).strip()
     return _front_matter_title(front)
 
 
@@ -295,11 +388,27 @@ def _text_files(folder: Path, errors: list[InputError] | None) -> list[Path]:
     return sorted(by_target.values())
 
 
+def _markdown_text(path: Path, text: str, metadata: dict[str, Any]) -> str:
+    """A Markdown file's text as it is indexed: its YAML front matter is no text (its fields go to ``metadata`` as
+    ``front_matter``, see _front_matter), nor are its HTML comments (see _strip_html_comments). InputError when no
+    letter or digit is left."""
+    front, body = _front_matter(text)
+    if front is not None:
+        if not says_something(body):
+            raise InputError(path, "no text after its front matter (no letter or digit)", field="text")
+        text, metadata["front_matter"] = body, front
+    body = _strip_html_comments(text)
+    if not says_something(body):
+        raise InputError(path, "no text outside its HTML comments (no letter or digit)", field="text")
+    return body
+
+
 def load_documents_folder(folder: str | Path, errors: list[InputError] | None = None) -> list[Document]:
     """Every .txt/.md file under ``folder`` (see _text_files); the id is the path relative to it, the title its first
     heading (see _title). A Markdown file's YAML front matter is left out of its text and kept in its metadata as
-    ``front_matter`` (see _front_matter). An unreadable file (see _file_text), or one with no letter or digit (after
-    its front matter), is reported and skipped; files with the same text are each read and named in one warning."""
+    ``front_matter``, and its HTML comments are left out (see _markdown_text). An unreadable file (see _file_text),
+    or one with no letter or digit (after its front matter and comments), is reported and skipped; files with the
+    same text are each read and named in one warning."""
     folder = Path(folder)
     docs: list[Document] = []
     first_with_text: dict[bytes, str] = {}  # a text's digest: the first file that holds it
@@ -318,14 +427,12 @@ def load_documents_folder(folder: str | Path, errors: list[InputError] | None = 
             continue
         metadata: dict[str, Any] = {"path": str(path)}
         title = _title(path, text)
-        if path.suffix.lower() != ".txt":  # YAML front matter is no text: its fields are metadata
-            front, body = _front_matter(text)
-            if front is not None:
-                if not says_something(body):
-                    report_or_collect(errors, InputError(path, "no text after its front matter (no letter or digit)",
-                                                         field="text"))
-                    continue
-                text, metadata["front_matter"] = body, front
+        if path.suffix.lower() != ".txt":
+            try:
+                text = _markdown_text(path, text, metadata)
+            except InputError as exc:
+                report_or_collect(errors, exc)
+                continue
         doc_id = path.relative_to(folder).as_posix()
         try:
             doc_id.encode("utf-8")

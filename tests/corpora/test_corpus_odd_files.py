@@ -126,6 +126,61 @@ def test_a_heading_inside_an_html_comment_is_no_title(tmp_path, text, title):
     assert load_documents_folder(tmp_path)[0].title == title
 
 
+@pytest.mark.parametrize("text, body", [
+    ("Intro.\n<!-- draft note -->\nMore.\n", "Intro.\nMore.\n"),  # alone on its line: the line goes
+    ("Intro <!-- aside --> more.\n", "Intro  more.\n"),  # within a line: the rest of the line stays
+    ("A.\n<!--\nsecret plan\n-->\nB.\n<!-- one --> <!-- two -->\nC.", "A.\nB.\nC."),  # multi-line, several
+    ("Body.\n<!-- unclosed\nsecret to the end\n", "Body.\n"),  # unclosed: to the end of the file, as a browser
+    ("Body. <!-- unclosed secret", "Body. "),
+    ("Empty <!--> and <!---> comments.\n", "Empty  and  comments.\n"),
+    ("<!-- a -->Kept<!-- b -->\n", "Kept\n"),
+    ("---\ntitle: T\n---\n<!-- after front matter -->\nBody.\n", "Body.\n"),
+])
+def test_html_comments_are_no_text_and_the_text_around_them_stays(tmp_path, text, body):
+    """'<!-- TODO: remove before publishing -->' was indexed and quoted as context: a renderer shows no comment."""
+    (tmp_path / "notes.md").write_text(text, encoding="utf-8")
+    docs, errors = _docs(tmp_path)
+    assert errors == [] and docs["notes.md"].text == body
+
+
+@pytest.mark.parametrize("text", [
+    "```html\n<!-- shown as code -->\n```\n",
+    "~~~\n<!-- an unclosed mark in code\n~~~\nafter\n",
+    "- step\n\n    ```html\n    <!-- in a nested list's fence -->\n    ```\n",
+    "Write `<!-- like this -->` to hide text.\n",
+    "Code ``a ` <!-- in a double-backtick span --> `` here.\n",
+])
+def test_a_comment_in_a_code_block_or_code_span_is_content(tmp_path, text):
+    (tmp_path / "notes.md").write_text(text + "<!-- gone -->\nEnd.\n", encoding="utf-8")
+    docs, errors = _docs(tmp_path)
+    assert errors == [] and docs["notes.md"].text == text + "End.\n"
+
+
+def test_a_text_file_keeps_its_comments_and_a_file_of_comments_alone_is_reported(tmp_path):
+    (tmp_path / "plain.txt").write_text("Kept <!-- as written -->\n", encoding="utf-8")
+    (tmp_path / "only.md").write_text("<!-- nothing but a comment -->\n\n<!-- and another\n", encoding="utf-8")
+    docs, errors = _docs(tmp_path)
+    assert list(docs) == ["plain.txt"] and docs["plain.txt"].text == "Kept <!-- as written -->\n"
+    assert [e.message for e in errors] == ["no text outside its HTML comments (no letter or digit)"]
+
+
+def test_html_comments_never_reach_the_index(tmp_path):
+    from rag.config import ChunkingConfig, IndexConfig
+    from rag.embeddings import FakeEmbedder
+    from rag.store import build_index
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("# Guide\n\nPaged attention splits the KV cache.\n<!-- zanzibar "
+                                                "draft -->\nIt avoids fragmentation. <!-- zanzibar aside -->\n",
+                                                encoding="utf-8")
+    store = build_index(load_documents_folder(tmp_path / "docs"), tmp_path / "idx", FakeEmbedder(),
+                        chunking=ChunkingConfig(chunk_size=16, chunk_overlap=2), index_cfg=IndexConfig())
+    text = " ".join(n.text for n in store.nodes)
+    assert "zanzibar" not in text and "<!--" not in text
+    assert "Paged attention" in text and "fragmentation" in text
+    assert store.bm25 is not None and store.bm25.search("zanzibar", 5) == []
+
+
 def test_copies_are_indexed_under_their_own_unique_ids_and_warned_about(tmp_path, caplog):
     for sub in ("v1", "latest"):
         (tmp_path / sub).mkdir()
