@@ -75,9 +75,21 @@ class BM25Index:
             if not toks:  # no query word is in the corpus: BM25 has nothing to say
                 out.append([])
                 continue
-            docs, scores = self._retriever.retrieve([toks], k=k, show_progress=False)
-            out.append([(int(d), float(s)) for d, s in zip(docs[0], scores[0]) if s > 0])
+            out.append([(d, s) for d, s in self._top(toks, k) if s > 0])
         return out
+
+    def _top(self, toks: list[str], k: int) -> list[tuple[int, float]]:
+        """The best ``k`` (position, score), equal scores in corpus order, the earlier chunk first, at the cut too:
+        bm25s's top-k selection gives tied chunks (one text in two documents) in no set order and may keep a later
+        one over an earlier one at the k-th place. So one more than k is asked for, and more while the last ties the
+        k-th (a tie at 0 aside: those chunks match no query word and are left out anyway)."""
+        wide = min(k + 1, self.n)
+        while True:
+            docs, scores = self._retriever.retrieve([toks], k=wide, show_progress=False)
+            hits = [(int(d), float(s)) for d, s in zip(docs[0], scores[0])]
+            if wide >= self.n or not hits[k - 1][1] > 0 or hits[-1][1] != hits[k - 1][1]:
+                return sorted(hits, key=lambda h: (-h[1], h[0]))[:k]
+            wide = min(2 * wide, self.n)
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         return self.search_batch([query], k)[0]

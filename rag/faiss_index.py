@@ -241,6 +241,51 @@ def load(path: str | Path, *, on_disk: bool = False):
 
 
 def search(index, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(scores, positions) for a batch of queries; positions are -1 where fewer than k results exist."""
+    """(scores, positions) for a batch of queries, best first; positions are -1 where fewer than k results exist.
+    Equal scores come in corpus order, the earlier chunk first, at the cut too: faiss gives tied chunks (one text in
+    two documents) in reverse order and, on a GPU or through HNSW's graph, may keep a later one over an earlier one
+    at the k-th place. So one more result than k is asked for, and more while the last one asked for ties the k-th."""
     k = max(1, min(k, index.ntotal))
-    return index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    most = max(k, _most_results(index))
+    wide = min(k + 1, most)
+    while True:
+        scores, positions = index.search(queries, wide)
+        if wide >= most or not _tied_past(scores, positions, k):
+            return _in_corpus_order(scores, positions, k)
+        wide = min(2 * wide, most)
+
+
+GPU_MAX_K = 2048  # the most results faiss's GPU k-selection gives (GPU_MAX_SELECTION_K); more is a RuntimeError
+
+
+def _most_results(index) -> int:
+    """How many results one search of ``index`` may ask for: every vector, from a GPU index GPU_MAX_K at most (a cut
+    is not widened past that: a top_k of 2048 searches as before)."""
+    return min(index.ntotal, GPU_MAX_K) if "Gpu" in type(index).__name__ else index.ntotal
+
+
+def _tied_past(scores: np.ndarray, positions: np.ndarray, k: int) -> bool:
+    """Whether a row's last result ties its k-th: chunks of that score may be left out past it."""
+    return bool(np.any((positions[:, -1] >= 0) & (scores[:, -1] == scores[:, k - 1])))
+
+
+def _in_corpus_order(scores: np.ndarray, positions: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's first ``k`` by score, equal scores by position (a missing result, -1, last)."""
+    key = np.where(positions < 0, np.iinfo(np.int64).max, positions)
+    order = np.lexsort((key, -scores), axis=-1)
+    return np.take_along_axis(scores, order, -1)[:, :k], np.take_along_axis(positions, order, -1)[:, :k]
+
+
+class InCorpusOrder:
+    """A faiss index whose ``search`` is :func:`search` (equal scores in corpus order): what llama-index's
+    FaissVectorStore is handed, so the single-query path ranks ties as the batch path does."""
+
+    def __init__(self, index):
+        self.index = index
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        return search(self.index, queries, k)
+
+    def __getattr__(self, name: str):
+        return getattr(self.index, name)

@@ -5,20 +5,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypeVar
+
+Id = TypeVar("Id", str, int)  # what a list ranks: document ids, or chunk positions (ties then go in corpus order)
 
 
-def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60,
-                           weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[Id]], k: int = 60,
+                           weights: Sequence[float] | None = None) -> list[tuple[Id, float]]:
     """Fuse ranked id lists: score(d) = sum_i w_i / (k + rank_i(d)), rank starting at 1.
 
-    Ties are broken by the best rank any list gave the id, then by the id, so the output is deterministic.
+    Ties are broken by the best rank any list gave the id, then by the id (a chunk position: the earlier chunk), so
+    the output is deterministic.
     """
     if k <= 0:
         raise ValueError("k must be positive")
     weights = _weights(weights, len(rankings), "ranking")
-    scores: dict[str, float] = {}
-    best: dict[str, int] = {}
+    scores: dict[Id, float] = {}
+    best: dict[Id, int] = {}
     for ranking, w in zip(rankings, weights):
         # a list that repeats an id counts it once, at its best rank, and the repeat takes no rank from the next id
         for rank, doc in enumerate(dict.fromkeys(ranking), start=1):
@@ -62,21 +65,22 @@ def normalise(scores: Sequence[float], how: Normalisation = "minmax") -> list[fl
     return [0.0] * len(xs) if sd == 0 else [(x - mean) / sd for x in xs]
 
 
-def weighted_fusion(scored: Sequence[Sequence[tuple[str, float]]], weights: Sequence[float] | None = None,
-                    how: Normalisation = "minmax") -> list[tuple[str, float]]:
+def weighted_fusion(scored: Sequence[Sequence[tuple[Id, float]]], weights: Sequence[float] | None = None,
+                    how: Normalisation = "minmax") -> list[tuple[Id, float]]:
     """Convex combination of normalised scores: score(d) = sum_i w_i * norm_i(d), the weights scaled to sum to 1.
 
     Each list holds (id, raw score); it is normalised on its own (a repeated id counts once, at its first position).
     An id a list did not return gets that list's lowest normalised value (it scored at most as well as the worst it
     kept), or, when every id the list kept scored the same (normalised to 1.0 or 0.0), a value below them (0.0 or -1.0):
-    a lone keyword match still counts. Ties: best position in any list, then id."""
+    a lone keyword match still counts. Ties: best position in any list, then id (a chunk position: the earlier
+    chunk)."""
     weights = _weights(weights, len(scored), "list")
     total = sum(weights)
-    fused: dict[str, float] = {}
-    best: dict[str, int] = {}
-    per_list: list[tuple[dict[str, float], float, float]] = []
+    fused: dict[Id, float] = {}
+    best: dict[Id, int] = {}
+    per_list: list[tuple[dict[Id, float], float, float]] = []
     for items, w in zip(scored, weights):
-        first: dict[str, float] = {}
+        first: dict[Id, float] = {}
         for doc, value in items:
             first.setdefault(doc, value)
         norm = dict(zip(first, normalise(list(first.values()), how)))

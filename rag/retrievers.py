@@ -94,15 +94,17 @@ class HybridRetriever(_StoreRetriever):
             signals: dict[int, dict[str, float]] = {}
             for h in [*d_hits, *b_hits]:
                 signals.setdefault(h.position, {}).update(h.signals)
+            # positions, not their strings, are fused: a tie left after the best rank goes to the earlier chunk ("10"
+            # sorts before "9")
             if self.cfg.fusion == "rrf":
-                fused = reciprocal_rank_fusion([[str(h.position) for h in d_hits], [str(h.position) for h in b_hits]],
+                fused = reciprocal_rank_fusion([[h.position for h in d_hits], [h.position for h in b_hits]],
                                                k=self.cfg.rrf_k)
             else:
                 w = self.cfg.dense_weight
-                fused = weighted_fusion([[(str(h.position), h.score) for h in d_hits],
-                                         [(str(h.position), h.score) for h in b_hits]], [w, 1 - w], self.cfg.fusion)
+                fused = weighted_fusion([[(h.position, h.score) for h in d_hits],
+                                         [(h.position, h.score) for h in b_hits]], [w, 1 - w], self.cfg.fusion)
             key = "rrf_score" if self.cfg.fusion == "rrf" else "fused_score"
-            out.append([Hit(int(p), s, {**signals[int(p)], key: s}) for p, s in fused[:k]])
+            out.append([Hit(p, s, {**signals[p], key: s}) for p, s in fused[:k]])
         return out
 
 RETRIEVERS = {"dense": DenseRetriever, "bm25": BM25Retriever, "hybrid": HybridRetriever}

@@ -52,10 +52,11 @@ class IndexStore:
     build_seconds: dict[str, float] = field(default_factory=dict)
 
     def vector_store(self):
-        """The faiss index wrapped as llama-index's FaissVectorStore (ids are positions into ``nodes``)."""
+        """The faiss index wrapped as llama-index's FaissVectorStore (ids are positions into ``nodes``; equal scores in
+        corpus order, as :func:`rag.faiss_index.search` gives them)."""
         from llama_index.vector_stores.faiss import FaissVectorStore  # noqa: PLC0415 - lazy: llama-index takes a second
 
-        return FaissVectorStore(faiss_index=self.dense)
+        return FaissVectorStore(faiss_index=faiss_index.InCorpusOrder(self.dense))
 
     def label_targets(self) -> set[str]:
         """Every id a relevance label may name: the index's documents and chunks (``doc#0``, read at chunk level)."""
@@ -103,15 +104,16 @@ def warn_cut_off(texts: list[str], embedder, chunking: ChunkingConfig, where: Pa
     return over
 
 
-_queries_cut: set[str] = set()  # the embedders a question was found cut for (said once a process each)
+_queries_cut: set[tuple[str, str]] = set()  # (who, embedder) a question was found cut for (said once a process each)
 
 
-def warn_query_cut_off(queries: list[str], embedder) -> None:
+def warn_query_cut_off(queries: list[str], embedder, who: str = "dense retrieval") -> None:
     """A question longer than the embedder reads is embedded from its start only (the rest cut off unseen, as for
-    chunks: :func:`warn_cut_off`): said once a process per embedder, naming the longest question of the batch where
-    it was first seen and the limit, never per question. Only questions long enough to be over it are tokenized."""
+    chunks: :func:`warn_cut_off`): said once a process per embedder and per ``who`` embeds it (dense retrieval, the
+    topic rail: each reads only the start), naming the longest question of the batch where it was first seen and the
+    limit, never per question. Only questions long enough to be over it are tokenized."""
     name = str(getattr(embedder, "model_id", type(embedder).__name__))
-    if name in _queries_cut or not getattr(embedder, "tokenizer_dir", None):
+    if (who, name) in _queries_cut or not getattr(embedder, "tokenizer_dir", None):
         return
     limit = max_input_tokens(embedder)
     if limit is None:
@@ -125,10 +127,10 @@ def warn_query_cut_off(queries: list[str], embedder) -> None:
     except Exception:  # noqa: BLE001 - a tokenizer that cannot be read only costs this check, never the search
         return
     if most > limit:
-        _queries_cut.add(name)
+        _queries_cut.add((who, name))
         warn(f"a question of {most} tokens is longer than the {limit} tokens the embedder reads (its max_seq_length): "
-             "dense retrieval embeds its start only, the rest is cut off unseen (said once; other long questions "
-             "are cut the same way)")
+             f"{who} embeds its start only, the rest is cut off unseen (said once; other long questions are cut the "
+             "same way)")
 
 
 def _write_nodes(path: Path, nodes) -> None:

@@ -9,6 +9,7 @@ import numpy as np
 from corpora.scripts import MAX_FOREIGN, main_script, non_latin_share
 from rag import faiss_index
 from rag.models import MINILM_ID
+from rag.store import warn_query_cut_off
 
 
 @dataclass
@@ -47,6 +48,9 @@ class TopicScorer:
                 f"{main_script(question)}: its similarity to the corpus cannot be scored")
 
     def score(self, question: str) -> TopicScore:
+        """A question longer than the embedder reads is scored on its start only: said once per embedder, as dense
+        retrieval says it (an off-topic tail goes unseen)."""
+        warn_query_cut_off([question], self.embedder, who="the topic rail")
         vec = self.embedder.embed([question])
         scores, positions = faiss_index.search(self.store.dense, vec, 1)
         pos, chunk_score = int(positions[0][0]), float(scores[0][0])

@@ -67,3 +67,14 @@ def test_out_of_range_k1_or_b_is_refused():
     for k1, b in ((-1, 0.5), (0, 0.5), (1.2, 1.5), (1.2, -0.1), (math.nan, 0.5), (1.2, math.inf)):
         with pytest.raises(ValueError, match="0 < k1 <= 10 and 0 <= b <= 1"):
             BM25Index.build(TEXTS, k1=k1, b=b)
+
+
+def test_equal_scores_come_in_corpus_order_at_every_k():
+    """bm25s gave the three copies as 17, 3, 29, and kept 17 alone at k=1."""
+    texts = [f"filler note {i} about apples" for i in range(40)]
+    texts[3] = texts[17] = texts[29] = "Paged attention splits the KV cache."
+    texts[8] = "The KV cache and more words."
+    index = BM25Index.build(texts)
+    for k in range(1, 5):
+        assert [p for p, _ in index.search("paged KV cache", k)] == [3, 17, 29, 8][:k]
+    assert [p for p, _ in index.search_batch(["paged attention", "apples"], 3)[0]] == [3, 17, 29]

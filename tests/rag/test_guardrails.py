@@ -230,6 +230,41 @@ def test_fact_check_adapter_scores_claims_with_the_lexical_judge():
     assert fc.name == "lexical:v1"
 
 
+def test_the_topic_rail_says_once_per_embedder_that_a_long_question_is_cut(tmp_path, caplog, monkeypatch):
+    """The topic rail embeds the question on its own: past the embedder's limit it scores the start only, and said
+    nothing (dense retrieval said it). Now it says so as dense retrieval does, once per embedder, not per question."""
+    from rag import store as store_module
+    from rag.config import ChunkingConfig, IndexConfig, RetrievalConfig
+    from rag.guardrails.topic import TopicScorer
+    from rag.retrievers import make_retriever
+    from rag.store import build_index
+    from tests.rag.test_small_edges import _docs, _ShortInputEmbedder
+
+    monkeypatch.setattr(store_module, "_queries_cut", set())
+    emb = _ShortInputEmbedder()
+    store = build_index(_docs(), tmp_path / "i", emb, chunking=ChunkingConfig(chunk_size=16, chunk_overlap=2),
+                        index_cfg=IndexConfig())
+    caplog.set_level("WARNING")
+
+    def said(who):
+        return [r.getMessage() for r in caplog.records
+                if f"tokens the embedder reads (its max_seq_length): {who} embeds its start only" in r.getMessage()]
+
+    scorer = TopicScorer(store, emb, topic="caching")
+    scorer.score("what is caching?")
+    assert not said("the topic rail")
+    long = "why " * 40  # 42 tokens with [CLS] and [SEP]
+    scorer.score(long)
+    scorer.score("caching " * 60)
+    TopicScorer(store, emb).score(long)  # another rail over the same embedder: said already
+    assert len(said("the topic rail")) == 1 and "a question of 42 tokens is longer than the 32 tokens" in \
+        said("the topic rail")[0]
+    TopicScorer(store, _ShortInputEmbedder(model_id="another-embedder")).score(long)
+    assert len(said("the topic rail")) == 2  # once per embedder
+    make_retriever(store, emb, RetrievalConfig(mode="dense", top_k=2)).search(long)
+    assert len(said("dense retrieval")) == 1  # each says what it embeds, once
+
+
 # the rails inside nemoguardrails: fake LLM, real MiniLM index ------------------------------------------------------
 @pytest.fixture(scope="module")
 def pipe(tmp_path_factory):

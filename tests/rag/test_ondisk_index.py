@@ -164,3 +164,11 @@ def test_index_command_refine_flag(tmp_path, capfd):
                  "--refine", "flat"]) == 2
     err = capfd.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--refine applies to --kind ivfpq" in err[0] and not (tmp_path / "f").exists()
+
+
+def test_equal_scores_on_disk_come_in_corpus_order_at_every_k(tmp_path):
+    x = random_vectors(300)
+    x[70] = x[140] = x[210] = x[3]  # one chunk's text in four documents, in four shards
+    disk = ondisk_index.build(x, IndexConfig(kind="ivf", nlist=4, nprobe=4, on_disk=True), tmp_path, shard_size=64)
+    for k in (1, 2, 3, 4):
+        assert faiss_index.search(disk, x[[3]], k)[1][0].tolist() == [3, 70, 140, 210][:k]

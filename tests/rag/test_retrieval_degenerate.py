@@ -96,9 +96,22 @@ def test_identical_chunks_tie_in_a_deterministic_order_with_finite_scores(same, 
     runs = [[(h.position, h.score) for h in r.search("caches", 4)] for _ in range(3)]
     runs.append([(h.position, h.score) for h in r.search_batch(["caches", "text"], 4)[0]])
     assert all(run == runs[0] for run in runs)
-    assert sorted(p for p, _ in runs[0]) == [0, 1, 2, 3]
+    assert [p for p, _ in runs[0]] == [0, 1, 2, 3]  # corpus order (dense and BM25 gave the copies last first)
+    for k in (1, 2, 3):
+        assert [h.position for h in r.search("caches", k)] == list(range(k))  # the cut keeps the earliest copies
     assert len({s for _, s in runs[0]}) == (4 if fusion == "rrf" and mode == "hybrid" else 1)  # RRF reads ranks
     assert all(math.isfinite(s) for _, s in runs[0])
+
+
+@pytest.mark.parametrize("fusion", ["rrf", "minmax", "zscore"])
+def test_a_hybrid_tie_left_after_the_best_rank_goes_to_the_earlier_chunk(two, fusion):
+    """Chunks 9 and 10 each first in one list and second in the other tie on every fusion's score and best rank;
+    the positions were fused as strings, and "10" sorts before "9"."""
+    r = make_retriever(two, EMB, _cfg("hybrid", fusion, top_k=2, candidate_k=2))
+    r.dense.search_batch = lambda queries, k: [[Hit(10, 0.9), Hit(9, 0.5)] for _ in queries]
+    r.bm25.search_batch = lambda queries, k: [[Hit(9, 3.0), Hit(10, 1.0)] for _ in queries]
+    hits = r.search("pipeline bubble", 2)
+    assert [h.position for h in hits] == [9, 10] and hits[0].score == hits[1].score
 
 
 @pytest.mark.parametrize("mode,fusion", MODES)
