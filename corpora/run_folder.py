@@ -21,6 +21,7 @@ is refused in one line naming the folder ("in use by another ragdoctor evaluatio
 run folder, and writes nothing. A lock file left by a killed run marks the folder as ours and is taken over. Without
 ``fcntl`` (Windows) the lock file's exclusive creation is the lock and the holder's pid is written in it: nothing
 releases it when its holder is killed, so a lock file whose process no longer runs is taken over, said in one line.
+The lock itself is corpora/locks.py's, which an index build holds too (rag/index_dir.py).
 
 The logs are append-only (``AppendLog``): one record per line, flushed, so a kill loses at most the record in flight;
 a torn last line is dropped and redone; a log whose first line is not one of ours is refused, never appended to.
@@ -36,28 +37,20 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
-import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from tqdm import tqdm
 
+from corpora import locks
 from corpora.errors import InputError, warn
 from corpora.jsonl import append_json_line, json_object_problem, read_log, repair_torn_tail, validation_error
 from corpora.paths import output_file, output_folder, refuse_symlink_loop, utf8_name, write_whole
 from corpora.records import Diagnosis, Judgement, Trace, _hash
-
-try:
-    import fcntl
-except ImportError:  # Windows: the lock file's exclusive creation is the lock (see _acquire)
-    fcntl = None  # type: ignore[assignment]
 
 TRACES, RESULTS, CONFIG, SUMMARY = "traces.jsonl", "results.jsonl", "config.json", "summary.json"
 RESULTS_TABLE, DIAGNOSES, DIAGNOSIS = "results.parquet", "diagnoses.jsonl", "diagnosis.json"
@@ -292,213 +285,23 @@ def summary_problem(summary: object) -> str:
     return ""
 
 
-def _parse_lock(raw: bytes) -> dict | None:
-    try:
-        info = json.loads(raw.decode("utf-8"))
-    except ValueError:  # UnicodeDecodeError and JSONDecodeError
-        return None
-    ok = isinstance(info, dict) and isinstance(info.get("pid"), int) and not isinstance(info["pid"], bool)
-    return info if ok else None
-
-
-def _lock_info(lock: Path) -> dict | None:
-    """What the holder of ``lock`` wrote in it ({"what", "pid", "since"}), or None (no such file, or nothing readable
-    in it). The holder writes it right after taking the lock, so an empty file is read again for a moment."""
-    for _ in range(20):
-        try:
-            info = _parse_lock(lock.read_bytes())
-        except FileNotFoundError:
-            return None
-        except OSError:
-            info = None
-        if info is not None:
-            return info
-        time.sleep(0.01)
-    return None
-
-
-def _who(info: dict | None) -> str:
-    return f"{info.get('what', 'run')} (pid {info['pid']}, since {info.get('since', '?')})" if info else "run"
-
-
-def _holder(lock: Path) -> str:
-    """Who holds ``lock``, as its holder wrote it (``evaluation (pid 12, since 2026-...)``)."""
-    return _who(_lock_info(lock))
-
-
 def _in_use(lock: Path) -> InputError:
-    hint = "" if fcntl is not None else f" (if that process is no ragdoctor run, remove {lock})"  # a reused pid
-    return InputError(lock.parent, f"in use by another ragdoctor {_holder(lock)}: wait for it to finish, or choose "
-                                   f"another folder{hint}")
+    hint = "" if locks.kernel_released() else f" (if that process is no ragdoctor run, remove {lock})"  # a reused pid
+    return InputError(lock.parent, f"in use by another ragdoctor {locks.holder(lock)}: wait for it to finish, or "
+                                   f"choose another folder{hint}")
 
 
-# --- without fcntl (Windows): the lock file's exclusive creation is the lock, and the pid written in it says whether
-# its holder still runs. Nothing releases it when the holder is killed, so a lock whose process is gone is taken over.
-_HELD: set[str] = set()  # the lock files this process holds without fcntl (a pid equal to ours may be a dead run's)
-STALE_EMPTY_S = 10.0  # a lock file with no holder written in it for this long: its creator died before writing it
-
-
-def _key(lock: Path) -> str:
-    return os.path.normcase(os.path.abspath(lock))
-
-
-def _pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` runs now. Where it cannot be told, alive: a lock is never taken from a live writer."""
-    if pid <= 0:
-        return False
-    if sys.platform == "win32":  # os.kill(pid, 0) would end the process there
-        import ctypes  # noqa: PLC0415
-
-        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-        if not handle:
-            return ctypes.get_last_error() != 87  # ERROR_INVALID_PARAMETER: no such process (5: another user's)
-        try:
-            code = ctypes.c_ulong()
-            return not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)) or code.value == 259  # STILL_ACTIVE
-        finally:
-            kernel32.CloseHandle(handle)
+def _acquire(lock: Path, what: str) -> locks.Held:
+    """``lock`` held (corpora/locks.py), with who holds it written in; InputError when another writer (thread or
+    process) holds it. Without ``fcntl`` (Windows) a lock file whose writer no longer runs (killed: nothing removed
+    it) is taken over, said in one line."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # PermissionError: it runs, as another user
-        return True
-    return True
-
-
-def _dead_holder(lock: Path) -> tuple[str, bytes] | None:
-    """Without fcntl: (who, the lock file's bytes) when the process that left ``lock`` no longer runs, else None
-    (held by a live process, being written by one, or gone already)."""
-    try:
-        seen = lock.read_bytes()
-        age = time.time() - lock.stat().st_mtime
-    except OSError:
-        return None
-    info = _parse_lock(seen)
-    if info is None:  # its creator writes who it is at once: one that has not for long died first
-        return ("run (no pid written)", seen) if age > STALE_EMPTY_S else None
-    pid = info["pid"]
-    if pid == os.getpid():  # this process: held by another of its threads, or left by a dead run that had our pid
-        return None if _key(lock) in _HELD else (_who(info), seen)
-    return None if _pid_alive(pid) else (_who(info), seen)
-
-
-def _remove_stale(lock: Path, seen: bytes) -> bool:
-    """Remove ``lock`` if it still holds ``seen`` (a dead holder's); False when it now is another writer's. Moved
-    aside first, atomically: of two claims taking over one stale lock only one moves it, and a live holder's file
-    moved by mistake (written between our read and our move) is put back."""
-    aside = lock.with_name(f"{lock.name}.{os.getpid()}-{threading.get_ident()}.stale")
-    try:
-        os.replace(lock, aside)
-    except FileNotFoundError:
-        return True  # another claim removed it first: creating it decides between us
-    except OSError:
-        return False  # Windows: its holder still has it open
-    try:
-        if aside.read_bytes() == seen:
-            return True
-        try:
-            os.link(aside, lock)  # fails where a third claim created one meanwhile: that one holds then
-        except OSError:
-            if not lock.exists():
-                os.replace(aside, lock)
-        return False
-    finally:
-        with suppress(OSError):
-            aside.unlink()
-
-
-def _held(lock: Path) -> bool:
-    """Whether another writer holds ``lock`` now (asked only where a claim is refused anyway)."""
-    if fcntl is None:
-        return lock.exists() and _dead_holder(lock) is None
-    try:
-        fd = os.open(lock, os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        return False
-    finally:
-        os.close(fd)
-
-
-def _lock_now(fd: int) -> bool:
-    """Take ``fd``'s exclusive lock; False when another writer holds it. A few tries over 50 ms: a writer holds it for
-    its whole run, a refused claim asking whether it is held (``_held``) for an instant."""
-    for attempt in range(5):
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if attempt < 4:
-                time.sleep(0.01)
-    return False
-
-
-def _acquire(lock: Path, what: str) -> int:
-    """An open descriptor of ``lock`` holding its exclusive lock, with who holds it written in; InputError when another
-    writer (thread or process) holds it. Without ``fcntl`` (Windows) the lock file's exclusive creation is the lock,
-    and a lock file whose writer no longer runs (killed: nothing removed it) is taken over, said in one line."""
-    took_over = ""
-    for _ in range(20):
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | (0 if fcntl else os.O_EXCL), 0o644)
-        except FileExistsError:
-            stale = _dead_holder(lock)
-            if stale is None or not _remove_stale(lock, stale[1]):
-                if lock.exists():
-                    raise _in_use(lock) from None
-                continue  # released meanwhile: again
-            took_over = stale[0]
-            continue
-        except FileNotFoundError:  # the folder was removed meanwhile (a claim that wrote nothing): again
-            continue
-        if fcntl is not None:
-            if not _lock_now(fd):
-                os.close(fd)
-                raise _in_use(lock)
-            try:  # its last holder may have removed the file between our open and our lock: it then locks nothing
-                mine = os.path.samestat(os.fstat(fd), os.stat(lock))
-            except FileNotFoundError:
-                mine = False
-            if not mine:
-                os.close(fd)
-                continue
-        else:
-            _HELD.add(_key(lock))
-        since = datetime.now().astimezone().isoformat(timespec="seconds")
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"what": what, "pid": os.getpid(), "since": since}).encode())
-        if took_over:
-            warn(f"{lock.parent}: took over its lock, left behind by a ragdoctor {took_over} that no longer runs")
-        return fd
-    raise _in_use(lock)
-
-
-def _release(lock: Path, fd: int) -> None:
-    """Remove the lock file, then let go. With ``fcntl``: removed while still held (closing the descriptor releases
-    the lock). Without: closed first (Windows removes no file that is open), then removed if it is still ours."""
-    try:
-        mine = os.path.samestat(os.fstat(fd), os.stat(lock))
-    except OSError:
-        mine = False
-    if fcntl is None:
-        os.close(fd)
-        if mine:
-            with suppress(OSError):
-                lock.unlink()
-        _HELD.discard(_key(lock))  # only now: until the file is gone, our pid in it must read as a live holder
-        return
-    if mine:
-        with suppress(OSError):
-            lock.unlink()
-    os.close(fd)
+        held = locks.acquire(lock, what)
+    except locks.Busy:
+        raise _in_use(lock) from None
+    if held.took_over:
+        warn(f"{lock.parent}: took over its lock, left behind by a ragdoctor {held.took_over} that no longer runs")
+    return held
 
 
 class RunFolder:
@@ -598,12 +401,12 @@ class RunFolder:
         try:
             check()
         except InputError:  # what a writer holding the folder has written so far is no reason: it is in use
-            if _held(lock):
+            if locks.held(lock):
                 raise _in_use(lock) from None
             raise
         created = not self.path.exists()
         try:
-            fd = _acquire(lock, what)
+            held = _acquire(lock, what)
         except BaseException:
             if created:
                 with suppress(OSError):
@@ -613,7 +416,7 @@ class RunFolder:
             check()
             yield
         finally:
-            _release(lock, fd)
+            held.release()
             if created:
                 with suppress(OSError):  # only an empty folder: one that nothing was written into
                     self.path.rmdir()

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from corpora import locks
 from corpora.errors import InputError, warn
 from corpora.paths import resolved, utf8_name
 from rag.manifest import holds_our_index, unreadable
@@ -76,14 +77,28 @@ _HELD: set[tuple[Path, int]] = set()  # (index folder, thread) holding its lock:
 _HELD_GUARD = threading.Lock()
 
 
-@contextmanager
-def index_lock(index_dir: str | Path) -> Iterator[None]:
-    """Hold the index folder's lock (an exclusive ``flock`` on a file named by the folder's absolute path, in the
-    cache folder: nothing is left beside the index) for a check-and-build: two processes building one index wait for
-    each other instead of deleting each other's work (the first builds, the second then finds it current).
-    Re-entrant in one thread; a no-op where ``fcntl`` does not exist."""
+def _index_lock_file(target: Path) -> Path:
     from rag.models import cache_dir  # noqa: PLC0415 - rag.models imports much; an index lock needs only this
 
+    return cache_dir() / "locks" / f"index-{hashlib.sha256(os.fsencode(target)).hexdigest()[:16]}.lock"
+
+
+def _say_waiting(index_dir: str | Path, lock: Path) -> None:
+    if locks.kernel_released():
+        warn(f"{index_dir}: another ragdoctor process (or thread) is building this index; waiting for it")
+    else:  # the pid in the lock file decides, and a pid given to another process since would be waited for
+        warn(f"{index_dir}: another ragdoctor process (or thread) is building this index ({locks.holder(lock)}); "
+             f"waiting for it (if that process is no ragdoctor run, remove {lock})")
+
+
+@contextmanager
+def index_lock(index_dir: str | Path) -> Iterator[None]:
+    """Hold the index folder's lock (corpora/locks.py, on a file named by the folder's absolute path, in the cache
+    folder, removed when let go: nothing is left beside the index) for a check-and-build: two processes building one
+    index wait for each other instead of deleting each other's work (the first builds, the second then finds it
+    current). Re-entrant in one thread. With ``fcntl`` it is an exclusive ``flock`` the kernel releases when its holder
+    dies; without (Windows) the file's exclusive creation with the holder's pid in it, and a lock whose process no
+    longer runs is taken over, said in one line."""
     target = resolved(index_dir)
     key = (target, threading.get_ident())
     with _HELD_GUARD:
@@ -92,34 +107,22 @@ def index_lock(index_dir: str | Path) -> Iterator[None]:
         yield
         return
     try:
-        import fcntl  # noqa: PLC0415 - POSIX only
-    except ImportError:
-        yield
-        return
-    try:
-        lock = cache_dir() / "locks" / f"index-{hashlib.sha256(os.fsencode(target)).hexdigest()[:16]}.lock"
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(lock, "a")  # noqa: SIM115 - held open for the lock's lifetime
+        lock = _index_lock_file(target)
+        hold = locks.acquire(lock, "index build", wait=lambda: _say_waiting(index_dir, lock))
     except OSError as exc:  # a read-only or odd cache folder: build as before, unguarded, and say so
         warn(f"{index_dir}: no build lock (the cache folder: {exc.strerror or exc}); two builds at once may collide")
         yield
         return
+    if hold.took_over:
+        warn(f"{index_dir}: took over its build lock, left behind by a ragdoctor {hold.took_over} that no longer runs")
+    with _HELD_GUARD:
+        _HELD.add(key)
     try:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            warn(f"{index_dir}: another ragdoctor process (or thread) is building this index; waiting for it")
-            fcntl.flock(fh, fcntl.LOCK_EX)
-        with _HELD_GUARD:
-            _HELD.add(key)
-        try:
-            yield
-        finally:
-            with _HELD_GUARD:
-                _HELD.discard(key)
-            fcntl.flock(fh, fcntl.LOCK_UN)
+        yield
     finally:
-        fh.close()
+        with _HELD_GUARD:
+            _HELD.discard(key)
+        hold.release()
 
 
 @contextmanager

@@ -122,11 +122,12 @@ def test_writes_of_one_file_from_many_threads_never_collide(tmp_path):
 
 @pytest.fixture
 def no_fcntl(monkeypatch):
-    """The platform without fcntl, simulated: corpora.run_folder takes its fallback path."""
-    import corpora.run_folder
+    """The platform without fcntl, simulated: the lock (corpora/locks.py, which corpora.run_folder holds) takes its
+    fallback path."""
+    import corpora.locks
 
-    monkeypatch.setattr(corpora.run_folder, "fcntl", None)
-    return corpora.run_folder
+    monkeypatch.setattr(corpora.locks, "fcntl", None)
+    return corpora.locks
 
 
 def _dead_pid() -> int:
@@ -156,8 +157,9 @@ def test_without_fcntl_one_writer_at_a_time_and_a_release_leaves_nothing(tmp_pat
 
 CHILD = """
 import sys, time
+import corpora.locks
 import corpora.run_folder as rf
-rf.fcntl = None
+corpora.locks.fcntl = None
 with rf.RunFolder(sys.argv[1]).claim():
     print("held", flush=True)
     time.sleep(120)
