@@ -2,29 +2,27 @@
 the evidence that made it fire. Rules are ordered by what a person should look at first; see taxonomy.py."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from corpora.records import Diagnosis, Judgement, MetricResult, Trace
+from diagnostics.verdicts import (
+    Thresholds,
+    claims,
+    correct_state,
+    evidence_number,
+    grounded_state,
+    pick,
+    trace_of,
+    unsupported_claims,
+)
 from eval.answerability import refused, unanswerable
 from eval.judges.registry import JUDGE_PREFERENCE
-from eval.metrics import get, model_metrics
+from eval.metrics import model_metrics
 from eval.metrics.retrieval import ranking, relevant_ranks
 
 READS = [m.name for m in model_metrics(default_only=True)]  # the metrics the rules below read
 NOT_EVALUATED = "not evaluated in this run (not among its --metrics, or no judge of the run measures it)"
-
-
-@dataclass
-class Thresholds:
-    grounded: float = get("groundedness").cut  # groundedness at or above: the claims are (essentially all) supported
-    ungrounded: float = 0.5  # groundedness below: the answer is ungrounded
-    correct: float = get("answer_correctness").cut  # answer correctness (reference recall) at or above: right
-    incomplete_recall: float = 0.5  # right, but reference-claim recall below this: incomplete
-    noisy: float = 0.34  # context precision below: mostly noise
-    off_topic: float = 0.3  # answer relevance below: off topic
-    far_rank: int = 3  # first relevant chunk ranked below this: far down
 
 
 @dataclass
@@ -41,16 +39,8 @@ class Signals:
         return r.value if r is not None and r.measured else None
 
 
-def pick(judgement: Judgement, metric: str, preference: tuple[str, ...] = JUDGE_PREFERENCE) -> MetricResult | None:
-    """The result of the most trusted judge that measured ``metric`` (else the first unmeasured one, for its reason)."""
-    rs = [r for r in judgement.results if r.metric == metric]
-    order = {j: i for i, j in enumerate(preference)}
-    rs.sort(key=lambda r: (not r.measured, order.get(r.judge, len(order))))
-    return rs[0] if rs else None
-
-
 def signals(j: Judgement, preference: tuple[str, ...] = JUDGE_PREFERENCE) -> Signals:
-    s = j.trace or Trace(sample_id=j.sample_id, question="(question not recorded)")
+    s = trace_of(j)
     metrics = {m: r for m in READS if (r := pick(j, m, preference)) is not None}
     ranks = None
     beyond: list[int] = []
@@ -59,19 +49,13 @@ def signals(j: Judgement, preference: tuple[str, ...] = JUDGE_PREFERENCE) -> Sig
     return Signals(s, metrics, refused(s), unanswerable(s), ranks, beyond)
 
 
-def _claims(r: MetricResult | None, verdicts: tuple[str, ...]) -> list[dict]:
-    if r is None or not isinstance(r.evidence.get("claims"), list):
-        return []
-    return [c for c in r.evidence["claims"] if isinstance(c, dict) and c.get("verdict") in verdicts]
-
-
 def _support_docs(sig: Signals) -> list[dict]:
     """The chunks that support the answer's claims, with what the labels say about their documents."""
     s = sig.sample
     by_id = {c.chunk_id: c for c in s.chunks}
     chunk_level = ranking(s)[1] == "chunk"  # the labels name chunks (as the retrieval metrics read them)
     out = []
-    for cl in _claims(sig.metrics.get("groundedness"), ("supported",)):
+    for cl in claims(sig.metrics.get("groundedness"), ("supported",)):
         ctx = by_id.get(str(cl.get("chunk_id")))
         doc = ctx.doc_id if ctx else None
         labelled = str(cl.get("chunk_id")) if chunk_level else doc
@@ -89,62 +73,6 @@ def below(v: float, cut: float) -> str:
         if float(text := f"{v:.{digits}f}") < cut:
             return text
     return repr(v)
-
-
-def evidence_number(r: MetricResult, key: str, bad: dict[str, str] | None = None) -> float | None:
-    """``r.evidence[key]`` as a number in [0, 1], or None when absent. A hand-edited results line may hold anything
-    there (``"recall": "0"``): a non-number is read as absent, and ``bad`` gets ``{"metric.key": why}`` so the
-    diagnosis says what it ignored."""
-    v = r.evidence.get(key)
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not 0.0 <= v <= 1.0:
-        if bad is not None:
-            bad[f"{r.metric}.{key}"] = f"{v!r} is not a number in [0, 1]: read as absent"
-        return None
-    return float(v)
-
-
-def evidence_flag(r: MetricResult, key: str, bad: dict[str, str] | None = None) -> bool | None:
-    """``r.evidence[key]`` as a bool, or None when absent; anything else is read as absent and noted in ``bad``."""
-    v = r.evidence.get(key)
-    if v is None or isinstance(v, bool):
-        return v
-    if bad is not None:
-        bad[f"{r.metric}.{key}"] = f"{v!r} is not true or false: read as absent"
-    return None
-
-
-def answer_wrong(r: MetricResult | None, th: Thresholds, bad: dict[str, str] | None = None) -> bool:
-    """Wrong against the reference: it changes a fact or the yes/no of the reference (``conflict``), it states none
-    of the reference (a judge cannot see every contradiction: "static batching is recommended" reads as backed by
-    "continuous batching; static batching is only for offline jobs", but states none of it), or most of what it
-    claims is not in the reference while it states less than the cut of it. A right but partial answer (its claims
-    backed, some of the reference stated) is 'incomplete'; one that states the reference and adds claims it does not
-    state (a verbose answer) is right: what it adds is groundedness's business. Judges without claim-level evidence
-    fall back to the value. Evidence that is not a number (or, for ``conflict``, a bool) is read as absent and noted
-    in ``bad``."""
-    if r is None or not r.measured:
-        return False
-    p, rec = evidence_number(r, "precision", bad), evidence_number(r, "recall", bad)
-    if evidence_flag(r, "conflict", bad):
-        return True
-    if p is None or rec is None:
-        return r.value is not None and r.value < th.correct
-    return rec == 0.0 or (rec < th.correct and p < th.correct)
-
-
-def correctness_verdict(r: MetricResult | None, th: Thresholds, bad: dict[str, str] | None = None) -> str | None:
-    """What answer correctness says of an answer, as the rules read it: "wrong" (answer_wrong), "incomplete" (not
-    wrong, but its reference-claim recall is below ``th.incomplete_recall``), "right", or None when unmeasured. The
-    disagreement views read the same verdict, so a partial answer the classifier calls incomplete is never counted
-    as wrong (nor as right) there."""
-    if r is None or not r.measured:
-        return None
-    if answer_wrong(r, th, bad):
-        return "wrong"
-    rec = evidence_number(r, "recall", bad)
-    return "incomplete" if rec is not None and rec < th.incomplete_recall else "right"
 
 
 def retrieval_missed(sig: Signals, cp: float | None, wrong: bool, grounded: bool) -> tuple[str, str, dict] | None:
@@ -192,8 +120,12 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
     cp, ar, cr = sig.value("context_precision"), sig.value("answer_relevance"), sig.value("context_recall")
     labelled = sig.relevant_ranks is not None
     context_has_answer = (labelled and bool(sig.relevant_ranks)) or (not labelled and cr is not None and cr >= 0.5)
-    corr = sig.metrics.get("answer_correctness")
-    verdict = correctness_verdict(corr, th, bad)
+    corr, gr = sig.metrics.get("answer_correctness"), sig.metrics.get("groundedness")
+    # the one reading of "right?" and "grounded?" (diagnostics.verdicts), the one the quadrant shows: an answer to a
+    # question known unanswerable reads wrong there, and is missed_refusal here
+    verdict = correct_state(corr, s, th, bad)
+    grounded = grounded_state(gr, th) == "grounded"  # no claim left unsupported: the wrong part may be that claim
+    unsupported = unsupported_claims(gr)
 
     if s.outcome == "blocked":
         fire("guardrail_block", "outcome == blocked", guardrails=s.guardrails)
@@ -202,11 +134,9 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
     # an error produced no answer: nothing was answered instead of refused
     if sig.unanswerable is True and not sig.refused and s.outcome not in ("blocked", "error"):
         fire("missed_refusal", "question is unanswerable and the answer is not a refusal", answer=s.answer[:300])
-    wrong = (verdict == "wrong" and sig.unanswerable is False) or (sig.refused and sig.unanswerable is False)
-    gr = sig.metrics.get("groundedness")
-    unsupported = _claims(gr, ("unsupported", "contradicted"))
-    # grounded means no claim left unsupported: the wrong part may be the unsupported claim (an ungrounded one)
-    grounded = g is not None and g >= th.grounded and not unsupported
+    # wrong against the reference; a question whose answerability nothing tells (a judgement without its trace) is
+    # still wrong when the correctness judge says so: it had a reference
+    wrong = (verdict == "wrong" and sig.unanswerable is not True) or (sig.refused and sig.unanswerable is False)
     if wrong and not sig.refused and grounded:
         fire("grounded_yet_hallucinated", f"groundedness {g:.2f} >= {th.grounded}, every claim supported, but the "
              f"answer is wrong against the reference (correctness {c:.2f})",
@@ -228,7 +158,14 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
     if g is not None and g < th.ungrounded and not sig.refused and gr is not None:
         fire("ungrounded_hallucination", f"groundedness {below(g, th.ungrounded)} < {th.ungrounded}",
              unsupported=unsupported, judge=gr.judge)
-    incomplete = verdict == "incomplete" and not sig.refused and sig.unanswerable is False
+    elif verdict == "right" and g is not None and not grounded and not sig.refused and gr is not None:
+        # right, but not grounded (the quadrant's "ungrounded yet right"): never ok, which says grounded
+        fire("ungrounded_hallucination", "the answer is right, but " + (
+            f"groundedness {below(g, th.grounded)} < {th.grounded}" if g < th.grounded else
+            f"{len(unsupported)} claim{'s' if len(unsupported) != 1 else ''} the context does not support "
+            f"(groundedness {g:.2f})") + ": the context does not back all of it",
+            unsupported=unsupported, judge=gr.judge, correctness=c)
+    incomplete = verdict == "incomplete" and not sig.refused and sig.unanswerable is not True
     # a short answer correctness calls right (or right but partial: 'incomplete') is on topic whatever relevance says
     if ar is not None and ar < th.off_topic and not sig.refused and verdict not in ("right", "incomplete"):
         fire("off_topic", f"answer relevance {below(ar, th.off_topic)} < {th.off_topic}", answer_relevance=ar)
@@ -245,7 +182,8 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
     reasons |= {m: NOT_EVALUATED for m in ("groundedness", "answer_correctness") if m not in sig.metrics}
     # correctness the run did not evaluate is as unknown as correctness it could not measure: "ok" says "right"
     unknown = (corr is None or corr.status == "unmeasured") and sig.unanswerable is not True
-    g_unknown = gr is not None and gr.status == "unmeasured" and not sig.refused
+    # and groundedness the run did not evaluate is as unknown as groundedness it could not measure: "ok" says grounded
+    g_unknown = (gr is None or gr.status == "unmeasured") and not sig.refused
     if all(f[0] == "noisy_context" for f in fired) and s.outcome != "blocked":
         why: tuple[str, dict] | None = None
         if sig.refused and sig.unanswerable is None:
@@ -260,7 +198,8 @@ def classify(j: Judgement, th: Thresholds | None = None, preference: tuple[str, 
             how = "was not evaluated in this run" if corr is None else "could not be measured"
             why = (f"answer correctness {how}: whether the answer is right is unknown", {})
         elif g_unknown:
-            why = ("groundedness could not be measured: whether the context backs the answer is unknown", {})
+            how = "was not evaluated in this run" if gr is None else "could not be measured"
+            why = (f"groundedness {how}: whether the context backs the answer is unknown", {})
         if why:
             fired.insert(0, ("unmeasured", why[0], {**why[1], "reasons": reasons}))
 

@@ -6,9 +6,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from corpora.records import Judgement, MetricResult
-from diagnostics.classify import Thresholds, correctness_verdict, pick
-from eval.answerability import refused, unanswerable
-from eval.metrics import get
+from diagnostics.verdicts import Thresholds, axis, result, trace_of
+from eval.answerability import refused
+
+# the two buckets past a view's four cells: every judged sample is counted in exactly one place
+UNMEASURED, LEFT_OUT = "unmeasured", "left_out"
+BUCKETS = (UNMEASURED, LEFT_OUT)
 
 EXPLANATIONS: dict[str, str] = {
     "grounded_right": "Grounded and right: every claim is backed by the retrieved text and the answer matches the "
@@ -30,6 +33,11 @@ EXPLANATIONS: dict[str, str] = {
                       "relevance measures whether an answer is about the question, never whether it is true.",
     "offtopic_right": "Off-topic yet right: a judge found the answer unrelated to the question but it matches the "
                       "reference; usually a terse answer or a judge artefact worth a look.",
+    UNMEASURED: "Unmeasured: a metric of this view has no value for the sample (the judge could not decide, the run "
+                "did not evaluate it, or the pipeline failed). Neither high nor low, it is in no quadrant.",
+    LEFT_OUT: "Left out: refusals and blocked answers (they make no claim to grade), partial answers on the "
+              "correctness axis (the classifier's 'incomplete': neither right nor wrong), and metrics that do not "
+              "apply to the sample (no reference answer, nothing retrieved).",
     "judge_disagreement": "Two judges looked at the same claim and the same context and reached different verdicts. "
                           "Neither is ground truth: the meta-evaluation table says which judge agrees with people more "
                           "often on data like yours.",
@@ -38,7 +46,8 @@ EXPLANATIONS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class View:
-    """Two metrics against each other, each cut at its declared verdict cut: a quadrant name per (x yes, y yes)."""
+    """Two metrics against each other: a quadrant name per (x says yes, y says yes), each read as
+    diagnostics.verdicts.axis reads it (groundedness and correctness as the classifier does)."""
 
     key: str
     x: str
@@ -47,7 +56,8 @@ class View:
 
     @property
     def cuts(self) -> tuple[float, float]:
-        return get(self.x).cut, get(self.y).cut
+        th = Thresholds()
+        return th.cut(self.x), th.cut(self.y)
 
 
 VIEWS = (
@@ -63,59 +73,118 @@ VIEWS = (
 )
 
 
-Point = tuple[str, float, float, bool, bool]  # sample id, x, y, x is yes, y is yes
+# where each failure category is shown in the groundedness x correctness view: the four cells, the unmeasured bucket,
+# and for a sample left out, why ("refusal", "blocked", "partial", "not_applicable"). The classifier refines a cell
+# (a missed refusal is a wrong answer, context_ignored a wrong one the context could have made right), never
+# contradicts it: ok is grounded and right, grounded_yet_hallucinated grounded and wrong, and an ungrounded
+# hallucination never grounded. tests/diagnostics/test_quadrant_consistency.py checks it on every combination.
+SHOWN_IN: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
+    "ok": {"grounded_right", "refusal", "not_applicable"},
+    "grounded_yet_hallucinated": {"grounded_wrong"},
+    "ungrounded_hallucination": {"ungrounded_right", "ungrounded_wrong", UNMEASURED, "partial", "not_applicable"},
+    "context_ignored": {"ungrounded_wrong", UNMEASURED, "refusal", "not_applicable"},
+    "retrieval_miss": {"ungrounded_right", "ungrounded_wrong", UNMEASURED, "partial", "refusal", "not_applicable"},
+    "ranked_out": {"ungrounded_right", "ungrounded_wrong", UNMEASURED, "partial", "refusal", "not_applicable"},
+    "missed_refusal": {"grounded_wrong", "ungrounded_wrong", UNMEASURED, "not_applicable"},
+    "wrong_refusal": {"refusal"},
+    "guardrail_block": {"blocked"},
+    "off_topic": {UNMEASURED, "not_applicable"},
+    "incomplete": {"partial", UNMEASURED, "not_applicable"},
+    "noisy_context": {"refusal"},  # a correct refusal the context does not back: the noise is what is left
+    "unmeasured": {UNMEASURED, "refusal", "not_applicable"},
+}.items()}
 
 
-def _quadrant(pairs: list[Point], view: View) -> dict:
-    out: dict[str, dict] = {n: {"count": 0, "examples": []} for n in view.names.values()}
-    for sid, _x, _y, x_yes, y_yes in pairs:
-        name = view.names[(x_yes, y_yes)]
-        out[name]["count"] += 1
-        if len(out[name]["examples"]) < 10:
-            out[name]["examples"].append(sid)
-    for name in out:
-        out[name]["explanation"] = EXPLANATIONS.get(name, "")
+@dataclass(frozen=True)
+class Placement:
+    """Where one sample is shown in a view: ``cell`` is one of the view's four names, UNMEASURED or LEFT_OUT; ``why``
+    says why it is not in a cell (the unmeasured metric, or refusal / blocked / partial / not_applicable); ``x`` and
+    ``y`` are the values read (None where unmeasured)."""
+
+    sample_id: str
+    cell: str
+    x: float | None
+    y: float | None
+    why: str | None = None
+
+    @property
+    def where(self) -> str:
+        """The cell, UNMEASURED, or for a sample left out the reason (SHOWN_IN's keys)."""
+        return (self.why or LEFT_OUT) if self.cell == LEFT_OUT else self.cell
+
+
+def _value(r: MetricResult | None) -> float | None:
+    return r.value if r is not None and r.measured else None
+
+
+def place(j: Judgement, view: View, judges: tuple[str | None, str | None] = (None, None),
+          th: Thresholds | None = None) -> Placement:
+    """The one place of sample ``j`` in ``view``. ``judges`` name the judge read on each axis (None: per sample the
+    classifier's pick, so the counts are `ragdoctor diagnose`'s). A blocked answer or a refusal (told by its text too:
+    a plain JSONL row is always "answered") is left out, as is a partial answer on the correctness axis and a metric
+    that does not apply; a failed pipeline, or a metric with no value, is unmeasured; the rest is in the cell of the
+    two readings of diagnostics.verdicts.axis."""
+    th = th or Thresholds()
+    t = trace_of(j)
+    rx, ry = result(j, view.x, judges[0]), result(j, view.y, judges[1])
+    x, y = _value(rx), _value(ry)
+
+    def out(cell: str, why: str) -> Placement:
+        return Placement(j.sample_id, cell, x, y, why)
+
+    if t.outcome == "blocked":
+        return out(LEFT_OUT, "blocked")
+    if t.outcome == "error":
+        return out(UNMEASURED, "the pipeline failed for this sample")
+    if refused(t):
+        return out(LEFT_OUT, "refusal")
+    ax, ay = axis(view.x, rx, t, th), axis(view.y, ry, t, th)
+    if "unmeasured" in (ax, ay):
+        return out(UNMEASURED, view.x if ax == "unmeasured" else view.y)
+    if "not_applicable" in (ax, ay):
+        return out(LEFT_OUT, "not_applicable")
+    if "partial" in (ax, ay):
+        return out(LEFT_OUT, "partial")
+    return Placement(j.sample_id, view.names[(ax == "yes", ay == "yes")], x, y)
+
+
+def placements(judgements: list[Judgement], view: View, judges: tuple[str | None, str | None] = (None, None),
+               th: Thresholds | None = None) -> list[Placement]:
+    th = th or Thresholds()
+    return [place(j, view, judges, th) for j in judgements]
+
+
+def quadrant_table(places: list[Placement], view: View, examples: int = 10) -> dict:
+    """Per cell of ``view`` and per bucket (unmeasured, left out): count, example ids and explanation; the buckets
+    also count their reasons (``why``)."""
+    out: dict[str, dict] = {n: {"count": 0, "examples": []} for n in [*view.names.values(), *BUCKETS]}
+    for name in BUCKETS:
+        out[name]["why"] = {}
+    for p in places:
+        entry = out[p.cell]
+        entry["count"] += 1
+        if len(entry["examples"]) < examples:
+            entry["examples"].append(p.sample_id)
+        if p.why is not None:
+            entry["why"][p.why] = entry["why"].get(p.why, 0) + 1
+    for name, entry in out.items():
+        entry["explanation"] = EXPLANATIONS.get(name, "")
     return out
 
 
-def _yes(j: Judgement, metric: str, r: MetricResult, th: Thresholds) -> bool | None:
-    """Whether ``metric`` says yes for this sample. Answer correctness is read as the classifier reads it
-    (classify.correctness_verdict): right is yes, wrong is no, and a partial answer (the classifier's 'incomplete') is
-    neither (None: left out of the view), so a quadrant's explanation never contradicts the diagnosis. An answer to a
-    question known unanswerable is wrong (it should have refused). Other metrics: at or above their cut."""
-    if metric != "answer_correctness":
-        return r.value is not None and r.value >= get(metric).cut
-    if j.trace is not None and unanswerable(j.trace) is True:
-        return False
-    verdict = correctness_verdict(r, th)
-    return None if verdict == "incomplete" else verdict == "right"
-
-
-def _values(judgements: list[Judgement], a: str, b: str, th: Thresholds) -> list[Point]:
-    """Both metrics measured, the trace neither blocked nor a refusal (told by its text too: a plain JSONL row is
-    always 'answered'), and each metric's yes/no known."""
-    pairs = []
-    for j in judgements:
-        ra, rb = pick(j, a), pick(j, b)
-        if ra is None or rb is None or ra.value is None or rb.value is None or not ra.measured or not rb.measured:
-            continue
-        if j.trace is not None and (j.trace.outcome == "blocked" or refused(j.trace)):
-            continue
-        xa, yb = _yes(j, a, ra, th), _yes(j, b, rb, th)
-        if xa is not None and yb is not None:
-            pairs.append((j.sample_id, ra.value, rb.value, xa, yb))
-    return pairs
-
-
-def metric_disagreements(judgements: list[Judgement]) -> dict:
-    """The groundedness x correctness quadrant and two more metric-vs-metric views (VIEWS), with counts and example
-    ids; refusals (by outcome or by their text) and blocked answers are left out (they make no claim to grade), and so
-    are partial answers on the correctness axis (the classifier's 'incomplete': neither right nor wrong)."""
-    th = Thresholds()
-    values = {v.key: _values(judgements, v.x, v.y, th) for v in VIEWS}
-    out: dict = {v.key: _quadrant(values[v.key], v) for v in VIEWS}
-    out["points"] = {"groundedness_x_correctness": [{"sample_id": s, "x": x, "y": y}
-                                                    for s, x, y, _, _ in values["groundedness_x_correctness"]]}
+def metric_disagreements(judgements: list[Judgement], th: Thresholds | None = None) -> dict:
+    """The groundedness x correctness quadrant and two more metric-vs-metric views (VIEWS): per cell the count and
+    example ids, and two buckets besides, each with its count: ``unmeasured`` (a metric of the view has no value) and
+    ``left_out`` (refusals, by outcome or by their text, and blocked answers make no claim to grade; partial answers
+    on the correctness axis, the classifier's 'incomplete', are neither right nor wrong; a metric that does not
+    apply). Every judged sample is counted once per view. ``points``: the placed samples of the first view. ``th``:
+    the classifier's thresholds (diagnostics.report.diagnose passes its own)."""
+    th = th or Thresholds()
+    places = {v.key: placements(judgements, v, th=th) for v in VIEWS}
+    out: dict = {v.key: quadrant_table(places[v.key], v) for v in VIEWS}
+    cells = set(VIEWS[0].names.values())
+    out["points"] = {VIEWS[0].key: [{"sample_id": p.sample_id, "x": p.x, "y": p.y, "quadrant": p.cell}
+                                    for p in places[VIEWS[0].key] if p.cell in cells]}
     return out
 
 

@@ -22,7 +22,7 @@ def diagnose(judgements: list[Judgement], th: Thresholds | None = None) -> tuple
     diagnoses = [classify(j, th) for j in judgements]
     report = {"n_samples": len(diagnoses), "categories": category_table(diagnoses),
               "secondary": dict(Counter(c for d in diagnoses for c in d.secondary).most_common()),
-              "metric_disagreements": metric_disagreements(judgements),
+              "metric_disagreements": metric_disagreements(judgements, th),
               "judge_disagreements": judge_disagreements(judgements)}
     return diagnoses, report
 

@@ -23,7 +23,14 @@ from corpora.errors import InputError
 from corpora.labels import read_labels
 from corpora.records import Candidate, Chunk, Diagnosis, Judgement, Trace
 from corpora.run_folder import DIAGNOSIS, LABELS, RESULTS, RESULTS_TABLE, RUN_SUMMARY, SUMMARY, RunFolder
-from diagnostics.disagreement import EXPLANATIONS, VIEWS, View, judge_disagreements
+from diagnostics.disagreement import (
+    BUCKETS,
+    EXPLANATIONS,
+    VIEWS,
+    View,
+    judge_disagreements,
+    placements,
+)
 from diagnostics.taxonomy import DEFINITIONS
 from eval.answerability import refused
 from eval.calibration import calibrate, calibration_note
@@ -152,7 +159,7 @@ def load_run(run_dir: str | Path) -> Run:
         summary = summarize(list(judgements.values()), n_resamples=1000)
     samples = samples_frame(results, judgements, traces, diagnoses)
     picks = picked_values(results)
-    for metric in metric_columns(samples):  # the classifier's per-sample pick, for the quadrants (not to_pandas's)
+    for metric in metric_columns(samples):  # the classifier's per-sample pick (not to_pandas's)
         samples[picked_column(metric)] = samples["sample_id"].map(picks[metric]).astype(float) if metric in picks \
             else np.nan
     return Run(folder=folder, judgements=judgements, traces=traces, diagnoses=diagnoses, results=results,
@@ -204,10 +211,10 @@ def picked_column(metric: str) -> str:
 
 
 def picked_values(results: pd.DataFrame) -> pd.DataFrame:
-    """sample_id x metric: the value diagnostics.classify.pick reads per sample, so ``ragdoctor diagnose``'s: the most
+    """sample_id x metric: the value diagnostics.verdicts.pick reads per sample, so ``ragdoctor diagnose``'s: the most
     trusted judge that measured the sample (the next one where it did not; NaN where none did). Unlike the bare
     ``metric`` column (one judge for the whole column, as the gate reads it), the judge may change from sample to
-    sample: the quadrants count as diagnosis.json does."""
+    sample, as the quadrant (quadrant_points, through diagnostics.verdicts.pick) reads it."""
     if not len(results):
         return pd.DataFrame(index=pd.Index([], name="sample_id"))
     measured = ((results["status"] == "ok") & results["value"].notna()).to_numpy()
@@ -473,26 +480,34 @@ def _jitter(ids: pd.Series, scale: float) -> np.ndarray:
     return (u - 0.5) * 2 * scale
 
 
-def quadrant_points(samples: pd.DataFrame, x: str = "groundedness", y: str = "answer_correctness",
-                    x_col: str | None = None, y_col: str | None = None, *, jitter: float = 0.0) -> pd.DataFrame:
-    """Samples measured on both metrics (refusals and blocked answers excluded, as in diagnostics.disagreement) with
-    their quadrant name and plain-language explanation. ``x_col``/``y_col`` pick one judge's column."""
-    x_col, y_col = x_col or x, y_col or y
-    cols = ["sample_id", "x", "y", "x_plot", "y_plot", "quadrant", "explanation", "category", "question"]
-    if x_col not in samples or y_col not in samples:
-        return pd.DataFrame(columns=cols)
-    view = QUADRANT_VIEWS.get((x, y)) or View(f"{x}_x_{y}", x, y, {
+def _view(x: str, y: str) -> View:
+    return QUADRANT_VIEWS.get((x, y)) or View(f"{x}_x_{y}", x, y, {
         (True, True): "high_high", (True, False): "high_low", (False, True): "low_high", (False, False): "low_low"})
-    (x_cut, y_cut), names = view.cuts, view.names
-    # refusals told by their text too (a plain JSONL row is always "answered"), and on the correctness axis the answers
-    # the classifier calls incomplete (neither right nor wrong: diagnostics.disagreement reads them so)
-    refusal = samples["refusal"] if "refusal" in samples else False
-    keep = samples[x_col].notna() & samples[y_col].notna() & ~samples["outcome"].isin(["refused", "blocked"]) & ~refusal
-    if "answer_correctness" in (x, y):
-        keep &= samples["category"].ne("incomplete")
-    df = samples.loc[keep, ["sample_id", x_col, y_col, "category", "question"]].rename(columns={x_col: "x", y_col: "y"})
-    hx, hy = df["x"] >= x_cut, df["y"] >= y_cut
-    df["quadrant"] = [names[(a, b)] for a, b in zip(hx, hy)]
+
+
+def quadrant_points(run: Run, x: str = "groundedness", y: str = "answer_correctness", x_judge: str | None = None,
+                    y_judge: str | None = None, *, jitter: float = 0.0) -> pd.DataFrame:
+    """Every judged sample of the run, where diagnostics.disagreement.place puts it (the report's own reading, so the
+    quadrant never contradicts a sample's category): ``quadrant`` is one of the view's four cells, ``unmeasured`` or
+    ``left_out`` (``why``: the unmeasured metric, or refusal / blocked / partial / not_applicable), with its
+    plain-language explanation. ``x_judge``/``y_judge`` name the judge read on each axis (None: the classifier's pick
+    per sample, so the counts are diagnosis.json's); ``x``/``y`` are the values read (NaN where unmeasured), and
+    ``placed`` says the sample is in one of the four cells (what the chart plots)."""
+    cols = ["sample_id", "x", "y", "x_plot", "y_plot", "quadrant", "why", "placed", "explanation", "category",
+            "question"]
+    view = _view(x, y)
+    places = placements([run.judgements[sid] for sid in run.judgements], view, (x_judge, y_judge))
+    if not places:
+        return pd.DataFrame(columns=cols)
+    cells = set(view.names.values())
+    df = pd.DataFrame({"sample_id": [p.sample_id for p in places],
+                       "x": [np.nan if p.x is None else p.x for p in places],
+                       "y": [np.nan if p.y is None else p.y for p in places],
+                       "quadrant": [p.cell for p in places], "why": [p.why for p in places],
+                       "placed": [p.cell in cells for p in places]})
+    info = run.samples.set_index("sample_id")[["category", "question"]]
+    info = info[~info.index.duplicated()]
+    df = df.join(info, on="sample_id")
     df["explanation"] = df["quadrant"].map(lambda q: EXPLANATIONS.get(q, ""))
     df["x_plot"] = df["x"] + (_jitter(df["sample_id"], jitter) if jitter else 0.0)
     df["y_plot"] = df["y"] + (_jitter(df["sample_id"] + "|y", jitter) if jitter else 0.0)
@@ -500,14 +515,17 @@ def quadrant_points(samples: pd.DataFrame, x: str = "groundedness", y: str = "an
 
 
 def quadrant_summary(points: pd.DataFrame, x: str = "groundedness", y: str = "answer_correctness") -> pd.DataFrame:
-    """quadrant, count, share, explanation, cut values: every quadrant of the view, empty ones included."""
-    view = QUADRANT_VIEWS.get((x, y)) or View(f"{x}_x_{y}", x, y, {})
+    """quadrant, count, share, explanation, cut values, why (the reasons of a bucket, counted): every cell of the view
+    and the unmeasured and left-out buckets, empty ones included; shares are of every judged sample."""
+    view = _view(x, y)
     (x_cut, y_cut), names = view.cuts, view.names
-    order = list(names.values()) or sorted(points["quadrant"].unique())
+    order = [*names.values(), *BUCKETS]
     counts = points["quadrant"].value_counts()
     n = max(1, len(points))
+    why = {q: dict(Counter(points.loc[points["quadrant"] == q, "why"].dropna())) for q in BUCKETS}
     return pd.DataFrame([{"quadrant": q, "count": int(counts.get(q, 0)), "share": counts.get(q, 0) / n,
-                          "explanation": EXPLANATIONS.get(q, ""), "x_cut": x_cut, "y_cut": y_cut} for q in order])
+                          "explanation": EXPLANATIONS.get(q, ""), "x_cut": x_cut, "y_cut": y_cut,
+                          "why": why.get(q, {})} for q in order])
 
 
 def judge_pairs(samples: pd.DataFrame, metric: str) -> list[tuple[str, str]]:

@@ -56,6 +56,12 @@ def calibrated(run: rd.Run) -> list[dict]:
     return _calibrated(*key(run), rd.labels_stamp(run.path), run)
 
 
+@st.cache_data(max_entries=32, show_spinner="Placing the samples in the quadrant ...")
+def quadrant(path: str, stamp: tuple, x: str, y: str, x_judge: str | None, y_judge: str | None, jitter: float,
+             _run: rd.Run) -> pd.DataFrame:
+    return rd.quadrant_points(_run, x, y, x_judge, y_judge, jitter=jitter)
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def claim_agreement(path: str, stamp: tuple, _run: rd.Run) -> dict:
     return rd.claim_agreement(_run)

@@ -124,7 +124,8 @@ def test_quadrants_and_judge_disagreement():
           J("gw2", g=0.9, c=0.2)]
     q = metric_disagreements(js)["groundedness_x_correctness"]
     assert {k: v["count"] for k, v in q.items()} == {"grounded_right": 1, "grounded_wrong": 2,
-                                                     "ungrounded_right": 1, "ungrounded_wrong": 1}
+                                                     "ungrounded_right": 1, "ungrounded_wrong": 1,
+                                                     "unmeasured": 0, "left_out": 0}
     assert q["grounded_wrong"]["examples"] == ["gw", "gw2"] and "stale" in q["grounded_wrong"]["explanation"]
     a = J("x", g=1.0, claims=SUPPORTED_BY_OLD)
     a.results.append(MetricResult.ok("groundedness", "llm", 0.0, claims=[{**SUPPORTED_BY_OLD[0], "verdict": "unsupported"}]))
@@ -221,8 +222,10 @@ def test_quadrant_leaves_out_refusals_by_text_and_keeps_incomplete_out_of_wrong(
               metadata={"answerable": False})
     partial = J("part", answer="16 tokens.", g=1.0, c=0.33, precision=1.0, recall=0.33)
     assert classify(partial).category == "incomplete"
-    assert _quadrant_counts([refusal, unans, partial]) == {}
-    assert _quadrant_counts([partial, J("gw", g=1.0, c=0.0)]) == {"grounded_wrong": ["gw"]}
+    assert _quadrant_counts([refusal, unans, partial]) == {"left_out": ["ref", "unans", "part"]}
+    why = metric_disagreements([refusal, unans, partial])["groundedness_x_correctness"]["left_out"]["why"]
+    assert why == {"refusal": 2, "partial": 1}
+    assert _quadrant_counts([partial, J("gw", g=1.0, c=0.0)]) == {"grounded_wrong": ["gw"], "left_out": ["part"]}
     right = J("r", answer="16 tokens.", g=1.0, c=1.0, precision=1.0, recall=1.0)
     assert _quadrant_counts([right]) == {"grounded_right": ["r"]}
 

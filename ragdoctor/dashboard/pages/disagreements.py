@@ -6,7 +6,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from diagnostics.disagreement import EXPLANATIONS
+from corpora.errors import InputError
+from diagnostics.disagreement import BUCKETS, EXPLANATIONS, LEFT_OUT, UNMEASURED
 from ragdoctor.dashboard import data as rd
 from ragdoctor.dashboard import state, widgets
 from ragdoctor.dashboard.text import md
@@ -29,33 +30,47 @@ c1, c2, c3, c4 = st.columns([3, 2, 2, 1.3], vertical_alignment="bottom")
 x, y = c1.selectbox("View", views, format_func=lambda v: f"{widgets.label(v[0])} × {widgets.label(v[1])}", key="d_view")
 
 
-def judge_choice(col, metric: str, key: str) -> str:
+def judge_choice(col, metric: str, key: str) -> str | None:
     judges = [c.partition(":")[2] for c in cols[metric]]
     pick = col.selectbox(f"{widgets.label(metric)} judge", ["preferred", *judges], key=key,
                          help="'preferred': per sample, the judge the classifier trusts most that measured that sample "
                               "(the next one where it did not), as `ragdoctor diagnose` reads it, so the counts are "
-                              "diagnosis.json's. A judge's name: that judge alone, on the samples it measured.")
-    return rd.picked_column(metric) if pick == "preferred" else f"{metric}:{pick}"
+                              "diagnosis.json's. A judge's name: that judge alone (a sample it did not measure is "
+                              "counted as unmeasured).")
+    return None if pick == "preferred" else pick
 
 
-x_col = judge_choice(c2, x, f"d_xj_{x}")
-y_col = judge_choice(c3, y, f"d_yj_{y}")
+x_judge = judge_choice(c2, x, f"d_xj_{x}")
+y_judge = judge_choice(c3, y, f"d_yj_{y}")
 jitter = c4.toggle("Jitter", value=True, key="d_jitter",
                    help="spread points that share a value, so each can be clicked")
-points = rd.quadrant_points(df, x, y, x_col, y_col, jitter=0.025 if jitter else 0.0)
-quads = rd.quadrant_summary(points, x, y)
+try:
+    everyone = state.quadrant(*state.key(run), x, y, x_judge, y_judge, 0.025 if jitter else 0.0, run)
+except InputError as exc:  # a results line that does not validate: one line naming it, not a traceback
+    st.error(md(state.one_line(exc)))
+    st.stop()
+quads = rd.quadrant_summary(everyone, x, y)
+points = everyone[everyone["placed"]]
 x_cut, y_cut = float(quads["x_cut"].iloc[0]), float(quads["y_cut"].iloc[0])
+by = quads.set_index("quadrant")
+
+
+def bucket_line(q: str) -> str:
+    n = int(by.loc[q, "count"])
+    why = ", ".join(f"{widgets.label(k)} {v}" for k, v in sorted(by.loc[q, "why"].items()))
+    return f"**{widgets.label(q).capitalize()}: {n}**" + (f" ({md(why)})" if why else "")
+
 
 if not len(points):
     st.info("No sample was measured on both metrics by these judges.")
 else:
     pick = alt.selection_point(name="pick", fields=["sample_id"], on="click", clear="dblclick")
-    domain = list(quads["quadrant"])
+    domain = [q for q in quads["quadrant"] if q not in BUCKETS]
     scale = alt.Scale(domain=domain, range=[widgets.QUADRANT_COLORS.get(q, "#888") for q in domain])
     dots = alt.Chart(points).mark_circle(size=70).encode(
-        x=alt.X("x_plot:Q", title=f"{widgets.label(x)} ({x_col.partition(':')[2] or 'preferred judge per sample'})",
+        x=alt.X("x_plot:Q", title=f"{widgets.label(x)} ({x_judge or 'preferred judge per sample'})",
                 scale=alt.Scale(domain=[-0.06, 1.06]), axis=alt.Axis(values=[0, 0.25, 0.5, 0.75, 1], format=".2f")),
-        y=alt.Y("y_plot:Q", title=f"{widgets.label(y)} ({y_col.partition(':')[2] or 'preferred judge per sample'})",
+        y=alt.Y("y_plot:Q", title=f"{widgets.label(y)} ({y_judge or 'preferred judge per sample'})",
                 scale=alt.Scale(domain=[-0.18, 1.18]), axis=alt.Axis(values=[0, 0.25, 0.5, 0.75, 1], format=".2f")),
         color=alt.Color("quadrant:N", scale=scale, legend=alt.Legend(orient="bottom", title=None,
                                                                      labelExpr="replace(datum.label, /_/g, ' ')")),
@@ -79,7 +94,6 @@ else:
 
     # the four quadrants laid out as on the chart: high y on top, high x on the right
     names = rd.QUADRANT_VIEWS[(x, y)].names
-    by = quads.set_index("quadrant")
     for hy in (True, False):
         row = st.columns(2)
         for i, hx in enumerate((False, True)):
@@ -91,12 +105,18 @@ else:
                             f'({by.loc[q, "share"]:.0%})', unsafe_allow_html=True)
                 st.caption(by.loc[q, "explanation"] or "")
 
+    st.caption("A point's colour is its quadrant as the classifier reads it: grounded means at or above the cut *and* "
+               "no claim unsupported, and a correctness above its cut that changes a fact of the reference is wrong, "
+               "so a few points may sit across a dashed line from their colour.")
+    st.markdown(f"{bucket_line(UNMEASURED)} · {bucket_line(LEFT_OUT)}")
+    st.caption(f"{by.loc[UNMEASURED, 'explanation']} {by.loc[LEFT_OUT, 'explanation']}")
+
     # the second quadrant of each view is the instructive one (grounded yet wrong, ...): open it first
-    quadrant = st.selectbox("Samples in quadrant", list(names.values()), format_func=widgets.label, key="d_quadrant",
-                            index=1)
-    ids = points.loc[points["quadrant"] == quadrant, "sample_id"].tolist()
+    quadrant = st.selectbox("Samples in quadrant", [*names.values(), *BUCKETS], format_func=widgets.label,
+                            key="d_quadrant", index=1)
+    ids = everyone.loc[everyone["quadrant"] == quadrant, "sample_id"].tolist()
     current = st.session_state.get(state.SAMPLE_KEY)
-    if current in set(points["sample_id"]) and current not in ids:
+    if current in set(everyone["sample_id"]) and current not in ids:
         ids = [current, *ids]
     sid = widgets.sample_picker(ids, key="d_pick") if ids else None
     if sid:

@@ -44,13 +44,17 @@ def test_judge_disagreement_flag_uses_the_metric_cuts(runs):
 
 def test_quadrants_match_the_diagnosis_report(runs):
     run = rd.load_run(runs[0])
-    points = rd.quadrant_points(run.samples)
+    points = rd.quadrant_points(run)
     quads = rd.quadrant_summary(points).set_index("quadrant")
     report = run.report["metric_disagreements"]["groundedness_x_correctness"]
     assert {q: int(quads.loc[q, "count"]) for q in quads.index} == {q: v["count"] for q, v in report.items()}
+    assert {q: quads.loc[q, "why"] for q in ("unmeasured", "left_out")} == {
+        q: report[q]["why"] for q in ("unmeasured", "left_out")}
+    assert quads["count"].sum() == len(run.judgements)  # every judged sample counted once: a cell or a bucket
     assert "stale-block" in set(points.loc[points["quadrant"] == "grounded_wrong", "sample_id"])
     assert quads.loc["grounded_wrong", "explanation"].startswith("Grounded yet wrong")
-    jittered = rd.quadrant_points(run.samples, jitter=0.03)
+    assert points.loc[points["sample_id"] == "broken", "quadrant"].item() == "unmeasured"  # the pipeline failed
+    jittered = rd.quadrant_points(run, jitter=0.03)
     assert (jittered["x_plot"] - jittered["x"]).abs().max() <= 0.03 and jittered["x"].equals(points["x"])
 
 
@@ -177,7 +181,7 @@ def test_a_thousand_samples_shape_fast(tmp_path):
     path = synthetic_run(tmp_path / "big", 1000)
     t0 = time.perf_counter()
     run = rd.load_run(path)
-    points = rd.quadrant_points(run.samples, jitter=0.02)
+    points = rd.quadrant_points(run, jitter=0.02)
     rd.quadrant_summary(points)
     rd.metrics_table(run), rd.category_counts(run), rd.unmeasured_table(run), rd.first_relevant_table(run.samples)
     rd.judge_agreement(run.samples, "groundedness", "embedding", "lexical")
@@ -263,18 +267,23 @@ def test_the_bare_metric_column_is_one_judges():
     assert frame.loc["s2", "groundedness:lexical"] == 1.0
 
 
-def test_the_quadrant_leaves_out_refusals_told_by_their_text_and_incomplete_answers():
+def test_the_quadrant_leaves_out_refusals_told_by_their_text_and_incomplete_answers(tmp_path):
     # as diagnostics.disagreement does: a plain row's refusal is always "answered"; an incomplete answer is neither
-    # right nor wrong (the classifier's reading), so it never lands in grounded_wrong
-    samples = pd.DataFrame([
-        {"sample_id": "r", "groundedness": 1.0, "answer_correctness": 0.0, "outcome": "answered", "refusal": True,
-         "category": "ok", "question": "q"},
-        {"sample_id": "i", "groundedness": 1.0, "answer_correctness": 0.3, "outcome": "answered", "refusal": False,
-         "category": "incomplete", "question": "q"},
-        {"sample_id": "w", "groundedness": 1.0, "answer_correctness": 0.0, "outcome": "answered", "refusal": False,
-         "category": "grounded_yet_hallucinated", "question": "q"}])
-    points = rd.quadrant_points(samples)
-    assert list(points["sample_id"]) == ["w"] and list(points["quadrant"]) == ["grounded_wrong"]
+    # right nor wrong (the classifier's reading), so it never lands in grounded_wrong; each is counted as left out
+    M = MetricResult
+    rows = {"r": ("I don't know based on the provided documents.", M.ok("answer_correctness", "lexical", 0.0)),
+            "i": ("The default block size is 16 tokens.",
+                  M.ok("answer_correctness", "lexical", 0.3, precision=1.0, recall=0.3)),
+            "w": ("The default block size is 32 tokens.", M.ok("answer_correctness", "lexical", 0.0))}
+    for sid, (answer, corr) in rows.items():
+        t = make_trace(sid, SAMPLES["stale-block"]).model_copy(update={"answer": answer})
+        append_json_line(tmp_path / "results.jsonl", Judgement(sample_id=sid, trace=t, results=[
+            M.ok("groundedness", "lexical", 1.0), corr]))
+    points = rd.quadrant_points(rd.load_run(tmp_path))
+    placed = points[points["placed"]]
+    assert list(placed["sample_id"]) == ["w"] and list(placed["quadrant"]) == ["grounded_wrong"]
+    out = points.set_index("sample_id").loc[["r", "i"]]
+    assert list(out["quadrant"]) == ["left_out", "left_out"] and list(out["why"]) == ["refusal", "partial"]
 
 
 def test_dense_and_bm25_curves_read_chunk_labels_at_chunk_level():

@@ -137,9 +137,13 @@ def test_the_preferred_quadrant_is_the_classifiers_per_sample_pick(tmp_path):
     run = rd.load_run(run_dir)
     expected = {q: v["count"] for q, v in metric_disagreements(judgements)["groundedness_x_correctness"].items()
                 if isinstance(v, dict) and "count" in v}
-    x, y = rd.picked_column("groundedness"), rd.picked_column("answer_correctness")
-    quads = rd.quadrant_summary(rd.quadrant_points(run.samples, x_col=x, y_col=y)).set_index("quadrant")
+    x = rd.picked_column("groundedness")
+    quads = rd.quadrant_summary(rd.quadrant_points(run)).set_index("quadrant")
     assert {q: int(quads.loc[q, "count"]) for q in quads.index} == expected and sum(expected.values()) == 4
+    # one judge alone: the samples it did not measure are counted as unmeasured, never dropped
+    nli = rd.quadrant_summary(rd.quadrant_points(run, x_judge="nli")).set_index("quadrant")
+    assert nli["count"].sum() == 4 and nli.loc["unmeasured", "count"] == 2
+    assert nli.loc["unmeasured", "why"] == {"groundedness": 2}
     s = run.samples.set_index("sample_id")  # the bare column stays one judge's (the gate's, to_pandas's)
     assert pd.isna(s.loc["stale-block", "groundedness"]) and s.loc["stale-block", x] == 1.0
     at = app(str(run_dir), "disagreements")

@@ -152,6 +152,10 @@ def test_disagreements_page(runs):
     assert "Judge against judge" in body and "Neither is ground truth" in body
     assert at.selectbox(key="d_quadrant").value == "grounded_wrong"
     assert "Sample `stale-block`" in body  # the instructive quadrant's first sample is open
+    # the samples in no cell are counted, with why: the pipeline error is unmeasured, the refusal left out
+    assert "Unmeasured: 1** (the pipeline failed for this sample 1)" in body and "Left out: " in body
+    at.selectbox(key="d_quadrant").set_value("unmeasured").run()
+    assert not at.exception and "broken" in at.selectbox(key="d_pick").options
     at.selectbox(key="d_view").set_value(("answer_relevance", "answer_correctness")).run()
     assert not at.exception and "On-topic yet wrong" in texts(at)
     at.selectbox(key="d_view").set_value(("groundedness", "answer_correctness")).run()
