@@ -25,13 +25,19 @@ def non_latin_share(text: str) -> float:
     return 0.0 if total == 0 else (total - len(_LATIN.findall(text))) / total
 
 
+def script_of(letter: str) -> str:
+    """The script of a letter: 'Latin', or as its Unicode name begins ('Cyrillic', 'Greek', 'Han', 'Hiragana', ...)."""
+    if _LATIN.match(letter):
+        return "Latin"
+    name = unicodedata.name(letter, "UNKNOWN").split(" ")[0]
+    return {"CJK": "Han"}.get(name, name.title())
+
+
 def main_script(text: str) -> str:
     """The most frequent script among the text's non-Latin letters (e.g. 'Han', 'Arabic'), or 'emoji'."""
     counts: dict[str, int] = {}
     for ch in text:
-        if ch.isalpha() and not _LATIN.match(ch):
-            name = unicodedata.name(ch, "UNKNOWN").split(" ")[0]
-            script = {"CJK": "Han"}.get(name, name.title())
+        if ch.isalpha() and (script := script_of(ch)) != "Latin":
             counts[script] = counts.get(script, 0) + 1
     if not counts:
         return "emoji" if _PICTO.search(text) else "unknown"

@@ -92,6 +92,15 @@ class IndexConfig(_Strict):
                           "memory (faiss OnDiskInvertedLists; rag/ondisk_index.py)")
     bm25_k1: float = Field(BM25_K1, gt=0.0, le=10.0, description="BM25 term-frequency saturation (rag/bm25.py)")
     bm25_b: float = Field(BM25_B, ge=0.0, le=1.0, description="BM25 document-length normalisation (0: none, 1: full)")
+    bm25_language: str = Field("auto", description="BM25 stemmer and stopwords: 'auto' (the corpus's dominant "
+                               "language, rag/bm25_language.py), 'none' or a Snowball language ('german', ...)")
+
+    @field_validator("bm25_language")
+    @classmethod
+    def _bm25_language(cls, value: str) -> str:
+        from rag.bm25_language import check_language  # noqa: PLC0415 - PyStemmer only where BM25 is configured
+
+        return check_language(value)
 
     @model_validator(mode="after")
     def _on_disk_fits(self) -> IndexConfig:
@@ -112,6 +121,8 @@ class IndexConfig(_Strict):
         for key, legacy in BM25_LEGACY.items():
             if data[key] == legacy:  # at the values every index had before the keys existed: the hash it had then
                 data.pop(key)
+        if data["bm25_language"] == "auto":  # the default: the hash it had before the key existed
+            data.pop("bm25_language")
         if self.kind != "ivfpq":
             data.pop("refine"), data.pop("refine_k_factor")
         if self.nprobe is None and self.kind not in ("ivf", "ivfpq"):

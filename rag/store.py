@@ -194,7 +194,7 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
         bm25 = None
         if with_bm25:
             t = time.perf_counter()
-            bm25 = BM25Index.build(texts, k1=index_cfg.bm25_k1, b=index_cfg.bm25_b)
+            bm25 = BM25Index.build(texts, k1=index_cfg.bm25_k1, b=index_cfg.bm25_b, language=index_cfg.bm25_language)
             timings["bm25"] = time.perf_counter() - t
             if bm25 is None:
                 warn(f"{index_dir}: the corpus has no words BM25 can index: the index is dense only")
@@ -216,7 +216,7 @@ def build_index(docs: list[Document], index_dir: str | Path, embedder, *, chunki
     return store
 
 
-BM25_KEYS = {"bm25_k1", "bm25_b"}  # baked into the saved BM25 scores (rag/bm25.py): rebuilt alone when they change
+BM25_KEYS = {"bm25_k1", "bm25_b", "bm25_language"}  # baked into the saved BM25 index (rag/bm25.py): rebuilt alone
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
@@ -238,7 +238,8 @@ def rebuild_bm25(index_dir: str | Path, embedder, *, index_cfg: IndexConfig) -> 
         for name in ("chunks.jsonl", "dense.faiss", ondisk_index.IVFDATA):
             if (index_dir / name).is_file():
                 _link_or_copy(index_dir / name, tmp / name)
-        bm25 = BM25Index.build([embedding_text(n) for n in nodes], k1=index_cfg.bm25_k1, b=index_cfg.bm25_b)
+        bm25 = BM25Index.build([embedding_text(n) for n in nodes], k1=index_cfg.bm25_k1, b=index_cfg.bm25_b,
+                               language=index_cfg.bm25_language)
         if bm25 is not None:
             bm25.save(tmp / "bm25")
         index = old.index.model_copy(update=index_cfg.model_dump(include=BM25_KEYS))
