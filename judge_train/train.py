@@ -288,7 +288,11 @@ def reference_scores(ce, pairs: list[tuple[str, str]]) -> np.ndarray:
     """P(supported) of the in-memory fp32 model (taken before the fp16 export rounds its weights)."""
     if not pairs:
         return np.zeros(0)
-    raw = ce.predict(pairs, batch_size=32, show_progress_bar=False, convert_to_numpy=True, activation_fn=None)
+    import torch  # noqa: PLC0415 - lazy: the model loaded it already
+
+    # raw logits (activation_fn=None would apply the head's Sigmoid, and the sigmoid below would be a second one)
+    raw = ce.predict(pairs, batch_size=32, show_progress_bar=False, convert_to_numpy=True,
+                     activation_fn=torch.nn.Identity())
     return 1 / (1 + np.exp(-np.asarray(raw, dtype=np.float64).reshape(-1)))
 
 

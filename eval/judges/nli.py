@@ -10,16 +10,17 @@ A folder with a CrossEncoder at its top level and no combiner.json is any senten
 used bare (load_scorer).
 
 support(claim | windows, evidence) = sigmoid(w . features), the features of one claim against its evidence:
-    ce_max          the support cross-encoder's best logit over the claim's premise windows
+    ce_max          the support cross-encoder's best P(supported) over the claim's premise windows (a probability,
+                    bounded: every combiner so far was fit on it; MODEL_CARD.md, session 34)
     lexical_win     best unigram precision over the windows (what the lexical baseline scores)
     lexical_doc, idf_doc, bigram_doc, number_missing, entity_missing   the claim against the whole evidence
                     (features.py)
     negation_flip   the claim and its best window disagree in polarity
-    nli_max         (only with nli/) the general-NLI cross-encoder's best logit over the same windows: a model that
+    nli_max         (only with nli/) the general-NLI cross-encoder's best P(supported) over the same windows: a model that
                     never saw the claim-level pool, computed only when the combiner uses it
 relevance(question, passage) = sigmoid(v . features) over the passage's best windows (a cheap ranker keeps the few
     sharing most words with the question, so a 2,000-word document costs a handful of model calls):
-    rel_max         the relevance cross-encoder's best logit over those windows
+    rel_max         the relevance cross-encoder's best P(relevant) over those windows
     q_coverage      share of the question's content words found in the passage
 On CPU the cross-encoders run in one of three precisions (``precision``, or the RAGDOCTOR_JUDGE_PRECISION
 environment variable; ``auto`` by default):
@@ -165,7 +166,8 @@ class CompactJudgeScorer:
         return self.ce.max_length
 
     # ------------------------------------------------------------------------------------------ model signals
-    def _logits(self, ce: CrossEncoderScorer, pairs: list[tuple[str, str]]) -> np.ndarray:
+    def _probs(self, ce: CrossEncoderScorer, pairs: list[tuple[str, str]]) -> np.ndarray:
+        """P(supported) of (premise, hypothesis) pairs by ``ce``, in this scorer's precision."""
         if not pairs:
             return np.zeros(0)
         if id(ce) not in self._ready:
@@ -174,16 +176,16 @@ class CompactJudgeScorer:
             if on_cpu and self.precision == "int8":
                 quantize_ffn(ce.model)
             ce.autocast_bf16 = on_cpu and self.precision == "bf16"
-        return _logit(np.array([s.supported for s in ce.support(pairs)], dtype=np.float64))
+        return np.array([s.supported for s in ce.support(pairs)], dtype=np.float64)
 
     def support_logits(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         """The support cross-encoder's logit for (premise, claim) pairs."""
-        return self._logits(self.ce, pairs)
+        return _logit(self._probs(self.ce, pairs))
 
     def relevance_logits(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         """The relevance cross-encoder's logit for (passage window, question) pairs (the support model's when the
         folder has no relevance model)."""
-        return self._logits(self.rel_ce or self.ce, pairs)
+        return _logit(self._probs(self.rel_ce or self.ce, pairs))
 
     def count_truncated(self, pairs: list[tuple[str, str]]) -> int:
         """How many (premise, hypothesis) pairs exceed the support model's maximum length (their end is unseen)."""
@@ -208,14 +210,14 @@ class CompactJudgeScorer:
         """(n, len(self.support_features)) feature rows and each claim's best window (by the support model).
         A feature the combiner does not read is not computed (see _reads): NaN."""
         flat = [(w, it.claim) for it in items for w in it.windows]
-        logits = self.support_logits(flat)
+        probs = self._probs(self.ce, flat)
         nli_ce = self.nli_ce if self._needs_nli() else None
-        nli_logits = self._logits(nli_ce, flat) if nli_ce is not None else None
+        nli_probs = self._probs(nli_ce, flat) if nli_ce is not None else None
         rows, best, k = [], [], 0
         for it in items:
             n = len(it.windows)
-            ce = logits[k : k + n]
-            nli = nli_logits[k : k + n] if nli_logits is not None else None
+            ce = probs[k : k + n]
+            nli = nli_probs[k : k + n] if nli_probs is not None else None
             k += n
             b = int(np.argmax(ce)) if n else None
             premise = it.windows[b] if b is not None else ""
@@ -228,10 +230,10 @@ class CompactJudgeScorer:
                 "entity_missing": lambda: F.entity_missing(it.claim, it.evidence),
                 "negation_flip": lambda: F.negation_flip(it.claim, premise) if premise else 0.0,
             }
-            rows.append([float(ce[b]) if b is not None else -10.0,
+            rows.append([float(ce[b]) if b is not None else 0.0,  # no window to read: P(supported) 0
                          *(cheap[name]() if self._reads(name) else float("nan") for name in SUPPORT_FEATURES[1:])])
             if self.nli_ce is not None:
-                rows[-1].append(float("nan") if nli is None else float(nli.max()) if n else -10.0)
+                rows[-1].append(float("nan") if nli is None else float(nli.max()) if n else 0.0)
             best.append(b)
         return np.asarray(rows, dtype=np.float64).reshape(len(items), len(self.support_features)), best
 
@@ -244,8 +246,8 @@ class CompactJudgeScorer:
                 for v, b, row in zip(p, best, x)]
 
     def _combine(self, combiner: Combiner | None, x: np.ndarray, names: Sequence[str], bare: str) -> np.ndarray:
-        if combiner is None:  # no combiner.json: the bare cross-encoder
-            return _sigmoid(x[:, names.index(bare)])
+        if combiner is None:  # no combiner.json: the bare cross-encoder's probability
+            return x[:, names.index(bare)].copy()
         return combiner(x[:, [names.index(f) for f in combiner.features]])
 
     # ------------------------------------------------------------------------------------------ the Scorer
@@ -267,9 +269,9 @@ class CompactJudgeScorer:
 
     def relevance_features(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         flat, owner = self.relevance_reads(pairs)
-        logits = self.relevance_logits(flat)
+        probs = self._probs(self.rel_ce or self.ce, flat)
         rel = np.full(len(pairs), -np.inf)
-        for v, i in zip(logits, owner):
+        for v, i in zip(probs, owner):
             rel[i] = max(rel[i], v)
         cov = [unigram_precision(passage, question) for question, passage in pairs]
         return np.stack([rel, np.asarray(cov, dtype=np.float64)], axis=1) if pairs else np.zeros((0, 2))

@@ -77,3 +77,30 @@ def test_a_verdict_resting_on_a_pair_the_model_reads_in_part_is_marked_cut(tmp_p
     assert [c.get("cut") for c in long_r.evidence["claims"]] == [True]
     assert all("cut" not in c for c in short_r.evidence["claims"])
     assert scorer.cut_flags([(long_chunk, "x"), ("a", "b")]) == [True, False]
+
+
+def test_a_single_score_head_is_read_through_one_sigmoid_of_its_logit():
+    """sentence-transformers applies a 1-logit head's Sigmoid when predict gets activation_fn=None; a sigmoid on top
+    squeezed every probability into [0.5, 0.73], so at the 0.5 threshold a bare CrossEncoder supported everything.
+    The trained support model of the shipped judge: a plain paraphrase near 1, an unrelated claim near 0."""
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    from eval.judges.weights import default_model_dir
+
+    support = default_model_dir() / "support"  # type: ignore[operator]
+    pairs = [("The cat sat on the mat.", "A cat sat on a mat."), ("The cat sat on the mat.", "The dog flew to Paris.")]
+    got = [s.supported for s in CrossEncoderScorer(support).support(pairs)]
+    logits = CrossEncoder(str(support)).predict(pairs, activation_fn=torch.nn.Identity())
+    assert np.allclose(got, 1 / (1 + np.exp(-np.asarray(logits, dtype=np.float64))), atol=1e-4)
+    assert got[0] > 0.9 and got[1] < 0.1
+
+
+def test_a_judge_folder_without_a_combiner_scores_by_the_bare_probability():
+    from eval.judges.nli import CompactJudgeScorer
+    from eval.judges.weights import default_model_dir
+
+    bare = CompactJudgeScorer(default_model_dir(), combiner={})  # type: ignore[arg-type]
+    out = [s.supported for s in bare.support([("The cat sat on the mat.", "A cat sat on a mat."),
+                                                ("The cat sat on the mat.", "The dog flew to Paris.")])]
+    assert out[0] > 0.9 and out[1] < 0.1
