@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import faiss
@@ -68,19 +68,20 @@ def doc_ranking(doc_ids: Sequence[str], positions: Sequence[int] | np.ndarray, k
 
 class LabelIds:
     """Chunk positions -> the ids a query's relevance labels are compared with: documents (first occurrence of each),
-    or chunks when the labels name chunks of the index and none of its documents (``kv#0``), as eval.metrics.retrieval
-    reads a trace's labels."""
+    or chunks when the relevant labels (grade > 0) name chunks of the index and none of its documents (``kv#0``), as
+    eval.metrics.retrieval reads a trace's labels. A label graded 0 or below never sets the level."""
 
     def __init__(self, doc_ids: Sequence[str], chunk_ids: Sequence[str] = ()):
         self.doc_ids, self.chunk_ids = list(doc_ids), list(chunk_ids)
         self._docs, self._chunks = set(self.doc_ids), set(self.chunk_ids)
 
-    def by_chunk(self, labels: Iterable[str]) -> bool:
-        named = set(labels)
+    def by_chunk(self, grades: Mapping[str, int]) -> bool:
+        named = set(relevant_docs(grades))
         return bool(named & self._chunks) and not named & self._docs
 
-    def ranking(self, positions: Sequence[int] | np.ndarray, labels: Iterable[str], k: int = CANDIDATES) -> list[str]:
-        if self.by_chunk(labels):
+    def ranking(self, positions: Sequence[int] | np.ndarray, grades: Mapping[str, int],
+                k: int = CANDIDATES) -> list[str]:
+        if self.by_chunk(grades):
             return [self.chunk_ids[int(p)] for p in positions if p >= 0][:k]
         return doc_ranking(self.doc_ids, positions, k)
 
@@ -164,7 +165,8 @@ def run_lab(vectors: np.ndarray, queries: np.ndarray, *, doc_ids: Sequence[str],
             log(f"{v.name}: {row['factory']}, {row['index_bytes'] / 2**20:.2f} MiB, p50 {row['p50_ms']:.3f} ms")
     flat = positions["flat"]
     flat_bytes = rows[0]["index_bytes"]
-    labelled = {q: r for q, r in (qrels or {}).items() if relevant_docs(r)}
+    asked_ids = set(query_ids)  # labels of a query not searched here are not counted as measured
+    labelled = {q: r for q, r in (qrels or {}).items() if q in asked_ids and relevant_docs(r)}
     ids = LabelIds(doc_ids, chunk_ids)
     for row in rows:
         pos = positions[row["name"]]

@@ -55,7 +55,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 19  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 20  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -94,6 +94,8 @@ METRICS_VERSION = 19  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     nor a bare 30); '64 Megs', '2 gigs' and French octets ('64 Mo', '2 Go', '1 To') are data sizes; a magnitude
 #     letter after a space needs a count noun or money ('128 K tokens', '1.5 M USD'; not '77 K under vacuum'); a
 #     duration glued in parts ('1h30') is no identifier answer correctness must find written the same way
+# 20: retrieval metrics on traces decide chunk or document matching from labels graded above 0 only (a grade-0
+#     document label no longer turns chunk labels into document matching); all-zero labels say so in their reason
 
 
 def _first_line(exc: Exception) -> str:

@@ -174,10 +174,10 @@ def run_lab(store, embedder, questions: Sequence[str], query_ids: Sequence[str],
                         positions = [rerank.order(qi, q, row, texts, s.rerank_weight)  # type: ignore[union-attr]
                                      for qi, (q, row) in enumerate(zip(questions, hits))]
                     rankings = {q: label_ids.ranking(pos, qrels[q], DOCS) for q, pos in zip(ids, positions)}
-                    m = retrieval_metrics(qrels, rankings, ks=(10, DOCS))
+                    m = retrieval_metrics({q: qrels[q] for q in ids}, rankings, ks=(10, DOCS))
                     per_query[s.name] = np.array([m[q]["ndcg@10"] for q in ids])
                     row = {"name": s.name, **asdict(s), "config": s.config(), "search_s": round(search_s, 3)}
-                    for key in ("ndcg@10", f"recall@{DOCS}", "mrr@100"):
+                    for key in ("ndcg@10", f"recall@{DOCS}", f"mrr@{DOCS}"):
                         row[key] = float(np.mean([m[q][key] for q in ids]))
                     for part in ("choose", "confirm"):
                         sel = per_query[s.name][halves == part]

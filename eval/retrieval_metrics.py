@@ -1,5 +1,14 @@
 """Retrieval metrics (recall@k, precision@k, MRR@k, nDCG@k) from pytrec_eval, the trec_eval reference
-implementation, over document-level rankings. Queries without relevance labels are skipped, not scored 0."""
+implementation, over document-level rankings. Queries without a relevant id (a grade above 0) are skipped, not
+scored 0 or 1.
+
+The conventions are trec_eval's (BEIR reports the same numbers): a ranking counts each id once, at its first
+occurrence, and is read in its order (never re-sorted by score, so tied scores keep their ranks); relevant means a
+grade above 0 (0 and negative grades are judged not relevant and gain nothing); recall@k is the relevant ids in the
+top k over all relevant ids (retrieved or not, in the corpus or not); precision@k divides by k even when fewer than
+k were ranked; mrr@k is 1 / the rank of the first relevant id in the top k, else 0; nDCG@k's gain is the grade itself
+(not 2^grade - 1) with a log2(rank + 1) discount, against the ideal DCG of all relevant ids sorted by grade, cut at k.
+tests/eval/test_retrieval_metrics.py holds these definitions written out and compares them on random cases."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -24,7 +33,8 @@ def retrieval_metrics(qrels: Mapping[str, Mapping[str, int]], rankings: Mapping[
     if not labelled:
         return {}
     kmax = max(ks)
-    run = {q: ranking_to_run(list(dict.fromkeys(rankings.get(q, [])))[:kmax]) or {"__none__": 0.0} for q in labelled}
+    # an empty ranking is an empty run (every measure 0), never a placeholder id a label could name
+    run = {q: ranking_to_run(list(dict.fromkeys(rankings.get(q, [])))[:kmax]) for q in labelled}
     measures = {f"recall.{k}" for k in ks} | {f"P.{k}" for k in ks} | {f"ndcg_cut.{k}" for k in ks} | {"recip_rank"}
     raw = pytrec_eval.RelevanceEvaluator(labelled, measures).evaluate(run)
     out: dict[str, dict[str, float]] = {}
