@@ -455,7 +455,10 @@ def load_documents_folder(folder: str | Path, errors: list[InputError] | None = 
 def load_qrels(path: str | Path, errors: list[InputError] | None = None) -> dict[str, dict[str, int]]:
     """BEIR qrels TSV (``query-id``, ``corpus-id``, ``score``, header line) -> {query: {doc: grade}}. A bad row (not
     UTF-8, too few columns, a score that is no whole number) is reported and skipped, as a bad corpus line is; a file
-    with rows but no valid one is an error."""
+    with rows but no valid one is an error. A row that judges a (query-id, corpus-id) pair again is read, the last
+    row's grade winning (what BEIR's loader and ir_datasets' ``qrels_dict`` give, so the numbers are theirs; trec_eval
+    and pytrec_eval's ``parse_qrel`` refuse such a file), and said in one warning per file: the first repeat's line,
+    how many rows repeat a pair, and how many pairs were given different grades (with the first such pair's)."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, "file not found")
@@ -465,6 +468,8 @@ def load_qrels(path: str | Path, errors: list[InputError] | None = None) -> dict
         raise InputError(path, exc.strerror or str(exc)) from None
     qrels: dict[str, dict[str, int]] = {}
     bad: list[InputError] = []
+    first: dict[tuple[str, str], tuple[int, int]] = {}  # (query, doc) -> line and grade of its first valid row
+    repeated: dict[tuple[str, str], list[tuple[int, int]]] = {}  # a pair judged again: (line, grade) of each row
     for lineno, raw in enumerate(data.splitlines(), start=1):
         try:
             line = raw.decode("utf-8").removeprefix("\ufeff") if lineno == 1 else raw.decode("utf-8")
@@ -480,12 +485,38 @@ def load_qrels(path: str | Path, errors: list[InputError] | None = None) -> dict
         except InputError as exc:
             bad.append(exc)
             continue
-        qrels.setdefault(qid, {})[doc_id] = grade
+        pair = (qid, doc_id)
+        if pair in first:
+            repeated.setdefault(pair, [first[pair]]).append((lineno, grade))
+        else:
+            first[pair] = (lineno, grade)
+        qrels.setdefault(qid, {})[doc_id] = grade  # a repeat: the last row's grade wins
     if bad and not qrels:
         raise none_valid(path, "qrels rows", bad)
     for err in bad:
         report_or_collect(errors, err)
+    if repeated:
+        warn(_qrels_repeats(path, repeated))
     return qrels
+
+
+def _qrels_repeats(path: Path, repeated: dict[tuple[str, str], list[tuple[int, int]]]) -> str:
+    """The one warning for a qrels file's repeated (query-id, corpus-id) pairs (each pair's rows: line, grade), at the
+    first repeat's line."""
+    (qid, doc_id), rows = min(repeated.items(), key=lambda kv: kv[1][1][0])
+    n_rows = sum(len(r) - 1 for r in repeated.values())
+    what = (f"{n_rows} qrels row(s) judge a query-id and corpus-id pair that an earlier row judged (first: query-id "
+            f"{qid!r} corpus-id {doc_id!r}, first judged on line {rows[0][0]})")
+    conflicts = {p: r for p, r in repeated.items() if len({g for _, g in r}) > 1}
+    if conflicts:
+        (cq, cd), crows = min(conflicts.items(), key=lambda kv: kv[1][1][0])
+        grades = ", ".join(f"{g} on line {n}" for n, g in crows)
+        what += (f"; {len(conflicts)} pair(s) given conflicting grades (first: query-id {cq!r} corpus-id {cd!r}: "
+                 f"{grades})")
+    else:
+        what += "; each repeat gives the same grade"
+    what += ": the last row's grade is used for each pair, as BEIR's loader reads it"
+    return InputError(path, what, line=rows[1][0], field="corpus-id").one_line()
 
 
 def _qrels_row(row: list[str], path: Path, lineno: int) -> tuple[str, str, int]:

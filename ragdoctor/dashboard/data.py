@@ -40,6 +40,7 @@ from eval.metrics import find
 from eval.metrics.retrieval import ranking, relevant_ranks
 from eval.retrieval_metrics import mean_metrics, retrieval_metrics
 from eval.summary import RESULT_COLUMNS, results_frame, summarize
+from ragdoctor.run_report import retrieval_left_out
 
 QUADRANT_VIEWS: dict[tuple[str, str], View] = {(v.x, v.y): v for v in VIEWS}
 is_run_dir = RunFolder.is_run
@@ -598,7 +599,9 @@ def rankings(run: Run) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, l
     modes: Counter = Counter()
     for sid in run.sample_ids:
         t = run.trace(sid)
-        if t is None or not t.relevant_doc_ids or not t.has_contexts:  # contexts null: retrieval unknown, not recall 0
+        # eval's rule (the run summary's too): unlabelled, blocked before retrieval, contexts null (retrieval unknown)
+        # or contexts without doc ids (which documents were found unknown) are left out, never a recall of 0
+        if t is None or retrieval_left_out(t) is not None:
             continue
         chunks = t.ranked()
         qrels[sid] = t.relevance_grades
@@ -620,13 +623,40 @@ def rankings(run: Run) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, l
     return qrels, out, complete
 
 
+def recall_left_out(run: Run) -> dict[str, dict[str, list[str]]]:
+    """The labelled samples the recall curve leaves out, as eval's retrieval metrics do (ragdoctor.run_report's
+    ``retrieval_left_out``): {status (unmeasured, not_applicable): {reason: sample ids}}, most frequent reason first.
+    Among them the ones ``retrieval_unrecorded`` names (contexts null), and those whose contexts carry no doc_id."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for sid in run.sample_ids:
+        t = run.trace(sid)
+        if t is not None and t.relevance_grades and (r := retrieval_left_out(t)) is not None:
+            found.setdefault((r.status, r.reason or ""), []).append(sid)
+    out: dict[str, dict[str, list[str]]] = {}
+    for (status, reason), ids in sorted(found.items(), key=lambda kv: -len(kv[1])):
+        out.setdefault(status, {})[reason] = ids
+    return out
+
+
+def left_out_text(left_out: Mapping[str, Mapping[str, list[str]]]) -> str:
+    """One line: how many labelled samples were left out and why ("" when none)."""
+    parts = [f"{len(ids)} {status.replace('_', ' ')}: {reason}" for status, reasons in left_out.items()
+             for reason, ids in reasons.items()]
+    return f"left out: {'; '.join(parts)}" if parts else ""
+
+
 def recall_curve(run: Run, ks: Iterable[int] = range(1, 21)) -> pd.DataFrame:
-    """ranking, k, recall (mean recall@k over labelled queries, documents), n_queries. For a hybrid run the dense and
-    BM25 rankings come from the ranks recorded on the retrieved chunks: those are lower bounds when the candidates past
-    the cut carry no signals (see ``rankings``), noted in the ``note`` column."""
+    """ranking, k, recall (mean recall@k over the labelled queries eval's retrieval metrics measure, documents),
+    n_queries, note, n_left_out and left_out (the labelled samples left out, and why, ``recall_left_out``: the same on
+    every row; when every labelled sample is left out, the rows say so with recall None, never 0). For a hybrid run the
+    dense and BM25 rankings come from the ranks recorded on the retrieved chunks: those are lower bounds when the
+    candidates past the cut carry no signals (see ``rankings``), noted in the ``note`` column."""
     ks = sorted(set(int(k) for k in ks))
-    cols = ["ranking", "k", "recall", "n_queries", "note"]
+    cols = ["ranking", "k", "recall", "n_queries", "note", "n_left_out", "left_out"]
     qrels, ranked, complete = rankings(run)
+    left_out = recall_left_out(run)
+    n_left_out = sum(len(ids) for reasons in left_out.values() for ids in reasons.values())
+    why = left_out_text(left_out)
     rows = []
     for name, rk in ranked.items():
         q = {sid: qrels[sid] for sid in rk}
@@ -635,8 +665,9 @@ def recall_curve(run: Run, ks: Iterable[int] = range(1, 21)) -> pd.DataFrame:
             "lower bound: read from the ranks recorded on the fused list, which misses chunks only this retriever "
             "ranked past the fusion cut" if complete else
             "lower bound: only the top-k chunks carry this retriever's rank (the candidates past the cut record none)")
-        rows += [{"ranking": name, "k": k, "recall": means.get(f"recall@{k}"), "n_queries": len(q), "note": note}
-                 for k in ks if means]
+        rows += [{"ranking": name, "k": k, "recall": means.get(f"recall@{k}"), "n_queries": len(q), "note": note,
+                  "n_left_out": n_left_out, "left_out": why}
+                 for k in ks if means or why]  # none measured, some left out: recall unmeasured (None), with why
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -345,3 +345,48 @@ def test_a_folder_corpus_follows_links_once_and_says_what_it_leaves_out(tmp_path
     assert said[3] == "locked: unreadable folder (Permission denied): its files are left out"
     assert said[4].startswith("sub/loop: a link to a folder already read")
     assert f"{corpus}: 3 hidden path(s) skipped (.dotfile.txt, .git/, .venv/)" in caplog.text
+
+
+def test_a_qrels_pair_judged_twice_keeps_the_last_grade_and_is_said_once(tmp_path, caplog):
+    """Audit of the retrieval metrics: a second row for one (query-id, corpus-id) overwrote the first in silence. The
+    last row still wins (BEIR's loader and ir_datasets' qrels_dict read it so: the numbers stay theirs), and one
+    warning per file names the first repeat's line, how many rows repeat a pair and the pairs graded differently."""
+    from corpora.loaders import load_qrels
+
+    path = tmp_path / "q.tsv"
+    path.write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t1\nq1\td2\t1\nq2\td3\t1\nq1\td1\t0\n"
+                    "q2\td3\t2\nq1\td1\t1\n")
+    caplog.set_level("WARNING")
+    assert load_qrels(path) == {"q1": {"d1": 1, "d2": 1}, "q2": {"d3": 2}}
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and "\n" not in lines[0]
+    assert lines[0] == (
+        f"warning: {path}:4: field 'corpus-id': 4 qrels row(s) judge a query-id and corpus-id pair that an earlier "
+        "row judged (first: query-id 'q1' corpus-id 'd2', first judged on line 3); 2 pair(s) given conflicting grades "
+        "(first: query-id 'q1' corpus-id 'd1': 2 on line 2, 0 on line 6, 1 on line 8): the last row's grade is used "
+        "for each pair, as BEIR's loader reads it")
+    # the same grade again: said, and said to agree; a bad row is no first judgement
+    caplog.clear()
+    path.write_text("q1\td1\t1\nq1\td1\t1\nq2\td2\tx\nq2\td2\t1\n")
+    errors: list[InputError] = []
+    assert load_qrels(path, errors) == {"q1": {"d1": 1}, "q2": {"d2": 1}} and len(errors) == 1
+    assert [r.getMessage() for r in caplog.records] == [
+        f"warning: {path}:2: field 'corpus-id': 1 qrels row(s) judge a query-id and corpus-id pair that an earlier "
+        "row judged (first: query-id 'q1' corpus-id 'd1', first judged on line 1); each repeat gives the same grade: "
+        "the last row's grade is used for each pair, as BEIR's loader reads it"]
+    caplog.clear()
+    path.write_text("q1\td1\t1\nq1\td2\t1\nq2\td1\t0\n")  # no repeat: no warning
+    load_qrels(path)
+    assert not caplog.records
+
+
+def test_a_repeated_qrels_pair_through_a_beir_folder_reaches_the_question_graded_as_its_last_row(tmp_path, caplog):
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "text": "one"}\n{"_id": "d2", "text": "two"}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "a?"}\n')
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t1\nq1\td1\t0\n")
+    caplog.set_level("WARNING")
+    _, (q,) = load_beir(tmp_path, "test")
+    assert q.metadata["qrels"] == {"d1": 0, "d2": 1} and q.relevant_doc_ids == ["d2"]
+    assert "test.tsv:4: field 'corpus-id': 1 qrels row(s)" in caplog.text
+    assert "(first: query-id 'q1' corpus-id 'd1': 1 on line 2, 0 on line 4)" in caplog.text

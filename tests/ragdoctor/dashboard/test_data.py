@@ -307,3 +307,36 @@ def test_dense_and_bm25_curves_read_chunk_labels_at_chunk_level():
     qrels, ranked, _ = rd.rankings(OneTrace())
     assert ranked["hybrid"]["s"] == ["kv#0", "kv#1"] and ranked["bm25"]["s"] == ["kv#1", "kv#0"]
     assert ranked["dense"]["s"] == ["kv#0", "kv#1"]
+
+
+def test_the_recall_curve_leaves_out_contexts_without_doc_ids_as_eval_does(tmp_path):
+    """Audit of the retrieval metrics: a labelled trace whose contexts carry no doc_id was a recall of 0 on the curve
+    (recall@5 0.5 over a hit and it) where eval's recall@5 marks it unmeasured (1.0 over the one it can measure); it is
+    left out now, counted and said."""
+    from corpora.records import Chunk, Trace
+    from eval.metrics import get
+
+    hit = Trace(sample_id="hit", question="q?", answer="a", relevant_doc_ids=["kv"],
+                contexts=[Chunk(chunk_id="kv#0", doc_id="kv", rank=1, text="KV.")])
+    blind = Trace(sample_id="blind", question="q?", answer="a", relevant_doc_ids=["kv"],
+                  contexts=[Chunk(chunk_id="c17", rank=1, text="KV.")])
+    for sub in ("run", "only", "fine"):
+        (tmp_path / sub).mkdir()
+    for tr in (hit, blind):
+        append_json_line(tmp_path / "run" / "traces.jsonl", tr)
+    run = rd.load_run(tmp_path / "run")
+    curve = rd.recall_curve(run).set_index("k")
+    ok = [r.value for r in get("recall@5").apply(None, "labels", [hit, blind]) if r.status == "ok"]
+    assert curve.loc[5, "recall"] == ok[0] == 1.0 and curve.loc[5, "n_queries"] == 1
+    why = "the contexts carry no doc_id to compare with the relevant ids"
+    assert rd.recall_left_out(run) == {"unmeasured": {why: ["blind"]}}
+    assert (curve["n_left_out"] == 1).all() and (curve["left_out"] == f"left out: 1 unmeasured: {why}").all()
+    # nothing measurable: the curve says so with no value (never a recall of 0), and why
+    append_json_line(tmp_path / "only" / "traces.jsonl", blind)
+    only = rd.recall_curve(rd.load_run(tmp_path / "only"))
+    assert len(only) == 20 and only["recall"].isna().all() and (only["n_queries"] == 0).all()
+    assert (only["left_out"] == f"left out: 1 unmeasured: {why}").all()
+    # a run with no left-out sample: empty columns, the curve as before
+    fine = tmp_path / "fine"
+    append_json_line(fine / "traces.jsonl", hit)
+    assert rd.recall_curve(rd.load_run(fine))["left_out"].eq("").all()
