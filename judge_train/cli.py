@@ -14,6 +14,15 @@ from corpora.paths import SHARED_DATA, output_file
 
 POOL = str(SHARED_DATA / "train")  # the training pool (shared/data/README.md), found from the repository
 REPLACED = "replaced if it exists and is one a judge command wrote"  # judge_train/out_folder.py checks it
+SMALL_POOL = ("A pool too small for the combiners: when the calibration half of its held-out slice holds no support "
+              "records of both labels the command is refused (exit 2) before --out is touched; without relevance "
+              "pairs of both labels the folder has no relevance combiner (the bare relevance model is used), and with "
+              "too few records per source to choose features by the combiner uses the cross-encoder alone, each said "
+              "as a warning and recorded as 'unmeasured' with its reason in combiner.json, heldout_metrics.json and "
+              "package.json.")
+SMALL_POOL_REFIT = ("When the calibration half of the pool's held-out slice holds no support records of both labels the "
+                    "command is refused (exit 2) before --out is touched; with too few per source to choose features "
+                    "by, the combiner uses the cross-encoder alone, said as a warning and recorded as 'unmeasured'.")
 
 
 def _config_from_args(args):
@@ -168,7 +177,7 @@ def cmd_judge_interpolate(args) -> int:
 
 
 def cmd_judge_crossfit_report(args) -> int:
-    from judge_train.crossfit import cross_fitted_report, report_table
+    from judge_train.crossfit import cross_fitted_report, report_notes, report_table
 
     data_dir = args.data_dir or POOL
     judge = Path(args.judge)
@@ -177,7 +186,7 @@ def cmd_judge_crossfit_report(args) -> int:
     json_out = output_file(args.json, what="cross-fitted report", signature='"combiner_features"') if args.json else None
     report = cross_fitted_report(judge, [Path(p) for p in args.cross_fit], data_dir, per_label=args.per_label,
                                  seed=args.seed, log=lambda msg: print(msg, file=sys.stderr, flush=True))
-    print("\n".join(report_table(report)))
+    print("\n".join(report_table(report) + report_notes(report)))
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report, indent=1) + "\n")
@@ -200,7 +209,8 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     t.add_argument("--from-config", help="repeat a run: its training_config.json (flags given here still win)")
     t.set_defaults(func=cmd_judge_train)
     c = judge_sub.add_parser("combine", help="assemble a judge folder from trained stages: fit the combiners on "
-                                             "held-out slices of the pool, choosing features by the worst source")
+                                             "held-out slices of the pool, choosing features by the worst source",
+                             description=SMALL_POOL)
     c.add_argument("--support", required=True, help="the support stage's folder (ragdoctor judge train --task support)")
     c.add_argument("--relevance", help="the relevance stage's folder (optional)")
     c.add_argument("--nli", help="a general-NLI stage's folder (optional): its score is offered to the support "
@@ -215,7 +225,8 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     _max_features(c)
     c.set_defaults(func=cmd_judge_combine)
     r = judge_sub.add_parser("refit", help="copy a judge folder and fit its support combiner again (--cross-fit: on "
-                                           "scores from models that never saw each held-out record's source)")
+                                           "scores from models that never saw each held-out record's source)",
+                             description=SMALL_POOL_REFIT)
     r.add_argument("judge", help="the judge folder (support/, relevance/, combiner.json)")
     r.add_argument("--cross-fit", nargs="+", default=[], metavar="DIR",
                    help="support stages each trained without some sources (recipes/support-fold-*.json)")
@@ -236,7 +247,10 @@ def register(sub, pipeline_options) -> None:  # noqa: ARG001 - same signature as
     w.set_defaults(func=cmd_judge_interpolate)
     x = judge_sub.add_parser("crossfit-report", help="a judge's support combiner on sources its cross-encoder never "
                                                      "saw: the pool's report half, each record scored by a fold model "
-                                                     "that never trained on its source, next to lexical")
+                                                     "that never trained on its source, next to lexical",
+                             description="A pool whose report half holds no source with records of both labels is "
+                                         "refused (exit 2, nothing to measure); a value it cannot measure is "
+                                         "'unmeasured', its reason printed under the table and kept in --json.")
     x.add_argument("judge", help="the judge folder")
     x.add_argument("--cross-fit", nargs="+", required=True, metavar="DIR",
                    help="support stages each trained without some sources (recipes/support-fold-*.json)")

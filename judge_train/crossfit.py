@@ -11,6 +11,9 @@ overlap features instead (issue 11: "if the model adds nothing there, it must le
 Which sources a fold model saw is read from its own records (training_config.json of the stage and of the stages it
 started from), never given by hand. A source every fold saw (the general-NLI sets sit in every fold's base stage) is
 scored by the full model, as before.
+
+``judge crossfit-report`` on a pool whose report half holds no source with records of both labels refuses (nothing
+to measure: exit 2, before any model loads); a value it cannot measure is None with its reason under "unmeasured".
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from corpora.errors import InputError
+from corpora.errors import InputError, UsageError
 from corpora.jsonl import read_json_object
 from judge_train.stage_files import stage_chain
 from judge_train.combine import ClaimRows, claim_rows
@@ -123,14 +126,19 @@ def cross_fitted_report(judge: Path, cross_fit: Sequence[Path], data_dir: str, *
     fold model that never trained on its source, AUROC per source (min over claims) of the lexical feature
     (``lexical_win``), the cross-encoder alone and the combiner, and the smallest lead of each over lexical among the
     sources with enough records. The comparison recipes are chosen by (issue 11): the in-distribution slice rewards a
-    model for what it memorised."""
+    model for what it memorised. UsageError before any model loads when the report half holds no source with records
+    of both labels; every None of the report has its reason under "unmeasured" (a source's under its own)."""
     from eval.judges.nli import CompactJudgeScorer
     from judge_train.combine import _predict, eligible_sources, per_source_auroc, record_min, worst_margin
     from judge_train.suite import HELDOUT_PERCENT, support_pool, support_report_records
 
+    pct = HELDOUT_PERCENT if percent is None else percent
     pool = support_pool(data_dir)  # the report samples each source: a synthetic record's origin may be left out of it
-    records = support_report_records(data_dir, per_label, seed, HELDOUT_PERCENT if percent is None else percent,
-                                     support=pool)
+    records = support_report_records(data_dir, per_label, seed, pct, support=pool)
+    if not records:  # report_records keeps only the sources with records of both labels
+        raise UsageError(f"nothing to report: the report half of the pool's held-out slice ({pct}% of each source's "
+                         f"groups) in {data_dir} holds no source with records of both labels (an AUROC needs both); "
+                         "give a bigger pool (--data-dir)")
     full = CompactJudgeScorer(judge, combiner={})
     folds = [(CompactJudgeScorer(judge, combiner={}, support=f), trained_sources(f)) for f in cross_fit]
     names = [fold_name(f) for f in cross_fit]
@@ -144,23 +152,37 @@ def cross_fitted_report(judge: Path, cross_fit: Sequence[Path], data_dir: str, *
               "ce_max": record_min(rows.x[:, features.index("ce_max")], rows.record, n),
               "combiner": record_min(_predict(spec, rows.x[:, [features.index(f) for f in spec["features"]]]),
                                      rows.record, n)}
-    per = {k: per_source_auroc(v, rows) for k, v in scores.items()}
+    whys: dict[str, dict[str, str]] = {k: {} for k in scores}
+    per = {k: per_source_auroc(v, rows, why=whys[k]) for k, v in scores.items()}
     ok = eligible_sources(rows)
     scorer_of = ["full model" if k < 0 else names[k] for k in fold_of]
     per_source = {s: {"n": rows.source.count(s), "enough_records": s in ok,
                       "scored_by": sorted({scorer_of[i] for i, src in enumerate(rows.source) if src == s}),
                       **{k: per[k][s] for k in scores}} for s in sorted(set(rows.source))}
+    for s, row in per_source.items():  # a reason all three share (one label) said once, else each with its name
+        by_kind = {k: whys[k][s] for k in scores if s in whys[k]}
+        if by_kind:
+            same = len(by_kind) == len(scores) and len(set(by_kind.values())) == 1
+            row["unmeasured"] = (next(iter(by_kind.values())) if same else
+                                 "; ".join(f"{k}: {v}" for k, v in by_kind.items()))
     lexical = {s: v for s, v in per["lexical_win"].items() if s in ok}
-    return {"judge": str(judge), "combiner_features": spec["features"], "per_label": per_label, "seed": seed,
-            "folds": {name: sorted(seen) for name, (_, seen) in zip(names, folds)},
-            "records_scored_by": counts, "per_source": per_source,
-            "worst_source": {k: per[k]["min"] for k in scores},
-            "smallest_lead_over_lexical": {k: worst_margin({s: v for s, v in per[k].items() if s in ok}, lexical)
-                                           for k in ("ce_max", "combiner")}}
+    leads = {k: worst_margin({s: v for s, v in per[k].items() if s in ok}, lexical) for k in ("ce_max", "combiner")}
+    unmeasured = {f"worst_source.{k}": whys[k]["min"] for k in scores if per[k]["min"] is None}
+    unmeasured |= {f"smallest_lead_over_lexical.{k}": (whys[k].get("min") or whys["lexical_win"].get("min") or
+                                                        "no source with enough records has both AUROCs")
+                   for k, v in leads.items() if v is None}
+    report = {"judge": str(judge), "combiner_features": spec["features"], "per_label": per_label, "seed": seed,
+              "folds": {name: sorted(seen) for name, (_, seen) in zip(names, folds)},
+              "records_scored_by": counts, "per_source": per_source,
+              "worst_source": {k: per[k]["min"] for k in scores}, "smallest_lead_over_lexical": leads}
+    if unmeasured:
+        report["unmeasured"] = unmeasured
+    return report
 
 
 def fmt(v: float | None, sign: bool = False) -> str:
-    return "-" if v is None else f"{v:+.3f}" if sign else f"{v:.3f}"
+    """A table cell: the value, or 'unmeasured' (its reason is said beside the table)."""
+    return "unmeasured" if v is None else f"{v:+.3f}" if sign else f"{v:.3f}"
 
 
 def report_table(report: dict) -> list[str]:
@@ -175,3 +197,14 @@ def report_table(report: dict) -> list[str]:
     rows.append(f"| **worst source** | | | {fmt(w['lexical_win'])} | {fmt(w['ce_max'])} | {fmt(w['combiner'])} |")
     rows.append(f"| **smallest lead over lexical** | | | | {fmt(lead['ce_max'], True)} | {fmt(lead['combiner'], True)} |")
     return rows
+
+
+def report_notes(report: dict) -> list[str]:
+    """The reason of every 'unmeasured' cell of report_table, one line per reason (naming the cells it is for)."""
+    said: dict[str, list[str]] = {}
+    for s, r in report["per_source"].items():
+        if r.get("unmeasured"):
+            said.setdefault(r["unmeasured"], []).append(s)
+    for key, why in report.get("unmeasured", {}).items():
+        said.setdefault(why, []).append(key)
+    return [f"unmeasured ({', '.join(keys)}): {why}" for why, keys in said.items()]

@@ -4,13 +4,21 @@ combiners fit on held-out slices of the pool (combine.py), the stages' recipes a
   <out>/support/        the support stage's CrossEncoder (fp16 weights, tokenizer)
   <out>/relevance/      the relevance stage's CrossEncoder
   <out>/nli/            (optional) the general-NLI stage's CrossEncoder, a second opinion on support (nli_max)
-  <out>/combiner.json   {"support": spec, "relevance": spec} (eval.judges.nli.Combiner)
+  <out>/combiner.json   {"support": spec, "relevance": spec} (eval.judges.nli.Combiner); with "unmeasured":
+                        {"relevance": why} instead of a relevance spec when the pool's calibration slice cannot fit
+                        one (the bare relevance cross-encoder's probability is used)
   <out>/idf.json        word -> IDF over the training pool's evidence texts
   <out>/heldout_metrics.json   the combiners' reports: per source AUROC (leave-one-source-out and cross-validated),
-                               each feature alone, every feature subset tried
+                               each feature alone, every feature subset tried; each report's "unmeasured" gives the
+                               reason of every None in it
   <out>/stages/<stage>/ training_config.json, data_manifest.json, heldout_metrics.json of each stage (and of the
                         stages they started from)
   <out>/MODEL_CARD.md
+
+A pool whose calibration slice cannot fit the support combiner (no records, or one label only) is refused before the
+folder at ``--out`` is touched (UsageError: exit 2); one that cannot fit the relevance combiner gives a folder without
+it, said in combiner.json, heldout_metrics.json, package.json and the card; too few records per source to choose
+the features by gives a combiner over the cross-encoder alone, said the same way.
 """
 from __future__ import annotations
 
@@ -20,11 +28,13 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from judge_train.combine import fit_relevance, fit_support, heldout_records
+from corpora.errors import UsageError, warn
+from judge_train.combine import (MIN_PER_LABEL, RELEVANCE_LABELS, fit_problem, fit_relevance, fit_support,
+                                 heldout_records)
 from judge_train.crossfit import cross_fitted_rows, fmt, stage_chain, trained_sources
 from judge_train.out_folder import finished, fresh, replaceable_out
-from judge_train.data import (RELEVANCE_CAPS, SUPPORT_CAPS, DataConfig, heldout, heldout_half, read_pool,
-                              long_evidence_records, read_relevance_pool,
+from judge_train.data import (RELEVANCE_CAPS, SUPPORT_CAPS, DataConfig, PoolRecord, heldout, heldout_half,
+                              read_pool, long_evidence_records, read_relevance_pool,
                               swap_records)
 from judge_train.sources import SHARE_ALIKE, SOURCES, read_nomiracl_sets
 from eval.judges.features import idf_weights
@@ -58,16 +68,51 @@ def copy_stage_records(stage: Path, stages_dir: Path, keep_existing: bool = Fals
     return names
 
 
-def support_combiner(scorer, support_records, out: Path, *, percent: int, per_label: int, seed: int, log: Log,
-                     cross_fit: Sequence[Path] = (), max_features: int | None = None) -> tuple[dict, dict]:
-    """The support combiner's spec and report, fit on the calibration half of the held-out slice (with the swapped
-    and buried-evidence sources made from it); with ``cross_fit``, on features from fold models that never trained on
-    each record's source (judge_train/crossfit.py), whose recipes are kept under ``out``/stages/."""
-    from eval.judges.nli import CompactJudgeScorer
+def calibration_slice(percent: int, data_dir: str | Path) -> str:
+    return f"the calibration half of the pool's held-out slice ({percent}% of each source's groups) in {data_dir}"
 
+
+def support_calibration(support_records: Sequence[PoolRecord], data_dir: str | Path, *, percent: int, per_label: int,
+                        seed: int) -> list[PoolRecord]:
+    """The records the support combiner is fit on: the calibration half of the held-out slice, with the swapped and
+    buried-evidence sources made from it. UsageError (one line) when they cannot fit one: read from the pool alone,
+    before any folder is written or model loaded."""
     held = heldout_records(support_records, percent, per_label, seed)
     held += swap_records(held, per_label, seed)  # changed numbers, names, polarity: a source of its own
     held += long_evidence_records(held, per_label, seed)  # the same claims, evidence buried in a long page
+    problem = fit_problem([r.label for r in held], "support record")
+    if problem:
+        raise UsageError(f"the support combiner cannot be fit: {calibration_slice(percent, data_dir)} holds {problem}; "
+                         "it needs held-out records of both labels: give a bigger pool (--data-dir)")
+    return held
+
+
+def relevance_problem(pairs: Sequence[tuple], percent: int, data_dir: str | Path) -> str | None:
+    """Why the relevance combiner cannot be fit on these pairs (None: it can): the folder is then written without it
+    and the bare relevance cross-encoder's probability is used."""
+    problem = fit_problem([p[2] for p in pairs], "(question, passage) pair", RELEVANCE_LABELS)
+    return None if problem is None else (
+        f"{calibration_slice(percent, data_dir)} holds {problem} (a combiner needs both labels): the bare relevance "
+        "cross-encoder's probability is used; a bigger pool gives one")
+
+
+def _say_unchosen(what: str, report: dict, per_label: int, unmeasured: dict) -> None:
+    """A combiner whose features could not be chosen (too few records per source; choose_features logged it): said as
+    a warning, and kept in ``unmeasured`` (package.json)."""
+    why = report.get("unmeasured", {}).get("features_chosen")
+    if why:
+        fix = (f"--per-label {MIN_PER_LABEL} or more" if per_label < MIN_PER_LABEL else "a bigger pool")
+        unmeasured[f"{what}.features_chosen"] = why
+        warn(f"{what} combiner: features {why}; {fix} lets the worst source choose them")
+
+
+def support_combiner(scorer, held: Sequence[PoolRecord], out: Path, *, log: Log,
+                     cross_fit: Sequence[Path] = (), max_features: int | None = None) -> tuple[dict, dict]:
+    """The support combiner's spec and report, fit on ``held`` (support_calibration); with ``cross_fit``, on features
+    from fold models that never trained on each record's source (judge_train/crossfit.py), whose recipes are kept
+    under ``out``/stages/."""
+    from eval.judges.nli import CompactJudgeScorer
+
     log(f"support combiner: {len(held)} held-out records")
     rows, folds = None, {}
     if cross_fit:
@@ -90,15 +135,22 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     """``cross_fit``: support stages each trained without some of the pool's sources; the support combiner is then
     fit on features where every held-out record comes from a model that never trained on its source
     (judge_train/crossfit.py), and the folds' recipes are kept under stages/. ``max_features``: the support
-    combiner's features are chosen among subsets of at most that many beside the cross-encoder (None: all)."""
+    combiner's features are chosen among subsets of at most that many beside the cross-encoder (None: all).
+    A calibration slice that cannot fit the support combiner: UsageError before ``out`` is touched; one that cannot fit
+    the relevance combiner: the folder without it, its reason under "unmeasured" (module docstring)."""
     replaceable_out(out, [support, relevance, nli, *cross_fit, data_dir])
     t0 = time.time()
-    # the pool first: a damaged pool line is refused while the folder at --out is still whole
+    # the pool first: a damaged pool line, or a slice too small to fit on, is refused while --out is still whole
     support_records, _ = read_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(SUPPORT_CAPS),
                                               heldout_percent=percent))
+    held = support_calibration(support_records, data_dir, percent=percent, per_label=per_label, seed=seed)
     rel_records = (read_relevance_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(RELEVANCE_CAPS),
                                                   heldout_percent=percent), seed)[0] if relevance is not None else [])
     all_sets = read_nomiracl_sets(Path(data_dir) / SOURCES["nomiracl"].paths[0]) if relevance is not None else []
+    rel_held = heldout_records(rel_records, percent, per_label, seed)
+    pairs = [(r.text, r.evidence, r.label, r.source, r.group) for r in rel_held]
+    sets = [s for s in all_sets if heldout(s.group, percent) and heldout_half(s.group) == "calibrate"]
+    rel_problem = relevance_problem(pairs, percent, data_dir) if relevance is not None else None
     fresh(out)
     copy_model(support, out / "support")
     stages = copy_stage_records(support, out / "stages")
@@ -112,22 +164,29 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     from eval.judges.nli import CompactJudgeScorer
 
     scorer = CompactJudgeScorer(out, combiner={})
-    combiner, report = {}, {}
-    combiner["support"], report["support"] = support_combiner(scorer, support_records, out, percent=percent,
-                                                              per_label=per_label, seed=seed, log=log,
-                                                              cross_fit=cross_fit, max_features=max_features)
-    if relevance is not None:
-        rel_held = heldout_records(rel_records, percent, per_label, seed)
-        pairs = [(r.text, r.evidence, r.label, r.source, r.group) for r in rel_held]
-        sets = [s for s in all_sets if heldout(s.group, percent) and heldout_half(s.group) == "calibrate"]
+    combiner: dict = {}
+    report: dict = {}
+    unmeasured: dict[str, str] = {}  # what this folder goes without, and why (package.json)
+    combiner["support"], report["support"] = support_combiner(scorer, held, out, log=log, cross_fit=cross_fit,
+                                                              max_features=max_features)
+    _say_unchosen("support", report["support"], per_label, unmeasured)
+    if rel_problem:
+        warn(f"no relevance combiner: {rel_problem}")
+        unmeasured["relevance"] = rel_problem
+    elif relevance is not None:
         log(f"relevance combiner: {len(pairs)} held-out pairs, {len(sets)} held-out NoMIRACL sets")
         combiner["relevance"], report["relevance"] = fit_relevance(scorer, pairs, log, sets)
+        _say_unchosen("relevance", report["relevance"], per_label, unmeasured)
     for spec in combiner.values():  # the fit depends on it: bf16 and int8 scores give different weights (model card)
         spec["fit_on"] += f"; cross-encoder scores in {scorer.precision}"
+    if rel_problem:  # the folder says what it goes without: readers use the bare relevance model
+        combiner["unmeasured"] = report["unmeasured"] = {"relevance": rel_problem}
     (out / "combiner.json").write_text(json.dumps(combiner, indent=2) + "\n")
     (out / "heldout_metrics.json").write_text(json.dumps(report, indent=1) + "\n")
     summary = {"stages": stages, "seconds": round(time.time() - t0, 1), "per_label": per_label,
                "heldout_percent": percent, "seed": seed, "precision": scorer.precision}
+    if unmeasured:
+        summary["unmeasured"] = unmeasured
     (out / "package.json").write_text(json.dumps(summary, indent=1) + "\n")
     write_card(out)
     finished(out)
@@ -140,11 +199,13 @@ def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[
                   max_features: int | None = None) -> dict:
     """A copy of the judge folder ``judge`` at ``out`` whose support combiner is fit again (on cross-fitted features
     with ``cross_fit``); its models, IDF table, relevance combiner and stage records are kept as they are, except
-    that ``support`` (a stage folder) replaces the support cross-encoder, its records listed first under stages/."""
+    that ``support`` (a stage folder) replaces the support cross-encoder, its records listed first under stages/.
+    A calibration slice that cannot fit the support combiner: UsageError before ``out`` is touched (see build)."""
     replaceable_out(out, [judge, *cross_fit, support, data_dir])
     t0 = time.time()
     support_records, _ = read_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(SUPPORT_CAPS),
                                               heldout_percent=percent))  # before --out is touched (see build)
+    held = support_calibration(support_records, data_dir, percent=percent, per_label=per_label, seed=seed)
     shutil.copytree(judge, fresh(out), dirs_exist_ok=True)
     pkg = json.loads((out / "package.json").read_text())
     if support is not None:
@@ -157,8 +218,9 @@ def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[
     from eval.judges.nli import CompactJudgeScorer
 
     scorer = CompactJudgeScorer(out, combiner={})
-    spec, report = support_combiner(scorer, support_records, out, percent=percent, per_label=per_label, seed=seed,
-                                    log=log, cross_fit=cross_fit, max_features=max_features)
+    spec, report = support_combiner(scorer, held, out, log=log, cross_fit=cross_fit, max_features=max_features)
+    unmeasured: dict[str, str] = {}
+    _say_unchosen("support", report, per_label, unmeasured)
     spec["fit_on"] += f"; cross-encoder scores in {scorer.precision}"
     for name, part in (("combiner.json", spec), ("heldout_metrics.json", report)):
         doc = json.loads((out / name).read_text()) if (out / name).exists() else {}
@@ -168,6 +230,10 @@ def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[
                             "cross_fit": [f.name for f in cross_fit], "per_label": per_label,
                             "heldout_percent": percent, "seed": seed, "precision": scorer.precision,
                             "seconds": round(time.time() - t0, 1)}
+    said = {k: v for k, v in pkg.get("unmeasured", {}).items() if not k.startswith("support.")} | unmeasured
+    pkg.pop("unmeasured", None)  # the folder's earlier support combiner is gone: so is what it went without
+    if said:
+        pkg["unmeasured"] = said
     (out / "package.json").write_text(json.dumps(pkg, indent=1) + "\n")
     write_card(out)
     log(f"judge folder {out}: support combiner refit in {pkg['support_refit']['seconds'] / 60:.1f} min")
@@ -244,14 +310,20 @@ def write_card(out: Path, *, dev_table: str | None = None, extra: str | None = N
     for what, baseline, alone in (("support", "lexical_win", "ce_max"), ("relevance", "q_coverage", "rel_max")):
         rep = metrics.get(what)
         if not rep:
+            if why := metrics.get("unmeasured", {}).get(what):
+                lines += [f"## Combiner: {what}", "", f"None: {why}.", ""]
             continue
         coef = ", ".join(f"{k} {v:+.2f}" for k, v in rep["standardised_coef"].items())
+        unchosen = rep.get("unmeasured", {}).get("features_chosen")
+        chosen = (f"Features {unchosen}" if unchosen else "Features chosen by the worst source's leave-one-source-out "
+                  f"AUROC over every subset with the cross-encoder: **{' + '.join(rep['features_chosen'])}**")
         lines += [f"## Combiner: {what}", "",
-                  f"Features chosen by the worst source's leave-one-source-out AUROC over every subset with the "
-                  f"cross-encoder: **{' + '.join(rep['features_chosen'])}**; standardised coefficients (the "
-                  f"contribution of each, per standard deviation): {coef}. {comb[what]['fit_on']}.", "",
+                  f"{chosen}; standardised coefficients (the contribution of each, per standard deviation): {coef}. "
+                  f"{comb[what]['fit_on']}.", "",
                   f"AUROC per source on the calibration half of the held-out slice ({'min over claims' if what == 'support' else 'per pair'}):", "",
                   *_source_table(rep, baseline, alone), ""]
+        if rep.get("unmeasured"):
+            lines += ["Unmeasured: " + "; ".join(f"{k}: {v}" for k, v in rep["unmeasured"].items()) + ".", ""]
         if rep.get("cross_fit"):
             names = list(rep["cross_fit"]["folds"])
             folds = "; ".join(f"{name} (trained on {', '.join(seen)})" for name, seen in rep["cross_fit"]["folds"].items())

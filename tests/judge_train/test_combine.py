@@ -81,6 +81,21 @@ def test_pool_tasks_one_task_per_source_from_the_report_half(tmp_path):
     assert total > 0
 
 
+def tiny_stage_configs(pool):
+    """The recipes of a tiny support stage and a tiny relevance stage on ``pool`` (write_pool): two steps each from
+    the bundled MiniLM, seconds on a CPU."""
+    from judge_train.data import DataConfig
+    from judge_train.train import TrainConfig
+
+    caps = {"halueval_qa": 8, "mnli": 8, "begin": 8}
+    sup = TrainConfig(max_examples=16, batch_size=8, epochs=1, export_check_pairs=8, max_length=64,
+                      data=DataConfig(data_dir=str(pool), cap_per_label=caps, drop_dev_overlap=False,
+                                      heldout_percent=40))
+    rel = sup.model_copy(update={"task": "relevance", "data": sup.data.model_copy(update={
+        "cap_per_label": {"qnli": 8, "nomiracl": 8, "halueval_qa": 8}})})
+    return sup, rel
+
+
 @pytest.mark.model
 def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     """Tiny stages from the bundled MiniLM (a few steps each), the judge folder, and the claim-level path."""
@@ -89,21 +104,15 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     from eval.judges.base import ClaimItem
     from eval.judges.nli import SUPPORT_FEATURES, CompactJudgeScorer, cpu_precision, load_scorer
     from eval.judges.scorer import ScorerJudge
-    from judge_train.data import DataConfig
     from judge_train.package import build
     from judge_train.train import TrainConfig, train
 
     pool = write_pool(tmp_path / "train")
-    caps = {"halueval_qa": 8, "mnli": 8, "begin": 8}
-    sup = TrainConfig(max_examples=16, batch_size=8, epochs=1, export_check_pairs=8, max_length=64,
-                      data=DataConfig(data_dir=str(pool), cap_per_label=caps, drop_dev_overlap=False,
-                                      heldout_percent=40))
+    sup, rel = tiny_stage_configs(pool)
     s_out, r_out = tmp_path / "support", tmp_path / "relevance"
     summary = train(sup, s_out, log=lambda _m: None)
     assert summary["fit"]["steps"] == 2 and summary["export"]["ok"]
     assert TrainConfig(**json.loads((s_out / "training_config.json").read_text())["recipe"]) == sup
-    rel = sup.model_copy(update={"task": "relevance", "data": sup.data.model_copy(update={
-        "cap_per_label": {"qnli": 8, "nomiracl": 8, "halueval_qa": 8}})})
     train(rel, r_out, log=lambda _m: None)
     # the retrieval reranker: listwise groups from the relevance stage, loaded the way the rerank stage loads it
     from rag.reranker import CrossEncoderReranker
@@ -208,8 +217,8 @@ def test_smoke_recipe_trains_packages_loads_and_scores(tmp_path):
     (judge / "combiner.json").write_text(json.dumps(spec))
     def spied_support():  # the claim's score, and for each model call whether it was the NLI model's
         loaded, calls = load_scorer(judge, max_length=64), []
-        real = loaded._logits
-        loaded._logits = lambda ce, pairs: calls.append(ce is loaded.nli_ce) or real(ce, pairs)
+        real = loaded._probs
+        loaded._probs = lambda ce, pairs: calls.append(ce is loaded.nli_ce) or real(ce, pairs)
         return loaded.claim_support([ClaimItem("She was born in Warsaw.", [text], text)]), calls
 
     scores, calls = spied_support()
