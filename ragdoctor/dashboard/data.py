@@ -244,31 +244,49 @@ def _doc(c: Chunk | Candidate) -> str:
 
 
 def first_relevant_rank(trace: Trace | None) -> int | None:
-    """Rank of the first retrieved chunk from a relevant document (top-k and candidates); None if none or unlabelled."""
+    """Rank of the first retrieved chunk from a relevant document (top-k and candidates); None if none or unlabelled.
+    None is "not retrieved" only for a trace eval's retrieval metrics measure: ask ``retrieval_left_out_reason`` first
+    (contexts null or without doc ids, a question blocked before retrieval: left out, never a miss)."""
     if trace is None:
         return None
     ranks = [r for part in relevant_ranks(trace) for r in part]  # as the retrieval metrics read the labels
     return min(ranks) if ranks else None
 
 
+def retrieval_left_out_reason(trace: Trace | None) -> str | None:
+    """Why eval's retrieval metrics leave out this labelled trace ("status: reason", as ``left_out_text`` words it:
+    ragdoctor.run_report's ``retrieval_left_out``), None when they measure it or it carries no relevance label (an
+    unlabelled question has nothing to leave out)."""
+    if trace is None or not trace.relevance_grades or (r := retrieval_left_out(trace)) is None:
+        return None
+    return f"{r.status.replace('_', ' ')}: {r.reason or ''}"
+
+
 def samples_frame(results: pd.DataFrame, judgements: Mapping[str, Judgement], traces: Mapping[str, Trace],
                   diagnoses: Mapping[str, Diagnosis]) -> pd.DataFrame:
-    """One row per sample: sample_id, question, outcome, category, secondary, rule, first_relevant_rank, n_retrieved,
-    latency_ms, n_unmeasured; per metric the preferred judge's value (column ``metric``, judge preference as the
-    classifier's) and each judge's (``metric:judge``); judges_disagree / disagree_on / judge_gap."""
+    """One row per sample: sample_id, question, outcome, category, secondary, rule, labelled (relevance labels given),
+    retrieval_measured (labelled, and measured by eval's retrieval metrics), retrieval_left_out (labelled, left out by
+    them: why, ``retrieval_left_out_reason``; None otherwise), first_relevant_rank (measured ones only: None there is
+    "not retrieved"), n_retrieved, latency_ms, n_unmeasured; per metric the preferred judge's value (column
+    ``metric``, judge preference as the classifier's) and each judge's (``metric:judge``); judges_disagree /
+    disagree_on / judge_gap."""
     ids = list(dict.fromkeys([*judgements, *traces, *results["sample_id"].tolist()]))
     base = []
     for sid in ids:
         t, d = trace_of(sid, traces, judgements), diagnoses.get(sid)  # a judgement is parsed only without a trace
-        # labelled, and its retrieval recorded: a record that does not say what was retrieved (contexts null) has no
-        # first relevant rank to count, never "not retrieved"
-        labelled = bool(t and t.relevant_doc_ids and t.has_contexts)
+        # eval's rule (the recall curve's): a labelled trace whose retrieval is unknown (contexts null), whose contexts
+        # carry no doc id, blocked before retrieval or with every label graded 0 has no first relevant rank to count:
+        # left out with its reason, never "not retrieved"
+        labelled = bool(t and t.relevance_grades)
+        left_out = retrieval_left_out_reason(t) if labelled else None
+        measured = labelled and left_out is None
         base.append((sid, t.question if t else "", t.outcome if t else "", d.category if d else None,
-                     ", ".join(d.secondary) if d else "", d.rule if d else "", labelled,
-                     first_relevant_rank(t) if labelled else None, len(t.chunks) if t else 0,
+                     ", ".join(d.secondary) if d else "", d.rule if d else "", labelled, measured, left_out,
+                     first_relevant_rank(t) if measured else None, len(t.chunks) if t else 0,
                      t.latency_ms.get("total") if t else None, bool(t and refused(t))))
     frame = pd.DataFrame(base, columns=["sample_id", "question", "outcome", "category", "secondary", "rule", "labelled",
-                                        "first_relevant_rank", "n_retrieved", "latency_ms", "refusal"])
+                                        "retrieval_measured", "retrieval_left_out", "first_relevant_rank",
+                                        "n_retrieved", "latency_ms", "refusal"])
     frame["first_relevant_rank"] = frame["first_relevant_rank"].astype("Int64")
     frame["latency_ms"] = frame["latency_ms"].astype(float)
     ok = results[results["status"] == "ok"]
@@ -672,30 +690,42 @@ def recall_curve(run: Run, ks: Iterable[int] = range(1, 21)) -> pd.DataFrame:
 
 
 def retrieval_unrecorded(run: Run) -> tuple[list[str], str | None]:
-    """The samples with relevance labels whose record does not say what was retrieved (contexts null: left out of
-    recall, never counted as not retrieved), and the most frequent reason their records give (metadata
-    ``contexts_missing``, e.g. an imported span that dropped its documents), None when none gives one."""
+    """The samples with relevance labels whose record does not say what was retrieved (contexts null: eval's retrieval
+    metrics call them unmeasured; left out of recall, never counted as not retrieved), and the most frequent reason
+    their records give (metadata ``contexts_missing``, e.g. an imported span that dropped its documents), None when none
+    gives one. A question blocked before retrieval, or whose labels grade every document 0, is not among them: eval
+    calls those not applicable (``recall_left_out`` names every left-out sample, with its reason)."""
     ids: list[str] = []
     reasons: Counter[str] = Counter()
     for sid in run.sample_ids:
         t = run.trace(sid)
-        if t is not None and t.relevant_doc_ids and not t.has_contexts:
+        if (t is not None and t.relevance_grades and not t.has_contexts and (r := retrieval_left_out(t)) is not None
+                and r.status == "unmeasured"):
             ids.append(sid)
             if t.metadata.get("contexts_missing"):
                 reasons[str(t.metadata["contexts_missing"])] += 1
     return ids, (reasons.most_common(1)[0][0] if reasons else None)
 
 
+FIRST_RELEVANT_COLUMNS = ["rank", "order", "count", "bucket", "why"]
+
+
 def first_relevant_table(samples: pd.DataFrame) -> pd.DataFrame:
-    """rank -> number of labelled queries whose first relevant chunk sits there ("not retrieved" last)."""
-    lab = samples[samples["labelled"]]
-    ranks = lab["first_relevant_rank"]
+    """rank, order, count, bucket, why: how many labelled queries eval's retrieval metrics measure have their first
+    relevant chunk at each rank (bucket "rank"), none retrieved ("not retrieved", after the ranks), and, last, the
+    labelled ones they leave out, one row per reason (rank and bucket "left out", ``why`` the reason): never counted
+    as not retrieved."""
+    measured = samples[samples["retrieval_measured"]]
+    ranks = measured["first_relevant_rank"]
     counts = ranks.dropna().astype(int).value_counts().sort_index()
-    rows = [{"rank": str(r), "order": int(r), "count": int(c)} for r, c in counts.items()]
+    rows = [{"rank": str(r), "order": int(r), "count": int(c), "bucket": "rank", "why": ""} for r, c in counts.items()]
     missing = int(ranks.isna().sum())
     if missing:
-        rows.append({"rank": "not retrieved", "order": 10**6, "count": missing})
-    return pd.DataFrame(rows, columns=["rank", "order", "count"])
+        rows.append({"rank": "not retrieved", "order": 10**6, "count": missing, "bucket": "not retrieved", "why": ""})
+    left = samples.loc[samples["labelled"] & ~samples["retrieval_measured"], "retrieval_left_out"]
+    for i, (why, n) in enumerate(left.fillna("").value_counts().items(), 1):  # most frequent reason first
+        rows.append({"rank": "left out", "order": 10**6 + i, "count": int(n), "bucket": "left out", "why": str(why)})
+    return pd.DataFrame(rows, columns=FIRST_RELEVANT_COLUMNS)
 
 
 # --- calibrated by human labels --------------------------------------------------------------------------------

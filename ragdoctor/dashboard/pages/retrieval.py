@@ -16,21 +16,45 @@ run = state.require_run()
 widgets.run_header(run, "Retrieval")
 df = run.samples
 labelled = int(df["labelled"].sum())
-unrecorded, why = rd.retrieval_unrecorded(run)  # labelled, but what was retrieved is unknown (contexts null)
-unrecorded_text = (f"{len(unrecorded):,} question{'' if len(unrecorded) == 1 else 's'} with relevance labels "
-                   "whose record does not say what was retrieved (contexts null" + (f": {md(why)}" if why else "")
-                   + ")")
+# the labelled questions eval's retrieval metrics leave out (contexts null or without doc ids, blocked before
+# retrieval, every label graded 0), by status and reason: left out of the curve and of the ranks, never a miss
+left_out = rd.recall_left_out(run)
+n_left_out = sum(len(ids) for reasons in left_out.values() for ids in reasons.values())
+
+
+def plural(n: int, word: str = "question") -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def show_left_out() -> None:
+    """Why each left-out question is left out (eval's status and reason), one line a reason, and which they are."""
+    for status, reasons in left_out.items():
+        for reason, ids in reasons.items():
+            st.caption(md(f"{plural(len(ids))} {status.replace('_', ' ')}: {reason}"))
+    st.dataframe(pd.DataFrame([{"left out": status.replace("_", " "), "reason": reason, "questions": len(ids),
+                                "sample ids": ", ".join(ids[:50]) + (f" … and {len(ids) - 50:,} more"
+                                                                     if len(ids) > 50 else "")}
+                               for status, reasons in left_out.items() for reason, ids in reasons.items()]),
+                 hide_index=True, width="stretch")
+
+
 if not labelled:
-    if unrecorded:
-        st.info(f"Recall cannot be measured: {unrecorded_text}, and no other labelled question.")
-    else:
-        st.info("No question in this run has relevance labels (relevant_doc_ids), so recall cannot be measured. "
-                "The bundled question set and BEIR corpora carry them.")
+    st.info("No question in this run has relevance labels (relevant_doc_ids or metadata.qrels), so recall cannot be "
+            "measured. The bundled question set and BEIR corpora carry them.")
     st.stop()
-if unrecorded:
-    st.caption(f"Left out of everything below: {unrecorded_text}. They count neither as retrieved nor as missed.")
+if not int(df["retrieval_measured"].sum()):
+    st.info(f"Recall cannot be measured: {plural(labelled)} with relevance labels, and eval's retrieval metrics leave "
+            f"{'it' if labelled == 1 else 'every one'} out (neither retrieved nor missed: why, below).")
+    show_left_out()
+    st.stop()
+if n_left_out:
+    st.caption(f"Left out of everything below, as eval's retrieval metrics leave them out: {plural(n_left_out)} of "
+               f"{labelled:,} with relevance labels. They count neither as retrieved nor as missed.")
+    show_left_out()
 
 curve = state.recall_curve(*state.key(run), run).assign(run=run.name)
+# the count the curve itself measured (its own ranking: the per-retriever ones cover at most as many)
+measured = int(curve["n_queries"].max()) if len(curve) else 0
 others = [p for p in state.open_runs() if p != str(run.path)]
 extra = st.multiselect("Overlay other open runs", others, format_func=lambda p: Path(p).name, key="r_overlay")
 for p in extra:
@@ -39,9 +63,12 @@ for p in extra:
         continue
     c = state.recall_curve(*state.key(other), other)
     curve = pd.concat([curve, c.assign(run=other.name)], ignore_index=True)
+    if len(c) and c["left_out"].iloc[0]:  # what the overlaid run's curve leaves out, and why
+        st.caption(md(f"{other.name}: {c['left_out'].iloc[0]}"))
 curve["line"] = curve["run"] + " · " + curve["ranking"]
 
-st.subheader(f"Recall@k ({labelled:,} labelled questions; k counts distinct documents)")
+st.subheader(f"Recall@k ({plural(measured, 'labelled question')} measured"
+             + (f", {n_left_out:,} left out" if n_left_out else "") + "; k counts distinct documents)")
 line = alt.Chart(curve).mark_line(point=True).encode(
     x=alt.X("k:Q", scale=alt.Scale(domain=[1, int(curve["k"].max())]), title="k"),
     y=alt.Y("recall:Q", scale=alt.Scale(domain=[0, 1]), title="mean recall@k"),
@@ -64,20 +91,24 @@ with left:
         x=alt.X("rank:N", sort=alt.SortField("order"), title="rank of the first chunk from a relevant document",
               axis=alt.Axis(labelAngle=0)),
         y=alt.Y("count:Q", title="questions"),
-        color=alt.condition(alt.datum.rank == "not retrieved", alt.value("#d33a2c"), alt.value("#3b7dd8")),
-        tooltip=["rank", "count"])
+        color=alt.Color("bucket:N", legend=None, scale=alt.Scale(domain=["rank", "not retrieved", "left out"],
+                                                                 range=["#3b7dd8", "#d33a2c", "#9aa0a6"])),
+        tooltip=["rank", "count", "why"])  # left out: one stacked bar a reason, never "not retrieved"
     st.altair_chart(bars.properties(height=280), width="stretch")
 with right:
-    ranks = df.loc[df["labelled"], "first_relevant_rank"]
+    measured_rows = df[df["retrieval_measured"]]
+    ranks = measured_rows["first_relevant_rank"]
     first_share = float((ranks == 1).fillna(False).sum()) / len(ranks) if len(ranks) else 0.0  # never retrieved: not 1
     st.metric("relevant in the first chunk", f"{first_share:.0%}")
     st.metric("never retrieved (top-k and candidates)", int(ranks.isna().sum()))
     k_ctx = int(df["n_retrieved"].max() or 0)
     if k_ctx:
         st.metric(f"first relevant past the top-{k_ctx} cut", int((ranks > k_ctx).sum()))
+    if n_left_out:
+        st.metric("left out (not measured, see above)", n_left_out)
 
 st.subheader("Worst-ranked questions")
-worst = df.loc[df["labelled"], ["sample_id", "first_relevant_rank", "category", "question"]] \
+worst = measured_rows[["sample_id", "first_relevant_rank", "category", "question"]] \
     .sort_values("first_relevant_rank", ascending=False, na_position="first").head(200)
 st.dataframe(worst, hide_index=True, width="stretch", height=260)
 sid = widgets.sample_picker(worst["sample_id"].tolist(), key="r_pick")

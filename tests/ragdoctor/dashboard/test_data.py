@@ -248,7 +248,11 @@ def test_retrieval_not_recorded_is_not_retrieval_missed(tmp_path):
         append_json_line(tmp_path / "traces.jsonl", tr)
     run = rd.load_run(tmp_path)
     frame = run.samples.set_index("sample_id")
-    assert frame.loc["known", "labelled"] and not frame.loc["unknown", "labelled"]
+    assert frame.loc["known", "retrieval_measured"] and pd.isna(frame.loc["known", "retrieval_left_out"])
+    # labelled, left out with eval's reason (its first relevant rank is unknown, not "not retrieved")
+    assert frame.loc["unknown", "labelled"] and not frame.loc["unknown", "retrieval_measured"]
+    assert frame.loc["unknown", "retrieval_left_out"] == "unmeasured: no contexts in the input record"
+    assert "not retrieved" not in set(rd.first_relevant_table(run.samples)["rank"])
     assert rd.recall_curve(run)["n_queries"].max() == 1  # the unknown one is not a recall of 0
     assert run.detail("unknown")["retrieval_known"] is False
 
@@ -340,3 +344,68 @@ def test_the_recall_curve_leaves_out_contexts_without_doc_ids_as_eval_does(tmp_p
     fine = tmp_path / "fine"
     append_json_line(fine / "traces.jsonl", hit)
     assert rd.recall_curve(rd.load_run(fine))["left_out"].eq("").all()
+
+
+def left_out_traces() -> list:
+    """One labelled trace of each kind eval's retrieval metrics measure or leave out, and an unlabelled one."""
+    from corpora.records import Chunk, Trace
+
+    def chunk(doc, rank=1, doc_id=True):
+        return Chunk(chunk_id=f"{doc}#0", doc_id=doc if doc_id else None, rank=rank, text="KV.")
+
+    q = {"question": "q?", "answer": "a"}
+    return [Trace(sample_id="hit", relevant_doc_ids=["kv"], contexts=[chunk("x"), chunk("kv", 2)], **q),
+            Trace(sample_id="miss", relevant_doc_ids=["kv"], contexts=[chunk("x")], **q),
+            # contexts without doc ids: which documents were found is unknown (unmeasured)
+            Trace(sample_id="blind", relevant_doc_ids=["kv"], contexts=[chunk("c17", doc_id=False)], **q),
+            # stopped by a guardrail before retrieval: nothing was meant to be retrieved (not applicable)
+            Trace(sample_id="blocked", relevant_doc_ids=["kv"], contexts=None, outcome="blocked", **q),
+            # the record does not say what was retrieved (unmeasured, with the importer's reason)
+            Trace(sample_id="unknown", relevant_doc_ids=["kv"], contexts=None,
+                  metadata={"contexts_missing": "the span dropped its documents"}, **q),
+            # labels only in metadata.qrels, every one graded 0 (not applicable)
+            Trace(sample_id="zero", metadata={"qrels": {"kv": 0}}, contexts=[chunk("kv")], **q),
+            Trace(sample_id="plain", contexts=[chunk("kv")], **q)]
+
+
+LEFT_OUT = {"blind": "unmeasured: the contexts carry no doc_id to compare with the relevant ids",
+            "blocked": "not applicable: question was blocked by a guardrail before retrieval",
+            "unknown": "unmeasured: no contexts in the input record: the span dropped its documents",
+            "zero": "not applicable: no relevant document among the labels (every grade is 0 or below)"}
+
+
+def test_first_relevant_ranks_leave_out_what_eval_leaves_out_never_not_retrieved(tmp_path):
+    """Audit of the rank-of-first-relevant chart: a labelled trace whose contexts carry no doc_id was counted "not
+    retrieved" (a silent miss where eval's recall says unmeasured); one blocked before retrieval was called unrecorded
+    where eval says not applicable; labels given only as qrels were not counted at all. Each is left out now, with
+    eval's status and reason, as the recall curve leaves it out."""
+    from eval.metrics import get
+
+    traces = left_out_traces()
+    for t in traces:
+        append_json_line(tmp_path / "traces.jsonl", t)
+    run = rd.load_run(tmp_path)
+    s = run.samples.set_index("sample_id")
+    assert s["labelled"].to_dict() == {t.sample_id: t.sample_id != "plain" for t in traces}
+    assert set(s.index[s["retrieval_measured"]]) == {"hit", "miss"}
+    assert s["retrieval_left_out"].dropna().to_dict() == LEFT_OUT
+    assert s.loc["hit", "first_relevant_rank"] == 2 and pd.isna(s.loc["miss", "first_relevant_rank"])
+    # the same rule as eval's recall@5, and as the recall curve's
+    verdicts = dict(zip([t.sample_id for t in traces], get("recall@5").apply(None, "labels", traces)))
+    assert {sid for sid, r in verdicts.items() if r.status == "ok"} == {"hit", "miss"}
+    assert {sid: r.status for sid, r in verdicts.items() if sid in LEFT_OUT} == {
+        sid: why.split(":")[0].replace(" ", "_") for sid, why in LEFT_OUT.items()}
+    curve = rd.recall_curve(run)
+    assert (curve["n_queries"] == s["retrieval_measured"].sum()).all()
+    assert (curve["n_left_out"] == len(LEFT_OUT)).all()
+    assert {sid for reasons in rd.recall_left_out(run).values() for ids in reasons.values() for sid in ids} == set(
+        LEFT_OUT)
+    first = rd.first_relevant_table(run.samples)
+    assert first.loc[first["bucket"] != "left out", ["rank", "count"]].values.tolist() == [["2", 1],
+                                                                                           ["not retrieved", 1]]
+    out = first[first["bucket"] == "left out"]
+    assert (out["rank"] == "left out").all() and dict(zip(out["why"], out["count"])) == {
+        why: 1 for why in LEFT_OUT.values()}
+    assert first["count"].sum() == s["labelled"].sum()  # every labelled question in one bucket, once
+    # contexts null, blocked: eval calls that not applicable, no unrecorded retrieval
+    assert rd.retrieval_unrecorded(run) == (["unknown"], "the span dropped its documents")

@@ -113,17 +113,19 @@ def test_an_otel_import_shows_where_the_answer_came_from_and_why_contexts_are_un
     assert "retrieval not recorded" in body and "not retrieved**" not in body
     # the retrieval page counts the labelled questions it leaves out, with the reason
     body = texts(app(str(run_dir), "retrieval"))
-    assert "Recall@k (4 labelled questions" in body
-    assert f"Left out of everything below: 2 questions with relevance labels whose record does not say what was " \
-           f"retrieved (contexts null: {MISSING})" in body
+    assert "Recall@k (4 labelled questions measured, 2 left out;" in body
+    assert "Left out of everything below, as eval's retrieval metrics leave them out: 2 questions of 6 with relevance " \
+           "labels. They count neither as retrieved nor as missed." in body
+    assert f"2 questions unmeasured: no contexts in the input record: {MISSING}" in body
 
 
 def test_labelled_questions_whose_retrieval_is_unknown_are_not_called_unlabelled(tmp_path):
     run_dir = judged_run(tmp_path / "otel-none", otel_traces(set(SAMPLES)), ALL)
     body = texts(app(str(run_dir), "retrieval"))
     assert "No question in this run has relevance labels" not in body
-    assert "Recall cannot be measured: 6 questions with relevance labels whose record does not say what was " \
-           "retrieved" in body and MISSING in body
+    assert "Recall cannot be measured: 6 questions with relevance labels, and eval's retrieval metrics leave every " \
+           "one out" in body
+    assert f"6 questions unmeasured: no contexts in the input record: {MISSING}" in body
 
 
 # --- 4. context precision over blank chunks: verdicts by chunk id ---------------------------------------------------
@@ -218,3 +220,47 @@ def test_long_answers_and_markup_in_user_text_show_as_text(tmp_path):
     at = app(str(run_dir), "samples")
     html = "\n".join(m.value for m in at.markdown)
     assert "&lt;script&gt;alert&#40;1&#41;&lt;/script&gt;" in html and "&#36;x&#36;" in html and "&#124; a" in html
+
+
+# --- the retrieval page leaves out what eval's retrieval metrics leave out -------------------------------------------
+
+def test_the_retrieval_page_counts_and_names_what_it_leaves_out(tmp_path):
+    """The header counted every labelled question with contexts (a trace without doc ids among them, though the curve
+    leaves it out) and the rank chart called that one "not retrieved"; a question blocked before retrieval was called
+    unrecorded. The page says now how many it leaves out and why, in eval's words, and counts what the curve counts."""
+    from tests.ragdoctor.dashboard.test_data import LEFT_OUT, left_out_traces
+
+    run_dir = tmp_path / "left-out"
+    run_dir.mkdir()
+    for t in left_out_traces():
+        append_json_line(run_dir / "traces.jsonl", t)
+    at = app(str(run_dir), "retrieval")
+    body = texts(at)
+    assert "Recall@k (2 labelled questions measured, 4 left out; k counts distinct documents)" in body
+    assert "Left out of everything below, as eval's retrieval metrics leave them out: 4 questions of 6 with " \
+           "relevance labels. They count neither as retrieved nor as missed." in body
+    for why in LEFT_OUT.values():
+        assert f"1 question {why}" in body
+    assert "whose record does not say what was retrieved" not in body  # the blocked one is not "unrecorded"
+    table = next(d.value for d in at.dataframe if "reason" in d.value.columns)
+    assert dict(zip(table["sample ids"], table["left out"])) == {
+        sid: why.split(":")[0] for sid, why in LEFT_OUT.items()}
+    assert {m.label: m.value for m in at.metric}["never retrieved (top-k and candidates)"] == "1"
+    assert {m.label: m.value for m in at.metric}["left out (not measured, see above)"] == "4"
+    worst = next(d.value for d in at.dataframe if "first_relevant_rank" in d.value.columns)
+    assert set(worst["sample_id"]) == {"hit", "miss"}
+
+
+def test_the_retrieval_page_says_why_when_every_labelled_question_is_left_out(tmp_path):
+    from corpora.records import Chunk, Trace
+
+    run_dir = tmp_path / "blind"
+    run_dir.mkdir()
+    append_json_line(run_dir / "traces.jsonl", Trace(
+        sample_id="blind", question="q?", answer="a", relevant_doc_ids=["kv"],
+        contexts=[Chunk(chunk_id="c17", rank=1, text="KV.")]))
+    body = texts(app(str(run_dir), "retrieval"))
+    assert "Recall cannot be measured: 1 question with relevance labels, and eval's retrieval metrics leave it " \
+           "out (neither retrieved nor missed: why, below)." in body
+    assert "1 question unmeasured: the contexts carry no doc_id to compare with the relevant ids" in body
+    assert "Rank of the first relevant chunk" not in body and "not retrieved" not in body
