@@ -431,7 +431,9 @@ def highlight_segments(answer: str, claims: list[dict]) -> list[dict]:
 
 def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None, *, sample_id: str = "") -> dict:
     """Everything the drill-down shows for one sample, from whichever records exist (``trace``: the traces log's, else
-    the judged one)."""
+    the judged one). ``retrieval_left_out``: why eval's retrieval metrics leave this labelled trace out
+    (``retrieval_left_out_reason``), None when they measure it: then ``relevant_found`` holds no verdict (None for
+    every document: not judged, never "not retrieved") and no chunk is called relevant or not."""
     trace = trace or (j.trace if j is not None else None)
     sid = (j.sample_id if j else None) or (trace.sample_id if trace else None) or sample_id
     question, answer = (trace.question, trace.answer) if trace else ("", "")
@@ -454,6 +456,10 @@ def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None,
     texts = {c.chunk_id: {"text": c.text, "title": c.title, "score": c.score, "flags": c.flags}
              for c in (trace.chunks if trace else [])}
     rel = set(relevant or [])
+    # eval's retrieval rule (samples_frame's, the recall curve's): a labelled trace it leaves out (contexts null or
+    # without doc ids, blocked before retrieval, every label graded 0) cannot be judged here either: no relevant
+    # document is "not retrieved", no chunk "not a relevant document"; the reason is shown instead
+    left_out = retrieval_left_out_reason(trace)
     chunks: list[dict[str, Any]] = []
     for c in trace.ranked() if trace else []:
         rank, cid, doc, signals = c.rank, c.chunk_id, _doc(c), c.signals
@@ -462,13 +468,16 @@ def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None,
                  if c.get("chunk_id") == cid and c.get("verdict") in ("supported", "contradicted")]
         info = texts.get(cid)
         chunks.append({"rank": rank, "chunk_id": cid, "doc_id": doc, "in_context": info is not None,
-                       "relevant": (doc in rel) if relevant is not None else None, "text": (info or {}).get("text"),
+                       "relevant": (doc in rel) if relevant is not None and left_out is None else None,
+                       "text": (info or {}).get("text"),
                        "title": (info or {}).get("title", ""), "score": (info or {}).get("score"),
                        "flags": (info or {}).get("flags", []), "signals": signals, "marks": marks,
                        "context_precision": {jn: v[cid].get("relevant") for jn, v in cp.items() if cid in v},
                        "precision_blank": [jn for jn, ids in blank.items()
                                            if cid in ids and cid not in cp.get(jn, {})]})
-    found = {doc: min((c["rank"] for c in chunks if c["doc_id"] == doc), default=None) for doc in (relevant or [])}
+    # a rank for each relevant document found; None is "not retrieved" only when ``retrieval_left_out`` is None
+    found = {doc: None if left_out else min((c["rank"] for c in chunks if c["doc_id"] == doc), default=None)
+             for doc in (relevant or [])}
     latency = trace.latency_ms if trace is not None else {}
     judge = next((jn for jn in _judge_order(claims)), None)
     diagnosis = None
@@ -480,7 +489,7 @@ def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None,
     return {"sample_id": sid, "question": question, "reference": reference, "answer": answer,
             "outcome": trace.outcome if trace else "", "error": trace.error if trace else None,
             "relevant_doc_ids": relevant, "relevant_found": found, "metrics": metrics, "claims": claims,
-            "retrieval_known": trace is None or trace.has_contexts,
+            "retrieval_known": trace is None or trace.has_contexts, "retrieval_left_out": left_out,
             "claim_judge": judge, "segments": highlight_segments(answer, claims.get(judge, [])) if judge else
             [{"text": answer, "verdict": None, "claim": None}], "correctness": correctness, "chunks": chunks,
             "latency_ms": dict(latency), "diagnosis": diagnosis, "probe": d.probe if d is not None else None,

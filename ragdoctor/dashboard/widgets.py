@@ -160,14 +160,19 @@ def drilldown(d: dict, *, key: str) -> None:
             elif c.get("note"):
                 st.caption(f"correctness ({md(jn)}): {md(c['note'])}")
         st.markdown("**Relevant documents (labels)**")
-        if d["relevant_doc_ids"] is None:
+        if d.get("retrieval_left_out"):  # eval's retrieval metrics leave it out: no document found or missed
+            st.caption(f"Retrieval cannot be judged for this sample, as eval's retrieval metrics leave it out "
+                       f"({md(d['retrieval_left_out'])}): its relevant documents count neither as retrieved nor as "
+                       f"missed.")
+            for doc in d["relevant_doc_ids"] or []:
+                st.markdown(f"- {code(doc)}: not judged")
+        elif d["relevant_doc_ids"] is None:
             st.caption("no relevance labels for this question")
         elif not d["relevant_doc_ids"]:
             st.caption("none: the question is labelled unanswerable")
         else:
             for doc, rank in d["relevant_found"].items():
-                st.markdown(f"- {code(doc)}: " + (f"retrieved at rank {rank}" if rank else "**not retrieved**" if
-                                              d.get("retrieval_known", True) else "retrieval not recorded"))
+                st.markdown(f"- {code(doc)}: " + (f"retrieved at rank {rank}" if rank else "**not retrieved**"))
         if d["latency_ms"]:
             st.markdown("**Latency per stage (ms)**")
             st.dataframe(pd.DataFrame([d["latency_ms"]]).round(1), hide_index=True)
@@ -190,7 +195,9 @@ def _chunks(d: dict, judge: str | None) -> None:
     if not top:
         why = f": {md(d['contexts_missing'])}" if d.get("contexts_missing") else ""
         st.caption("nothing was retrieved" if d.get("retrieval_known", True) else
-                   f"the record does not say what was retrieved (contexts null){why}")
+                   # contexts null after a guardrail stopped the question: nothing was meant to be retrieved (eval)
+                   "blocked by a guardrail before retrieval: nothing was retrieved" if d.get("outcome") == "blocked"
+                   else f"the record does not say what was retrieved (contexts null){why}")
     for c in top:
         tags = []
         if c["relevant"] is True:

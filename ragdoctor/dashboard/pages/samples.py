@@ -56,11 +56,19 @@ for m, (lo, hi) in ranges.items():
 view = df.loc[mask].sort_values(sort_by, ascending=not descending, na_position="last", kind="stable")
 st.caption(f"{len(view):,} of {len(df):,} samples · click a row (or pick below) to open it")
 
-shown = ["sample_id", "category", *metrics, "judges_disagree", "disagree_on", "first_relevant_rank", "latency_ms",
-         "n_unmeasured", "outcome", "question"]
+# a blank first relevant rank is "not retrieved" only where eval's retrieval metrics measure the sample: the reason
+# they leave it out stands next to it (blank for an unlabelled question too: "labelled" says which)
+shown = ["sample_id", "category", *metrics, "judges_disagree", "disagree_on", "first_relevant_rank",
+         "retrieval_left_out", "labelled", "latency_ms", "n_unmeasured", "outcome", "question"]
 config = {m: st.column_config.NumberColumn(widgets.label(m), format="%.2f") for m in metrics}
 config.update({"latency_ms": st.column_config.NumberColumn("latency ms", format="%.0f"),
-               "first_relevant_rank": st.column_config.NumberColumn("first relevant rank"),
+               "first_relevant_rank": st.column_config.NumberColumn(
+                   "first relevant rank", help="Blank: not retrieved, when the sample is labelled and measured; "
+                   "else see the next columns"),
+               "retrieval_left_out": st.column_config.TextColumn(
+                   "retrieval left out", help="Why eval's retrieval metrics leave this labelled sample out (no "
+                   "first relevant rank to count: neither retrieved nor missed)"),
+               "labelled": st.column_config.CheckboxColumn("labelled", help="Has relevance labels"),
                "judges_disagree": st.column_config.CheckboxColumn("judges disagree"),
                "question": st.column_config.TextColumn("question", width="large")})
 event = st.dataframe(view[shown], hide_index=True, width="stretch", height=420, column_config=config,

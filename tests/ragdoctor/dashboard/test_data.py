@@ -409,3 +409,26 @@ def test_first_relevant_ranks_leave_out_what_eval_leaves_out_never_not_retrieved
     assert first["count"].sum() == s["labelled"].sum()  # every labelled question in one bucket, once
     # contexts null, blocked: eval calls that not applicable, no unrecorded retrieval
     assert rd.retrieval_unrecorded(run) == (["unknown"], "the span dropped its documents")
+
+
+def test_the_drilldown_leaves_out_what_eval_leaves_out_never_not_retrieved(tmp_path):
+    """Audit of the sample drill-down: a labelled trace whose contexts carry no doc_id had each relevant document
+    marked "not retrieved" (chunk ids never match a document id) and its chunks "not a relevant document", where eval's
+    retrieval metrics call it unmeasured. The drill-down follows eval's rule now: left out, with the reason, and no
+    per-document or per-chunk verdict; a measured miss is still a miss."""
+    for t in left_out_traces():
+        append_json_line(tmp_path / "traces.jsonl", t)
+    run = rd.load_run(tmp_path)
+    for sid, why in LEFT_OUT.items():
+        d = run.detail(sid)
+        assert d["retrieval_left_out"] == why, sid
+        assert all(rank is None for rank in d["relevant_found"].values()), sid
+        assert all(c["relevant"] is None for c in d["chunks"]), sid
+    blind = run.detail("blind")
+    assert blind["relevant_found"] == {"kv": None} and [c["chunk_id"] for c in blind["chunks"]] == ["c17#0"]
+    # measured: a rank where found, None ("not retrieved") where not, and each chunk relevant or not
+    hit, miss = run.detail("hit"), run.detail("miss")
+    assert hit["retrieval_left_out"] is None and hit["relevant_found"] == {"kv": 2}
+    assert [c["relevant"] for c in hit["chunks"]] == [False, True]
+    assert miss["retrieval_left_out"] is None and miss["relevant_found"] == {"kv": None}
+    assert run.detail("plain")["retrieval_left_out"] is None  # unlabelled: nothing to leave out

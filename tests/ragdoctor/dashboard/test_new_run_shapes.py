@@ -110,7 +110,8 @@ def test_an_otel_import_shows_where_the_answer_came_from_and_why_contexts_are_un
     at.selectbox(key="samples_pick").set_value("miss-lora").run()
     body = body_of(at)
     assert f"the record does not say what was retrieved (contexts null): {MISSING}" in body
-    assert "retrieval not recorded" in body and "not retrieved**" not in body
+    assert "Retrieval cannot be judged for this sample, as eval's retrieval metrics leave it out (unmeasured: no " \
+           f"contexts in the input record: {MISSING})" in body and "not retrieved**" not in body
     # the retrieval page counts the labelled questions it leaves out, with the reason
     body = texts(app(str(run_dir), "retrieval"))
     assert "Recall@k (4 labelled questions measured, 2 left out;" in body
@@ -264,3 +265,31 @@ def test_the_retrieval_page_says_why_when_every_labelled_question_is_left_out(tm
            "out (neither retrieved nor missed: why, below)." in body
     assert "1 question unmeasured: the contexts carry no doc_id to compare with the relevant ids" in body
     assert "Rank of the first relevant chunk" not in body and "not retrieved" not in body
+
+
+def test_the_samples_page_names_what_retrieval_leaves_out_and_the_drilldown_judges_no_document(tmp_path):
+    """The drill-down marked each relevant document of a trace whose contexts carry no doc_id "not retrieved"; the
+    Samples table showed a blank first relevant rank alike for a miss, a left-out trace and an unlabelled one. The
+    table gives eval's reason next to the rank now, and the drill-down says the retrieval cannot be judged, and why."""
+    from tests.ragdoctor.dashboard.test_data import LEFT_OUT, left_out_traces
+
+    run_dir = tmp_path / "left-out"
+    run_dir.mkdir()
+    for t in left_out_traces():
+        append_json_line(run_dir / "traces.jsonl", t)
+    at = app(str(run_dir), "samples")
+    table = next(d.value for d in at.dataframe if "first_relevant_rank" in d.value.columns).set_index("sample_id")
+    assert table["retrieval_left_out"].dropna().to_dict() == LEFT_OUT
+    assert list(table.columns).index("retrieval_left_out") == list(table.columns).index("first_relevant_rank") + 1
+    assert not table.loc["plain", "labelled"] and table.loc["miss", "labelled"]
+    for sid, why in LEFT_OUT.items():
+        at.selectbox(key="samples_pick").set_value(sid).run()
+        body = body_of(at)
+        assert f"Retrieval cannot be judged for this sample, as eval's retrieval metrics leave it out ({why})" in body
+        assert "not retrieved**" not in body and "not a relevant document" not in body, sid
+    at.selectbox(key="samples_pick").set_value("blind").run()
+    assert "- `kv`: not judged" in body_of(at)
+    at.selectbox(key="samples_pick").set_value("blocked").run()
+    assert "blocked by a guardrail before retrieval: nothing was retrieved" in body_of(at)
+    at.selectbox(key="samples_pick").set_value("miss").run()
+    assert "- `kv`: **not retrieved**" in body_of(at)  # measured: a miss is still a miss
