@@ -8,9 +8,12 @@ summary, CIs, gate and dashboard are those of a local run. A batch is appended a
 the batches finish: one batch per block, one call at a time per actor, no output ordering and no prefetching
 (rag/ray_runtime.actor_map, dataset_options, worker_rows), so none waits behind a slower one and a Ctrl+C loses no
 finished batch. Ray restarts a worker that died and retries its batch up to MAX_RESTARTS times (a batch that kills
-every worker it meets would otherwise loop for ever); then, or when a worker cannot build its judges, the run stops
-with one line naming the cause, what was delivered saved. A judgement delivered twice is appended once
-(corpora/run_folder.Resume.collect).
+every worker it meets would otherwise loop for ever); a batch that still failed (its worker died each time, or it
+raised outside the judges) is dropped by Ray Data and the rest is judged: its results are unmeasured with the cause,
+as a judge that raised makes them (judge_batch: "judge failed: ..."), so a rerun judges it again. Past
+failed_batches_allowed such batches, once an actor has died more than POOL_RESTARTS times, or when a worker cannot
+build its judges, the run stops with one line naming the cause, what was delivered saved. A judgement delivered
+twice is appended once (corpora/run_folder.Resume.collect).
 
 Ray is imported only here, and only when an engine runs: the default ``--engine local`` never imports it."""
 from __future__ import annotations
@@ -30,14 +33,57 @@ from corpora.records import Judgement, Trace
 from eval.judges.base import Judge
 from eval.judging import judge_batch
 from rag.fleet import merge_request_counts
-from rag.ray_runtime import actor_map, dataset_options, ray_module, ray_session, worker_rows
+from rag.ray_runtime import (
+    MAX_RESTARTS,
+    WorkerFailure,
+    actor_map,
+    check_address,
+    dataset_options,
+    dropped_blocks,
+    ray_module,
+    ray_session,
+    worker_rows,
+)
 
-__all__ = ["JudgeWorker", "RayEngine"]
+__all__ = ["JudgeWorker", "RayEngine", "failed_batches_allowed"]
 
 JudgeBuilder = Callable[[], AbstractContextManager[Sequence[Judge]]]
 # a block is what a worker hands back at once: one judge batch per block up to this many batches (past it, a block
 # holds a few consecutive batches, which reach results.jsonl together: the price of fewer objects in Ray's store)
 MAX_BLOCKS = 4096
+
+
+# restarts of one actor where failed batches are dropped: a failed batch kills its actor MAX_RESTARTS + 1 times and
+# leaves it restarting, so the pool loses no actor to four of them; an actor that dies more often than this stops the
+# run (rag/ray_runtime.dropped_blocks), as one that died past MAX_RESTARTS did when no batch could fail
+POOL_RESTARTS = 4 * (MAX_RESTARTS + 1) - 1
+
+
+def failed_batches_allowed(n_blocks: int) -> int:
+    """Blocks whose task fails for good (a worker died on it MAX_RESTARTS + 1 times, or it raised outside the judges)
+    that a run goes on past, their results unmeasured: 3, or 1% of a large run. Past that the failure is the
+    workers', not a batch's (every batch kills them): the run stops instead of killing four workers per batch to the
+    end."""
+    return max(3, n_blocks // 100)
+
+
+class _Unjudged:
+    """Stands in for one of the driver's judges on a batch no Ray worker could judge: each result it would make is
+    unmeasured with ``why``, as judge_batch makes a judge's that raised."""
+
+    def __init__(self, judge: Judge, why: str):
+        self.inner, self.why = judge, why
+        self.name, self.family = judge.name, judge.family
+
+    @property
+    def config_id(self) -> str:
+        return self.inner.config_id
+
+    def supports(self, metric: str) -> bool:
+        return self.inner.supports(metric)
+
+    def judge(self, metric: str, traces: list[Trace]) -> list:
+        raise WorkerFailure(self.why)
 
 
 class JudgeWorker:
@@ -93,35 +139,59 @@ class RayEngine:
         if self.gpus_per_worker < 0:
             raise UsageError(f"--gpus-per-worker must be 0 or more, got {self.gpus_per_worker:g}")
         ray_module()  # Ray missing: say how to install it before anything is loaded
+        check_address(self.address)
 
     def judge(self, batches: list[list[Trace]], metrics: Sequence[str],
               judges: Sequence[Judge]) -> Iterator[list[Judgement]]:
         if not batches:
             return
         with ray_session(self.address, self.init, self.gpus_per_worker) as ray:
-            yield from self._stream(ray, batches, metrics, [j.config_id for j in judges])
+            yield from self._stream(ray, batches, metrics, judges)
 
     def _stream(self, ray: Any, batches: list[list[Trace]], metrics: Sequence[str],
-                expected: list[str]) -> Iterator[list[Judgement]]:
+                judges: Sequence[Judge]) -> Iterator[list[Judgement]]:
+        expected = [j.config_id for j in judges]
         rows = [{"traces": json.dumps([t.model_dump_json() for t in batch])} for batch in batches]
+        blocks = min(len(rows), MAX_BLOCKS)
         # one batch per block (a block's batches come back together), handed on in the order they finish: a batch
         # done is appended while a slower one is still being judged (resume does not need the input order)
-        ds = dataset_options(ray.data.from_items(rows, override_num_blocks=min(len(rows), MAX_BLOCKS)),
-                             preserve_order=False)
+        ds = dataset_options(ray.data.from_items(rows, override_num_blocks=blocks), preserve_order=False,
+                             droppable=failed_batches_allowed(blocks))
         ds = actor_map(ds, JudgeWorker, num_workers=min(self.num_workers, len(rows)),
-                       gpus_per_worker=self.gpus_per_worker, fn_constructor_args=(self.build, list(metrics)))
+                       gpus_per_worker=self.gpus_per_worker, max_restarts=POOL_RESTARTS,
+                       fn_constructor_args=(self.build, list(metrics)))
         latest: dict[str, list] = {}  # each worker's cumulative counts, as its latest batch reported them
+        delivered: set[str] = set()
         try:
-            for row in worker_rows(ds, "a Ray worker could not judge (the judgements made so far are saved; a rerun "
-                                       "resumes)"):
-                sent = json.loads(row["requests"])
-                latest[sent["worker"]] = sent["counts"]
-                ran = json.loads(row["judges"])
-                if ran != expected:
-                    raise UsageError(f"a Ray worker built other judges than the driver ({', '.join(ran)} instead of "
-                                     f"{', '.join(expected)}): every node needs the same judge models and ragdoctor "
-                                     "version")
-                yield [Judgement.model_validate_json(j) for j in json.loads(row["judgements"])]
+            with dropped_blocks() as causes:
+                for row in worker_rows(ds, "a Ray worker could not judge (the judgements made so far are saved; a "
+                                           "rerun resumes)"):
+                    sent = json.loads(row["requests"])
+                    latest[sent["worker"]] = sent["counts"]
+                    ran = json.loads(row["judges"])
+                    if ran != expected:
+                        raise UsageError(f"a Ray worker built other judges than the driver ({', '.join(ran)} instead "
+                                         f"of {', '.join(expected)}): every node needs the same judge models and "
+                                         "ragdoctor version")
+                    judged = [Judgement.model_validate_json(j) for j in json.loads(row["judgements"])]
+                    delivered.update(j.sample_id for j in judged)
+                    yield judged
+            if causes:  # the batches Ray Data dropped: unmeasured with the cause, as a judge that raised leaves them
+                yield from self._unjudged(batches, delivered, causes, metrics, judges)
         finally:  # added up once, however the stream ended
             counts = [c for worker in latest.values() for c in worker]
             self.request_counts = merge_request_counts(counts) if counts else {}
+
+    @staticmethod
+    def _unjudged(batches: list[list[Trace]], delivered: set[str], causes: list[str], metrics: Sequence[str],
+                  judges: Sequence[Judge]) -> Iterator[list[Judgement]]:
+        """The judgements of the batches that never came back, every result a judge would have made unmeasured with
+        why (which cause was whose is not known where several batches failed differently: each names them all)."""
+        missing = [[t for t in batch if t.sample_id not in delivered] for batch in batches]
+        missing = [batch for batch in missing if batch]
+        distinct = list(dict.fromkeys(causes))
+        why = (f"a Ray worker failed on this batch: {distinct[0]}" if len(distinct) == 1 else
+               f"{len(missing)} batches failed on Ray workers, for: {' | '.join(distinct)}")
+        stand_ins = [_Unjudged(j, why) for j in judges]
+        for batch in missing:
+            yield judge_batch(batch, metrics, stand_ins)

@@ -29,7 +29,7 @@ from corpora.errors import UsageError
 from rag import faiss_index, ondisk_index
 from rag.config import IndexConfig
 from rag.embeddings import make_embedder, text_key
-from rag.ray_runtime import actor_map, dataset_options, ray_module, ray_session, worker_rows
+from rag.ray_runtime import actor_map, check_address, dataset_options, ray_module, ray_session, worker_rows
 
 __all__ = ["EmbedWorker", "RayDense"]
 
@@ -73,6 +73,7 @@ class RayDense:
         if self.gpus_per_worker < 0:
             raise UsageError(f"--gpus-per-worker must be 0 or more, got {self.gpus_per_worker:g}")
         ray_module()
+        check_address(self.address)
 
     def __call__(self, texts: Sequence[str], cfg: IndexConfig, folder: Path | None = None):
         """The index of ``texts``; with ``cfg.on_disk`` its inverted lists are written into ``folder``."""

@@ -5,7 +5,10 @@ from __future__ import annotations
 import logging
 import os
 import re
+import signal
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -13,13 +16,21 @@ from typing import Any
 from corpora.errors import UsageError
 from rag.offline import OFFLINE_ENV
 
-__all__ = ["MAX_RESTARTS", "WorkerFailure", "actor_map", "connect", "dataset_options", "quiet_ray", "ray_module",
-           "ray_session", "worker_env", "worker_failure", "worker_rows"]
+__all__ = ["MAX_RESTARTS", "WorkerFailure", "actor_map", "cause_of", "check_address", "connect", "dataset_options",
+           "dropped_blocks", "quiet_ray", "ray_module", "ray_session", "worker_env", "worker_failure", "worker_rows"]
 
 MAX_RESTARTS = 3  # a worker that dies (out of memory, a crash) is restarted and its batch retried this often, no more
 PROBE_S = 5.0  # how long an --ray-address gets to answer before it is reported as not there
 # Ray's own switch (meant for laptops): node addresses on loopback instead of this host's outward address
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+ADDRESS_FORMS = "auto, HOST:PORT (the head's GCS port, 6379 by default) or ray://HOST:PORT (its client server)"
+# what a client says first on an HTTP/2 connection (the preface and an empty SETTINGS frame): a gRPC server, as Ray's
+# GCS and client server are, answers with a SETTINGS frame of its own
+H2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+# how Ray Data logs a block it drops under DataContext.max_errored_blocks (with the task's traceback)
+DROPPED = "Ignoring this exception with remaining max_errored_blocks"
+EXECUTOR_LOG = "ray.data._internal.execution.streaming_executor_state"
+WORKER_DIED = "its worker process died (killed, out of memory or crashed: the Ray session's logs say which)"
 
 
 class WorkerFailure(RuntimeError):
@@ -27,13 +38,19 @@ class WorkerFailure(RuntimeError):
     died more than MAX_RESTARTS times. What was already delivered is saved; a rerun resumes."""
 
 
-def worker_failure(exc: BaseException, what: str) -> WorkerFailure:
+def cause_of(exc: BaseException) -> str:
     """``exc`` from Ray (coloured, many lines, the cause deep inside) as one line naming the real cause."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    if type(exc).__name__ in ("ActorUnavailableError", "ActorDiedError") and "creation task" not in text:
+        return WORKER_DIED  # Ray's text names RPC sockets, its actor ids and a page of guesses
     causes = re.findall(r"^\s*((?:[A-Za-z_][\w.]*)?(?:Error|Exception)(?:\([^)]*\))?: .+)$", text, re.M)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    cause = causes[-1].strip() if causes else (lines[0] if lines else type(exc).__name__)
-    return WorkerFailure(f"{what}: {cause[:300]}")
+    return (causes[-1].strip() if causes else (lines[0] if lines else type(exc).__name__))[:300]
+
+
+def worker_failure(exc: BaseException, what: str) -> WorkerFailure:
+    """``exc`` from Ray as one line: ``what`` and the real cause (cause_of)."""
+    return WorkerFailure(f"{what}: {cause_of(exc)}")
 
 
 def ray_module() -> Any:
@@ -61,6 +78,8 @@ def connect(address: str | None = None, **init_kwargs: Any) -> bool:
     ray = ray_module()
     if ray.is_initialized():
         return False
+    if address == "local":  # Ray's name for a runtime of its own here: the private one, on loopback
+        address = None
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray's usage telemetry: off unless the user turned it on
     quiet_ray()
     # log_to_driver off: the workers' output (Ray's notes on retried and killed tasks, libraries' warnings) stays in
@@ -79,6 +98,10 @@ def connect(address: str | None = None, **init_kwargs: Any) -> bool:
     try:
         with _on_loopback(address is None):
             ray.init(**kwargs)
+    except SystemExit as exc:  # ray.init's own SIGTERM handler (sys.exit(15)) while it starts: stop as Ctrl+C does
+        if exc.code == signal.SIGTERM:
+            raise KeyboardInterrupt from None
+        raise
     except (ConnectionError, RuntimeError, ValueError) as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:240]
         raise UsageError(f"--ray-address {address or '(local)'}: cannot start or join Ray: {why}") from None
@@ -102,13 +125,29 @@ def _drop(logger: str, *starts: str) -> None:
         log.addFilter(_Drop(*starts))
 
 
+class _DropDropped(logging.Filter):
+    """Keeps Ray Data's record of a block it dropped (a traceback; the driver says it as a result's reason) off the
+    console: it still reaches the session's log file."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return DROPPED not in str(record.msg)
+
+
+def _quiet_dropped() -> None:
+    for handler in logging.getLogger("ray.data").handlers:
+        if not isinstance(handler, logging.FileHandler) and type(handler).__name__ != "SessionFileHandler" and \
+                not any(isinstance(f, _DropDropped) for f in handler.filters):
+            handler.addFilter(_DropDropped())
+
+
 def quiet_ray() -> None:
     """Ray's own notes on a run that goes well are not printed on the driver: the note that token authentication is
     on (Ray's default; the warning that it is off is kept), Ray Data's notes (the dataset's start, plan and "execution
     finished" lines, which it logs at INFO, and its warning that progress bars are off: the driver's own bar counts
     what arrives) and the Python warnings Ray's modules give about themselves (deprecations, settings). Ray Data's
-    other warnings and its errors, and everything Ray raises, still reach the user (worker_failure: one line); Ray
-    Data's notes stay in its log file in the session folder. Calling it again changes nothing."""
+    other warnings and its errors, and everything Ray raises, still reach the user (worker_failure: one line); a block
+    Ray Data drops (dropped_blocks) is said by the caller, not as Ray Data's traceback. Ray Data's notes stay in its
+    log file in the session folder. Calling it again changes nothing."""
     import warnings  # noqa: PLC0415
 
     ray_module()
@@ -117,20 +156,56 @@ def quiet_ray() -> None:
     for handler in logging.getLogger("ray.data").handlers:  # configured when ray.data is imported: file and console
         if not isinstance(handler, logging.FileHandler) and type(handler).__name__ != "SessionFileHandler":
             handler.setLevel(max(handler.level, logging.WARNING))
+    _quiet_dropped()
     for category in (UserWarning, DeprecationWarning, FutureWarning):
         warnings.filterwarnings("ignore", category=category, module=r"ray(\.|$)")
 
 
-def dataset_options(ds: Any, *, preserve_order: bool) -> Any:
+def dataset_options(ds: Any, *, preserve_order: bool, droppable: int = 0) -> Any:
     """``ds`` (its own DataContext, copied when it was made: another dataset's settings do not leak into it) set to
     print nothing while it runs (no progress bars, no start or statistics lines) and to hand each block on as soon as
-    it is done (``preserve_order`` False) or in input order (True: a later block waits for the ones before it)."""
+    it is done (``preserve_order`` False) or in input order (True: a later block waits for the ones before it). Up to
+    ``droppable`` blocks whose task failed for good (its worker died past MAX_RESTARTS, or it raised) are dropped
+    and the rest goes on (dropped_blocks says why); one more stops the run (worker_rows: one line)."""
     ctx = ds.context
     ctx.enable_progress_bars = False
     ctx.print_on_execution_start = False
     ctx.enable_auto_log_stats = False
     ctx.execution_options.preserve_order = preserve_order
+    ctx.max_errored_blocks = max(0, droppable)
     return ds
+
+
+@contextmanager
+def dropped_blocks() -> Iterator[list[str]]:
+    """While a dataset made with ``droppable`` blocks runs: the cause of each block Ray Data drops, one line each
+    (cause_of), in the order they were dropped. A block whose actor is gone for good (ActorDiedError: its restarts
+    used up, or its constructor failed on a restart) is not dropped but stops the run, as with nothing droppable: Ray
+    Data expects its actors to come back and would wait for that one without end (a pool with no actor left hangs).
+    Ray Data only logs the blocks it drops; the cause is read from that record, which is raised instead where the
+    actor is gone (a logging filter's exception reaches the caller of ``logger.error``: Ray Data's executor, which
+    then stops as it does for a block past the limit). Ray is pinned (2.60): this is the place to check on an
+    upgrade."""
+    causes: list[str] = []
+    gone = ray_module().exceptions.ActorDiedError
+
+    class Catch(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            if DROPPED in str(record.msg):
+                exc = record.exc_info[1] if record.exc_info else None
+                if isinstance(exc, gone):
+                    raise exc
+                causes.append(cause_of(exc) if exc is not None else "a Ray task failed")
+            return True
+
+    catch = Catch()
+    _quiet_dropped()  # also where Ray was started by someone else (no quiet_ray)
+    log = logging.getLogger(EXECUTOR_LOG)
+    log.addFilter(catch)
+    try:
+        yield causes
+    finally:
+        log.removeFilter(catch)
 
 
 @contextmanager
@@ -161,24 +236,93 @@ def _on_loopback(private: bool) -> Iterator[None]:
             ray_constants.ENABLE_RAY_CLUSTER = before_const
 
 
-def _probe(address: str) -> None:
-    """An address naming a host and port must answer (Ray itself retries a dead address for minutes)."""
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not (port.isascii() and port.isdigit()) or not host:
-        return  # "auto", or a form Ray reads itself
+def _target(address: str) -> tuple[str, int] | None:
+    """The host and port ``address`` names (None: "auto", which Ray resolves); UsageError for a form Ray cannot join."""
+    if address == "auto":
+        return None
+    client = address.startswith("ray://")
+    rest = address.removeprefix("ray://")
+    host, sep, port = rest.rpartition(":")
+    if client and not sep and rest and "/" not in rest:
+        host, sep, port = rest, ":", "10001"  # a Ray client's default port
+    name = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not name.strip() or "/" in host or not (port.isascii() and port.isdigit()) or \
+            not 0 < int(port) < 65536:
+        raise UsageError(f"--ray-address {address}: not an address Ray can join: give {ADDRESS_FORMS}")
+    return name, int(port)
+
+
+def check_address(address: str | None) -> None:
+    """UsageError at once (before any input or model is loaded) for an ``--ray-address`` of a form Ray cannot join."""
+    if address not in (None, "local"):
+        _target(address)
+
+
+def _auto_address() -> tuple[str, str] | None:
+    """Where "auto" leads (RAY_ADDRESS, else the address file ``ray start`` writes) and what said so, if anything."""
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if env:
+        return env, f"RAY_ADDRESS={env}"
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_S):
-            pass
+        from ray._private.utils import read_ray_address  # noqa: PLC0415 - Ray's own lookup (not public)
+
+        found = read_ray_address()
+    except Exception:  # noqa: BLE001 - another Ray version: Ray looks for itself
+        return None
+    return (found, f"the running cluster {found} `ray start` recorded") if found else None
+
+
+def _probe(address: str) -> None:
+    """An address must name a host and port where Ray answers: Ray itself retries for minutes an address where
+    nothing answers, or where something else does (the dashboard's port, a web server), printing a line a second.
+    Ray's GCS and client server are gRPC servers: a connection to either answers HTTP/2's opening with a SETTINGS
+    frame within PROBE_S (not checked where Ray speaks TLS, RAY_USE_TLS). "auto" is checked where it leads."""
+    said = address
+    target = _target(address)
+    if target is None:
+        auto = _auto_address()
+        if auto is None:
+            return  # Ray says in one line that no cluster is running
+        found, said = auto[0], f"auto ({auto[1]})"
+        try:
+            target = _target(found)
+        except UsageError:
+            return  # a form Ray reads itself
+        if target is None:
+            return
+    host, port = target
+    deadline = time.monotonic() + PROBE_S
+    try:
+        sock = socket.create_connection((host, port), timeout=PROBE_S)
     except (OSError, UnicodeError) as exc:  # UnicodeError: a host name that is no name ("a..b")
         why = getattr(exc, "strerror", None) or type(exc).__name__
-        raise UsageError(f"--ray-address {address}: nothing answers there within {PROBE_S:g} s ({why})") from None
+        raise UsageError(f"--ray-address {said}: nothing answers there within {PROBE_S:g} s ({why})") from None
+    with sock:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+            return
+        head = b""
+        try:
+            sock.settimeout(max(0.1, deadline - time.monotonic()))
+            sock.sendall(H2_HELLO)
+            while len(head) < 9:
+                got = sock.recv(9 - len(head))
+                if not got:
+                    break
+                head += got
+        except OSError:  # reset, or silent past the deadline
+            pass
+    if len(head) < 9 or head[3] != 0x04:
+        raise UsageError(f"--ray-address {said}: something answers there, but not Ray (no gRPC server: the "
+                         f"dashboard's port?); give {ADDRESS_FORMS}")
 
 
-def actor_map(ds: Any, fn: Any, *, num_workers: int, gpus_per_worker: float, **kwargs: Any) -> Any:
+def actor_map(ds: Any, fn: Any, *, num_workers: int, gpus_per_worker: float, max_restarts: int = MAX_RESTARTS,
+              **kwargs: Any) -> Any:
     """``ds.map_batches`` on a pool of ``num_workers`` actors, one row per call and one call at a time per actor (Ray
     Data's default queues several on each actor, so a block could wait behind a slow one while another actor is
-    idle), each actor restarted (and its batch retried) at most MAX_RESTARTS times: Ray Data's default is without
-    limit, so a batch that kills its worker would loop for ever. Ray 2.60 takes the limits only through
+    idle), each batch retried at most MAX_RESTARTS times and each actor restarted at most ``max_restarts`` times:
+    Ray Data's default is without limit, so a batch that kills its worker would loop for ever (and an actor whose
+    constructor crashes its process would be restarted for ever). Ray 2.60 takes the limits only through
     ``ray_remote_args`` (deprecated there, with no named replacement yet): its warning is silenced here, and this is
     the one place to change on an upgrade. ``ds`` should be made with one row per block (``override_num_blocks``): a
     block's rows come back together."""
@@ -189,7 +333,7 @@ def actor_map(ds: Any, fn: Any, *, num_workers: int, gpus_per_worker: float, **k
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
         return ds.map_batches(fn, batch_size=1, batch_format="numpy", compute=pool, num_gpus=gpus_per_worker or None,
-                              max_restarts=MAX_RESTARTS, max_task_retries=MAX_RESTARTS, **kwargs)
+                              max_restarts=max_restarts, max_task_retries=MAX_RESTARTS, **kwargs)
 
 
 def worker_rows(ds: Any, what: str) -> Iterator[dict]:
@@ -219,15 +363,29 @@ def check_gpus(ray: Any, gpus_per_worker: float) -> None:
                          f"(the most on one node: {have:g})")
 
 
+def _terminated(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 @contextmanager
 def ray_session(address: str | None, init: dict[str, Any], gpus_per_worker: float = 0.0) -> Iterator[Any]:
     """``ray`` connected (see ``connect``) and able to place the workers' GPUs; shut down on exit when started
-    here."""
+    here. Meanwhile a SIGTERM (a supervisor, ``kill``) stops the work as Ctrl+C does (KeyboardInterrupt: what was
+    made is kept, Ray is shut down), where Ray's own handler would exit at once with status 15 and a crash report."""
     ray = ray_module()
-    started = connect(address, **init)
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.getsignal(signal.SIGTERM) if main else None
+    started = False
     try:
+        started = connect(address, **init)
+        if main:
+            signal.signal(signal.SIGTERM, _terminated)
         check_gpus(ray, gpus_per_worker)
         yield ray
     finally:
-        if started:
-            ray.shutdown()
+        try:
+            if started:
+                ray.shutdown()
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)

@@ -22,7 +22,7 @@ from eval.adapters import load_traces
 from eval.judges.labels import LabelsJudge
 from eval.judges.lexical import LexicalScorer
 from eval.judges.scorer import ScorerJudge
-from eval.judging import evaluate
+from eval.judging import evaluate, judge_failed
 from ragdoctor import flow
 from tests.eval.test_judging import CTX, write_jsonl
 from tests.files import complete_lines, complete_records
@@ -412,3 +412,175 @@ def test_the_driver_adds_up_the_workers_request_counts_after_a_run(ray_local, tr
     counts = engine.request_counts
     assert counts is not None and 1 <= counts["requests"] == counts["ok"] <= 2  # one per worker that judged
     assert counts["endpoints"]["http://a/v1"]["requests"] == counts["requests"]
+
+
+class CrashingLexical(SlowLexical):
+    """The lexical judge, whose process dies (as out of memory or a segfault would end it) on the batch of ``held``."""
+
+    def __init__(self, held: str):
+        super().__init__(0.0, None)
+        self.held = held
+
+    def judge(self, metric, traces):
+        if any(t.sample_id == self.held for t in traces):
+            os._exit(3)
+        return super().judge(metric, traces)
+
+
+@contextmanager
+def crashing_judges(held: str = ""):
+    yield [CrashingLexical(held), LabelsJudge()]
+
+
+def test_a_batch_that_kills_its_worker_is_unmeasured_with_the_cause_and_the_rest_judged(ray_local, traces,
+                                                                                           tmp_path):
+    """Ray retries the batch on fresh workers, which die too: that batch's results are unmeasured with the cause (a
+    judge failure: a rerun judges them again), every other batch is judged as locally. Before, the whole run
+    stopped there, and every rerun stopped at the same batch: the evaluation could never finish."""
+    from eval.ray_engine import RayEngine
+
+    held, run_dir = traces[3].sample_id, tmp_path / "ray"
+    build = functools.partial(crashing_judges, held=held)
+    with crashing_judges() as judges:
+        got = evaluate(traces[:8], metrics=METRICS, judges=judges, run=run_dir, batch_size=2, progress=False,
+                       engine=RayEngine(build, num_workers=2))
+    assert got.new == 8 and Counter(log_ids(run_dir)) == Counter(t.sample_id for t in traces[:8])
+    failed = {j.sample_id for j in got.judgements if judge_failed(j)}
+    assert failed == {traces[2].sample_id, held}  # the batch of two it was in
+    for j in got.judgements:
+        for r in j.results:
+            if j.sample_id in failed and r.status == "unmeasured" and r.judge == "lexical":
+                assert r.reason.startswith("judge failed: WorkerFailure: a Ray worker failed on this batch: "), r
+                assert r.reason.endswith("its worker process died (killed, out of memory or crashed: the Ray "
+                                         "session's logs say which)"), r.reason
+    local = judged_with(None, traces[:8], tmp_path / "local")
+    assert {k: v for k, v in verdicts(got.judgements).items() if k not in failed} == \
+        {k: v for k, v in verdicts(local.judgements).items() if k not in failed}
+    again = judged_with(RayEngine(slow_judges), traces[:8], run_dir)  # the failed batch is judged again
+    assert (again.new, again.resumed, again.retried) == (2, 6, 2)
+    assert verdicts(again.judgements) == verdicts(local.judgements)
+
+
+def test_the_batches_no_worker_judged_name_every_cause(traces):
+    from eval.ray_engine import RayEngine, failed_batches_allowed
+
+    with slow_judges() as judges:
+        got = [j for b in RayEngine._unjudged([traces[:2], traces[2:4], traces[4:6]], {t.sample_id for t in traces[:2]},
+                                              ["ValueError: a", "ValueError: b", "ValueError: a"], METRICS, judges)
+               for j in b]
+    assert [j.sample_id for j in got] == [t.sample_id for t in traces[2:6]]
+    assert {judge_failed(j) for j in got} == {"judge failed: WorkerFailure: 2 batches failed on Ray workers, for: "
+                                            "ValueError: a | ValueError: b"}
+    assert failed_batches_allowed(10) == 3 and failed_batches_allowed(10_000) == 100
+
+
+def _live_in_group(pgid: int) -> list[str]:
+    """The processes of process group ``pgid`` that still run (zombies waiting to be reaped left out)."""
+    live = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        state, _, group = text[text.rindex(")") + 2 :].split()[:3]
+        if int(group) == pgid and state != "Z":
+            live.append(text[: text.rindex(")") + 1])
+    return live
+
+
+def _group_gone(pgid: int, within: float = 20.0) -> list[str]:
+    """[] once nothing of the group runs (within ``within`` seconds), else what still does."""
+    deadline = time.monotonic() + within
+    while (live := _live_in_group(pgid)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return live
+
+
+def test_sigterm_mid_run_stops_as_ctrl_c_does_and_a_rerun_resumes(tmp_path):
+    """SIGTERM (a supervisor, `kill`) to the driver: before, Ray's handler printed a crash report and exited 15; now
+    the run stops as Ctrl+C does (one line, exit 130), the private Ray runtime is shut down (nothing of the driver's
+    process group is left) and a rerun resumes without loss or duplicates."""
+    n = 200
+    src = write_jsonl(tmp_path / "in.jsonl", many_rows(n))
+    run_dir = tmp_path / "run"
+    args = [*CLI, "eval", str(src), "--judges", "lexical,labels", "--out", str(run_dir), "--batch-size", "1"]
+    err = tmp_path / "driver.stderr"
+    with open(err, "wb") as err_fh:
+        proc = subprocess.Popen([*args, "--engine", "ray"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err_fh,
+                                start_new_session=True)
+    results = run_dir / "results.jsonl"
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and proc.poll() is None:
+            if results.exists() and results.read_bytes().count(b"\n") >= 3:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, f"the run ended before it could be stopped: {err.read_text()[-1500:]!r}"
+        proc.send_signal(signal.SIGTERM)  # the driver alone, as `kill PID` does
+        rc = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    said = err.read_text()
+    assert rc == 130, said[-2000:]
+    assert "ragdoctor: interrupted; completed records are saved and a rerun resumes" in said
+    assert "SIGTERM received" not in said and "Traceback" not in said, said[-2000:]
+    assert _group_gone(proc.pid) == [], "Ray's processes outlived the driver"
+    first = len(complete_lines(results))
+    assert 0 < first < n
+    rerun = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)  # local: resumes Ray's records
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert f"({n - first} judged, {first} resumed" in rerun.stdout
+    assert Counter(log_ids(run_dir)) == Counter(f"s{i:04d}" for i in range(n))
+
+
+def _within(seconds: float, fn):
+    """fn() in a thread: its result, its exception, or a failure when it is still running after ``seconds`` (a hang
+    would otherwise hold the test run)."""
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds:g} s: a hang"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+@pytest.mark.parametrize("allowed, restarts", [(1, None), (5, 3)])
+def test_workers_that_die_on_every_batch_stop_the_run_in_one_line(ray_local, traces, tmp_path, monkeypatch, allowed,
+                                                                  restarts):
+    """Past the batches a run may drop, or once an actor's restarts are used up (Ray Data would wait for that actor
+    for ever: the pool of one would hang), the run stops with one line; what was delivered is saved."""
+    from eval import ray_engine
+    from rag.ray_runtime import WorkerFailure
+
+    monkeypatch.setattr(ray_engine, "failed_batches_allowed", lambda n: allowed)
+    if restarts is not None:
+        monkeypatch.setattr(ray_engine, "POOL_RESTARTS", restarts)
+    engine = ray_engine.RayEngine(all_crashing_judges, num_workers=1)
+    with pytest.raises(WorkerFailure, match=r"^a Ray worker could not judge \(the judgements made so far are saved; "
+                                            r"a rerun resumes\): its worker process died"):
+        with slow_judges() as judges:
+            _within(150, lambda: evaluate(traces[:4], metrics=["groundedness"], judges=judges, run=tmp_path / "run",
+                                          batch_size=1, progress=False, engine=engine))
+
+
+class AllCrashingLexical(SlowLexical):
+    def __init__(self):
+        super().__init__(0.0, None)
+
+    def judge(self, metric, traces):
+        os._exit(3)
+
+
+@contextmanager
+def all_crashing_judges():
+    yield [AllCrashingLexical(), LabelsJudge()]

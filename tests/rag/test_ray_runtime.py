@@ -3,7 +3,11 @@ and workers asking for GPUs no node has, are one line at once instead of a wait 
 coloured worker errors become one line with their cause."""
 from __future__ import annotations
 
+import re
+import socket
+import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -56,3 +60,90 @@ def test_a_private_runtime_listens_on_loopback_only():
     import os
 
     assert rr.LOOPBACK_ENV not in os.environ  # set for the start only
+
+
+@contextmanager
+def server(reply: bytes | None):
+    """A server on loopback that answers each connection with ``reply`` (None: says nothing until closed)."""
+    sock = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        sock.settimeout(0.1)
+        held = []
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                continue
+            held.append(conn)
+            if reply is not None:
+                conn.sendall(reply)
+        for conn in held:
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        sock.close()
+
+
+H2_SETTINGS = b"\x00\x00\x06\x04\x00\x00\x00\x00\x00" + b"\x00\x03\x00\x00\x00\x64"  # what a gRPC server says first
+
+
+def test_an_address_where_something_else_answers_is_refused_at_once(monkeypatch):
+    """The dashboard's port (8265) or any web server answers TCP: Ray then retried for minutes, a warning a second
+    (measured: over two minutes, then killed). A Ray GCS or client server speaks gRPC: its SETTINGS frame passes."""
+    monkeypatch.setattr(rr, "PROBE_S", 1.0)
+    t0 = time.monotonic()
+    with server(b"HTTP/1.0 400 Bad Request\r\n\r\n") as port:
+        with pytest.raises(UsageError, match=rf"--ray-address 127\.0\.0\.1:{port}: something answers there, but not "
+                                             r"Ray \(no gRPC server: the dashboard's port\?\); give auto, HOST:PORT"):
+            rr._probe(f"127.0.0.1:{port}")
+        with pytest.raises(UsageError, match="something answers there, but not Ray"):
+            rr._probe(f"ray://127.0.0.1:{port}")
+        monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")  # "auto" is checked where it leads
+        with pytest.raises(UsageError, match=rf"--ray-address auto \(RAY_ADDRESS=127\.0\.0\.1:{port}\): something"):
+            rr._probe("auto")
+        monkeypatch.delenv("RAY_ADDRESS")
+    with server(None) as port, pytest.raises(UsageError, match="something answers there, but not Ray"):
+        rr._probe(f"127.0.0.1:{port}")  # silent
+    assert time.monotonic() - t0 < 8
+    with server(H2_SETTINGS) as port:
+        rr._probe(f"127.0.0.1:{port}")
+        monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+        rr._probe("auto")
+
+
+@pytest.mark.parametrize("address", [":6379", "127.0.0.1:", "127.0.0.1:99999", "127.0.0.1:0", "http://127.0.0.1:1",
+                                     "garbage", "ray://", "[]:6379", "127.0.0.1:port"])
+def test_an_address_of_no_form_ray_joins_is_one_line_before_anything_loads(address):
+    """Ray logged a traceback for ':6379' (Malformed host), named another host for '127.0.0.1:' and probed
+    'http://...' as a host name: now each is one line at once, when the engine is made."""
+    from eval.ray_engine import RayEngine
+    from rag.ray_index import RayDense
+
+    message = rf"--ray-address {re.escape(address)}: not an address Ray can join: give auto, HOST:PORT"
+    with pytest.raises(UsageError, match=message):
+        rr._probe(address)
+    with pytest.raises(UsageError, match=message):
+        RayEngine(lambda: None, address=address)  # type: ignore[arg-type,return-value]
+    with pytest.raises(UsageError, match=message):
+        RayDense("fake", address=address)
+    for fine in ("auto", "local", "head:6379", "ray://head", "ray://head:10001", "[::1]:6379", None):
+        rr.check_address(fine)
+
+
+def test_local_is_the_private_runtime_on_loopback():
+    """`--ray-address local` (Ray's name for a runtime of its own) started one on this host's outward address."""
+    ray = pytest.importorskip("ray")
+    ray.shutdown()
+    assert rr.connect("local", num_cpus=1) is True
+    try:
+        assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}
+    finally:
+        ray.shutdown()
