@@ -33,7 +33,7 @@ from corpora.errors import UsageError, warn
 from corpora.jsonl import validation_error
 from corpora.paths import input_file
 
-from rag.precision import native_bf16
+from rag.precision import cross_encoder_logits, native_bf16
 from judge_train.manifest import manifest
 from judge_train.data import (DataConfig, Example, build_examples, heldout, read_pool, read_relevance_pool,
                                    relevance_examples)
@@ -288,11 +288,7 @@ def reference_scores(ce, pairs: list[tuple[str, str]]) -> np.ndarray:
     """P(supported) of the in-memory fp32 model (taken before the fp16 export rounds its weights)."""
     if not pairs:
         return np.zeros(0)
-    import torch  # noqa: PLC0415 - lazy: the model loaded it already
-
-    # raw logits (activation_fn=None would apply the head's Sigmoid, and the sigmoid below would be a second one)
-    raw = ce.predict(pairs, batch_size=32, show_progress_bar=False, convert_to_numpy=True,
-                     activation_fn=torch.nn.Identity())
+    raw = cross_encoder_logits(ce, pairs, 32)
     return 1 / (1 + np.exp(-np.asarray(raw, dtype=np.float64).reshape(-1)))
 
 

@@ -46,6 +46,17 @@ def bf16_autocast(device: str = "cpu", on: bool = True) -> AbstractContextManage
     return torch.autocast(device_type="cuda" if str(device).startswith("cuda") else "cpu", dtype=torch.bfloat16)
 
 
+def cross_encoder_logits(model, pairs: list[tuple[str, str]], batch_size: int, *, autocast: bool = False):
+    """A sentence-transformers CrossEncoder's raw logits for ``pairs`` (numpy, float32), under bf16 autocast when
+    ``autocast``. Never its activation: predict(activation_fn=None) applies the head's own (a Sigmoid on a 1-logit head
+    since sentence-transformers 4), and a caller that applies a sigmoid itself would apply a second one."""
+    import torch  # noqa: PLC0415 - lazy
+
+    with bf16_autocast("cpu", on=autocast):
+        return model.predict(pairs, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True,
+                             activation_fn=torch.nn.Identity())
+
+
 def _is_ffn(name: str) -> bool:
     """The feed-forward linears of a BERT-style layer (2/3 of its matmul work). Only these are quantised: with the
     attention projections and the head as well, the judge's held-out AUROC fell from 0.917 to 0.897 (FFN: 0.912)."""

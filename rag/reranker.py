@@ -22,7 +22,7 @@ from rag.config import RetrievalConfig
 from rag.embeddings import quiet_model_loading
 from rag.fusion import interpolate
 from rag.models import ModelUnavailable
-from rag.precision import bf16_autocast, quantize_ffn, resolve_precision
+from rag.precision import cross_encoder_logits, quantize_ffn, resolve_precision
 
 ROOT = Path(__file__).resolve().parents[1]
 WEIGHTS = ROOT / "eval" / "judges" / "weights"
@@ -111,13 +111,8 @@ class CrossEncoderReranker:
         """One logit per passage (higher: more relevant to ``question``)."""
         if not passages:
             return np.zeros(0, dtype=np.float32)
-        import torch  # noqa: PLC0415 - lazy, as above
-
-        model = self.model
         pairs = [(p, question) for p in passages]  # the order it was trained in: passage first, question second
-        with bf16_autocast("cpu", on=self.autocast):
-            out = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True,
-                                activation_fn=torch.nn.Identity())
+        out = cross_encoder_logits(self.model, pairs, self.batch_size, autocast=self.autocast)
         return np.asarray(out, dtype=np.float32).reshape(-1)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from eval.judges.base import JudgeUnavailable, Support
-from rag.precision import bf16_autocast
+from rag.precision import cross_encoder_logits
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -82,14 +82,8 @@ class CrossEncoderScorer:
     def _predict(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         if not pairs:
             return np.zeros((0,))
-        import torch  # noqa: PLC0415 - lazy: the model loaded it already
-
-        model = self.model
-        # the raw logits: activation_fn=None would apply the model's own activation (Sigmoid on a 1-logit head since
-        # sentence-transformers 4), and support() applies the sigmoid itself
-        with bf16_autocast("cpu", self.autocast_bf16):
-            raw = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True,
-                                activation_fn=torch.nn.Identity())
+        # raw logits: support() applies the sigmoid (or the softmax) itself
+        raw = cross_encoder_logits(self.model, pairs, self.batch_size, autocast=self.autocast_bf16)
         return np.asarray(raw, dtype=np.float64)
 
     def support(self, pairs: list[tuple[str, str]]) -> list[Support]:
