@@ -33,13 +33,17 @@ def _said(caplog, part):
     return [r.getMessage() for r in caplog.records if part in r.getMessage()]
 
 
-def test_a_question_longer_than_the_embedder_reads_is_said_once_with_its_token_count(tmp_path, caplog, monkeypatch):
+def _fresh_retriever(tmp_path, emb, mode, caplog, monkeypatch):
+    """A top-2 retriever over _docs() in a process that has warned about no long question yet, warnings captured."""
     monkeypatch.setattr(store_module, "_queries_cut", set())
-    emb = _ShortInputEmbedder()
     store = build_index(_docs(), tmp_path / "i", emb, chunking=ChunkingConfig(chunk_size=16, chunk_overlap=2),
                         index_cfg=IndexConfig())
     caplog.set_level("WARNING")
-    retriever = make_retriever(store, emb, RetrievalConfig(mode="hybrid", top_k=2))
+    return make_retriever(store, emb, RetrievalConfig(mode=mode, top_k=2))
+
+
+def test_a_question_longer_than_the_embedder_reads_is_said_once_with_its_token_count(tmp_path, caplog, monkeypatch):
+    retriever = _fresh_retriever(tmp_path, _ShortInputEmbedder(), "hybrid", caplog, monkeypatch)
     retriever.search("what is caching?")  # short: nothing said, nothing tokenized past the byte bound
     assert not _said(caplog, CUT)
     long = "why " * 40  # 40 words: 42 tokens with [CLS] and [SEP]
@@ -51,12 +55,7 @@ def test_a_question_longer_than_the_embedder_reads_is_said_once_with_its_token_c
 
 
 def test_the_fake_embedder_says_no_limit_so_no_question_is_checked(tmp_path, caplog, monkeypatch):
-    monkeypatch.setattr(store_module, "_queries_cut", set())
-    emb = FakeEmbedder()
-    store = build_index(_docs(), tmp_path / "i", emb, chunking=ChunkingConfig(chunk_size=16, chunk_overlap=2),
-                        index_cfg=IndexConfig())
-    caplog.set_level("WARNING")
-    make_retriever(store, emb, RetrievalConfig(mode="dense", top_k=2)).search("why " * 1000)
+    _fresh_retriever(tmp_path, FakeEmbedder(), "dense", caplog, monkeypatch).search("why " * 1000)
     assert not _said(caplog, "tokens the embedder reads")
 
 
