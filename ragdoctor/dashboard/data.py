@@ -653,7 +653,8 @@ def rankings(run: Run) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, l
 def recall_left_out(run: Run) -> dict[str, dict[str, list[str]]]:
     """The labelled samples the recall curve leaves out, as eval's retrieval metrics do (ragdoctor.run_report's
     ``retrieval_left_out``): {status (unmeasured, not_applicable): {reason: sample ids}}, most frequent reason first.
-    Among them the ones ``retrieval_unrecorded`` names (contexts null), and those whose contexts carry no doc_id."""
+    Among them those whose contexts are null (their record's ``contexts_missing`` reason, e.g. an imported span that
+    dropped its documents, in eval's reason) and those whose contexts carry no doc_id."""
     found: dict[tuple[str, str], list[str]] = {}
     for sid in run.sample_ids:
         t = run.trace(sid)
@@ -696,24 +697,6 @@ def recall_curve(run: Run, ks: Iterable[int] = range(1, 21)) -> pd.DataFrame:
                   "n_left_out": n_left_out, "left_out": why}
                  for k in ks if means or why]  # none measured, some left out: recall unmeasured (None), with why
     return pd.DataFrame(rows, columns=cols)
-
-
-def retrieval_unrecorded(run: Run) -> tuple[list[str], str | None]:
-    """The samples with relevance labels whose record does not say what was retrieved (contexts null: eval's retrieval
-    metrics call them unmeasured; left out of recall, never counted as not retrieved), and the most frequent reason
-    their records give (metadata ``contexts_missing``, e.g. an imported span that dropped its documents), None when none
-    gives one. A question blocked before retrieval, or whose labels grade every document 0, is not among them: eval
-    calls those not applicable (``recall_left_out`` names every left-out sample, with its reason)."""
-    ids: list[str] = []
-    reasons: Counter[str] = Counter()
-    for sid in run.sample_ids:
-        t = run.trace(sid)
-        if (t is not None and t.relevance_grades and not t.has_contexts and (r := retrieval_left_out(t)) is not None
-                and r.status == "unmeasured"):
-            ids.append(sid)
-            if t.metadata.get("contexts_missing"):
-                reasons[str(t.metadata["contexts_missing"])] += 1
-    return ids, (reasons.most_common(1)[0][0] if reasons else None)
 
 
 FIRST_RELEVANT_COLUMNS = ["rank", "order", "count", "bucket", "why"]

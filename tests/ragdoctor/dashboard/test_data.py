@@ -407,8 +407,9 @@ def test_first_relevant_ranks_leave_out_what_eval_leaves_out_never_not_retrieved
     assert (out["rank"] == "left out").all() and dict(zip(out["why"], out["count"])) == {
         why: 1 for why in LEFT_OUT.values()}
     assert first["count"].sum() == s["labelled"].sum()  # every labelled question in one bucket, once
-    # contexts null, blocked: eval calls that not applicable, no unrecorded retrieval
-    assert rd.retrieval_unrecorded(run) == (["unknown"], "the span dropped its documents")
+    # contexts null: unmeasured, with the record's reason; blocked: eval calls that not applicable, not unmeasured
+    assert rd.recall_left_out(run)["unmeasured"]["no contexts in the input record: the span dropped its documents"] == [
+        "unknown"]
 
 
 def test_the_drilldown_leaves_out_what_eval_leaves_out_never_not_retrieved(tmp_path):
