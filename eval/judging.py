@@ -55,7 +55,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 20  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 21  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -96,6 +96,8 @@ METRICS_VERSION = 20  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     duration glued in parts ('1h30') is no identifier answer correctness must find written the same way
 # 20: retrieval metrics on traces decide chunk or document matching from labels graded above 0 only (a grade-0
 #     document label no longer turns chunk labels into document matching); all-zero labels say so in their reason
+# 21: a blocked record with an empty contexts list is not applicable to the context and retrieval metrics (was a
+#     measured recall 0), unless its guardrails record names a rail that runs after retrieval
 
 
 def _first_line(exc: Exception) -> str:
@@ -138,9 +140,52 @@ def precheck(t: Trace, metric: str, judge_name: str) -> MetricResult | None:
     return None
 
 
+def _failure(metric: str, judge: Judge, exc: Exception) -> MetricResult:
+    return MetricResult.unmeasured(metric, judge.name, f"judge failed: {type(exc).__name__}: {_first_line(exc)}"[:300])
+
+
+def _judge_once(judge: Judge, metric: str, traces: list[Trace]) -> list[MetricResult]:
+    got = judge.judge(metric, traces) if traces else []
+    if len(got) != len(traces):
+        raise RuntimeError(f"judge returned {len(got)} results for {len(traces)} samples")
+    return got
+
+
+# after this many samples judged alone in a row fail as the whole batch did, the judge is failing, not a sample: the
+# rest of the batch takes the same reason without being asked (a judge that cannot load is not asked 16 times)
+ALONE_FAILURES_BEFORE_GIVING_UP = 2
+
+
+def _judged(judge: Judge, metric: str, traces: list[Trace]) -> list[MetricResult]:
+    """``judge``'s results for ``traces``, one call for the batch. A judge that raises on the batch is asked again
+    for each sample alone, so a sample that makes it fail is unmeasured with the reason and the others of its batch
+    are still measured; when the samples fail alone as the batch did, the rest take that reason."""
+    try:
+        return _judge_once(judge, metric, traces)
+    except Exception as exc:  # a judge failure is data, not a crash of the run
+        batch_failure = _failure(metric, judge, exc)
+    if len(traces) == 1:
+        return [batch_failure]
+    out: list[MetricResult] = []
+    same_in_a_row = 0
+    for t in traces:
+        if same_in_a_row >= ALONE_FAILURES_BEFORE_GIVING_UP:
+            out.append(batch_failure)
+            continue
+        try:
+            out.extend(_judge_once(judge, metric, [t]))
+            same_in_a_row = 0
+        except Exception as exc:
+            failed = _failure(metric, judge, exc)
+            same_in_a_row = same_in_a_row + 1 if failed.reason == batch_failure.reason else 0
+            out.append(failed)
+    return out
+
+
 def judge_batch(traces: list[Trace], metrics: Sequence[str], judges: Sequence[Judge]) -> list[Judgement]:
     """One Judgement per trace: every metric by every judge that measures it. A judge that fails makes its results
-    unmeasured with the reason (a failure is data, not a crash of the run)."""
+    unmeasured with the reason (a failure is data, not a crash of the run): only the samples it fails on, when it
+    can judge the others of the batch alone."""
     per_trace: list[list[MetricResult]] = [[] for _ in traces]
     for judge in judges:
         for metric in metrics:
@@ -149,13 +194,7 @@ def judge_batch(traces: list[Trace], metrics: Sequence[str], judges: Sequence[Ju
             pre = [precheck(t, metric, judge.name) for t in traces]
             idx = [i for i, p in enumerate(pre) if p is None]
             t0 = time.perf_counter()
-            try:
-                got = judge.judge(metric, [traces[i] for i in idx]) if idx else []
-                if len(got) != len(idx):
-                    raise RuntimeError(f"judge returned {len(got)} results for {len(idx)} samples")
-            except Exception as exc:  # a judge failure is data, not a crash of the run
-                reason = f"judge failed: {type(exc).__name__}: {_first_line(exc)}"[:300]
-                got = [MetricResult.unmeasured(metric, judge.name, reason) for _ in idx]
+            got = _judged(judge, metric, [traces[i] for i in idx])
             per_item = (time.perf_counter() - t0) / max(1, len(idx))
             for i, result in zip(idx, got):
                 pre[i] = result.model_copy(update={"seconds": round(per_item, 4)})

@@ -50,6 +50,15 @@ def _no_asks(t: Trace, r: MetricResult) -> list[Ask]:
     return []
 
 
+# the rails that run once the chunks are retrieved (rag/guardrails: the output rail checks the answer against them)
+RAILS_AFTER_RETRIEVAL = frozenset({"output", "retrieval"})
+
+
+def blocked_after_retrieval(t: Trace) -> bool:
+    """The record says its question was retrieved for before a rail blocked it (its ``guardrails.blocked_by``)."""
+    return str((t.guardrails or {}).get("blocked_by") or "") in RAILS_AFTER_RETRIEVAL
+
+
 @dataclass(frozen=True)
 class Metric:
     """``rules`` give the results no model is needed for (None: a judge must look); ``compute`` gives the rest from a
@@ -79,8 +88,10 @@ class Metric:
     def missing(self, t: Trace, judge: str) -> MetricResult | None:
         """A metric that reads the retrieved contexts, on a record that carried none or only blank ones: unmeasured,
         never a measured 0. A question a guardrail blocked before retrieval: nothing was meant to be retrieved, so not
-        applicable (as a blocked answer is for the answer metrics), never a retrieval failure."""
-        if "contexts" in self.needs and not t.has_contexts and t.outcome == "blocked":
+        applicable (as a blocked answer is for the answer metrics), never a retrieval failure; so is a blocked record
+        with an empty list of contexts, as other systems write "nothing retrieved" when a rail stopped the question,
+        unless its guardrails record says the rail that blocked it ran after retrieval."""
+        if "contexts" in self.needs and not t.chunks and t.outcome == "blocked" and not blocked_after_retrieval(t):
             return MetricResult.not_applicable(self.name, judge, BLOCKED_BEFORE_RETRIEVAL)
         if "contexts" in self.needs and not t.has_contexts and (na := self.applies(t, judge)) is not None:
             return na  # no labels or no reference: it could not apply whatever was retrieved

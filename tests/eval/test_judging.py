@@ -127,6 +127,43 @@ def test_judge_failures_become_unmeasured_not_crashes(tmp_path):
     assert boom_row["n"] == 0 and boom_row["n_unmeasured"] == 4
 
 
+class Counted(ExplodingJudge):
+    """Raises whenever the batch holds ``poison`` (every batch when ``poison`` is None); records each call's ids."""
+    name, config_id = "counted", "counted:v1"
+
+    def __init__(self, poison=None):
+        self.poison, self.calls = poison, []
+
+    def judge(self, metric, samples):
+        self.calls.append([s.sample_id for s in samples])
+        if self.poison is None or any(s.sample_id == self.poison for s in samples):
+            raise ValueError(f"cannot judge {self.poison or 'anything'}")
+        return [MetricResult.ok(metric, self.name, 0.5) for _ in samples]
+
+
+def test_a_sample_that_makes_its_judge_raise_leaves_the_rest_of_its_batch_measured(tmp_path):
+    samples, _ = load_traces(write_jsonl(tmp_path / "in.jsonl", rows()))
+    judge = Counted(poison="made-up")
+    run = evaluate(samples, metrics=["groundedness"], judges=[judge], run=tmp_path / "run", batch_size=4,
+                   progress=False)
+    got = {j.sample_id: j.get("groundedness", "counted") for j in run.judgements}
+    assert got["made-up"].reason == "judge failed: ValueError: cannot judge made-up"
+    assert {sid: r.value for sid, r in got.items() if sid != "made-up"} == {"good": 0.5, "refusal-right": 0.5,
+                                                                             "ragas-shape": 0.5}
+    assert len(judge.calls[0]) == 4 and all(len(c) == 1 for c in judge.calls[1:]) and len(judge.calls) == 5
+
+
+def test_a_judge_that_fails_on_every_sample_is_not_asked_about_each_of_a_big_batch(tmp_path):
+    samples, _ = load_traces(write_jsonl(tmp_path / "in.jsonl", rows()))
+    judge = Counted()
+    run = evaluate(samples, metrics=["groundedness"], judges=[judge], run=tmp_path / "run", batch_size=4,
+                   progress=False)
+    assert [len(c) for c in judge.calls] == [4, 1, 1]  # the batch, then two alone failing as it did: the judge
+    assert {j.get("groundedness", "counted").reason for j in run.judgements} == {
+        "judge failed: ValueError: cannot judge anything"}
+    assert run.summary["metrics"][0]["n_unmeasured"] == 4
+
+
 def test_killed_run_resumes_without_judging_twice(tmp_path):
     samples, _ = load_traces(write_jsonl(tmp_path / "in.jsonl", rows()))
     run_dir = tmp_path / "run"

@@ -49,6 +49,23 @@ def test_a_record_without_contexts_is_not_applicable_where_nothing_could_apply()
     assert got[("l", "recall@5")] == got[("l", "context_recall")] == "unmeasured"
 
 
+def test_a_blocked_record_with_an_empty_context_list_is_not_a_retrieval_miss():
+    """Other systems write ``contexts: []`` for a question a rail stopped before retrieval: not applicable, as a
+    blocked record without contexts is, never a measured recall 0. An empty list after a rail that ran once the
+    chunks were retrieved (the output rail) is what retrieval found: measured."""
+    from eval.metrics.base import BLOCKED_BEFORE_RETRIEVAL
+
+    before = trace(answer="", sample_id="b", relevant_doc_ids=["cur"], contexts=[], outcome="blocked")
+    input_rail = trace(answer="", sample_id="i", relevant_doc_ids=["cur"], contexts=[], outcome="blocked",
+                       guardrails={"blocked_by": "input"})
+    after = trace(answer="", sample_id="a", relevant_doc_ids=["cur"], contexts=[], outcome="blocked",
+                  guardrails={"blocked_by": "output"})
+    for metric in ("recall@5", "ndcg@10", "context_recall", "context_precision"):
+        got = [get(metric).fixed(t, "labels") for t in (before, input_rail)]
+        assert [(r.status, r.reason) for r in got] == [("not_applicable", BLOCKED_BEFORE_RETRIEVAL)] * 2, metric
+    assert LabelsJudge().judge("recall@5", [after])[0].value == 0.0
+
+
 def _apply(name: str, t) -> float:
     return get(name).apply(LabelsJudge(), "labels", [t])[0]
 
