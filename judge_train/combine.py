@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -328,14 +328,15 @@ def cross_validated(x: np.ndarray, rows: ClaimRows, folds: int = 5, rounds: int 
 
 
 def choose_features(rows: ClaimRows, names: Sequence[str], log: Log, baseline: str,
-                    extra: Callable[..., dict] | None = None,
+                    extra: Callable[..., dict] | None = None, extra_ok: Collection[str] = (),
                     max_features: int | None = None, why: dict[str, str] | None = None) -> tuple[list[str], dict]:
     """The subset (always with names[0], the cross-encoder) chosen by the worst source, never the average: the
     highest minimum over sources of its leave-one-source-out AUROC **minus the baseline's** (``baseline``: the
     lexical feature alone), i.e. the subset whose smallest lead over word overlap is largest; ties go to the higher
     worst-source AUROC, then to fewer features. Only sources with enough held-out records (eligible_sources) decide.
     ``extra(columns)`` may add more per-task AUROCs for a subset (e.g. passage sets scored by a combiner fit on the
-    pairs, with their baseline under the same key in ``extra([baseline column])``). ``max_features``: subsets of at
+    pairs, with their baseline under the same key in ``extra([baseline column])``); of its keys only those in
+    ``extra_ok`` (the tasks with enough records, as for the sources) decide, the others are reported. ``max_features``: subsets of at
     most that many features beside the cross-encoder (None: every subset; 7 more features are 128 subsets, each fit
     once per source). ``why`` (when given) gets the reasons of the chosen subset's unmeasured values, under
     'combiner_loso.<source>', and, when no subset's worst source could be measured (too few records per source), the
@@ -345,7 +346,8 @@ def choose_features(rows: ClaimRows, names: Sequence[str], log: Log, baseline: s
     base = per_source_auroc(record_min(rows.x[:, base_col], rows.record, len(rows.label)), rows)
     if extra is not None:
         base.update(extra([base_col], baseline_only=True))
-    base_ok = {s: v for s, v in base.items() if s in ok or s not in rows.source}
+    decides = set(ok) | set(extra_ok)
+    base_ok = {s: v for s, v in base.items() if s in decides}
     others = list(names[1:])
     table: dict[str, dict] = {}
     whys: dict[str, dict[str, str]] = {}
@@ -361,7 +363,7 @@ def choose_features(rows: ClaimRows, names: Sequence[str], log: Log, baseline: s
                                    why=w, unscored=unscored)
             if extra is not None:
                 per.update(extra(cols))
-                vals = [v for key, v in per.items() if key != "min" and v is not None and (key in ok or key not in rows.source)]
+                vals = [v for key, v in per.items() if key in decides and v is not None]
                 per["min"] = min(vals) if vals else None
                 if per["min"] is not None:
                     w.pop("min", None)
@@ -498,8 +500,16 @@ def fit_relevance(scorer: CompactJudgeScorer, pairs: Sequence[tuple[str, str, in
             return {"nomiracl_sets": None}
         return {"nomiracl_sets": set_auroc(spec, cols)}
 
+    # the sets decide the choice only with as many of each label as a source needs (MIN_PER_LABEL): fewer are
+    # reported beside the sources, as a source with too few records is
+    with_answer = sum(1 for lab in set_labels if lab == 1)
+    sets_decide = bool(sets) and min(with_answer, len(sets) - with_answer) >= MIN_PER_LABEL
+    if sets and not sets_decide:
+        unmeasured["nomiracl_sets_decide"] = (f"reported, not deciding the choice: {with_answer} held-out sets with an "
+                                              f"answer and {len(sets) - with_answer} without (fewer than "
+                                              f"{MIN_PER_LABEL} of a label)")
     chosen, table = choose_features(rows, names, log, baseline="q_coverage", extra=sets_loso if sets else None,
-                                    why=unmeasured)
+                                    extra_ok={"nomiracl_sets"} if sets_decide else (), why=unmeasured)
     cols = [names.index(n) for n in chosen]
     spec = {"features": chosen, **fit_mil(x[:, cols], rows, np.arange(len(pairs)), rounds=1, signs=rows.signs_of(cols))}
     alone = {}

@@ -65,6 +65,23 @@ def test_sources_with_too_few_records_are_reported_but_do_not_decide():
     assert combine.worst_margin({"a": 0.8, "b": 0.9, "min": 0.8}, {"a": 0.85, "b": 0.7}) == -0.05
 
 
+def test_an_extra_task_decides_the_choice_only_with_enough_records():
+    """Passage sets (NoMIRACL) join the worst-source choice as one more task: with as many of each label as a source
+    needs they decide, with fewer they are reported beside the sources, as a small source is."""
+    rows = _rows(180)
+
+    def sets(cols, baseline_only=False):  # a task on which every subset with 'noise' is far worse
+        return {"sets": 0.5 if baseline_only else (0.1 if 1 in cols else 0.9)}
+
+    free, table = combine.choose_features(rows, ["ce", "noise", "c_only"], log=lambda _m: None, baseline="noise",
+                                          extra=sets)
+    assert table["ce+noise"]["sets"] == 0.1 and table["ce+noise"]["min"] > 0.1  # reported, not deciding
+    decided, table = combine.choose_features(rows, ["ce", "noise", "c_only"], log=lambda _m: None, baseline="noise",
+                                             extra=sets, extra_ok={"sets"})
+    assert "noise" not in decided and table["ce+noise"]["min"] == 0.1 and table["ce+noise"]["margin"] == -0.4
+    assert free[0] == decided[0] == "ce"
+
+
 def test_source_weights_make_every_source_count_the_same():
     w = combine.source_weights(["a"] * 90 + ["b"] * 10)
     assert w[:90].sum() == pytest.approx(w[90:].sum())

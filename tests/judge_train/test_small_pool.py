@@ -192,6 +192,8 @@ def test_fit_relevance_refuses_one_label_and_leaves_one_label_sets_unscored():
     with _strict():
         _, report = combine.fit_relevance(_Scorer(), pairs, lambda _m: None, sets)
     assert report["nomiracl_sets_n"] == 3 and report["combiner_loso"]["nomiracl_sets"] is None
+    assert report["unmeasured"]["nomiracl_sets_decide"] == (
+        "reported, not deciding the choice: 2 held-out sets with an answer and 1 without (fewer than 20 of a label)")
     assert report["unmeasured"]["combiner_loso.nomiracl_sets"] == (
         "the pairs of the sources other than nomiracl are 6 records, all positive: no combiner to score the sets with")
     json.dumps(report, allow_nan=False)
