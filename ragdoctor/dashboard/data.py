@@ -21,7 +21,7 @@ import pandas as pd
 
 from corpora.errors import InputError
 from corpora.labels import read_labels
-from corpora.records import Candidate, Chunk, Diagnosis, Judgement, Trace
+from corpora.records import Candidate, Chunk, Diagnosis, Judgement, MetricResult, Trace, relevant_docs
 from corpora.run_folder import DIAGNOSIS, LABELS, RESULTS, RESULTS_TABLE, RUN_SUMMARY, SUMMARY, RunFolder
 from diagnostics.disagreement import (
     BUCKETS,
@@ -253,13 +253,50 @@ def first_relevant_rank(trace: Trace | None) -> int | None:
     return min(ranks) if ranks else None
 
 
+def labelled_left_out(trace: Trace | None) -> tuple[bool, MetricResult | None]:
+    """(labelled: the trace carries relevance labels; eval's result leaving it out of its retrieval metrics,
+    ragdoctor.run_report's ``retrieval_left_out``: None when they measure it, or when it is unlabelled, which has
+    nothing to leave out). The one test of "labelled, and left out by eval" every retrieval view reads."""
+    if trace is None or not trace.relevance_grades:
+        return False, None
+    return True, retrieval_left_out(trace)
+
+
 def retrieval_left_out_reason(trace: Trace | None) -> str | None:
     """Why eval's retrieval metrics leave out this labelled trace ("status: reason", as ``left_out_text`` words it:
     ragdoctor.run_report's ``retrieval_left_out``), None when they measure it or it carries no relevance label (an
     unlabelled question has nothing to leave out)."""
-    if trace is None or not trace.relevance_grades or (r := retrieval_left_out(trace)) is None:
-        return None
-    return f"{r.status.replace('_', ' ')}: {r.reason or ''}"
+    _, r = labelled_left_out(trace)
+    return None if r is None else f"{r.status.replace('_', ' ')}: {r.reason or ''}"
+
+
+def relevance_labels(trace: Trace | None) -> dict:
+    """The trace's relevance labels as eval's retrieval metrics (eval.metrics.retrieval) read them, never a copy of
+    their rule: ``grades`` {label: grade} (``Trace.relevance_grades``: ``metadata.qrels`` when given, else grade 1 per
+    ``relevant_doc_ids``); ``relevant`` the labels graded above 0 (``relevant_docs``: a grade-0 label is judged not
+    relevant, never listed as relevant), ``relevant_doc_ids`` for an unlabelled trace (None, or [] for an unanswerable
+    question); ``not_relevant`` the labels graded 0 or below; ``graded`` whether a grade other than 1 is given.
+    Where eval measures the trace (labelled, ``labelled_left_out`` None): ``level`` ("chunk" when the labels name
+    retrieved chunks, else "document": ``ranking``'s) and ``hits`` {(in context, rank, chunk id): the label it
+    matches} for each retrieved chunk eval counts relevant (``relevant_ranks``, the contexts and candidates apart)."""
+    grades = trace.relevance_grades if trace is not None else {}
+    labelled, out = labelled_left_out(trace)
+    relevant = relevant_docs(grades) if grades else (trace.relevant_doc_ids if trace is not None else None)
+    labels: dict[str, Any] = {"grades": grades, "relevant": relevant, "graded": any(g != 1 for g in grades.values()),
+                              "not_relevant": sorted(d for d, g in grades.items() if g <= 0),
+                              "level": None, "hits": {}}
+    if trace is None or not labelled or out is not None:
+        return labels
+    level = ranking(trace)[1]
+    top, past = (set(ranks) for ranks in relevant_ranks(trace))
+    wanted = set(labels["relevant"])
+    for c in trace.ranked():
+        # the chunk's id at eval's level names the label it matched (a rank shared by two chunks matches only its own)
+        label = c.chunk_id if level == "chunk" else _doc(c)
+        if c.rank in (past if isinstance(c, Candidate) else top) and label in wanted:
+            labels["hits"][(not isinstance(c, Candidate), c.rank, c.chunk_id)] = label
+    labels["level"] = level
+    return labels
 
 
 def samples_frame(results: pd.DataFrame, judgements: Mapping[str, Judgement], traces: Mapping[str, Trace],
@@ -277,8 +314,8 @@ def samples_frame(results: pd.DataFrame, judgements: Mapping[str, Judgement], tr
         # eval's rule (the recall curve's): a labelled trace whose retrieval is unknown (contexts null), whose contexts
         # carry no doc id, blocked before retrieval or with every label graded 0 has no first relevant rank to count:
         # left out with its reason, never "not retrieved"
-        labelled = bool(t and t.relevance_grades)
-        left_out = retrieval_left_out_reason(t) if labelled else None
+        labelled, _ = labelled_left_out(t)
+        left_out = retrieval_left_out_reason(t)
         measured = labelled and left_out is None
         base.append((sid, t.question if t else "", t.outcome if t else "", d.category if d else None,
                      ", ".join(d.secondary) if d else "", d.rule if d else "", labelled, measured, left_out,
@@ -431,13 +468,20 @@ def highlight_segments(answer: str, claims: list[dict]) -> list[dict]:
 
 def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None, *, sample_id: str = "") -> dict:
     """Everything the drill-down shows for one sample, from whichever records exist (``trace``: the traces log's, else
-    the judged one). ``retrieval_left_out``: why eval's retrieval metrics leave this labelled trace out
-    (``retrieval_left_out_reason``), None when they measure it: then ``relevant_found`` holds no verdict (None for
-    every document: not judged, never "not retrieved") and no chunk is called relevant or not."""
+    the judged one). The labels are read as eval's retrieval metrics read them (``relevance_labels``):
+    ``relevant_doc_ids`` the labels graded above 0 (qrels alone label a trace too), ``relevance_grades`` their grades
+    when graded (else None), ``not_relevant`` the labels graded 0 or below, ``relevance_level`` "chunk" or "document"
+    (how eval matched them; None when it does not measure the trace) and ``relevant_found`` {label: rank of the first
+    retrieved chunk eval matched to it, None: not retrieved}. ``retrieval_left_out``: why eval's retrieval metrics
+    leave this labelled trace out (``retrieval_left_out_reason``), None when they measure it: when not None,
+    ``relevant_found`` holds no verdict (None for every label: not judged, never "not retrieved") and no chunk is
+    called relevant or not."""
     trace = trace or (j.trace if j is not None else None)
     sid = (j.sample_id if j else None) or (trace.sample_id if trace else None) or sample_id
     question, answer = (trace.question, trace.answer) if trace else ("", "")
-    reference, relevant = (trace.reference, trace.relevant_doc_ids) if trace else (None, None)
+    reference = trace.reference if trace else None
+    labels = relevance_labels(trace)
+    relevant, hits = labels["relevant"], labels["hits"]
     results = j.results if j is not None else []
     metrics = pd.DataFrame([{"metric": r.metric, "judge": r.judge, "value": r.value, "status": r.status,
                              "reason": r.reason} for r in results],
@@ -455,29 +499,32 @@ def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None,
     # chunks in rank order, the top-k contexts then the candidates past the cut
     texts = {c.chunk_id: {"text": c.text, "title": c.title, "score": c.score, "flags": c.flags}
              for c in (trace.chunks if trace else [])}
-    rel = set(relevant or [])
     # eval's retrieval rule (samples_frame's, the recall curve's): a labelled trace it leaves out (contexts null or
     # without doc ids, blocked before retrieval, every label graded 0) cannot be judged here either: no relevant
     # document is "not retrieved", no chunk "not a relevant document"; the reason is shown instead
     left_out = retrieval_left_out_reason(trace)
+    # each chunk relevant or not where eval matched the labels, and where the question is labelled unanswerable
+    # (relevant_doc_ids [] and no grade: no chunk is relevant)
+    judged = labels["level"] is not None or (relevant == [] and not labels["grades"])
     chunks: list[dict[str, Any]] = []
     for c in trace.ranked() if trace else []:
         rank, cid, doc, signals = c.rank, c.chunk_id, _doc(c), c.signals
+        key = (not isinstance(c, Candidate), rank, cid)
         marks = [{"judge": jn, "claim": n, "verdict": c.get("verdict"), "sentence": c.get("sentence")}
                  for jn, cl in claims.items() for n, c in enumerate(cl, 1)
                  if c.get("chunk_id") == cid and c.get("verdict") in ("supported", "contradicted")]
         info = texts.get(cid)
         chunks.append({"rank": rank, "chunk_id": cid, "doc_id": doc, "in_context": info is not None,
-                       "relevant": (doc in rel) if relevant is not None and left_out is None else None,
+                       "relevant": (key in hits) if judged else None,
                        "text": (info or {}).get("text"),
                        "title": (info or {}).get("title", ""), "score": (info or {}).get("score"),
                        "flags": (info or {}).get("flags", []), "signals": signals, "marks": marks,
                        "context_precision": {jn: v[cid].get("relevant") for jn, v in cp.items() if cid in v},
                        "precision_blank": [jn for jn, ids in blank.items()
                                            if cid in ids and cid not in cp.get(jn, {})]})
-    # a rank for each relevant document found; None is "not retrieved" only when ``retrieval_left_out`` is None
-    found = {doc: None if left_out else min((c["rank"] for c in chunks if c["doc_id"] == doc), default=None)
-             for doc in (relevant or [])}
+    # a rank for each relevant label eval found; None is "not retrieved" only when ``retrieval_left_out`` is None
+    found = {label: min((key[1] for key, hit in hits.items() if hit == label), default=None)
+             for label in (relevant or [])}
     latency = trace.latency_ms if trace is not None else {}
     judge = next((jn for jn in _judge_order(claims)), None)
     diagnosis = None
@@ -489,6 +536,8 @@ def sample_detail(j: Judgement | None, trace: Trace | None, d: Diagnosis | None,
     return {"sample_id": sid, "question": question, "reference": reference, "answer": answer,
             "outcome": trace.outcome if trace else "", "error": trace.error if trace else None,
             "relevant_doc_ids": relevant, "relevant_found": found, "metrics": metrics, "claims": claims,
+            "relevance_grades": {label: labels["grades"][label] for label in relevant or []} if labels["graded"]
+            else None, "not_relevant": labels["not_relevant"], "relevance_level": labels["level"],
             "retrieval_known": trace is None or trace.has_contexts, "retrieval_left_out": left_out,
             "claim_judge": judge, "segments": highlight_segments(answer, claims.get(judge, [])) if judge else
             [{"text": answer, "verdict": None, "claim": None}], "correctness": correctness, "chunks": chunks,
@@ -628,7 +677,7 @@ def rankings(run: Run) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, l
         t = run.trace(sid)
         # eval's rule (the run summary's too): unlabelled, blocked before retrieval, contexts null (retrieval unknown)
         # or contexts without doc ids (which documents were found unknown) are left out, never a recall of 0
-        if t is None or retrieval_left_out(t) is not None:
+        if t is None or labelled_left_out(t) != (True, None):  # measured: labelled, and not left out
             continue
         chunks = t.ranked()
         qrels[sid] = t.relevance_grades
@@ -657,8 +706,8 @@ def recall_left_out(run: Run) -> dict[str, dict[str, list[str]]]:
     dropped its documents, in eval's reason) and those whose contexts carry no doc_id."""
     found: dict[tuple[str, str], list[str]] = {}
     for sid in run.sample_ids:
-        t = run.trace(sid)
-        if t is not None and t.relevance_grades and (r := retrieval_left_out(t)) is not None:
+        _, r = labelled_left_out(run.trace(sid))
+        if r is not None:
             found.setdefault((r.status, r.reason or ""), []).append(sid)
     out: dict[str, dict[str, list[str]]] = {}
     for (status, reason), ids in sorted(found.items(), key=lambda kv: -len(kv[1])):

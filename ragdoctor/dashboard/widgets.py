@@ -159,20 +159,7 @@ def drilldown(d: dict, *, key: str) -> None:
                 st.caption(f"correctness ({md(jn)}): claim precision {c['precision']:.2f}, recall {c['recall']:.2f}")
             elif c.get("note"):
                 st.caption(f"correctness ({md(jn)}): {md(c['note'])}")
-        st.markdown("**Relevant documents (labels)**")
-        if d.get("retrieval_left_out"):  # eval's retrieval metrics leave it out: no document found or missed
-            st.caption(f"Retrieval cannot be judged for this sample, as eval's retrieval metrics leave it out "
-                       f"({md(d['retrieval_left_out'])}): its relevant documents count neither as retrieved nor as "
-                       f"missed.")
-            for doc in d["relevant_doc_ids"] or []:
-                st.markdown(f"- {code(doc)}: not judged")
-        elif d["relevant_doc_ids"] is None:
-            st.caption("no relevance labels for this question")
-        elif not d["relevant_doc_ids"]:
-            st.caption("none: the question is labelled unanswerable")
-        else:
-            for doc, rank in d["relevant_found"].items():
-                st.markdown(f"- {code(doc)}: " + (f"retrieved at rank {rank}" if rank else "**not retrieved**"))
+        _relevance_labels(d)
         if d["latency_ms"]:
             st.markdown("**Latency per stage (ms)**")
             st.dataframe(pd.DataFrame([d["latency_ms"]]).round(1), hide_index=True)
@@ -188,6 +175,34 @@ def drilldown(d: dict, *, key: str) -> None:
         st.caption("No probe results for this sample.")
 
 
+def _relevance_labels(d: dict) -> None:
+    """The labels as eval's retrieval metrics read them (rd.sample_detail): relevant (graded above 0, with the grade
+    when graded), found at which rank or not, matched per chunk or per document; grade 0 is judged not relevant."""
+    st.markdown("**Relevant documents (labels)**")
+    grades = d.get("relevance_grades")
+
+    def name(label: str) -> str:
+        return code(label) + (f" (grade {grades[label]})" if grades and label in grades else "")
+
+    if d.get("retrieval_left_out"):  # eval's retrieval metrics leave it out: no document found or missed
+        st.caption(f"Retrieval cannot be judged for this sample, as eval's retrieval metrics leave it out "
+                   f"({md(d['retrieval_left_out'])}): its relevant documents count neither as retrieved nor as "
+                   f"missed.")
+        for doc in d["relevant_doc_ids"] or []:
+            st.markdown(f"- {name(doc)}: not judged")
+    elif d["relevant_doc_ids"] is None:
+        st.caption("no relevance labels for this question")
+    elif not d["relevant_doc_ids"]:
+        st.caption("none: the question is labelled unanswerable")
+    else:
+        if d.get("relevance_level") == "chunk":
+            st.caption("The labels name chunks: matched chunk by chunk, as eval's retrieval metrics match them.")
+        for doc, rank in d["relevant_found"].items():
+            st.markdown(f"- {name(doc)}: " + (f"retrieved at rank {rank}" if rank else "**not retrieved**"))
+    if d.get("not_relevant"):  # qrels grade 0 or below: judged, and not relevant
+        st.caption("Judged not relevant (grade 0 or below): " + ", ".join(code(x) for x in d["not_relevant"]))
+
+
 def _chunks(d: dict, judge: str | None) -> None:
     chunks = d["chunks"]
     top = [c for c in chunks if c["in_context"]]
@@ -200,10 +215,11 @@ def _chunks(d: dict, judge: str | None) -> None:
                    else f"the record does not say what was retrieved (contexts null){why}")
     for c in top:
         tags = []
+        unit = "chunk" if d.get("relevance_level") == "chunk" else "document"  # as eval matched the labels
         if c["relevant"] is True:
-            tags.append(":green[:material/check_circle:] relevant document")
+            tags.append(f":green[:material/check_circle:] relevant {unit}")
         elif c["relevant"] is False:
-            tags.append("not a relevant document")
+            tags.append(f"not a relevant {unit}")
         marks = [m for m in c["marks"] if judge is None or m["judge"] == judge]
         for verdict in ("supported", "contradicted"):
             nums = sorted({m["claim"] for m in marks if m["verdict"] == verdict})

@@ -433,3 +433,74 @@ def test_the_drilldown_leaves_out_what_eval_leaves_out_never_not_retrieved(tmp_p
     assert [c["relevant"] for c in hit["chunks"]] == [False, True]
     assert miss["retrieval_left_out"] is None and miss["relevant_found"] == {"kv": None}
     assert run.detail("plain")["retrieval_left_out"] is None  # unlabelled: nothing to leave out
+
+
+def eval_labelled_traces() -> list:
+    """Traces labelled the other ways eval's retrieval metrics read labels: graded qrels alone (a grade-0 document
+    retrieved first, a relevant one ranked past the cut), a label naming a chunk, and a chunk label whose document is
+    graded 0 (a grade-0 label never sets the level: METRICS_VERSION 20)."""
+    from corpora.records import Candidate, Chunk, Trace
+
+    def chunk(cid, rank):
+        return Chunk(chunk_id=cid, doc_id=cid.split("#")[0], rank=rank, text="KV.")
+
+    q = {"question": "q?", "answer": "a"}
+    guide = [chunk("guide#0", 1), chunk("guide#2", 2)]
+    return [Trace(sample_id="qrels", metadata={"qrels": {"kv": 2, "lora": 1, "noise": 0}}, **q,
+                  contexts=[chunk("noise#0", 1), chunk("kv#0", 2)],
+                  candidates=[Candidate(chunk_id="lora#3", doc_id="lora", rank=5)]),
+            Trace(sample_id="chunk", relevant_doc_ids=["guide#2"], contexts=guide, **q),
+            Trace(sample_id="chunk0", metadata={"qrels": {"guide#2": 1, "guide": 0}}, contexts=guide, **q)]
+
+
+def agrees_with_eval(t, d) -> None:
+    """The drill-down's labels and found ranks are eval's: its relevant ids, its level, its relevant chunk ranks."""
+    from eval.metrics import get
+    from eval.metrics.retrieval import ranking, relevant_ranks
+
+    r = get("recall@10").apply(None, "labels", [t])[0]
+    assert r.status == "ok" and d["relevant_doc_ids"] == r.evidence["relevant"]
+    assert d["relevance_level"] == r.evidence.get("level", "document") == ranking(t)[1]
+    found = {label for label, rank in d["relevant_found"].items() if rank is not None}
+    assert found == set(r.evidence["relevant"]) & set(ranking(t)[0]) and len(found) / len(found | set(
+        d["relevant_found"])) == r.value
+    assert sorted(c["rank"] for c in d["chunks"] if c["relevant"]) == sorted(sum(relevant_ranks(t), []))
+
+
+def test_the_drilldown_shows_labels_given_only_as_qrels_with_their_grades():
+    """The drill-down read relevant_doc_ids only: a trace labelled by metadata.qrels alone (a copy made in memory,
+    which no validator fills relevant_doc_ids for) showed "no relevance labels" while eval measured its recall; and no
+    grade was shown. It reads the labels as eval does now: the documents graded above 0, each with its grade, found
+    at the rank eval found it (lora past the cut, at rank 5); the grade-0 document is judged not relevant, never
+    listed as relevant."""
+    t = eval_labelled_traces()[0]
+    for trace in (t, t.model_copy(update={"relevant_doc_ids": None})):
+        d = rd.sample_detail(None, trace, None)
+        assert d["relevant_doc_ids"] == ["kv", "lora"] and d["relevance_grades"] == {"kv": 2, "lora": 1}
+        assert d["relevant_found"] == {"kv": 2, "lora": 5} and d["not_relevant"] == ["noise"]
+        assert [c["relevant"] for c in d["chunks"]] == [False, True, True] and d["retrieval_left_out"] is None
+        agrees_with_eval(trace, d)
+    # labels without grades show none
+    assert rd.sample_detail(None, eval_labelled_traces()[1], None)["relevance_grades"] is None
+
+
+def test_the_drilldown_matches_chunk_labels_per_chunk_as_eval_does():
+    """A label naming a chunk (guide#2) is matched chunk by chunk by eval (found at rank 2: recall 1); the drill-down
+    compared it with each chunk's document id and called it "not retrieved", and no chunk relevant."""
+    t = eval_labelled_traces()[1]
+    d = rd.sample_detail(None, t, None)
+    assert d["relevance_level"] == "chunk" and d["relevant_found"] == {"guide#2": 2}
+    assert [(c["chunk_id"], c["relevant"]) for c in d["chunks"]] == [("guide#0", False), ("guide#2", True)]
+    agrees_with_eval(t, d)
+
+
+def test_grade_0_labels_are_never_relevant_and_never_set_the_level():
+    """qrels {guide#2: 1, guide: 0}: eval matches per chunk (the grade-0 document does not turn the ranking to
+    documents) and finds guide#2 at rank 2; the grade-0 document is judged not relevant, listed apart, and its other
+    chunk is no relevant chunk."""
+    t = eval_labelled_traces()[2]
+    d = rd.sample_detail(None, t, None)
+    assert d["relevant_doc_ids"] == ["guide#2"] and "guide" not in d["relevant_found"]
+    assert d["not_relevant"] == ["guide"] and d["relevance_level"] == "chunk"
+    assert d["relevant_found"] == {"guide#2": 2} and [c["relevant"] for c in d["chunks"]] == [False, True]
+    agrees_with_eval(t, d)

@@ -293,3 +293,27 @@ def test_the_samples_page_names_what_retrieval_leaves_out_and_the_drilldown_judg
     assert "blocked by a guardrail before retrieval: nothing was retrieved" in body_of(at)
     at.selectbox(key="samples_pick").set_value("miss").run()
     assert "- `kv`: **not retrieved**" in body_of(at)  # measured: a miss is still a miss
+
+
+def test_the_drilldown_shows_graded_and_chunk_labels_as_eval_reads_them(tmp_path):
+    """The drill-down page listed relevant_doc_ids only, matched by document: qrels grades were not shown and a label
+    naming a chunk was "not retrieved" although eval found it. It shows eval's reading now: each relevant label with
+    its grade, found at its rank, chunk labels matched per chunk, grade-0 labels judged not relevant."""
+    from tests.ragdoctor.dashboard.test_data import eval_labelled_traces
+
+    run_dir = tmp_path / "graded"
+    run_dir.mkdir()
+    for t in eval_labelled_traces():
+        append_json_line(run_dir / "traces.jsonl", t)
+    at = app(str(run_dir), "samples")
+    at.selectbox(key="samples_pick").set_value("qrels").run()
+    body = body_of(at)
+    assert "- `kv` (grade 2): retrieved at rank 2" in body and "- `lora` (grade 1): retrieved at rank 5" in body
+    assert "Judged not relevant (grade 0 or below): `noise`" in body and "`noise` (grade" not in body
+    for sid, grade in (("chunk", ""), ("chunk0", " (grade 1)")):  # chunk0's qrels grade its guide document 0
+        at.selectbox(key="samples_pick").set_value(sid).run()
+        body = body_of(at)
+        assert f"- `guide#2`{grade}: retrieved at rank 2" in body and "not retrieved**" not in body, sid
+        assert ("Judged not relevant (grade 0 or below): `guide`" in body) == (sid == "chunk0")
+        assert "The labels name chunks: matched chunk by chunk" in body
+        assert re.search(r"#2 · guide#2 · .*relevant chunk", body) and "#1 · guide#0 · not a relevant chunk" in body
