@@ -2,13 +2,14 @@
 build from an evenly spaced sample of the texts, or set by the caller.
 
 The dominant script is the one with the most letters (Chinese, Japanese and Korean aside: those are split into
-character bigrams whatever the language). In it the language is the one whose function words ("the", "und", "и",
-"है") are most frequent, when they are at least ``MIN_SHARE`` of its words; else the script's own rule (Cyrillic
-by the letters of each language, Arabic script likewise, Greek, Armenian and Tamil are one language each), and
-Latin text without that evidence (titles, keywords, code) is read as English, as every corpus was before, unless
-more than ``MAX_ACCENTED`` of its letters carry accents: then it has no stemmer. A corpus in several languages is
-read in the one with the most function words (its majority); equal counts go to the earlier language of
-``FUNCTION_WORDS`` (English first), so the choice never depends on anything but the texts."""
+character bigrams whatever the language; Thai, Lao, Khmer and Myanmar, split so too, count as scripts without a
+stemmer, so a corpus mostly in them is read with none, never with English's rules). In it the language is the one
+whose function words ("the", "und", "и", "है") are most frequent, when they are at least ``MIN_SHARE`` of its words;
+else the script's own rule (Cyrillic by the letters of each language, Arabic script likewise, Greek, Armenian and
+Tamil are one language each), and Latin text without that evidence (titles, keywords, code) is read as English, as
+every corpus was before, unless more than ``MAX_ACCENTED`` of its letters carry accents: then it has no stemmer. A
+corpus in several languages is read in the one with the most function words (its majority); equal counts go to the
+earlier language of ``FUNCTION_WORDS`` (English first), so the choice never depends on anything but the texts."""
 from __future__ import annotations
 
 import unicodedata

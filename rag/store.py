@@ -21,7 +21,8 @@ import faiss
 from corpora.errors import InputError, warn
 from corpora.records import Document
 from rag import faiss_index, ondisk_index
-from rag.bm25 import TOKENIZER_FILE, BM25Index
+from rag.bm25 import BM25Index
+from rag.bm25 import is_current as bm25_current
 from rag.chunking import chunk_documents, embedding_text, hf_tokenizer, model_token_counts, whitespace_tokenizer
 from rag.config import ChunkingConfig, IndexConfig
 from rag.index_dir import building, check_index_name, check_index_target, index_lock
@@ -338,8 +339,10 @@ def _plan(docs: list[Document], checksum: str, index_dir: Path, embedder, chunki
     # memory index is rebuilt on disk; never the reverse (a corpus put on disk may not fit in memory)
     stale = check_build_settings(manifest, chunking=chunking, checksum=checksum)
     if same_embedder and same_dense and not stale:
+        # and its text split as a new build would split it: else split before CJK bigrams, before languages (read
+        # as English whatever the texts) or before Thai bigrams (rag/bm25.is_current)
         same_bm25 = manifest.index.model_dump(include=BM25_KEYS) == index_cfg.model_dump(include=BM25_KEYS) \
-            and (not manifest.bm25 or (index_dir / "bm25" / TOKENIZER_FILE).exists())  # else split before CJK bigrams
+            and (not manifest.bm25 or bm25_current(index_dir / "bm25", index_cfg.bm25_language))
         return ("load" if same_bm25 else "bm25"), None
     why = stale + ([] if same_embedder else ["another embedder"]) + ([] if same_dense else ["other index settings"])
     corpus_changed = manifest.corpus_checksum != checksum

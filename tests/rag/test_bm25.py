@@ -78,3 +78,59 @@ def test_equal_scores_come_in_corpus_order_at_every_k():
     for k in range(1, 5):
         assert [p for p, _ in index.search("paged KV cache", k)] == [3, 17, 29, 8][:k]
     assert [p for p, _ in index.search_batch(["paged attention", "apples"], 3)[0]] == [3, 17, 29]
+
+
+# Thai, written without spaces between words: five short sentences on different topics
+THAI = ["แมวของฉันชอบนอนบนโซฟาทั้งวัน",  # my cat likes to sleep on the sofa all day
+        "รถไฟฟ้าสายใหม่จะเปิดให้บริการปีหน้า",  # the new electric train line opens next year
+        "หน่วยความจำแคชเก็บคีย์และค่าไว้ในการ์ดจอ",  # the cache memory keeps keys and values on the graphics card
+        "ร้านกาแฟนี้ขายขนมปังอร่อยมาก",  # this coffee shop sells very tasty bread
+        "ฝนตกหนักทำให้น้ำท่วมถนนในเมือง"]  # heavy rain flooded the streets of the town
+
+
+def test_thai_without_spaces_is_matched_by_bigrams_of_its_characters_with_their_marks():
+    """bm25s read each Thai run as one word (cut at its vowel signs): a phrase inside a sentence was never found. As
+    overlapping bigrams of characters, each with its combining marks, a query's words find the sentence holding them."""
+    index = BM25Index.build(THAI)
+    for query, right in [("ความจำ", 2), ("น้ำท่วมถนน", 4), ("ขนมปัง", 3), ("รถไฟฟ้า", 1), ("แมว", 0),
+                         ("นอนบนโซฟา", 0), ("ร้านกาแฟ", 3)]:
+        assert [d for d, _ in index.search(query, 5)][:1] == [right], query
+    assert index.language == "none"  # Thai has no stemmer: English's rules never read it
+    # a tone mark or vowel sign stays with its consonant ("ที่" is one unit), so is a Khmer coeng's stacked consonant
+    assert cjk_bigrams("ที่นี่", split=3).split() == ["ที่นี่"]
+    assert cjk_bigrams("กิน", split=3).split() == ["กิน"]
+    assert cjk_bigrams("ខ្មែរ", split=3).split() == ["ខ្មែរ"]
+    assert cjk_bigrams("မြန်မာ", split=3).split() == ["မြန်", "န်မာ"]
+    assert cjk_bigrams("ພາສາລາວ", split=3).split() == ["ພາ", "າສ", "ສາ", "າລ", "ລາ", "າວ"]
+    assert cjk_bigrams("ที่นี่", split=2) == "ที่นี่"  # an index from before is split as it was built
+
+
+def test_lao_khmer_and_myanmar_are_matched_by_their_bigrams_too():
+    texts = ["ພາສາລາວມີຕົວອັກສອນ", "ខ្ញុំចូលចិត្តញ៉ាំបាយ", "မြန်မာနိုင်ငံ", "plain English text"]
+    index = BM25Index.build(texts)
+    assert [d for d, _ in index.search("ຕົວອັກສອນ", 4)][:1] == [0]
+    assert [d for d, _ in index.search("ញ៉ាំបាយ", 4)][:1] == [1]
+    assert [d for d, _ in index.search("နိုင်ငံ", 4)][:1] == [2]
+
+
+def test_mixed_thai_and_english_keeps_the_english_words_whole():
+    texts = ["ระบบใช้GPUเพื่อเร่งความเร็ว", "เราเก็บข้อมูลใน cache ของ server", "ร้านกาแฟนี้ขายขนมปังอร่อยมาก"]
+    index = BM25Index.build(texts)
+    words = index.analyzer.tokenize(texts, index._stem, return_ids=False)
+    assert "gpu" in words[0] and {"cache", "server"} <= set(words[1])
+    assert [d for d, _ in index.search("GPU", 3)] == [0]
+    assert [d for d, _ in index.search("cache server", 3)] == [1]
+    assert [d for d, _ in index.search("เร่งความเร็ว", 3)][:1] == [0]
+
+
+def test_an_index_saved_before_thai_bigrams_is_queried_as_it_was_built(tmp_path):
+    import bm25s
+
+    from rag.bm25 import TOKENIZER_FILE, Analyzer
+    old = Analyzer("none", None, None, cjk_bigrams=True, split=2)
+    retriever = bm25s.BM25()
+    retriever.index(old.tokenize(THAI, None), show_progress=False)
+    BM25Index(retriever, len(THAI), analyzer=old).save(tmp_path / "bm25")
+    loaded = BM25Index.load(tmp_path / "bm25", len(THAI))
+    assert loaded.analyzer == old and '"split": 2' in (tmp_path / "bm25" / TOKENIZER_FILE).read_text()
+    assert [d for d, _ in loaded.search("ความจำ", 5)] == []  # split as it was built: no bigrams of Thai

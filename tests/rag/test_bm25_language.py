@@ -169,7 +169,7 @@ def test_save_and_load_keep_the_language(tmp_path):
     index = BM25Index.build(texts)
     index.save(tmp_path / "bm25")
     saved = json.loads((tmp_path / "bm25" / TOKENIZER_FILE).read_text())
-    assert saved == {"language": "german", "stemmer": "german", "stopwords": "de", "cjk_bigrams": True, "split": 2}
+    assert saved == {"language": "german", "stemmer": "german", "stopwords": "de", "cjk_bigrams": True, "split": 3}
     again = BM25Index.load(tmp_path / "bm25", len(texts))
     assert again.analyzer == index.analyzer
     for query, _ in queries + [("Häuser Anfragen", 1)]:
@@ -213,3 +213,51 @@ def test_the_index_config_sets_the_language_and_a_change_rebuilds_bm25_alone(tmp
     assert "bm25_language" not in IndexConfig().hash_fields()
     with pytest.raises(ValidationError, match="Snowball language"):
         IndexConfig(bm25_language="klingon")
+
+
+def test_an_index_whose_bm25_predates_languages_or_the_configured_one_gets_its_bm25_rebuilt_alone(tmp_path):
+    """An index built before languages read German as English (its tokenizer file names only CJK bigrams, its manifest
+    no language) whatever the config said: its BM25 part is now rebuilt as one built today would be, nothing
+    re-embedded, and a language set in the config is the one its BM25 then reads; an unchanged config loads it."""
+    from corpora.digest import sha256_file
+    from corpora.records import Document
+    from rag.config import ChunkingConfig, IndexConfig
+    from rag.embeddings import FakeEmbedder
+    from rag.store import ensure_index
+
+    class NoEmbedding(FakeEmbedder):
+        def embed(self, texts):
+            raise AssertionError("a BM25 change must not re-embed the corpus")
+
+    texts, _ = CORPORA["german"]
+    docs = [Document(id=f"d{i}", title="", text=t) for i, t in enumerate(texts)]
+    folder = tmp_path / "i"
+
+    def ensure(language):
+        return ensure_index(docs, folder, NoEmbedding(), chunking=ChunkingConfig(chunk_size=64, chunk_overlap=8),
+                            index_cfg=IndexConfig(bm25_language=language))
+
+    ensure_index(docs, folder, FakeEmbedder(), chunking=ChunkingConfig(chunk_size=64, chunk_overlap=8),
+                 index_cfg=IndexConfig())
+    chunks = [json.loads(line)["text"] for line in (folder / "chunks.jsonl").read_text().splitlines()]
+    old = bm25s.BM25(k1=0.9, b=0.4)  # as that version built it: English, split 1
+    old.index(bm25s.tokenize(chunks, stopwords="en", stemmer=Stemmer.Stemmer("english"),
+                             token_pattern=r"(?u)\b\w\w+\b|" + OLD_CJK, show_progress=False), show_progress=False)
+    for p in (folder / "bm25").iterdir():
+        p.unlink()
+    old.save(str(folder / "bm25"), show_progress=False)
+    (folder / "bm25" / TOKENIZER_FILE).write_text(json.dumps({"cjk_bigrams": True}) + "\n")
+    raw = json.loads((folder / "manifest.json").read_text())
+    raw["index"].pop("bm25_language")
+    raw["files"] = {k: v for k, v in raw["files"].items() if not k.startswith("bm25/")} | {
+        f"bm25/{p.name}": {"bytes": p.stat().st_size, "sha256": sha256_file(p)} for p in (folder / "bm25").iterdir()}
+    (folder / "manifest.json").write_text(json.dumps(raw))
+
+    store, built = ensure("auto")
+    assert built and set(store.build_seconds) == {"bm25"} and store.bm25.language == "german"
+    assert _top(store.bm25, "Anfrage") == [1]  # German stemming: "Anfragen" found
+    assert ensure("auto")[1] is False  # current now: loaded as it is
+    for language in ("english", "none", "german", "auto"):  # each change of the configured language is seen
+        store, built = ensure(language)
+        assert built and store.bm25.language == ("german" if language == "auto" else language), language
+        assert ensure(language)[1] is False
