@@ -55,7 +55,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 21  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 22  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -98,6 +98,9 @@ METRICS_VERSION = 21  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     document label no longer turns chunk labels into document matching); all-zero labels say so in their reason
 # 21: a blocked record with an empty contexts list is not applicable to the context and retrieval metrics (was a
 #     measured recall 0), unless its guardrails record names a rail that runs after retrieval
+# 22: a clock time after at/um/à ('at 10:30 h', 'à 10h30') is a time of day, not a duration; 'gigs'/'megs' are sizes
+#     only about data ('played 2 gigs' is 2); '1 hour, 30 minutes' and number words with a unit ('two hours' = 120
+#     min) are one quantity; milli/micro/nanoseconds are units; K after a temperature word is kelvin ('cooled to 77K')
 
 
 def _first_line(exc: Exception) -> str:

@@ -12,7 +12,8 @@ compact judge's combiner (eval/judges/nli.py), whose weight the model card repor
   number_missing  share of the claim's numbers (digits, number words, percentages, years, dates) the evidence never
                   states, each read in its common writings (numbers(): '128 000' = '128,000' = '128K', '15.03.2023' =
                   'March 15, 2023'), a data size or duration as its quantity ('2 GB' = '2048 MB', '1 h 30 min' = '90
-                  min'; '64 MB' is not '64 KB')
+                  min' = 'ninety minutes'; '64 MB' is not '64 KB'), a clock time after 'at' as a time of day ('at
+                  10:30 h' is 10:30, not 10.5 hours)
   entity_missing  share of the claim's names (capitalised or mixed-case words, acronyms) the evidence never mentions
   negation_flip   the claim and its best window disagree in polarity (one negated, the other not)
 """
@@ -64,7 +65,8 @@ def _unit_table() -> dict[str, tuple[str, tuple[Decimal, ...]]]:
         table[f"{p}b"] = table[f"{P}b"] = ("B|bit", both)  # 'kb', 'Gb': bits by the standard, bytes as often
     table["kB"] = table["KB"]  # the SI symbol
     # informal and French writings of a decimal prefix's bytes, read both ways as KB, MB, GB are: 'megs', 'gigs'
-    # ('64 Megs', '2 gigs', '1 gig'), French octets ('64 Mo' = 64 MB, '2 Go', '1 To', '512 ko', 'kilooctets'); only
+    # ('64 Megs', '2 gigs', '1 gig'; only about data, see _about_data: 'played 2 gigs' is none), French octets
+    # ('64 Mo' = 64 MB, '2 Go', '1 To', '512 ko', 'kilooctets'); only
     # right after a number (see _NUM): the word 'To' or the language 'Go' elsewhere is no unit; not 'mo' (months),
     # 'go', 'to', 'Mio' (German for millions)
     for key, P in (("meg", "M"), ("megs", "M"), ("Meg", "M"), ("MEG", "M"), ("gig", "G"), ("gigs", "G"),
@@ -77,7 +79,9 @@ def _unit_table() -> dict[str, tuple[str, tuple[Decimal, ...]]]:
                   "octets": ("B", (Decimal(1),))})
     seconds = {"ns": "1e-9", "\u00b5s": "1e-6", "\u03bcs": "1e-6", "ms": "1e-3", "msec": "1e-3", "s": "1", "sec": "1",
                "secs": "1", "second": "1", "seconds": "1", "min": "60", "mins": "60", "minute": "60", "minutes": "60",
-               "h": "3600", "hr": "3600", "hrs": "3600", "hour": "3600", "hours": "3600", "day": "86400",
+               "millisecond": "1e-3", "milliseconds": "1e-3", "microsecond": "1e-6", "microseconds": "1e-6",
+               "nanosecond": "1e-9", "nanoseconds": "1e-9", "h": "3600", "hr": "3600", "hrs": "3600", "hour": "3600",
+               "hours": "3600", "day": "86400",
                "days": "86400", "week": "604800", "weeks": "604800"}
     table.update({k: ("s", (Decimal(v),)) for k, v in seconds.items()})
     # short duration words capitalised or in capitals ('90 Min', '1.5 HRS'; longer words are read in any case); not
@@ -105,7 +109,7 @@ _NUM = regex.compile(rf"""
     (?: (?P<suffix>(?i:bn)|[kKmMbBT])(?!{_GLUED})
       | {_GAP}(?P<gap_suffix>(?i:bn)|[kKMBmT])(?!{_GLUED})  # '128 K tokens', '$1.5 M': see _spaced_magnitude
       | (?P<words>(?:{_GAP}+(?i:{_MAG})s?\b)+)
-      | (?:{_GAP}*|-)(?P<unit>[A-Za-z\u00b5\u03bc\u00e9]{{1,10}})(?![\w/]) )?  # a unit if _UNITS knows it ('64 KB', '5-min')
+      | (?:{_GAP}*|-)(?P<unit>[A-Za-z\u00b5\u03bc\u00e9]{{1,12}})(?![\w/]) )?  # a unit if _UNITS knows it ('64 KB', '5-min')
     """, regex.VERBOSE)
 _SIGNS = str.maketrans({"\u2212": "-", "\uff0d": "-", "\uff0e": "."} | {chr(0xFF10 + i): str(i) for i in range(10)})
 _HAS_DIGIT = regex.compile(r"\d")
@@ -135,9 +139,10 @@ _DURATION_PARTS = (("w", r"(?i:weeks?|wks?)", "604800"), ("d", r"d|(?i:days?)", 
                    ("h", r"h|hrs?|Hrs?|HRS|(?i:hours?)", "3600"), ("m", r"m|mins?|Mins?|MIN|(?i:minutes?)", "60"),
                    ("s", r"s|secs?|Secs?|(?i:seconds?)", "1"), ("ms", r"ms|msecs?|(?i:milliseconds?)", "0.001"))
 _DURATION_SECONDS = {name: Decimal(factor) for name, _, factor in _DURATION_PARTS}
-# between parts: a space, 'and', or nothing after a unit glued to its number ('1h30m'; not '8 h100s': an H100);
-# nothing before the first part
-_PART_GAP = rf"(?:{_GAP}+(?i:and){_GAP}+|{_GAP}+|(?<=\d[A-Za-z]{{1,7}})|(?<![A-Za-z]))"
+# between parts: a space, 'and', a comma ('1 hour, 30 minutes', '2 hours, and 15 minutes'; not in a list, see
+# _duration_fact), or nothing after a unit glued to its number ('1h30m'; not '8 h100s': an H100); nothing before the
+# first part
+_PART_GAP = rf"(?:,?{_GAP}+(?i:and){_GAP}+|,?{_GAP}+|(?<=\d[A-Za-z]{{1,7}})|(?<![A-Za-z]))"
 _PART_LIMIT = {"d": 7, "h": 24, "m": 60, "s": 60, "ms": 1000}  # a part after a larger one ('1 h 90 min' reads apart)
 _DURATION = regex.compile(
     rf"(?<!{_GLUED}|[.,:])(?:"
@@ -149,6 +154,40 @@ _DURATION = regex.compile(
               for name, units, _ in _DURATION_PARTS)
     + r"(?![\w/]))")
 _BETWEEN = re.compile(r"(?i:between)[ \t]*$")  # 'between 1 hour and 30 minutes': two durations
+# parts joined by a comma in a list of numbers ('1 hour, 30 minutes and 2 hours', '2 hours, 1 hour, 30 minutes'): apart
+_LIST_AFTER = regex.compile(rf"{_GAP}*(?:[,&/]|(?i:and|or)(?![^\W\d_])){_GAP}*[-+]?\d")
+_LIST_BEFORE = regex.compile(rf"\d{_GAP}*(?:[^\W\d_]+\.?)?{_GAP}*,{_GAP}*$")
+# a clock time of day after a time preposition (see _time_fact): '10:30 h', '10:30 hours', '10h30', '10 h 30' after
+# 'at', 'by', 'until', 'from', 'before', 'after' or their German and French forms ('um', 'bis', 'ab', 'vor', 'nach',
+# 'gegen'; '\u00e0', 'vers', 'd\u00e8s', "jusqu'\u00e0", '\u00e0 partir de', 'avant', 'apr\u00e8s'), or after 'to',
+# 'and', a dash right after such a time ('from 9:00 h to 17:00 h'); an hour alone ('\u00e0 10h', 'um 10 h') after a
+# French or German one only ('after 2 h' is a duration as often); none before 'of' ('after 1:30 h of training') or a
+# minutes or seconds unit ('at 10 h 30 min')
+_TIME_PREPS = (rf"at|by|until|till|til|from|before|after|um|gegen|bis|ab|vor|nach|\u00e0{_GAP}+partir{_GAP}+de|"
+               r"\u00e0|vers|d\u00e8s|jusqu['\u2019]\u00e0|avant|apr\u00e8s")
+_HOUR_ALONE_PREPS = frozenset(["um", "gegen", "\u00e0", "vers", "d\u00e8s", "jusqu'\u00e0", "jusqu\u2019\u00e0",
+                               "\u00e0 partir de"])
+_CLOCK = regex.compile(rf"""
+    (?: (?<![^\W\d_])(?: (?P<prep>(?i:{_TIME_PREPS})) | (?P<joint>(?i:to|and|und|et)) ){_GAP}+
+      | (?P<dash>[-\u2013]){_GAP}* )
+    (?:(?i:around|about|approximately|approx\.|ca\.|circa|etwa|gegen|vers|environ){_GAP}+)?
+    (?P<clock>
+        (?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)(?::(?P<s>[0-5]\d))?{_GAP}*(?:h|hrs?|Hrs?|HRS|(?i:hours?))
+      | (?P<hh>[01]?\d|2[0-3]){_GAP}?h(?:{_GAP}?(?P<mm>[0-5]\d))? )
+    (?![\w/])
+    (?!{_GAP}*(?:m|mn|mins?|Mins?|MIN|(?i:minutes?)|s|secs?|(?i:seconds?))(?![^\W\d_]))
+    (?!{_GAP}+(?i:of)(?![^\W\d_]))
+    """, regex.VERBOSE)
+# a change ('reduced by 1:30 h', 'cut from 2:00 h to 1:30 h', 'um 1:30 h verk\u00fcrzt' is not caught): a duration
+_CHANGE_BEFORE = regex.compile(
+    rf"(?<![^\W\d_])(?i:(?:reduc|increas|decreas|shorten|lengthen|extend|improv|slow|sav|drop|cut|fell|fall|rose|rise|"
+    rf"grew|grow|sped|speed|faster|slower|longer|shorter|more|less)[^\W\d_]*){_GAP}*$")
+# a clock time as written anywhere ('10:30', '10:30 am', '10h30', '1:30 h'): the time of day it may name is stated
+# ('10:30 pm' is 22:30); not minutes and seconds ('2:30 min')
+_CLOCK_WRITTEN = regex.compile(
+    rf"(?<![\d:.,])(?P<h>[01]?\d|2[0-3])(?::(?P<m>[0-5]\d)(?::(?P<s>[0-5]\d))?(?![\d:])"
+    rf"(?!{_GAP}*(?:mins?|Mins?|MIN|(?i:minutes?)|s|secs?|Secs?|(?i:seconds?))(?![^\W\d_]))|h(?P<mm>[0-5]\d)(?!\d))"
+    rf"(?:{_GAP}*(?P<ap>(?i:[ap]\.?m\.?))(?![^\W\d_]))?")
 # a word before a number that makes "3.10" a version (not the decimal 3.1): a version word, a product whose versions
 # are written so, or a name (an acronym or mixed case anywhere, a capitalised word inside a sentence)
 _VERSION_WORDS = frozenset("version versions release releases ver rev revision python cuda cudnn node java ubuntu "
@@ -157,6 +196,16 @@ _VERSION_WORDS = frozenset("version versions release releases ver rev revision p
 _NUMBER_WORD_RUN = regex.compile(
     rf"(?<![^\W\d_])(?P<n>(?i:{'|'.join(sorted(_NUMBER_WORDS, key=len, reverse=True))}))(?![^\W\d_])"
     rf"(?P<mags>(?:{_GAP}+(?i:{_MAG})(?![^\W\d_]))*)")
+# a number word with a unit after it ('two hours', 'a two-hour run', 'twenty-five minutes', 'one hundred
+# milliseconds', 'two gigabytes'): written in digits before it is read (see _number_words_with_units)
+_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_COUNTING = "|".join(sorted(set(_NUMBER_WORDS) - {"half", "twice", "double", "once"}, key=len, reverse=True))
+_WORD_QUANTITY = regex.compile(
+    rf"(?<![^\W\d_])(?:(?P<tens>(?i:{_TENS}))(?:-|{_GAP})(?P<ones>(?i:one|two|three|four|five|six|seven|eight|nine))"
+    rf"|(?P<n>(?i:{_COUNTING})))"
+    rf"(?![^\W\d_])(?P<mags>(?:{_GAP}+(?i:{_MAG})(?![^\W\d_]))*)"
+    rf"(?=(?:{_GAP}+|-)(?P<unit>[A-Za-z\u00b5\u03bc\u00e9]{{2,12}})(?![\w/-]))")
+_FRENCH_SHORT = frozenset("Ko ko Mo Go To".split())  # 'one To', 'two Go': the words, after a number word
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w+]*)[ \t]*$")
 # a magnitude letter after a space ('128 K tokens') needs a count noun after it (or one word and a count noun: '1.5 M
 # training examples', '2 M GPU hours'), or money, and no label before its number (see _spaced_magnitude)
@@ -169,6 +218,27 @@ _COUNT_NOUNS = frozenset(
     "article paper book transaction order event step iteration update instruction prompt completion vector embedding "
     "chunk passage node edge triple entity entities category categories label hour context ctx vocabulary vocab "
     "sequence seq model checkpoint dollar euro pound yen yuan rupee usd eur gbp".split())
+# an informal size ('2 gigs', '64 megs', '1 gig') is one only about data (see _about_data): a data word in its clause
+# before it ('The file is 2 gigs', 'RAM: 2 gigs'), right after it ('2 gigs of RAM', 'a 2 gig download', '64 megs of
+# video memory', '2 gigs worth of data'), or a data unit in its clause ('2 gigs (2048 MB)'); else 'played 2 gigs' is a
+# plain 2
+_INFORMAL = frozenset("meg megs gig gigs".split())
+_DATA = ("ram|vram|ddr\\d?|memory|mem|storage|disks?|drives?|ssds?|hdds?|flash|usb|data|datasets?|files?|filesize|"
+         "downloads?|downloaded|downloading|uploads?|uploaded|uploading|bandwidth|cache|heap|swap|partitions?|iso|zip|"
+         "archives?|databases?|db|weights|checkpoints?|attachments?|images?|index|logs?|binary|binaries|installer|"
+         "gpus?|graphics|laptops?|phones?|computers?|servers?|machines?|instances?|size|capacity|quota|space")
+_DATA_UNIT = r"[kKMGTP]i?B|[KMGTP]Bs|(?i:(?:kilo|mega|giga|tera|peta|kibi|mebi|gibi|tebi)?bytes?)"
+_DATA_BEFORE = regex.compile(rf"(?<![^\W\d_])(?:(?i:{_DATA})|{_DATA_UNIT})(?![^\W\d_])")
+_DATA_AFTER = regex.compile(
+    rf"(?:{_GAP}+(?i:of|in|on|for))?(?:{_GAP}+(?!\d)[\w-]+){{0,2}}(?:{_GAP}+|-)(?i:{_DATA})(?![^\W\d_])"
+    rf"|(?:(?![.!?;](?:\s|$)|\n).)*?(?<![^\W\d_])(?:{_DATA_UNIT})(?![^\W\d_])")
+_CLAUSE_END = regex.compile(r"[.!?;](?:\s|$)|\n")
+# 'K' after a temperature word is kelvin, whatever follows ('cooled to 77K', 'a temperature of 300 K samples')
+_TEMPERATURE_BEFORE = regex.compile(
+    rf"(?<![^\W\d_])(?i:temperatures?|temps?|cooled|cooling|chilled|heated|heating|warmed|annealed|annealing|held|"
+    rf"kept|maintained)"
+    rf"(?:{_GAP}+(?i:of|to|at|from|down|up|near|around|about|approximately|below|above|is|was|were)){{0,2}}"
+    rf"{_GAP}*[=:~\u2248]?{_GAP}*$")
 _DIGIT_AFTER = re.compile(rf"{_GAP}+[-+]?\d")
 _CURRENCY_CODES = frozenset("USD EUR GBP JPY CNY CHF INR CAD AUD".split())
 _LABEL_BEFORE = re.compile(r"([A-Za-z]+)\.?[ \t]*$")
@@ -286,6 +356,8 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
     inside: set[str] = set()
     consumed: list[tuple[int, float]] = []  # spans of magnitude words read with their number, in order
     text = ungrouped(visible(text)).translate(_SIGNS)
+    if words:
+        text = _number_words_with_units(text)
     if _HAS_DIGIT.search(text):
         pieces, at = [], 0
         for m in _DATE.finditer(text):
@@ -297,6 +369,22 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
             inside.update(read[1])
             pieces += [text[at : m.start()], " " * (m.end() - m.start())]
             at = m.end()
+        text = "".join(pieces) + text[at:]
+        for m in _CLOCK_WRITTEN.finditer(text):  # the time of day a clock writing may name: stated
+            hour = int(m.group("h"))
+            ap = (m.group("ap") or "").lower()[:1]
+            if ap and 1 <= hour <= 12:
+                hour = hour % 12 + (12 if ap == "p" else 0)
+            inside.add(_clock_key(hour, m.group("m") or m.group("mm"), m.group("s")))
+        pieces, at, last = [], 0, -1
+        for m in _CLOCK.finditer(text):
+            time = _time_fact(text, m, last)
+            if time is None:
+                continue
+            facts[time[0]] = None
+            inside.update(time[1])
+            pieces += [text[at : m.start("clock")], " " * (m.end() - m.start("clock"))]
+            at = last = m.end()
         text = "".join(pieces) + text[at:]
         pieces, at = [], 0
         for m in _DURATION.finditer(text):
@@ -326,11 +414,57 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
     return facts, inside
 
 
+def _number_words_with_units(text: str) -> str:
+    """``text`` with each number word before a unit written in digits, right-aligned in its place ('two hours' ->
+    '  2 hours', 'twenty-five minutes' -> '         25 minutes'), so a number word with a unit is read as the same
+    number in digits ('2 hours': 7200 s), and in a duration in parts ('two hours and thirty minutes'). A unit of two
+    letters or more only ('one B' is no byte, 'one To' no terabyte); 'half', 'twice', 'double' and 'once' are left."""
+    pieces, at = [], 0
+    for m in _WORD_QUANTITY.finditer(text):
+        unit = m.group("unit")
+        if unit in _FRENCH_SHORT or not (unit in _UNITS or unit.lower() in _UNIT_WORDS):
+            continue
+        if m.group("tens"):
+            value = Decimal(_NUMBER_WORDS[m.group("tens").lower()]) + Decimal(_NUMBER_WORDS[m.group("ones").lower()])
+        else:
+            value = Decimal(_NUMBER_WORDS[m.group("n").lower()])
+        exponent = sum(_MAGNITUDES[w.lower()] for w in _MAG_WORD.findall(m.group("mags")))
+        digits = _canonical(value.scaleb(exponent))
+        if len(digits) > m.end() - m.start():
+            continue
+        pieces += [text[at : m.start()], digits.rjust(m.end() - m.start())]
+        at = m.end()
+    return "".join(pieces) + text[at:] if pieces else text
+
+
+def _clock_key(hour: int, minute: str | None, second: str | None) -> str:
+    """The key of a time of day ('10:30 o'clock'): no number, nor a quantity (see numbers)."""
+    return f"{hour}:{minute or '00'}" + (f":{second}" if second and second != "00" else "") + " o'clock"
+
+
+def _time_fact(text: str, m: regex.Match[str], last: int) -> tuple[NumberFact, list[str]] | None:
+    """A clock time after a time preposition (see _CLOCK) as a time of day ('at 10:30 h': 10:30, not 10.5 hours), and
+    its numbers as written (stated, as a date's are); None where it reads as before: an hour alone after an English
+    preposition ('after 2 h'), a joint or dash not right after a time of day, a change ('reduced by 1:30 h')."""
+    prep = " ".join((m.group("prep") or "").lower().split())
+    if (m.group("joint") or m.group("dash")) and (last < 0 or text[last : m.start()].strip()):
+        return None
+    if prep and _CHANGE_BEFORE.search(text, max(0, m.start() - 24), m.start()):
+        return None
+    hour, minute, second = m.group("h") or m.group("hh"), m.group("m") or m.group("mm"), m.group("s")
+    if minute is None and prep and prep not in _HOUR_ALONE_PREPS:
+        return None
+    key = _clock_key(int(hour), minute, second)
+    written = [str(int(p)) for p in (hour, minute or "0", second) if p is not None]  # '10h' is 10:00
+    return NumberFact(" ".join(m.group("clock").split()), frozenset([key])), written
+
+
 def _duration_fact(text: str, m: regex.Match[str]) -> NumberFact | None:
     """One duration in parts ('1 h 30 min', '1h30', '1:30 h'; see _DURATION) as its quantity in seconds, stated only
     by the same quantity ('90 minutes', '1.5 h', '5400 s'), never by a part ('1 h', a bare 30); None for a single part
-    ('90 min': read by _NUM), a later part out of its range ('1 h 90 min') or two joined by 'and' after 'between'
-    ('between 1 hour and 30 minutes'): read apart then, as before."""
+    ('90 min': read by _NUM), a later part out of its range ('1 h 90 min'), two joined by 'and' after 'between'
+    ('between 1 hour and 30 minutes') or parts joined by a comma in a list ('1 hour, 30 minutes and 2 hours'): read
+    apart then, as before."""
     if m.group("hms") or m.group("mss"):
         clock = [Decimal(p) for p in m.group("hms" if m.group("hms") else "mss").split(":")]
         factors = [Decimal(3600), Decimal(60), Decimal(1)] if m.group("hms") else [Decimal(60), Decimal(1)]
@@ -344,6 +478,9 @@ def _duration_fact(text: str, m: regex.Match[str]) -> NumberFact | None:
             return None
         if regex.search(r"(?i:\band\b)", m.group(0)) and _BETWEEN.search(text, max(0, m.start() - 24), m.start()):
             return None
+        if "," in m.group(0) and (_LIST_AFTER.match(text, m.end())
+                                  or _LIST_BEFORE.search(text, max(0, m.start() - 24), m.start())):
+            return None  # a list of numbers ('1 hour, 30 minutes and 2 hours'): read apart
         total = sum((v * f for v, f in found), Decimal(0))
     shown = " ".join(m.group(0).split())
     return NumberFact(shown, frozenset(_quantities(total, "s", (Decimal(1),))))
@@ -355,10 +492,13 @@ def _spaced_magnitude(text: str, m: regex.Match[str]) -> bool:
     K, k, M, B, Bn and BN before a count noun, or one word and a count noun ('128 K tokens', '1.5 M rows', '7 B parameters',
     '2 M monthly users', '1.5 M USD'), and not after a label ('grade 7 B students', 'Figure 3 B shows', 'step 2 K'):
     else the letter may be a unit, a grade, a panel or a list's item ('cooled to 77 K under vacuum' is kelvin, '0.5 M
-    NaCl' molar; '300 K', 'a 7 B.', 'option 3 B or 4 C')."""
+    NaCl' molar; '300 K', 'a 7 B.', 'option 3 B or 4 C'); a K after a temperature word is kelvin whatever follows ('a
+    temperature of 300 K samples')."""
     if text[max(0, m.start() - 1) : m.start()] in tuple(_CURRENCY):
         return True
     gap = m.group("gap_suffix")
+    if gap == "K" and _kelvin(text, m):
+        return False
     if gap in ("m", "T"):
         return False
     before = _LABEL_BEFORE.search(text, max(0, m.start() - 24), m.start())
@@ -374,6 +514,21 @@ def _spaced_magnitude(text: str, m: regex.Match[str]) -> bool:
     first, second = after.group(1), after.group(2)
     return (_count_noun(first) or first in _CURRENCY_CODES
             or bool(second) and first.lower() not in _FUNCTION and _count_noun(second))
+
+
+def _kelvin(text: str, m: regex.Match[str]) -> bool:
+    """The number follows a temperature word ('cooled to 77', 'a temperature of 300', 'kept at 4'): its K is kelvin."""
+    return bool(_TEMPERATURE_BEFORE.search(text, max(0, m.start() - 48), m.start()))
+
+
+def _about_data(text: str, m: regex.Match[str]) -> bool:
+    """An informal size ('2 gigs', '64 megs') is about data (see _INFORMAL): a data word or unit in its clause before
+    it, a data word right after it, or a data unit after it in its clause."""
+    start = max(0, m.start() - 60)
+    for end in _CLAUSE_END.finditer(text, start, m.start()):
+        start = end.end()
+    return bool(_DATA_BEFORE.search(text, start, m.start())
+                or _DATA_AFTER.match(text, m.end(), min(len(text), m.end() + 60)))
 
 
 def _count_noun(word: str) -> bool:
@@ -394,6 +549,10 @@ def _number(text: str, m: regex.Match[str]) -> tuple[list[NumberFact], list[str]
             unit = gap_suffix  # 'grade 7 B': the unit B, as before
     if unit == "To" and _DIGIT_AFTER.match(text, m.end()):
         unit = None  # 'from 1 To 10' (title case): the word, not terabytes
+    if unit and unit.lower() in _INFORMAL and not _about_data(text, m):
+        unit = None  # 'played 2 gigs': no data size
+    if suffix == "K" and _kelvin(text, m):
+        suffix = None  # 'cooled to 77K': kelvin
     if suffix and (suffix != "m" or text[max(0, m.start() - 1) : m.start()] in tuple(_CURRENCY)):
         exponent = _SUFFIXES.get(suffix, 9)  # 'bn' in any case
         if text[max(0, m.start() - 1) : m.start()] in tuple(_CURRENCY):
@@ -510,24 +669,37 @@ def numbers(text: str, *, words: bool = True) -> set[str]:
                   monthly users', '1.5 M USD'), after no label word ('grade 7 B students', 'Figure 3 B shows');
                   'cooled to 77 K under vacuum' (kelvin), '0.5 M NaCl' (molar), 'a 7 B.', 'option 3 B or 4 C', '300
                   K', '128 K-token' keep the number alone (a spaced 'B' is then the unit bytes, as before); 'm' and
-                  'T' after a space only follow a currency sign ('3 T', '5 m' may be tesla, tonnes, metres), 'b' never
+                  'T' after a space only follow a currency sign ('3 T', '5 m' may be tesla, tonnes, metres), 'b' never.
+                  After a temperature word a K is kelvin, spaced or glued, whatever follows ('cooled to 77K', 'a
+                  temperature of 300 K samples'); elsewhere '128K' is 128000 as before ('at 300K steps')
       units       of data size and duration only: a number with one ('64 KB', '64KB', '64 kB', '64 kilobytes';
                   '64 Mbytes', '64 MBs'; '90 min', '90 Min', '1.5 hours', '1.5 HRS', '5-second') is its quantity,
                   spaced or not, compared across units of its kind: '2 GB' = '2048 MB' = '2000 MB' (a decimal prefix
                   is read both ways, 1000 or 1024: both are written; 'KiB', 'MiB' are 1024 only), '1.5 hours' = '90
                   minutes' = '5400 s'; bits ('Mbit') and bytes ('MB') are not converted ('Mb', 'kb' may be either).
-                  Informal and French sizes are bytes too: '64 Megs' = '64 megs' = '64 MB', '2 gigs' = '2 GB', '64 Mo'
-                  = '64 MB', '2 Go', '1 To', '512 ko', '8 octets' (only right after a number: 'Go 1.21', 'To' as a
-                  word, and 'from 1 To 10' are none). '64 MB' is not stated by '64 KB', while the bare number stated
-                  without a unit states it (a table's 'Memory (MB) | 64', the 16 of '16 or 32 GB'). Every other unit
-                  ('5 km', '10 GB/s', '5m') is read as its plain number, as a rate is: its number is all compared.
-                  Not read: months and years as durations
+                  Informal and French sizes are bytes too: '64 Megs' = '64 megs' = '64 MB', '2 gigs' = '2 GB' where
+                  the text is about data (a data word or unit in the clause before it, a data word right after it:
+                  '2 gigs of RAM', 'The file is 2 gigs', 'a 2 gig download'; 'played 2 gigs' is a plain 2, see
+                  _about_data), '64 Mo' = '64 MB', '2 Go', '1 To', '512 ko', '8 octets' (only right after a number:
+                  'Go 1.21', 'To' as a word, and 'from 1 To 10' are none). A number word with a unit is its
+                  quantity as digits are ('two hours' = '2 hours' = '120 minutes', 'a two-hour run', 'twenty-five
+                  minutes', 'two gigabytes'; ``words`` only). '64 MB' is not stated by '64 KB', while the bare number
+                  stated without a unit states it (a table's 'Memory (MB) | 64', the 16 of '16 or 32 GB'). Every
+                  other unit ('5 km', '10 GB/s', '5m') is read as its plain number, as a rate is: its number is all
+                  compared. Not read: months and years as durations
       durations   in parts, larger units first, are one quantity (see _DURATION): '1 h 30 min' = '1h30' = '1h30m' =
                   '1 hr 30 mins' = '1 hour and 30 minutes' = '1:30 h' = '90 minutes' = '1.5 h' = '5400 s'; '3 min 20
                   s', '2:30 min', '1d 12h', '1m30s'. Such a duration states neither its parts ('1 h' is not '1 h 30
-                  min', nor is a bare 30) nor a bare number, and numbers() gives its quantity ('5400 s'); 'between 1
-                  hour and 30 minutes' is two durations, and parts joined by a comma ('1 hour, 30 minutes': a list as
-                  often) are read apart; 'at 10:30 h' (a time of day in some writings) is read as 10 h 30 min too
+                  min', nor is a bare 30) nor a bare number, and numbers() gives its quantity ('5400 s'); parts
+                  joined by a comma are one too ('1 hour, 30 minutes', '2 days, 3 hours'), but not in a list of
+                  numbers ('1 hour, 30 minutes and 2 hours', '2 hours, 1 hour, 30 minutes'), and 'between 1 hour and
+                  30 minutes' is two durations; number words too ('two hours and thirty minutes' = 150 minutes)
+      times       a clock time after a time preposition is a time of day, one fact (key '10:30 o'clock'), not a
+                  duration (see _CLOCK): 'at 10:30 h' = 'um 10:30 h' = '\u00e0 10h30' = '\u00e0 10 h 30' = 'by/until/
+                  from/before/after 10:30 h' = 10:30, stated by '10:30', '10:30 a.m.', '10h30' or '10:30 h' anywhere
+                  (not by '10:30 pm', nor by 630 minutes); its hour and minute are stated as a date's parts are; 'from
+                  9:00 h to 17:00 h' is two times; an hour alone after a French or German one ('\u00e0 10h', 'um 10 h');
+                  'took 1:30 h', 'after 1:30 h of training', 'reduced by 1:30 h' and 'after 2 h' stay durations
       dates       one fact, year-month-day: '2023-03-15', '15.03.2023' (day first), 'March 15, 2023', '15 March
                   2023', '2023年3月15日' are '2023-03-15'; '03/04/2023' (day or month first) is either date; the year,
                   day and month written in digits are also stated ('in 2023' is). A two-digit year (00-68: 2000s,

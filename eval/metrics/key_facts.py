@@ -22,6 +22,7 @@ _NUMBER_LIKE = re.compile(r"\d+(?:\.\d+)?(?:[kKMBTb]|bn|Bn|BN|st|nd|rd|th)")
 # a number glued to a unit ('16GB', '1,024MB', '90min'): an identifier that a quantity in another writing also states
 # a number glued to its unit, or a duration glued in parts ('1h30', '1m30s')
 _GLUED_UNIT = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[A-Za-z\u00b5\u03bc]+(?:\d+[A-Za-z]*)*(?![\w/])")
+_DIGIT = re.compile(r"\d")
 _YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 # other ways to open a bare answer to a yes/no question, read only when the word stands alone ("Correct.", "Nope,";
 # not "Right now ..." nor "True positives ..."); an emphatic "not" that ends its clause denies ("Definitely not.")
@@ -70,10 +71,14 @@ def _states(compact: str, identifier: str) -> bool:
 def _glued_quantities(text: str) -> dict[str, frozenset[str]]:
     """The quantities of the numbers glued to a unit in ``text``, by identifier ('16GB' -> '16gb': 16 GB in bytes,
     see eval.judges.features.numbers): such an identifier is stated by the same quantity written another way ('16
-    GB', '16384 MB'), never by the bare number alone (a '16' beside '32GB')."""
+    GB', '16384 MB'), never by the bare number alone (a '16' beside '32GB'). It is read in its sentence, the other
+    numbers there blanked: 'at 10h30' is a time of day, '16gigs of RAM' a size, 'played 2gigs' none."""
     out: dict[str, frozenset[str]] = {}
-    for m in _GLUED_UNIT.finditer(ungrouped(visible(text))):
-        readings = [k for f in number_facts(m.group(0), words=False) for k in f.readings if " " in k]
+    text = ungrouped(visible(text))
+    for m in _GLUED_UNIT.finditer(text):
+        before, after = text[max(0, m.start() - 60) : m.start()], text[m.end() : m.end() + 60]
+        around = _DIGIT.sub(" ", before) + m.group(0) + _DIGIT.sub(" ", after)
+        readings = [k for f in number_facts(around, words=False) for k in f.readings if " " in k]
         if readings:
             out[m.group(0).lower()] = frozenset(readings)
     return out

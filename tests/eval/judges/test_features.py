@@ -498,12 +498,14 @@ def test_what_is_no_duration_in_parts_is_read_as_before():
     ("3 m\u00e9gaoctets", "3 MB"),
 ])
 def test_informal_and_french_sizes_are_quantities(a, b):
-    assert _same(f"The limit is {a}.", f"The limit is {b}.")
+    # 'memory': an informal 'gigs' or 'megs' is a size only where the text is about data ('played 2 gigs' is none)
+    assert _same(f"The memory limit is {a}.", f"The memory limit is {b}.")
 
 
 @pytest.mark.parametrize("claim,evidence", [
-    ("It takes 64 Mo.", "It takes 64 KB."), ("It takes 2 Go.", "It takes 2 MB."), ("It takes 64 megs.", "It takes 64 KB."),
-    ("It takes 2 gigs.", "It takes 2 TB."), ("It takes 1 To.", "It takes 1 GB."), ("It takes 64 Ko.", "It takes 64 MB."),
+    ("It takes 64 Mo.", "It takes 64 KB."), ("It takes 2 Go.", "It takes 2 MB."),
+    ("It takes 64 megs of RAM.", "It takes 64 KB of RAM."), ("It takes 2 gigs of disk.", "It takes 2 TB of disk."),
+    ("It takes 1 To.", "It takes 1 GB."), ("It takes 64 Ko.", "It takes 64 MB."),
 ])
 def test_informal_and_french_sizes_with_another_unit_are_missing(claim, evidence):
     assert F.number_missing(claim, evidence) == 1.0 and F.number_missing(evidence, claim) == 1.0
@@ -546,6 +548,8 @@ def test_a_kelvin_temperature_is_no_thousands():
 @pytest.mark.parametrize("text", [
     "".join("0123456789 "[(i * 7919) % 11] for i in range(100_000)), "1 " * 50_000, "123 " * 25_000,
     "1 h " * 25_000, "1h30" * 25_000, "1 h and " * 12_500, "1:30 " * 20_000, "128 K " * 16_000, "1" * 100_000,
+    "1 h, " * 20_000, "at 10:30 h " * 9_000, "at 1 " * 25_000, "two hours " * 10_000, "2 gigs " * 14_000,
+    "at " * 33_000, "cooled to 7K " * 8_000,
 ])
 def test_a_long_text_of_digits_is_read_in_linear_time(text):
     import time
@@ -553,3 +557,117 @@ def test_a_long_text_of_digits_is_read_in_linear_time(text):
     start = time.perf_counter()
     F.number_facts(text)
     assert time.perf_counter() - start < 2.0  # well under a second unloaded: no regex backtracks across the text
+
+
+# --- METRICS_VERSION 22: a clock time of day, informal sizes need data, comma-joined durations, number words -------
+@pytest.mark.parametrize("text", [
+    "We meet at 10:30 h.", "Wir treffen uns um 10:30 h.", "Rendez-vous \u00e0 10h30.", "It opens by 10:30 h.",
+    "Open until 10:30 hours.", "Rendez-vous \u00e0 10 h 30.", "Doors open from 10h30.", "Ouvert jusqu'\u00e0 10h30.",
+    "Ge\u00f6ffnet ab 10:30 h.", "It ends before 10:30 h.", "Call after 10h30.", "At 10:30 h the doors open.",
+    "We meet at about 10:30 h.",
+])
+def test_a_clock_time_after_a_time_preposition_is_a_time_of_day(text):
+    assert F.number_missing(text, "It took 630 minutes.") == 1.0  # no duration of 10.5 hours
+    assert F.number_missing(text, "It took 10.5 h.") == 1.0
+    assert not any(k.endswith(" s") for k in F.stated(text))
+    for same in ("We meet at 10:30.", "We meet at 10h30.", "Meet at 10:30 h.", "at 10:30 a.m.", "10:30 Uhr"):
+        assert F.number_missing(text, same) == 0.0, same  # the same time of day, written another way
+        assert F.number_missing(same, text) == 0.0, same
+    for other in ("We meet at 11:30 h.", "We meet at 10:30 pm.", "We meet at 10:45."):
+        assert F.number_missing(text, other) == 1.0, other
+
+
+def test_a_time_of_day_is_one_fact_and_durations_stay_durations():
+    assert [f.shown for f in F.number_facts("We meet at 10:30 h.")] == ["10:30 h"]
+    assert [f.shown for f in F.number_facts("Rendez-vous \u00e0 10h.")] == ["10h"]
+    assert _same("Rendez-vous \u00e0 10h.", "Rendez-vous \u00e0 10:00.")
+    assert F.number_missing("The job took 10:30 h.", "We meet at 10:30 h.") == 1.0  # a duration is no time of day
+    assert F.number_missing("We meet at 10:30 h.", "The job took 10:30 h.") == 0.0  # '10:30 h' may be either there
+    assert _same("The job took 1:30 h.", "The job took 90 minutes.")  # no time preposition: a duration, as before
+    assert _same("It converged after 1:30 h of training.", "It converged after 90 minutes of training.")
+    assert _same("Runtime was reduced by 1:30 h.", "Runtime was reduced by 90 minutes.")  # a change, not a time
+    assert _same("It converged after 2 h.", "It converged after 120 minutes.")  # one hour: a clock in French only
+    assert F.number_missing("Open from 9:00 h to 17:00 h.", "Open from 9:00 to 17:00.") == 0.0  # a range of times
+    assert F.number_missing("Open from 9:00 h to 17:00 h.", "It took 17 hours.") == 1.0
+    assert F.number_missing("Open from 9:00 h - 17:00 h.", "It took 17 hours.") == 1.0
+    assert _same("It was cut to 1:30 h.", "It was cut to 90 min.")  # 'to' is a time only in a range of times
+    assert _same("We meet at 25:30 h.", "We meet at 1530 minutes.")  # no hour of a day: read as before
+
+
+@pytest.mark.parametrize("text", [
+    "The band played 2 gigs.", "She has 2 gigs lined up this week.", "I played 1 gig in May.", "We booked 3 Gigs.",
+    "It sold 64 megs.", "They played three gigs of jazz.",
+])
+def test_an_informal_size_without_data_around_it_is_a_plain_number(text):
+    assert not any(k.endswith(" B") for k in F.stated(text))
+    assert F.number_missing("It has 2048 MB of RAM.", text) == 1.0
+
+
+@pytest.mark.parametrize("a,b", [
+    ("It has 2 gigs of RAM.", "It has 2048 MB of RAM."), ("It needs 64 megs of video memory.", "It needs 65,536 KB."),
+    ("The file is 2 gigs.", "The file is 2 GB."), ("a 2 gig download", "a 2048 MB download"),
+    ("It needs three gigs of disk space.", "It needs 3 GB of disk space."), ("Its VRAM: 24 gigs.", "Its VRAM: 24 GB."),
+    ("It takes 2 gigs (2048 MB).", "It takes 2 GB."), ("The GPU has 80 gigs.", "The GPU has 80 GB."),
+])
+def test_an_informal_size_about_data_is_a_quantity(a, b):
+    assert _same(a, b)
+
+
+@pytest.mark.parametrize("writing", ["1 hour, 30 minutes", "1 h, 30 min", "1 hour, and 30 minutes", "1 hr, 30 mins"])
+def test_a_duration_joined_by_a_comma_is_one_quantity(writing):
+    assert _same(f"It took {writing}.", "It took 90 minutes.")
+    assert F.number_missing(f"It took {writing}.", "It took 1 h.") == 1.0
+    assert F.number_missing("It took 30 min.", f"It took {writing}.") == 1.0
+    assert F.number_missing("It has 30 layers.", f"It took {writing}.") == 1.0  # no bare 30
+    assert F.numbers(f"It took {writing}.") == {"5400 s"}
+
+
+@pytest.mark.parametrize("a,b", [
+    ("2 hours, 15 minutes", "135 minutes"), ("2 hours and 15 minutes", "8100 s"), ("2 days, 3 hours", "51 hours"),
+    ("2 hours, 15 minutes, 10 seconds", "8110 s"), ("1 min, 30 s", "90 s"),
+])
+def test_more_durations_joined_by_commas(a, b):
+    assert _same(f"The run took {a}.", f"The run took {b}.")
+
+
+def test_a_list_of_durations_is_read_apart():
+    assert F.number_missing("It takes 30 minutes.", "Runs took 2 hours, 1 hour, 30 minutes.") == 0.0
+    assert F.number_missing("It takes 30 minutes.", "Runs took 1 hour, 30 minutes or 2 hours.") == 0.0
+    assert F.number_missing("It takes 30 minutes.", "Runs took 1 hour, 30 minutes, 2 hours.") == 0.0
+
+
+@pytest.mark.parametrize("a,b", [
+    ("two hours", "2 hours"), ("two hours", "120 minutes"), ("ninety minutes", "1.5 h"),
+    ("two hours and thirty minutes", "150 minutes"), ("one hour, thirty minutes", "90 min"),
+    ("twenty-five minutes", "25 min"), ("a two-hour run", "a 7200-second run"), ("two gigabytes", "2048 MB"),
+    ("one hundred milliseconds", "0.1 s"), ("Two Hours", "7,200 s"),
+])
+def test_number_words_with_a_unit_are_quantities(a, b):
+    assert _same(f"It took {a}.", f"It took {b}.")
+
+
+def test_number_words_with_a_unit_are_read_as_their_number_with_it_only():
+    assert F.number_missing("It took two hours.", "It took 2 days.") == 1.0
+    assert F.number_missing("It took 2 hours.", "It took two days.") == 1.0
+    assert F.number_missing("It took two hours.", "It has 2 layers.") == 0.0  # a bare 2 states it, as for '2 hours'
+    assert F.number_facts("It took two hours.", words=False) == []  # digits only: no number word is read
+    assert F.numbers("twelve layers and two heads") == {"12", "2"}  # no unit: as before
+    assert F.numbers("It took half an hour, twice.") == {"0.5", "2"}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("At a temperature of 300 K samples degrade.", {"300"}), ("It was cooled to 77K.", {"77"}),
+    ("Heated to 500 K samples melted.", {"500"}), ("At a temperature of 4K it superconducts.", {"4"}),
+    ("Samples kept at 4 K tokens aside.", {"4"}), ("It sat at 300 K.", {"300"}), ("It was cooled to 77 K.", {"77"}),
+])
+def test_kelvin_after_a_temperature_word_is_no_magnitude(text, expected):
+    assert F.numbers(text) == expected
+
+
+@pytest.mark.parametrize("text,value", [
+    ("It reads 300 K samples.", "300000"), ("It reads 128K tokens at temperature 0.7.", "128000"),
+    ("With temperature 0.7 and 128K tokens.", "128000"), ("It ran at 300K steps.", "300000"),
+    ("Trained at 300K.", "300000"),
+])
+def test_a_magnitude_away_from_a_temperature_word_still_multiplies(text, value):
+    assert value in F.numbers(text)

@@ -125,3 +125,11 @@ def test_a_duration_glued_in_parts_is_stated_by_the_same_time_written_otherwise(
     assert missing_facts("It took 1m30s.", "It took 90 s.") == []
     assert missing_facts("It took 1h30.", "It took 2 hours.") == ["1h30"]
     assert missing_facts("It took 1h30m.", "It took 1 hour.") == ["1h30m"]
+
+
+def test_a_glued_time_of_day_or_informal_size_is_read_in_its_sentence():
+    assert missing_facts("We meet at 10h30.", "We meet at 10:30 h.") == []
+    assert missing_facts("We meet at 10h30.", "We meet at 10:30.") == []
+    assert missing_facts("We meet at 10h30.", "It took 630 minutes.") == ["10h30"]  # a time of day, no duration
+    assert missing_facts("It has 16gigs of RAM.", "It has 16 GB of RAM.") == []
+    assert missing_facts("It took two hours.", "It took 2 days.") == ["2 hours"]
