@@ -2,6 +2,7 @@
 evaluation (eval/ray_engine.py) and indexing (rag/ray_index.py). Ray is imported only when one of them runs."""
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import re
@@ -252,10 +253,18 @@ def _target(address: str) -> tuple[str, int] | None:
     return name, int(port)
 
 
+# what Ray's client (ray://) imports beyond ray[data]: the ray[client] extra, not installed with the project's ray extra
+CLIENT_NEEDS = "grpc"
+
+
 def check_address(address: str | None) -> None:
-    """UsageError at once (before any input or model is loaded) for an ``--ray-address`` of a form Ray cannot join."""
+    """UsageError at once (before any input or model is loaded) for an ``--ray-address`` of a form Ray cannot join,
+    or a ``ray://`` address without the Ray client installed (Ray would fail only once connecting)."""
     if address not in (None, "local"):
         _target(address)
+    if address is not None and address.startswith("ray://") and importlib.util.find_spec(CLIENT_NEEDS) is None:
+        raise UsageError(f"--ray-address {address}: a Ray client address needs Ray's client extra, which is not "
+                         "installed (pip install 'ray[client]==2.60.0'); or join the head's GCS port, HOST:6379")
 
 
 def _auto_address() -> tuple[str, str] | None:

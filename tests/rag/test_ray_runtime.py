@@ -121,7 +121,7 @@ def test_an_address_where_something_else_answers_is_refused_at_once(monkeypatch)
 
 @pytest.mark.parametrize("address", [":6379", "127.0.0.1:", "127.0.0.1:99999", "127.0.0.1:0", "http://127.0.0.1:1",
                                      "garbage", "ray://", "[]:6379", "127.0.0.1:port"])
-def test_an_address_of_no_form_ray_joins_is_one_line_before_anything_loads(address):
+def test_an_address_of_no_form_ray_joins_is_one_line_before_anything_loads(address, monkeypatch):
     """Ray logged a traceback for ':6379' (Malformed host), named another host for '127.0.0.1:' and probed
     'http://...' as a host name: now each is one line at once, when the engine is made."""
     from eval.ray_engine import RayEngine
@@ -134,8 +134,19 @@ def test_an_address_of_no_form_ray_joins_is_one_line_before_anything_loads(addre
         RayEngine(lambda: None, address=address)  # type: ignore[arg-type,return-value]
     with pytest.raises(UsageError, match=message):
         RayDense("fake", address=address)
+    monkeypatch.setattr(rr, "CLIENT_NEEDS", "json")  # as if the Ray client were installed
     for fine in ("auto", "local", "head:6379", "ray://head", "ray://head:10001", "[::1]:6379", None):
         rr.check_address(fine)
+
+
+def test_a_ray_client_address_without_the_ray_client_is_one_line_before_anything_loads(monkeypatch):
+    """ray:// needs grpc (Ray's client extra), which the project's ray extra does not install: said at once, not as
+    an import error once Ray connects."""
+    monkeypatch.setattr(rr, "CLIENT_NEEDS", "ragdoctor_no_such_module")
+    with pytest.raises(UsageError, match=r"^--ray-address ray://head:10001: a Ray client address needs Ray's client "
+                                         r"extra, which is not installed \(pip install 'ray\[client\]==2.60.0'\)"):
+        rr.check_address("ray://head:10001")
+    rr.check_address("head:6379")  # the GCS port needs no client
 
 
 def test_local_is_the_private_runtime_on_loopback():
