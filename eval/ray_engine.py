@@ -9,8 +9,10 @@ the batches finish: one batch per block, one call at a time per actor, no output
 (rag/ray_runtime.actor_map, dataset_options, worker_rows), so none waits behind a slower one and a Ctrl+C loses no
 finished batch. Ray restarts a worker that died and retries its batch up to MAX_RESTARTS times (a batch that kills
 every worker it meets would otherwise loop for ever); a batch that still failed (its worker died each time, or it
-raised outside the judges) is dropped by Ray Data and the rest is judged: its results are unmeasured with the cause,
-as a judge that raised makes them (judge_batch: "judge failed: ..."), so a rerun judges it again. Past
+raised outside the judges) is dropped by Ray Data and the rest is judged; then its samples are judged again one at a
+time on fresh workers, without retries, and only a sample that fails alone is unmeasured with the cause, as a judge
+that raised makes them (judge_batch: "judge failed: ..."), so a rerun judges it again (without that pass, the samples
+batched with it would fail with it on every rerun, which batches them together again). Past
 failed_batches_allowed such batches, once an actor has died more than POOL_RESTARTS times, or when a worker cannot
 build its judges, the run stops with one line naming the cause, what was delivered saved. A judgement delivered
 twice is appended once (corpora/run_folder.Resume.collect).
@@ -148,19 +150,23 @@ class RayEngine:
         with ray_session(self.address, self.init, self.gpus_per_worker) as ray:
             yield from self._stream(ray, batches, metrics, judges)
 
-    def _stream(self, ray: Any, batches: list[list[Trace]], metrics: Sequence[str],
-                judges: Sequence[Judge]) -> Iterator[list[Judgement]]:
+    def _stream(self, ray: Any, batches: list[list[Trace]], metrics: Sequence[str], judges: Sequence[Judge],
+                latest: dict[str, list] | None = None, *, alone: bool = False) -> Iterator[list[Judgement]]:
+        """``alone``: the second pass over the samples of the batches the first dropped, one sample per batch: each
+        may fail (no run stop for it), once (no retry: its batch already killed workers MAX_RESTARTS + 1 times)."""
         expected = [j.config_id for j in judges]
         rows = [{"traces": json.dumps([t.model_dump_json() for t in batch])} for batch in batches]
         blocks = min(len(rows), MAX_BLOCKS)
         # one batch per block (a block's batches come back together), handed on in the order they finish: a batch
         # done is appended while a slower one is still being judged (resume does not need the input order)
         ds = dataset_options(ray.data.from_items(rows, override_num_blocks=blocks), preserve_order=False,
-                             droppable=failed_batches_allowed(blocks))
+                             droppable=blocks if alone else failed_batches_allowed(blocks))
         ds = actor_map(ds, JudgeWorker, num_workers=min(self.num_workers, len(rows)),
-                       gpus_per_worker=self.gpus_per_worker, max_restarts=POOL_RESTARTS,
-                       fn_constructor_args=(self.build, list(metrics)))
-        latest: dict[str, list] = {}  # each worker's cumulative counts, as its latest batch reported them
+                       gpus_per_worker=self.gpus_per_worker,
+                       max_restarts=POOL_RESTARTS + len(rows) if alone else POOL_RESTARTS,
+                       task_retries=0 if alone else MAX_RESTARTS, fn_constructor_args=(self.build, list(metrics)))
+        own = latest is None
+        latest = {} if latest is None else latest  # each worker's cumulative counts, as its latest batch reported them
         delivered: set[str] = set()
         try:
             with dropped_blocks() as causes:
@@ -176,11 +182,16 @@ class RayEngine:
                     judged = [Judgement.model_validate_json(j) for j in json.loads(row["judgements"])]
                     delivered.update(j.sample_id for j in judged)
                     yield judged
-            if causes:  # the batches Ray Data dropped: unmeasured with the cause, as a judge that raised leaves them
+            missing = [[t for t in batch if t.sample_id not in delivered] for batch in batches] if causes else []
+            if not alone and any(len(batch) > 1 for batch in missing):  # judged again a sample at a time
+                yield from self._stream(ray, [[t] for batch in missing for t in batch], metrics, judges, latest,
+                                        alone=True)
+            elif causes:  # the batches Ray Data dropped: unmeasured with the cause, as a judge that raised leaves them
                 yield from self._unjudged(batches, delivered, causes, metrics, judges)
         finally:  # added up once, however the stream ended
-            counts = [c for worker in latest.values() for c in worker]
-            self.request_counts = merge_request_counts(counts) if counts else {}
+            if own:
+                counts = [c for worker in latest.values() for c in worker]
+                self.request_counts = merge_request_counts(counts) if counts else {}
 
     @staticmethod
     def _unjudged(batches: list[list[Trace]], delivered: set[str], causes: list[str], metrics: Sequence[str],

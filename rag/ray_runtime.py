@@ -326,10 +326,10 @@ def _probe(address: str) -> None:
 
 
 def actor_map(ds: Any, fn: Any, *, num_workers: int, gpus_per_worker: float, max_restarts: int = MAX_RESTARTS,
-              **kwargs: Any) -> Any:
+              task_retries: int = MAX_RESTARTS, **kwargs: Any) -> Any:
     """``ds.map_batches`` on a pool of ``num_workers`` actors, one row per call and one call at a time per actor (Ray
     Data's default queues several on each actor, so a block could wait behind a slow one while another actor is
-    idle), each batch retried at most MAX_RESTARTS times and each actor restarted at most ``max_restarts`` times:
+    idle), each batch retried at most ``task_retries`` times and each actor restarted at most ``max_restarts`` times:
     Ray Data's default is without limit, so a batch that kills its worker would loop for ever (and an actor whose
     constructor crashes its process would be restarted for ever). Ray 2.60 takes the limits only through
     ``ray_remote_args`` (deprecated there, with no named replacement yet): its warning is silenced here, and this is
@@ -342,7 +342,7 @@ def actor_map(ds: Any, fn: Any, *, num_workers: int, gpus_per_worker: float, max
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
         return ds.map_batches(fn, batch_size=1, batch_format="numpy", compute=pool, num_gpus=gpus_per_worker or None,
-                              max_restarts=max_restarts, max_task_retries=MAX_RESTARTS, **kwargs)
+                              max_restarts=max_restarts, max_task_retries=task_retries, **kwargs)
 
 
 def worker_rows(ds: Any, what: str) -> Iterator[dict]:
