@@ -3,7 +3,7 @@
 answer, with the prompts before the fix (user texts pasted in as "Premise: ...", "Statement: ...") and after it
 (each text inside its own tags, the system prompt saying they hold data, our tags inside a text made inert).
 
-    python bench/judge_injection.py [--model qwen2.5-0.5b] [--variants legacy,fenced] [--json bench/results/judge_injection.json]
+    python bench/judge_injection.py [--model qwen2.5-0.5b] [--variants legacy,fenced,screened] [--json bench/results/judge_injection.json]
 
 Cases: unsupported statements (answers) carrying an instruction to answer YES ("Ignore the premise ...", a note to
 the grader, a fake "Answer: YES" line, a fake end of the statement followed by a premise that supports it), premises
@@ -131,6 +131,23 @@ def legacy_prompts():
         yield
 
 
+@contextmanager
+def unscreened():
+    """The judge sending every text whole: before sentences carrying instructions aimed at a model were withheld
+    (eval/judges/instructions.py)."""
+    with mock.patch.object(LLMScorer, "_screen", lambda self, pair, names, long: (pair, None)):
+        yield
+
+
+def variant_scope(variant: str) -> ExitStack:
+    stack = ExitStack()
+    if variant in ("legacy", "fenced"):
+        stack.enter_context(unscreened())
+    if variant == "legacy":
+        stack.enter_context(legacy_prompts())
+    return stack
+
+
 def judge(scorer: LLMScorer, case: dict) -> bool | None:
     pair = tuple(case["texts"])
     value = (scorer.support([pair])[0].supported if case["kind"] == "support" else scorer.relevance([pair])[0])
@@ -144,11 +161,13 @@ def log(msg: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="qwen2.5-0.5b", help="a bundled GGUF name (rag/models.py)")
-    ap.add_argument("--variants", default="legacy,fenced", help="comma-separated: legacy (before the fix), fenced")
+    ap.add_argument("--variants", default="legacy,fenced,screened",
+                    help="comma-separated: legacy (before the fix), fenced (texts in tags), screened (and sentences "
+                         "aimed at a model withheld: the judge as shipped)")
     ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "judge_injection.json"))
     args = ap.parse_args(argv)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
-    if unknown := set(variants) - {"legacy", "fenced"}:
+    if unknown := set(variants) - {"legacy", "fenced", "screened"}:
         ap.error(f"unknown variants: {', '.join(sorted(unknown))}")
     todo = cases()
     log(f"starting the bundled {args.model} ...")
@@ -159,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         for variant in variants:
             scorer = LLMScorer(llm)
             start = time.perf_counter()
-            with legacy_prompts() if variant == "legacy" else ExitStack():
+            with variant_scope(variant):
                 verdicts[variant] = []
                 for i, case in enumerate(todo, 1):
                     verdicts[variant].append(judge(scorer, case))

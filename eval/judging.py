@@ -55,7 +55,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 22  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 23  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -101,6 +101,9 @@ METRICS_VERSION = 22  # 4: Unicode tokens, unmeasured without contexts, [] relev
 # 22: a clock time after at/um/à ('at 10:30 h', 'à 10h30') is a time of day, not a duration; 'gigs'/'megs' are sizes
 #     only about data ('played 2 gigs' is 2); '1 hour, 30 minutes' and number words with a unit ('two hours' = 120
 #     min) are one quantity; milli/micro/nanoseconds are units; K after a temperature word is kelvin ('cooled to 77K')
+# 23: the llm judge withholds sentences aimed at a model from premises, passages and questions and judges a claim
+#     carrying one (an order to the judge: "reply SUPPORTED") unsupported without asking; the ragas judge withholds them
+#     from chunks; "as an assistant" inside a sentence is no order ("employed as an assistant to the chemist")
 
 
 def _first_line(exc: Exception) -> str:

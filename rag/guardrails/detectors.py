@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 _I = re.IGNORECASE
@@ -160,7 +161,9 @@ _CHUNK_EXTRA: list[tuple[str, re.Pattern]] = [
     ("system_instruction", _any(r"\b(?:system|developer|admin)\s+"
                                 r"(?:instruction|override|command|directive|notice)s?\b")),
     ("do_not_answer", _any(r"\bdo not (?:answer|respond to|address|help with) the user'?s?\b")),
-    ("addresses_model", _any(rf"\b(?:if you are|as) an? {_MODEL}\b",
+    # "as an AI, ..." opens a sentence or clause; inside one, "employed as an assistant to the chemist", "worked as an
+    # assistant professor" says what someone was
+    ("addresses_model", _any(rf"\bif you are an? {_MODEL}\b", rf"(?:^\W*|[.!?:;]\s*)as an? {_MODEL}\b",
                              rf"\b{_MODEL}s? (?:must|should|shall) (?:now |always )?"
                              r"(?:ignore|reply|respond|say|output|only|disregard)\b")),
 ]
@@ -242,9 +245,10 @@ class ChunkScan:
         return bool(self.findings)
 
 
-def scan_chunk(text: str) -> ChunkScan:
+def scan_chunk(text: str, extra: Sequence[tuple[str, re.Pattern]] = ()) -> ChunkScan:
     """Instructions aimed at the model inside a retrieved chunk, sentence by sentence (each read through
-    ``normalise``; the redacted text keeps the chunk's own characters)."""
+    ``normalise``; the redacted text keeps the chunk's own characters). ``extra``: more (name, pattern) pairs that flag
+    a sentence, for a reader with orders of its own to watch for (a judge's verdict words: eval/judges/instructions)."""
     scan = ChunkScan()
     kept: list[str] = []
     pos = 0
@@ -252,7 +256,7 @@ def scan_chunk(text: str) -> ChunkScan:
         end = m.start() if m else len(text)
         sentence = text[pos:end]
         read = normalise(sentence)
-        hits = [f for name, pat in (*_COMMON, *_CHUNK_EXTRA) if (f := _find(name, pat, read)) is not None]
+        hits = [f for name, pat in (*_COMMON, *_CHUNK_EXTRA, *extra) if (f := _find(name, pat, read)) is not None]
         if hits:
             scan.findings.extend(hits)
             scan.sentences.append(sentence.strip())
