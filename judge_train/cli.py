@@ -14,13 +14,19 @@ from corpora.paths import SHARED_DATA, output_file
 
 POOL = str(SHARED_DATA / "train")  # the training pool (shared/data/README.md), found from the repository
 REPLACED = "replaced if it exists and is one a judge command wrote"  # judge_train/out_folder.py checks it
-SMALL_POOL = ("A pool too small for the combiners: when the calibration half of its held-out slice holds no support "
+HELDOUT = ("The combiners are fit on the calibration half of the pool's held-out slice: 10% of each source's groups, or "
+           "the smallest held-out share (training_config.json's recipe.data.heldout_percent) of {stages}, if smaller, "
+           "so that no stage trained on it; a stage that records none, or 0, is refused (exit 2) before --out is "
+           "touched, and a model folder without a training_config.json is warned of (its share unknown). ")
+SMALL_POOL = (HELDOUT.format(stages="the stages given") +
+              "A pool too small for the combiners: when the calibration half of its held-out slice holds no support "
               "records of both labels the command is refused (exit 2) before --out is touched; without relevance "
               "pairs of both labels the folder has no relevance combiner (the bare relevance model is used), and with "
               "too few records per source to choose features by the combiner uses the cross-encoder alone, each said "
               "as a warning and recorded as 'unmeasured' with its reason in combiner.json, heldout_metrics.json and "
               "package.json.")
-SMALL_POOL_REFIT = ("When the calibration half of the pool's held-out slice holds no support records of both labels the "
+SMALL_POOL_REFIT = (HELDOUT.format(stages="the judge's recorded stages, the folds and --support") +
+                    "When the calibration half of the pool's held-out slice holds no support records of both labels the "
                     "command is refused (exit 2) before --out is touched; with too few per source to choose features "
                     "by, the combiner uses the cross-encoder alone, said as a warning and recorded as 'unmeasured'.")
 

@@ -15,6 +15,13 @@ combiners fit on held-out slices of the pool (combine.py), the stages' recipes a
                         stages they started from)
   <out>/MODEL_CARD.md
 
+The calibration slice takes ``percent`` (10) of each source's groups, or less: no more than the smallest held-out share
+(training_config.json's recipe.data.heldout_percent) of any stage whose model the combiners score, or of a stage it
+started from (heldout() is one hash against a threshold, so the groups held out at a smaller share are held out at
+every larger one: the slice is unseen by them all); the share used is in package.json ("heldout_percent"). A stage
+that records none, or 0 (nothing held out), is refused before the folder at ``--out`` is touched (UsageError: exit 2);
+a model folder with no records (a CrossEncoder from elsewhere) is warned of, its share unknown.
+
 A pool whose calibration slice cannot fit the support combiner (no records, or one label only) is refused before the
 folder at ``--out`` is touched (UsageError: exit 2); one that cannot fit the relevance combiner gives a folder without
 it, said in combiner.json, heldout_metrics.json, package.json and the card; too few records per source to choose
@@ -29,6 +36,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from corpora.errors import UsageError, warn
+from corpora.jsonl import read_json_object
 from judge_train.combine import (MIN_PER_LABEL, RELEVANCE_LABELS, fit_problem, fit_relevance, fit_support,
                                  heldout_records)
 from judge_train.crossfit import cross_fitted_rows, fmt, stage_chain, trained_sources
@@ -37,6 +45,7 @@ from judge_train.data import (RELEVANCE_CAPS, SUPPORT_CAPS, DataConfig, PoolReco
                               read_pool, long_evidence_records, read_relevance_pool,
                               swap_records)
 from judge_train.sources import SHARE_ALIKE, SOURCES, read_nomiracl_sets
+from judge_train.stage_files import heldout_shares
 from eval.judges.features import idf_weights
 
 Log = Callable[[str], None]
@@ -66,6 +75,27 @@ def copy_stage_records(stage: Path, stages_dir: Path, keep_existing: bool = Fals
                     shutil.copy2(folder / f, dest / f)
         names.append(recipe["recipe"])
     return names
+
+
+def calibration_share(stages: Sequence[Path], percent: int) -> tuple[int, str]:
+    """The share of each source's groups the calibration slice takes: ``percent`` at most, and no more than the
+    smallest held-out share of the ``stages`` (heldout_shares: each with the stages its weights come from), whose
+    held-out groups are then all unseen by every one of them; and the log line saying it. UsageError (one line) when a
+    stage records none or 0, before any folder is written; a model folder without records is warned of, and the
+    others' shares are used."""
+    shares: dict[str, int] = {}
+    unknown: list[str] = []
+    for stage in stages:
+        found, blind = heldout_shares(stage)
+        shares |= found
+        unknown += [u for u in blind if u not in unknown]
+    for folder in unknown:
+        warn(f"{folder} has no training record (training_config.json): its held-out share is unknown (the calibration "
+             "slice may hold records it trained on); the slice follows the other stages' shares")
+    share = min([percent, *shares.values()])
+    said = ", ".join(f"{Path(f).name} {v}%" for f, v in shares.items())
+    return share, (f"calibration slice: {share}% of each source's groups" +
+                   (f" (stages' held-out shares: {said})" if said else " (no stage records its held-out share)"))
 
 
 def calibration_slice(percent: int, data_dir: str | Path) -> str:
@@ -136,10 +166,14 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     fit on features where every held-out record comes from a model that never trained on its source
     (judge_train/crossfit.py), and the folds' recipes are kept under stages/. ``max_features``: the support
     combiner's features are chosen among subsets of at most that many beside the cross-encoder (None: all).
+    ``percent``: the most of each source's groups the calibration slice takes; less when a stage held out less
+    (calibration_share: a stage that records no share, or 0, is a UsageError before ``out`` is touched).
     A calibration slice that cannot fit the support combiner: UsageError before ``out`` is touched; one that cannot fit
     the relevance combiner: the folder without it, its reason under "unmeasured" (module docstring)."""
     replaceable_out(out, [support, relevance, nli, *cross_fit, data_dir])
     t0 = time.time()
+    percent, share_said = calibration_share([s for s in (support, relevance, nli, *cross_fit) if s is not None],
+                                            percent)
     # the pool first: a damaged pool line, or a slice too small to fit on, is refused while --out is still whole
     support_records, _ = read_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(SUPPORT_CAPS),
                                               heldout_percent=percent))
@@ -151,6 +185,7 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     pairs = [(r.text, r.evidence, r.label, r.source, r.group) for r in rel_held]
     sets = [s for s in all_sets if heldout(s.group, percent) and heldout_half(s.group) == "calibrate"]
     rel_problem = relevance_problem(pairs, percent, data_dir) if relevance is not None else None
+    log(share_said)
     fresh(out)
     copy_model(support, out / "support")
     stages = copy_stage_records(support, out / "stages")
@@ -194,18 +229,32 @@ def build(support: Path, relevance: Path | None, out: Path, data_dir: str, *, pe
     return summary
 
 
+def judge_stages(judge: Path) -> list[Path]:
+    """The records (stages/<stage>) of the stages a judge folder's package.json lists: those of its models and of the
+    stages they started from; the judge folder itself when it lists none (its models' shares are then unknown)."""
+    names = read_json_object(judge / "package.json").get("stages")
+    if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
+        return [judge]
+    return [judge / "stages" / n for n in names]
+
+
 def refit_support(judge: Path, out: Path, data_dir: str, *, cross_fit: Sequence[Path] = (), per_label: int = 120,
                   percent: int = 10, seed: int = 13, log: Log = print, support: Path | None = None,
                   max_features: int | None = None) -> dict:
     """A copy of the judge folder ``judge`` at ``out`` whose support combiner is fit again (on cross-fitted features
     with ``cross_fit``); its models, IDF table, relevance combiner and stage records are kept as they are, except
     that ``support`` (a stage folder) replaces the support cross-encoder, its records listed first under stages/.
+    The calibration share is bounded by the held-out shares of the judge's recorded stages (package.json's "stages"),
+    the fold models and ``support`` (calibration_share, as in build).
     A calibration slice that cannot fit the support combiner: UsageError before ``out`` is touched (see build)."""
     replaceable_out(out, [judge, *cross_fit, support, data_dir])
     t0 = time.time()
+    percent, share_said = calibration_share([*judge_stages(judge), *cross_fit, *([support] if support is not None
+                                                                                 else [])], percent)
     support_records, _ = read_pool(DataConfig(data_dir=data_dir, cap_per_label=dict(SUPPORT_CAPS),
                                               heldout_percent=percent))  # before --out is touched (see build)
     held = support_calibration(support_records, data_dir, percent=percent, per_label=per_label, seed=seed)
+    log(share_said)
     shutil.copytree(judge, fresh(out), dirs_exist_ok=True)
     pkg = json.loads((out / "package.json").read_text())
     if support is not None:

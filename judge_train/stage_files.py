@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from corpora.errors import InputError
+from corpora.errors import InputError, UsageError
 from corpora.jsonl import read_json_object
 from judge_train.out_folder import unfinished
 
@@ -89,3 +89,69 @@ def stage_problem(folder: Path, *, task: str | None = None, recorded: bool = Fal
         return f"no training_config.json in {folder}: which sources it trained on cannot be told"
     why = weights_problem(folder / WEIGHTS)
     return f"{folder / WEIGHTS}: {why}" if why else None
+
+
+HELDOUT_FIELD = "recipe.data.heldout_percent"
+
+
+def recorded_share(folder: Path, recipe: dict[str, Any]) -> int:
+    """The held-out share a stage's record gives (``recipe.data.heldout_percent``: the percent of each source's groups
+    it never trained on, judge_train/data.py heldout()). UsageError naming the file and field when it gives none, 0 or
+    not a whole percent: no slice of the pool can then be told unseen by the stage, so no combiner is fit on one."""
+    value = recipe["data"].get("heldout_percent")
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 100:
+        return value
+    why = ("missing: the stage does not say which groups of the pool it never trained on" if value is None else
+           "0: the stage held nothing out (it may have trained on every group of the pool)" if value == 0 else
+           f"{value!r} is not a whole percent from 1 to 100")
+    raise UsageError(InputError(folder / "training_config.json", f"{why}, so no calibration slice of the pool is "
+                                "unseen by it; train it again holding some out (the recipes hold out 10)",
+                                field=HELDOUT_FIELD).one_line())
+
+
+def slot_records(model: Path) -> Path | None:
+    """Where a model folder's training record is: the folder itself, or for the ``support/`` or ``relevance/`` slot of
+    a judge folder, ``stages/<the stage>`` (package.json lists the support stage first; the relevance stage is the one
+    listed whose recipe's task is relevance); None when neither says."""
+    from judge_train.interpolate import records_dir  # noqa: PLC0415 - interpolate imports this module
+
+    found = records_dir(model)
+    pkg = model.parent / "package.json"
+    if found is None and model.name == "relevance" and pkg.is_file():
+        names = read_json_object(pkg).get("stages")
+        for name in names if isinstance(names, list) else []:
+            rec = model.parent / "stages" / str(name)
+            if (rec / "training_config.json").is_file() and stage_recipe(rec).get("task") == "relevance":
+                return rec
+    return found
+
+
+def heldout_shares(stage: Path) -> tuple[dict[str, int], list[str]]:
+    """The held-out share (``recipe.data.heldout_percent``) of a stage folder and of every stage its weights come from
+    that is here (the stages it started from, the base of a weight mix), by folder; and the model folders among them
+    that record none (no training_config.json: a CrossEncoder from elsewhere; a mix's base that is not here), whose
+    share is unknown. A judge folder's ``support/`` and ``relevance/`` are read from its ``stages/`` records (slot_records).
+    UsageError (one line) when a record gives none or 0 (recorded_share)."""
+    shares: dict[str, int] = {}
+    unknown: list[str] = []
+    todo, visited = [(stage, True)], set()
+    while todo:
+        model, must_be_here = todo.pop()
+        start = slot_records(model) if model.is_dir() else None
+        if start is None:  # a base named by a hub id ("minilm", "cross-encoder/...") is not a folder: nothing to say
+            if (model.is_dir() or must_be_here) and str(model) not in unknown:
+                unknown.append(str(model))
+            continue
+        last: dict[str, Any] | None = None
+        for folder, recipe in stage_chain(start):
+            if folder.resolve() in visited:
+                break
+            visited.add(folder.resolve())
+            shares[str(folder)] = recorded_share(folder, recipe)
+            mix = read_json_object(folder / "training_config.json").get("interpolated")
+            if isinstance(mix, dict) and isinstance(mix.get("base"), str):  # a weight mix has its base's weights too
+                todo.append((Path(mix["base"]), mix["base"] != recipe["base_model"]))  # that one: as the chain's
+            last = recipe
+        if last is not None and not (Path(last["base_model"]) / "training_config.json").is_file():
+            todo.append((Path(last["base_model"]), False))  # started from a model folder here that records nothing?
+    return shares, unknown
