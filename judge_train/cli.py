@@ -190,8 +190,13 @@ def cmd_judge_crossfit_report(args) -> int:
     _refuse(_judge_problem(judge) or _inputs_problem([], data_dir, [(f, "support") for f in args.cross_fit]))
     # checked before minutes of scoring; only an earlier report of this kind is replaced
     json_out = output_file(args.json, what="cross-fitted report", signature='"combiner_features"') if args.json else None
+    from judge_train.package import report_share
+    from judge_train.suite import HELDOUT_PERCENT
+
+    percent = report_share([judge, *args.cross_fit], HELDOUT_PERCENT)  # no judge scored on records it trained on
     report = cross_fitted_report(judge, [Path(p) for p in args.cross_fit], data_dir, per_label=args.per_label,
-                                 seed=args.seed, log=lambda msg: print(msg, file=sys.stderr, flush=True))
+                                 seed=args.seed, percent=percent,
+                                 log=lambda msg: print(msg, file=sys.stderr, flush=True))
     print("\n".join(report_table(report) + report_notes(report)))
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)

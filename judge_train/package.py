@@ -98,6 +98,18 @@ def calibration_share(stages: Sequence[Path], percent: int) -> tuple[int, str]:
                    (f" (stages' held-out shares: {said})" if said else " (no stage records its held-out share)"))
 
 
+def report_share(models: Sequence[str | Path], percent: int) -> int:
+    """The held-out share a report on the pool's held-out slice may sample for judges reading ``models`` (judge folders
+    or stage folders): ``percent`` at most, no more than any of their stages held out (calibration_share; a judge
+    folder's stages are those its package.json lists), so that no judge is scored on records its model trained on."""
+    from eval.judges.nli import is_judge_folder
+
+    stages: list[Path] = []
+    for m in map(Path, models):
+        stages += judge_stages(m) if is_judge_folder(m) and (m / "package.json").is_file() else [m]
+    return calibration_share(stages, percent)[0] if stages else percent
+
+
 def calibration_slice(percent: int, data_dir: str | Path) -> str:
     return f"the calibration half of the pool's held-out slice ({percent}% of each source's groups) in {data_dir}"
 

@@ -216,9 +216,15 @@ def cmd_meta_eval(args) -> int:
         log = (lambda msg: print(f"ragdoctor: meta-eval: {msg}", file=sys.stderr)) if args.format == "table" else None
         if args.dataset == POOL:
             from eval.meta.meta_eval import run_tasks  # noqa: PLC0415 - lazy: see above
-            from judge_train.suite import pool_tasks  # noqa: PLC0415 - lazy: the training tool, for this dataset only
+            from eval.judges.registry import default_nli_path  # noqa: PLC0415
+            from judge_train.package import report_share  # noqa: PLC0415 - lazy: the training tool, for this dataset
+            from judge_train.suite import HELDOUT_PERCENT, pool_tasks  # noqa: PLC0415
 
-            tasks, total = pool_tasks(path, per_label=args.limit or 150, seed=args.seed)
+            # the held-out slice no nli judge trained on: no larger than the smallest share its stages held out
+            nli = [f for f in (args.nli_model or default_nli_path(), *(args.compare_nli or [])) if f] \
+                if any(j.startswith("nli") for j in judges) or args.compare_nli else []
+            percent = report_share(nli, HELDOUT_PERCENT)
+            tasks, total = pool_tasks(path, per_label=args.limit or 150, seed=args.seed, percent=percent)
             opts.limit = None  # --limit sized each source above, it is not a subsample of the tasks
             report = run_tasks(POOL, str(path), tasks, total, opts, log=log)
             report["sample"] = None

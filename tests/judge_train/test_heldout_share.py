@@ -219,3 +219,14 @@ def test_a_stage_that_held_out_nothing_is_refused_through_the_cli(stages, capfd)
         assert out == ""
     assert {p.relative_to(judge): p.read_bytes() for p in judge.rglob("*") if p.is_file()} == before
     assert not refit.exists()
+
+
+def test_reports_on_the_held_out_slice_sample_no_more_than_the_judges_held_out(tmp_path):
+    """meta-eval --dataset pool and judge crossfit-report score judges on the report half of the held-out slice: a
+    judge whose stages held out 5% is scored on the 5% slice (at 10% half its records would be ones it trained on)."""
+    judge = _judge(tmp_path / "judge", {"support-stage": 5, "relevance-stage": 10})
+    (judge / "combiner.json").write_text("{}")
+    assert package.report_share([judge], 10) == 5
+    assert package.report_share([_stage(tmp_path / "fold", 20)], 10) == 10  # never more than the suite's 10
+    assert package.report_share([judge, _stage(tmp_path / "fold3", 3)], 10) == 3
+    assert package.report_share([], 10) == 10  # no nli judge: lexical and embedding trained on nothing here
