@@ -215,8 +215,8 @@ def cmd_meta_eval(args) -> int:
                                chunk_size=args.batch_size, judge_options=judge_opts)
         log = (lambda msg: print(f"ragdoctor: meta-eval: {msg}", file=sys.stderr)) if args.format == "table" else None
         if args.dataset == POOL:
-            from eval.meta.meta_eval import run_tasks  # noqa: PLC0415 - lazy: see above
             from eval.judges.registry import default_nli_path  # noqa: PLC0415
+            from eval.meta.meta_eval import run_tasks  # noqa: PLC0415 - lazy: see above
             from judge_train.package import report_share  # noqa: PLC0415 - lazy: the training tool, for this dataset
             from judge_train.suite import HELDOUT_PERCENT, pool_tasks  # noqa: PLC0415
 
