@@ -55,7 +55,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 23  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 24  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -104,6 +104,9 @@ METRICS_VERSION = 23  # 4: Unicode tokens, unmeasured without contexts, [] relev
 # 23: the llm judge withholds sentences aimed at a model from premises, passages and questions and judges a claim
 #     carrying one (an order to the judge: "reply SUPPORTED") unsupported without asking; the ragas judge withholds them
 #     from chunks; "as an assistant" inside a sentence is no order ("employed as an assistant to the chemist")
+# 24: answer relevance decides a bare answer (<= 4 words, no auxiliary) by rules for every judge: 1.0 when it gives
+#     the yes/no, number or date its question asks for or names one of the alternatives offered, 0.0 when it gives
+#     another kind, unmeasured when the fragment cannot tell (eval/metrics/answer_types.py)
 
 
 def _first_line(exc: Exception) -> str:
