@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -158,8 +159,26 @@ def quiet_ray() -> None:
         if not isinstance(handler, logging.FileHandler) and type(handler).__name__ != "SessionFileHandler":
             handler.setLevel(max(handler.level, logging.WARNING))
     _quiet_dropped()
+    _raylet_to_stderr()
     for category in (UserWarning, DeprecationWarning, FutureWarning):
         warnings.filterwarnings("ignore", category=category, module=r"ray(\.|$)")
+
+
+def _raylet_to_stderr() -> None:
+    """The raylet's messages to the driver ("(raylet) A worker died or was killed while executing a task ...") on
+    stderr, where Ray 2.60 prints them on stdout (worker.listen_error_messages: is_err False) and so into a report a
+    command prints there (``--format json``). Ray's private printer is wrapped once; this is the place to check on a
+    Ray upgrade (pinned 2.60)."""
+    worker = sys.modules.get("ray._private.worker")
+    printer = getattr(worker, "print_to_stdstream", None)
+    if printer is None or getattr(printer, "_ragdoctor", False):
+        return
+
+    def to_stderr(data: dict, ignore_prefix: bool) -> None:
+        printer({**data, "is_err": True} if data.get("pid") == "raylet" else data, ignore_prefix)
+
+    to_stderr._ragdoctor = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr  # type: ignore[union-attr]
 
 
 def dataset_options(ds: Any, *, preserve_order: bool, droppable: int = 0) -> Any:

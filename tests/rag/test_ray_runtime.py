@@ -158,3 +158,20 @@ def test_local_is_the_private_runtime_on_loopback():
         assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}
     finally:
         ray.shutdown()
+
+
+def test_the_raylets_messages_reach_stderr_not_the_report_on_stdout(capsys):
+    """Ray 2.60 prints "(raylet) A worker died ..." on the driver's stdout, into a report printed there (--format
+    json); after quiet_ray it is on stderr, and a worker's own output is where Ray puts it."""
+    pytest.importorskip("ray")
+    rr.quiet_ray()
+    rr.quiet_ray()  # wrapped once
+    from ray._private import worker
+
+    worker.print_to_stdstream({"lines": ["A worker died or was killed while executing a task."], "pid": "raylet",
+                               "is_err": False}, ignore_prefix=False)
+    worker.print_to_stdstream({"lines": ["a line the worker printed"], "pid": 4242, "ip": "127.0.0.1",
+                               "is_err": False, "task_name": "t", "actor_name": ""}, ignore_prefix=False)
+    out, err = capsys.readouterr()
+    assert "A worker died" in err and "A worker died" not in out
+    assert "a line the worker printed" in out
