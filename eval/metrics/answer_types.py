@@ -37,6 +37,9 @@ _AUX = (r"(?:is|are|was|were|am|does|do|did|can|could|should|would|will|shall|ma
 # an auxiliary or a form of be/have/do, or a contraction of one: a short sentence ("It is there.", "Kwon did.")
 _VERB = re.compile(rf"\b(?:{_AUX}|be|been|being)\b|[’'](?:re|ve|ll|m)\b|\b(?:it|that|there|he|she|this)[’']s\b",
                    re.IGNORECASE)
+# a subject pronoun opening the fragment and a word after it: a short sentence whatever its verb ("It stores optimizer
+# momentum.", "They freeze them.")
+_PRONOUN_SUBJECT = re.compile(r"^\W*(?:it|they|he|she|we|you|i|this|that|these|those|there)\s+\w", re.IGNORECASE)
 _YES_NO_Q = re.compile(rf"^\W*{_AUX}\b(?!.*\bor\b(?!\s+not\b))", re.IGNORECASE | re.S)
 _WHEN_PAST = re.compile(r"^\W*when\s+(?:was|were|did)\b", re.IGNORECASE)
 _HOW_MUCH = re.compile(r"^\W*how\s+(?:many|much|long|big|large|old|far)\b", re.IGNORECASE)
@@ -106,9 +109,10 @@ def gives(fragment: str, kind: str) -> bool:
 
 
 def sentence(fragment: str) -> bool:
-    """``fragment`` holds an auxiliary or a form of be/have/do ("It is there.", "Integer ids are fine."): a short
-    sentence, not a bare answer. Other finite verbs are not told apart ("It freezes them." is a fragment here)."""
-    return bool(_VERB.search(fragment))
+    """``fragment`` holds an auxiliary or a form of be/have/do ("It is there.", "Integer ids are fine."), or opens with
+    a subject pronoun ("It stores optimizer momentum."): a short sentence, not a bare answer. Other finite verbs after
+    a noun are not told apart ("LoRA freezes them." is a fragment here)."""
+    return bool(_VERB.search(fragment) or _PRONOUN_SUBJECT.match(fragment))
 
 
 def vague(fragment: str) -> bool:

@@ -153,7 +153,9 @@ def test_import_then_eval_and_eval_directly(recorded, tmp_path, monkeypatch, cap
     assert main(["eval", "spans.json", "--judges", "lexical", "--out", "runs/direct"]) == 0
     a, b = (json.loads(Path(f"runs/{r}/summary.json").read_text())["metrics"] for r in ("prod", "direct"))
     assert [(m["metric"], m["n"], m["mean"]) for m in a] == [(m["metric"], m["n"], m["mean"]) for m in b]
-    assert {m["metric"] for m in a if m["n"] == 3} >= {"groundedness", "context_precision", "answer_relevance"}
+    # every trace measured by both paths ("Keys and values.", a bare answer its fragment cannot tell, is unmeasured by
+    # answer relevance on both)
+    assert {m["metric"] for m in a if m["n"] == 3} >= {"groundedness", "context_precision"}
     capsys.readouterr()
 
 
@@ -181,7 +183,7 @@ def test_partial_and_malformed_spans_are_reported_and_skipped(tmp_path, capsys):
               output__value="Keys and values."),
         good_retriever,  # its second document has no content: that document is reported and skipped
         _span("c3", None, "CHAIN", 10 * ms, 20 * ms, input__value="An answer with no retrieval?",
-              output__value="Yes, from memory."),  # no RETRIEVER span: judged with what it has
+              output__value="Yes, it answers from memory."),  # no RETRIEVER span: judged with what it has
         _span("d4", "ee", "LLM", 1, 2),  # its parent is not in the file
         {**_span("f5", "a1", "LLM", 3, 4), "startTimeUnixNano": "soon"},  # bad time
         {**_span("f6", "a1", "LLM", 3, 4), "spanId": "!!"},  # bad id

@@ -76,6 +76,8 @@ def test_a_sentence_answer_and_a_fragment_naming_the_question_go_to_the_judge():
     sentence = asked(BLOCK, "The default block size in vLLM is 16 tokens.")
     shares = asked("Who maintains the KV cache manager?", "The cache manager.")  # names what the question asks about
     short = asked("Who wrote vLLM?", "It is there.")  # four words or fewer, but a sentence (an auxiliary)
+    for pronoun in ("It stores optimizer momentum.", "They freeze them."):  # a subject pronoun: a sentence too
+        assert METRIC.fixed(asked("What does the KV cache store?", pronoun), "j") is None, pronoun
     assert [METRIC.fixed(t, "j") for t in (sentence, shares, short)] == [None, None, None]
     judged = strict().judge("answer_relevance", [sentence, shares, short])
     assert [r.value for r in judged] == [r.value for r in METRIC.compute(strict(), "j", [sentence, shares, short])]
