@@ -34,7 +34,7 @@ from corpora.records import Label, Question, Trace  # noqa: E402
 from corpora.run_folder import RunFolder  # noqa: E402
 from eval.answerability import refused  # noqa: E402
 from eval.calibration import for_run  # noqa: E402
-from eval.judges.features import numbers  # noqa: E402
+from eval.judges.numbers import numbers  # noqa: E402
 from eval.labelling import queue  # noqa: E402
 from eval.metrics.key_facts import identifiers, missing_facts  # noqa: E402
 from ragdoctor.cmd_labels import render_calibrated  # noqa: E402

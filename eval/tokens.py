@@ -18,7 +18,7 @@ Only strict groups count (see GROUPED): '1,2,4,8', '10,20,30' and '0,125' stay a
 dot group is a decimal ('1.234' is 1.234, '3.14' is 3.14), a version keeps its dots ('1.2.3', '2.10.0': groups that
 are not all of three digits), and an IPv4 address of four parts ('192.168.100.200') is no number. A
 plain space between digit groups ('128 000') is left alone here: it may as well separate two numbers ('rank 5 100
-tokens'); the number reader (eval/judges/features.numbers) reads it both ways. A short negation is written out first
+tokens'); the number reader (eval/judges/numbers.numbers) reads it both ways. A short negation is written out first
 ("isn't" is "is not", "can't" and "cannot" are "can not"): the word "not" is a token either way."""
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ with another noun, how/why):
           default block size in vLLM?", "Which CUDA version is required?"; not "What limits the batch size?")
 
 A fragment gives the kind: a yes/no when it opens with one (eval.metrics.key_facts.leading_polarity: "Yes.", "No, it
-isn't.", "Correct."; English only); a number when eval.judges.features.number_facts reads one ("16 tokens", "sixteen",
+isn't.", "Correct."; English only); a number when eval.judges.numbers.number_facts reads one ("16 tokens", "sixteen",
 "1.5k", "0.6.3") or it names a version ("v0.6.3"); a date when it states a year or a date (a number fact read as a year
 1000-2999 or as a day: "2023", "March 15, 2023", "'23") or names a month or a weekday.
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 import calendar
 import re
 
-from eval.judges.features import number_facts
+from eval.judges.numbers import number_facts
 from eval.metrics.key_facts import leading_polarity
 from eval.tokens import content_tokens
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import regex
 
-from eval.judges.features import negated, number_facts, stated
+from eval.judges.features import negated
+from eval.judges.numbers import number_facts, stated
 from eval.tokens import NUMBER_NEIGHBOURS, content_tokens, ungrouped, visible
 
 _TOKEN = re.compile(r"[^\W_][\w.-]*[^\W_]|[^\W_]", re.UNICODE)
@@ -70,7 +71,7 @@ def _states(compact: str, identifier: str) -> bool:
 
 def _glued_quantities(text: str) -> dict[str, frozenset[str]]:
     """The quantities of the numbers glued to a unit in ``text``, by identifier ('16GB' -> '16gb': 16 GB in bytes,
-    see eval.judges.features.numbers): such an identifier is stated by the same quantity written another way ('16
+    see eval.judges.numbers.numbers): such an identifier is stated by the same quantity written another way ('16
     GB', '16384 MB'), never by the bare number alone (a '16' beside '32GB'). It is read in its sentence, the other
     numbers there blanked: 'at 10h30' is a time of day, '16gigs of RAM' a size, 'played 2gigs' none."""
     out: dict[str, frozenset[str]] = {}
@@ -137,7 +138,7 @@ def missing_facts(claim: str, other: str, question: str = "", *, words: bool = T
     words ('one', 'twice') count as numbers (against a short reference); without, only numbers written in digits (prose
     against retrieved passages: 'one of the options' states no number; '1.5 million' is still 1500000). A number
     written another way is the same number ('128 000', '128,000', '128K'; '15.03.2023', 'March 15, 2023'; see
-    eval.judges.features.numbers)."""
+    eval.judges.numbers.numbers)."""
     return Stated.of(other, question).missing(claim, words=words)
 
 

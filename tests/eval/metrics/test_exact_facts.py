@@ -1,8 +1,8 @@
 """Numbers and identifiers are checked exactly by every metric that reads a claim against passages (METRICS_VERSION
 13): a judge, learned or lexical, reads "32 tokens" as close to "16 tokens" and "1,048,000" as "1,048,576"."""
 from corpora.records import Chunk
-from eval.judges.features import numbers
 from eval.judges.lexical import LexicalScorer
+from eval.judges.numbers import numbers
 from eval.judges.scorer import ScorerJudge
 from eval.metrics import get
 from tests.eval.metrics.records import CUR, OLD, REFERENCE, trace
