@@ -52,10 +52,10 @@ def rules(t: Trace, judge: str) -> MetricResult | None:
         if u is None:
             return MetricResult.unmeasured(NAME, judge, "refusal, and no label says whether the question is answerable")
         return MetricResult.ok(NAME, judge, 1.0 if u else 0.0, refusal=True)
-    return bare_answer(t, judge)
+    return fragment_result(t, judge)
 
 
-def bare_answer(t: Trace, judge: str) -> MetricResult | None:
+def fragment_result(t: Trace, judge: str) -> MetricResult | None:
     """The result for a bare answer (see the module docstring); None for a longer one, or where the judge looks."""
     fragment = strip_citations(t.answer, footnotes=True).strip()
     if word_count(fragment) > MAX_BARE_WORDS:
