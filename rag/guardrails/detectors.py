@@ -238,6 +238,7 @@ def scan_question(text: str) -> list[Finding]:
 class ChunkScan:
     findings: list[Finding] = field(default_factory=list)
     sentences: list[str] = field(default_factory=list)  # the sentences carrying them
+    by_sentence: list[list[Finding]] = field(default_factory=list)  # the findings of each of those sentences
     redacted: str = ""  # the text without those sentences
 
     @property
@@ -260,6 +261,7 @@ def scan_chunk(text: str, extra: Sequence[tuple[str, re.Pattern]] = ()) -> Chunk
         if hits:
             scan.findings.extend(hits)
             scan.sentences.append(sentence.strip())
+            scan.by_sentence.append(hits)
         else:
             kept.append(sentence + (m.group(0) if m else ""))
         if m:
