@@ -55,7 +55,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 24  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 25  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -107,6 +107,8 @@ METRICS_VERSION = 24  # 4: Unicode tokens, unmeasured without contexts, [] relev
 # 24: answer relevance decides a bare answer (<= 4 words, no auxiliary) by rules for every judge: 1.0 when it gives
 #     the yes/no, number or date its question asks for or names one of the alternatives offered, 0.0 when it gives
 #     another kind, unmeasured when the fragment cannot tell (eval/metrics/answer_types.py)
+# 25: the ragas judge withholds sentences aimed at a model from the reference and attack sentences from the question
+#     too, and leaves the metrics that send it an answer carrying one unmeasured (ragas splits an answer itself)
 
 
 def _first_line(exc: Exception) -> str:

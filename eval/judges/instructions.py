@@ -116,10 +116,15 @@ def orders(statement: str) -> list[Finding]:
     return scan_chunk(statement, JUDGE_ORDERS).findings
 
 
+def cited(findings: list[Finding]) -> str:
+    """``findings`` as a reason quotes them: each pattern and what it matched."""
+    return "; ".join(f"{f.pattern}: \"{one_line(f.text, 80)}\"" for f in findings)
+
+
 def refusal(findings: list[Finding]) -> str:
     """Why a statement carrying ``findings`` was judged not supported without asking."""
-    said = "; ".join(f"{f.pattern}: \"{one_line(f.text, 80)}\"" for f in findings)
-    return f"the statement carries instructions aimed at the judge ({said}): judged not supported without asking"
+    return (f"the statement carries instructions aimed at the judge ({cited(findings)}): judged not supported without "
+            "asking")
 
 
 def readable(texts: list[str]) -> str:
