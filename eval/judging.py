@@ -108,7 +108,8 @@ METRICS_VERSION = 25  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     the yes/no, number or date its question asks for or names one of the alternatives offered, 0.0 when it gives
 #     another kind, unmeasured when the fragment cannot tell (eval/metrics/answer_types.py)
 # 25: the ragas judge withholds sentences aimed at a model from the reference and attack sentences from the question
-#     too, and leaves the metrics that send it an answer carrying one unmeasured (ragas splits an answer itself)
+#     too, and leaves the metrics that send it an answer carrying one unmeasured (ragas splits an answer itself);
+#     orders to a judge are found in German, French, Spanish, Italian, Portuguese, Chinese and Japanese as well
 
 
 def _first_line(exc: Exception) -> str:

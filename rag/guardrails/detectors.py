@@ -168,7 +168,8 @@ _CHUNK_EXTRA: list[tuple[str, re.Pattern]] = [
                              r"(?:ignore|reply|respond|say|output|only|disregard)\b")),
 ]
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# a sentence ends at ". ! ?" before a space, at a line break, and at the CJK full stops "。！？" (no space follows them)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|(?<=[。！？])\s*")
 
 # Cyrillic and Greek letters drawn like Latin ones: "Іgnore" (Cyrillic І) reads as "Ignore" to the model, so it must
 # to the patterns too. Only for matching: the text the generator and the trace get is never rewritten
