@@ -109,7 +109,9 @@ METRICS_VERSION = 25  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     another kind, unmeasured when the fragment cannot tell (eval/metrics/answer_types.py)
 # 25: the ragas judge withholds sentences aimed at a model from the reference and attack sentences from the question
 #     too, and leaves the metrics that send it an answer carrying one unmeasured (ragas splits an answer itself);
-#     orders to a judge are found in German, French, Spanish, Italian, Portuguese, Chinese and Japanese as well
+#     orders to a judge are found in German, French, Spanish, Italian, Portuguese, Chinese and Japanese as well; a
+#     claim repeating its evidence with one word turned to its opposite ("disabled" for "enabled", a "not" more or
+#     less) is not supported by it, for every judge and every metric that reads claims (eval/metrics/flips.py)
 
 
 def _first_line(exc: Exception) -> str:

@@ -20,8 +20,9 @@ from eval.answerability import refused, unanswerable
 from eval.claims import bare_answer, decompose
 from eval.mathx import claim_prf
 from eval.metrics.base import BLOCKED, Metric, no_claims, unsupported_claims
+from eval.metrics.flips import Said
 from eval.metrics.key_facts import Stated, leading_polarity, polarity_conflict, polarity_mismatch
-from eval.metrics.verify import ClaimVerdict, Verifier, exact_facts
+from eval.metrics.verify import ClaimVerdict, Verifier, exact_facts, flip_checked
 
 NAME = "answer_correctness"
 
@@ -56,8 +57,10 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
     for n in range(len(traces)):
         t = traces[n]
         ref, ans = Stated.of(t.reference or "", t.question), Stated.of(t.answer, t.question)  # each read once
-        ans_v = [exact_facts(v, ref, overruled="contradicted") for v in verdicts[2 * n]]
-        ref_v = [exact_facts(v, ans) for v in verdicts[2 * n + 1]]
+        said_ref, said_ans = Said(t.reference or ""), Said(t.answer)
+        ans_v = [flip_checked(exact_facts(v, ref, overruled="contradicted"), said_ref, overruled="contradicted")
+                 for v in verdicts[2 * n]]
+        ref_v = [flip_checked(exact_facts(v, ans), said_ans) for v in verdicts[2 * n + 1]]
         ans_v, ref_v = _polarity_checked(t, ans_v, ref_v)
         claims = {"answer_claims": [x.as_dict() for x in ans_v], "reference_claims": [x.as_dict() for x in ref_v]}
         if _same_bare_answer(t):  # "Nope." for "No.": one answer, whatever words a judge sees shared

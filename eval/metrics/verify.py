@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from eval.claims import MAX_WINDOW_WORDS, premise_windows, split_sentences
 from eval.judges.base import ClaimItem, Scorer, Support
+from eval.metrics.flips import Said
 from eval.metrics.key_facts import Stated
 from eval.sentences import word_count
 from eval.tokens import content_tokens
@@ -84,6 +85,16 @@ def exact_facts(v: ClaimVerdict, other: str | Stated, question: str = "", overru
     return replace(v, verdict=overruled, note=f"the other side never states {', '.join(missing)}")
 
 
+def flip_checked(v: ClaimVerdict, said: Said, overruled: str = "unsupported") -> ClaimVerdict:
+    """A supported claim that repeats its evidence with one word turned to its opposite ("disabled" for "enabled", a
+    "not" more or less, "before" for "after") is not supported (eval/metrics/flips.py), whatever the judge's score;
+    answer correctness calls an answer's claim so overruled ``contradicted``, as exact_facts does."""
+    if v.verdict != "supported":
+        return v
+    why = said.flipped(v.claim)
+    return v if why is None else replace(v, verdict=overruled, note=why)
+
+
 class Verifier:
     """The primitives over one Scorer; ``max_premises`` caps the sentence windows scored per claim."""
 
@@ -128,10 +139,14 @@ class Verifier:
                                self._verify_pairs(items, cands))
         if given is None:
             return out
-        stated = [Stated.of(evidence[k], given[k]) if any(x.verdict == "supported" for x in verdicts) else None
-                  for k, verdicts in enumerate(out)]  # each item's passages read once, for all its claims
-        return [verdicts if (st := stated[k]) is None else [exact_facts(x, st, words=False) for x in verdicts]
-                for k, verdicts in enumerate(out)]
+        checked = []
+        for k, verdicts in enumerate(out):
+            if not any(x.verdict == "supported" for x in verdicts):
+                checked.append(verdicts)
+                continue
+            stated, said = Stated.of(evidence[k], given[k]), Said(evidence[k])  # read once, for all its claims
+            checked.append([flip_checked(exact_facts(x, stated, words=False), said) for x in verdicts])
+        return checked
 
     def _marked_cut(self, out: list[list[ClaimVerdict]]) -> list[list[ClaimVerdict]]:
         """Each verdict whose (sentence, claim) pair the scorer's model reads only in part marked ``cut`` (a scorer

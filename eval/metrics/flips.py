@@ -1,0 +1,150 @@
+"""A claim that repeats its evidence with one word turned to its opposite: "Paged attention should be disabled" against
+"Paged attention should be enabled", "FP8 is supported on the A100" against "FP8 is not supported on the A100",
+"quantise before fine-tuning" against "quantise after fine-tuning". A learned judge and word overlap both read such a
+pair as a near copy (every other word is shared), which is how an answer copied from a stale document, or a yes/no
+question's answer flipped without a yes or no, passes for grounded. Read like key_facts' numbers: exactly, and only
+where the claim is otherwise the evidence's own statement.
+
+``flipped`` fires only when one clause of the evidence holds every other content word of the claim (the same
+statement) and either (a) its polarity is the opposite (one is negated: "not", "never", "without", "no longer"; "not
+only" is no negation) and no other such clause agrees with the claim, or (b) the claim has one word of an antonym
+pair where that clause has the other, and not the claim's own word. A clause of the evidence is split at ",;:" and
+at "but", "while", "whereas", "although", "though", "however", "yet", "except"; a question ("Should it be enabled?")
+and a condition ("if it is not warm", "unless ...") assert nothing and are never read. A claim of several clauses is
+left to the judge. English only: a claim or evidence in another language is never overruled here."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from eval.judges.features import negated
+from eval.tokens import content_tokens
+
+# opposites, read by their stems (_stem: "enable", "enabled", "enables", "enabling" are one)
+_PAIRS = (
+    "enable disable", "increase decrease", "increase reduce", "higher lower", "larger smaller", "bigger smaller",
+    "faster slower", "more less", "more fewer", "before after", "above below", "maximum minimum", "max min",
+    "include exclude", "required optional", "mandatory optional", "synchronous asynchronous", "sync async",
+    "add remove", "allow forbid", "allow prohibit", "accept reject", "success failure", "succeed fail",
+    "supported unsupported", "compatible incompatible", "available unavailable", "possible impossible",
+    "valid invalid", "correct incorrect", "public private", "static dynamic", "lossless lossy", "always never",
+    "earlier later", "older newer", "upper lower", "inside outside", "internal external", "local remote",
+    "positive negative", "true false", "improve degrade", "improve worsen", "gain loss", "raise lower",
+    "encrypt decrypt", "lock unlock", "safe unsafe", "stable unstable", "deterministic nondeterministic",
+    "first last", "minor major", "weak strong", "cheaper costlier",
+)
+
+
+def _stem(word: str) -> str:
+    """A crude stem: 'enabled', 'enables', 'enabling' -> 'enabl'; 'GPUs' -> 'gpu'; 'synchronously' -> 'synchronou';
+    short words as they are."""
+    w = word.lower()
+    if w.endswith("ly") and len(w) >= 7:
+        w = w[:-2]
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            return w[: -len(suffix)]
+    return w
+
+
+OPPOSITES: dict[str, frozenset[str]] = {}
+for _a, _b in (tuple(_stem(w) for w in pair.split()) for pair in _PAIRS):
+    OPPOSITES[_a] = OPPOSITES.get(_a, frozenset()) | {_b}
+    OPPOSITES[_b] = OPPOSITES.get(_b, frozenset()) | {_a}
+
+_WORD = re.compile(r"[a-z]+")
+_CLAUSES = re.compile(r"\s*[;:,]\s*|\s+(?:but|while|whereas|although|though|however|yet|except)\b\s*|(?<=[.!?])\s+",
+                      re.IGNORECASE)
+_CONDITION = re.compile(r"^\W*(?:if|unless|whether|when|whenever|in case|provided)\b", re.IGNORECASE)
+_NOT_ONLY = re.compile(r"\bnot\s+(?:only|just|merely|simply)\b", re.IGNORECASE)
+# a capitalised negation inside a sentence is part of a title ("To Be or Not to Be"), not a denial
+_TITLE_NEGATION = re.compile(r"(?<!^)(?<![.!?:;]\s)(?<![.!?:;])\b(?:Not|No|Never|None|Nothing|Without|Cannot)\b")
+_LEADING = re.compile(r"^(?:but|and|or|so|then|while|whereas|although|though|however|yet)\b\s*", re.IGNORECASE)
+_YES_NO = re.compile(r"^\W*(?:yes|no|yeah|nope|correct|incorrect|right|wrong)\b\W*", re.IGNORECASE)
+_NEGATION_WORDS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "without"})
+
+
+def _stems(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text.lower())}
+
+
+def _counts(text: str) -> Counter[str]:
+    return Counter(_stem(w) for w in _WORD.findall(text.lower()))
+
+
+def _content(text: str) -> set[str]:
+    return {_stem(w) for w in content_tokens(text) if w not in _NEGATION_WORDS}
+
+
+def _negated(text: str) -> bool:
+    return negated(_NOT_ONLY.sub(" ", _TITLE_NEGATION.sub(" ", text.strip())))
+
+
+def clauses(text: str) -> list[str]:
+    """The statements of ``text``: split at clause joints, without questions and conditions."""
+    parts = [_LEADING.sub("", p.strip()) for p in _CLAUSES.split(text) if p and p.strip()]
+    parts = [p for p in parts if p]
+    return [p for p in parts if not p.endswith("?") and not _CONDITION.match(p)]
+
+
+@dataclass(frozen=True)
+class _Clause:
+    text: str
+    words: frozenset[str]  # stems of every word and of the content words
+    content: frozenset[str]  # stems of the content words
+    negative: bool
+    counts: Counter[str]
+
+
+class Said:
+    """The clauses of an evidence text, read once for all the claims checked against it."""
+
+    def __init__(self, evidence: str):
+        self.english = evidence.isascii()
+        self.clauses = [_Clause(k, frozenset(c | _stems(k)), frozenset(c), _negated(k), _counts(k))
+                        for k in (clauses(evidence) if self.english else []) for c in [_content(k)]]
+
+    def flipped(self, claim: str) -> str | None:
+        """Why ``claim`` states the opposite of this evidence (a note), or None: some clause holds every other content
+        word of the claim with the opposite polarity or the other word of an antonym pair, and no clause holds the
+        claim as it is."""
+        if not self.english or not claim.isascii():
+            return None
+        own = clauses(_YES_NO.sub("", claim.strip(), count=1))
+        if len(own) != 1 or claim.rstrip().endswith("?"):
+            return None
+        body = own[0]
+        content = _content(body)
+        if len(content) < 2:
+            return None
+        negative = _negated(body)
+        # the claim's own statement: a clause with every content word of the claim and few others ("Two men jumping
+        # on the freeway" is not "Two men in Germany jumping over a rail on the freeway ... without shirts" negated)
+        close = [k for k in self.clauses if len(k.content - content) <= max(2, len(content) // 2)]
+        same = [k for k in close if content <= k.words]
+        if same and all(k.negative != negative for k in same):
+            return f"its evidence says the opposite: \"{same[0].text}\""
+        # by counts: "Increasing the batch size decreases throughput" holds "increase" once, as its subject, and the
+        # evidence's "Increasing the batch size increases throughput" twice
+        claim_counts = _counts(body)
+        for word in sorted(claim_counts.keys() & OPPOSITES.keys()):
+            rest = content - {word}
+            aligned = [k for k in close if k.negative == negative and rest <= k.words]
+            if any(k.counts[word] >= claim_counts[word] for k in aligned):
+                continue  # some clause says it as the claim does
+            for k in aligned:
+                opposite = sorted(o for o in OPPOSITES[word] if k.counts[o] > claim_counts[o])
+                if opposite:
+                    return (f"it says '{_written(body, word)}' where its evidence says "
+                            f"'{_written(k.text, opposite[0])}': \"{k.text}\"")
+        return None
+
+
+def _written(text: str, stem: str) -> str:
+    return next((w for w in _WORD.findall(text.lower()) if _stem(w) == stem), stem)
+
+
+def flipped(claim: str, evidence: str) -> str | None:
+    """Why ``claim`` states the opposite of ``evidence`` (see Said.flipped), or None."""
+    return Said(evidence).flipped(claim)
