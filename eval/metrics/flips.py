@@ -138,7 +138,32 @@ class Said:
                 if opposite:
                     return (f"it says '{_written(body, word)}' where its evidence says "
                             f"'{_written(k.text, opposite[0])}': \"{k.text}\"")
+        return self._swapped(body, content, negative, close)
+
+    @staticmethod
+    def _swapped(body: str, content: set[str], negative: bool, close: list[_Clause]) -> str | None:
+        """One acronym of the claim in place of another of the evidence's, every other content word shared ("stored in
+        CPU memory" against "stored in GPU memory", "over UDP" against "over TCP"): the same statement about another
+        thing. Acronyms only: a name may be a more specific true one ("in Paris" for "in France")."""
+        mine = _acronyms(body)
+        if not mine:
+            return None
+        for k in close:
+            if k.negative != negative:
+                continue
+            gone, new = content - k.content, k.content - content
+            if len(gone) == 1 and len(new) == 1 and (a := mine.get(next(iter(gone)))) \
+                    and (b := _acronyms(k.text).get(next(iter(new)))):
+                return f"it says '{a}' where its evidence says '{b}': \"{k.text}\""
         return None
+
+
+_ACRONYM = re.compile(r"\b[A-Z]{2,6}s?\b")
+
+
+def _acronyms(text: str) -> dict[str, str]:
+    """The all-capital words of ``text`` ('GPU', 'TCP', 'CPUs'), by stem."""
+    return {_stem(w): w for w in _ACRONYM.findall(text)}
 
 
 def _written(text: str, stem: str) -> str:

@@ -24,6 +24,8 @@ FLIPS = [  # (claim, evidence): the claim says the opposite
     ("The model works without calibration data.", "The model works with calibration data."),
     ("The tokenizer is loaded synchronously.", "The tokenizer is loaded asynchronously."),
     ("Shared memory must be enabled in the container.", "Note: shared memory must be disabled in the container."),
+    ("The KV cache is stored in CPU memory.", "Yes, the KV cache is stored in GPU memory."),
+    ("The server streams tokens over UDP.", "The server streams tokens over TCP."),
 ]
 SAME = [  # (claim, evidence): no flip, whatever words the two share
     ("FP8 is supported on H100.", "FP8 is not supported on A100 GPUs, but it is supported on H100."),
@@ -40,6 +42,9 @@ SAME = [  # (claim, evidence): no flip, whatever words the two share
     ("Enable X and disable Y.", "Enable X and disable Y."),
     ("Der Cache ist aktiviert.", "Der Cache ist nicht aktiviert."),  # English only: never overruled here
     ("Mel Brooks", "To Be or Not to Be is a film produced by Mel Brooks."),
+    ("The Eiffel Tower is in Paris.", "The Eiffel Tower is in France."),  # a name may be a more specific true one
+    ("The KV cache is stored in GPU memory.", "The key-value cache is stored in GPU memory."),  # an acronym added
+    ("Use the REST API for batch jobs.", "Use the gRPC API for streaming and the REST API for batch jobs."),
 ]
 
 
