@@ -8,7 +8,9 @@ where the claim is otherwise the evidence's own statement.
 ``flipped`` fires only when one clause of the evidence holds every other content word of the claim (the same
 statement) and either (a) its polarity is the opposite (one is negated: "not", "never", "without", "no longer"; "not
 only" is no negation) and no other such clause agrees with the claim, or (b) the claim has one word of an antonym
-pair where that clause has the other, and not the claim's own word. A clause of the evidence is split at ",;:" and
+pair where that clause has the other, and not the claim's own word, or (c) one all-capital acronym of the claim
+stands where the clause has another ("CPU memory" for "GPU memory"), or (d) the two sides of a comparison or an order
+are exchanged ("TGI is faster than vLLM" for "vLLM is faster than TGI"). A clause of the evidence is split at ",;:" and
 at "but", "while", "whereas", "although", "though", "however", "yet", "except"; a question ("Should it be enabled?")
 and a condition ("if it is not warm", "unless ...") assert nothing and are never read. A claim of several clauses is
 left to the judge. English only: a claim or evidence in another language is never overruled here."""
@@ -138,7 +140,24 @@ class Said:
                 if opposite:
                     return (f"it says '{_written(body, word)}' where its evidence says "
                             f"'{_written(k.text, opposite[0])}': \"{k.text}\"")
-        return self._swapped(body, content, negative, close)
+        return self._swapped(body, content, negative, close) or self._reversed(body, content, negative, close)
+
+    @staticmethod
+    def _reversed(body: str, content: set[str], negative: bool, close: list[_Clause]) -> str | None:
+        """The same words around the same pivot, its two sides exchanged ("vLLM is faster than TGI" against "TGI is
+        faster than vLLM", "quantise before fine-tuning" against "fine-tune before quantising")."""
+        mine = _sides(body)
+        if mine is None:
+            return None
+        pivot, left, right = mine
+        for k in close:
+            theirs = _sides(k.text)
+            if k.negative != negative or theirs is None or theirs[0] != pivot or content != k.content:
+                continue
+            moved, back = left - theirs[1], right - theirs[2]  # what left one side, and what left the other
+            if moved and back and moved <= theirs[2] and back <= theirs[1]:
+                return f"its evidence says it the other way round around '{pivot}': \"{k.text}\""
+        return None
 
     @staticmethod
     def _swapped(body: str, content: set[str], negative: bool, close: list[_Clause]) -> str | None:
@@ -156,6 +175,19 @@ class Said:
                     and (b := _acronyms(k.text).get(next(iter(new)))):
                 return f"it says '{a}' where its evidence says '{b}': \"{k.text}\""
         return None
+
+
+_PIVOT = re.compile(r"\b(than|before|after|over|into|from|to)\b", re.IGNORECASE)
+
+
+def _sides(text: str) -> tuple[str, set[str], set[str]] | None:
+    """The pivot word of a comparison or an order ("faster than", "before", "prefer X over Y", "converts X into Y",
+    "from X to Y") and the content words on each side of it; None without exactly one."""
+    found = _PIVOT.findall(text)
+    if len(found) != 1:
+        return None
+    left, right = _PIVOT.split(text, maxsplit=1)[0::2]
+    return found[0].lower(), _content(left), _content(right)
 
 
 _ACRONYM = re.compile(r"\b[A-Z]{2,6}s?\b")

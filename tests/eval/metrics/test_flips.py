@@ -26,6 +26,8 @@ FLIPS = [  # (claim, evidence): the claim says the opposite
     ("Shared memory must be enabled in the container.", "Note: shared memory must be disabled in the container."),
     ("The KV cache is stored in CPU memory.", "Yes, the KV cache is stored in GPU memory."),
     ("The server streams tokens over UDP.", "The server streams tokens over TCP."),
+    ("TGI is faster than vLLM for long prompts.", "vLLM is faster than TGI for long prompts."),
+    ("Run calibration before pruning.", "Run pruning before calibration."),
 ]
 SAME = [  # (claim, evidence): no flip, whatever words the two share
     ("FP8 is supported on H100.", "FP8 is not supported on A100 GPUs, but it is supported on H100."),
@@ -45,6 +47,8 @@ SAME = [  # (claim, evidence): no flip, whatever words the two share
     ("The Eiffel Tower is in Paris.", "The Eiffel Tower is in France."),  # a name may be a more specific true one
     ("The KV cache is stored in GPU memory.", "The key-value cache is stored in GPU memory."),  # an acronym added
     ("Use the REST API for batch jobs.", "Use the gRPC API for streaming and the REST API for batch jobs."),
+    ("vLLM is faster than TGI.", "vLLM is faster than TGI for long prompts."),
+    ("Convert the checkpoint from FP16 to BF16.", "Convert the checkpoint from FP16 to BF16 first."),
 ]
 
 
