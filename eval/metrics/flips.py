@@ -132,7 +132,10 @@ class Said:
         claim_counts = _counts(body)
         for word in sorted(claim_counts.keys() & OPPOSITES.keys()):
             rest = content - {word}
-            aligned = [k for k in close if k.negative == negative and rest <= k.words]
+            # a qualifier more is usual here ("... increases throughput until memory runs out"): an antonym pair is
+            # a rarer accident than a "no" or "without" that belongs to some other phrase of a long clause
+            aligned = [k for k in self.clauses if k.negative == negative and rest <= k.words
+                       and len(k.content - content) <= max(4, len(content))]
             if any(k.counts[word] >= claim_counts[word] for k in aligned):
                 continue  # some clause says it as the claim does
             for k in aligned:

@@ -20,6 +20,8 @@ FLIPS = [  # (claim, evidence): the claim says the opposite
     ("vLLM does not support LoRA adapters.", "Yes, vLLM supports LoRA adapters."),
     ("Quantization is applied before fine-tuning.", "Quantization is applied after fine-tuning."),
     ("Increasing the batch size decreases throughput.", "Increasing the batch size increases throughput."),
+    ("Increasing the batch size decreases throughput.",
+     "Increasing the batch size increases throughput until memory runs out."),
     ("The minimum is 4 GB.", "The maximum is 4 GB."),
     ("The model works without calibration data.", "The model works with calibration data."),
     ("The tokenizer is loaded synchronously.", "The tokenizer is loaded asynchronously."),
@@ -40,6 +42,7 @@ SAME = [  # (claim, evidence): no flip, whatever words the two share
     ("No, A100 GPUs do not support FP8.", "FP8 is not supported on A100 GPUs."),
     ("Paged attention should be disabled.", "Paged attention was enabled. Update: paged attention should be disabled."),
     ("Two men jump on the freeway.", "Two men in Germany jump over a rail on the freeway at noon without shirts."),
+    ("People are inside eating lunch.", "People sitting at the table eating lunch watch the passersby outside."),
     ("Is paged attention enabled?", "Paged attention is disabled."),
     ("Enable X and disable Y.", "Enable X and disable Y."),
     ("Der Cache ist aktiviert.", "Der Cache ist nicht aktiviert."),  # English only: never overruled here
