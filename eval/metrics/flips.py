@@ -7,13 +7,15 @@ where the claim is otherwise the evidence's own statement.
 
 ``flipped`` fires only when one clause of the evidence holds every other content word of the claim (the same
 statement) and either (a) its polarity is the opposite (one is negated: "not", "never", "without", "no longer"; "not
-only" is no negation) and no other such clause agrees with the claim, or (b) the claim has one word of an antonym
+only", "whether or not" are no negation), or (b) the claim has one word of an antonym
 pair where that clause has the other, and not the claim's own word, or (c) one all-capital acronym of the claim
 stands where the clause has another ("CPU memory" for "GPU memory"), or (d) the two sides of a comparison or an order
-are exchanged ("TGI is faster than vLLM" for "vLLM is faster than TGI"). A clause of the evidence is split at ",;:" and
-at "but", "while", "whereas", "although", "though", "however", "yet", "except"; a question ("Should it be enabled?")
-and a condition ("if it is not warm", "unless ...") assert nothing and are never read. A claim of several clauses is
-left to the judge. English only: a claim or evidence in another language is never overruled here."""
+are exchanged ("TGI is faster than vLLM" for "vLLM is faster than TGI"). A clause of the evidence is split at
+",;:()", a spaced dash and at "but", "while", "whereas", "although", "though", "however", "yet", "except"; a question
+("Should it be enabled?") and a condition ("if it is not warm", "unless ...") assert nothing and are never read; no
+rule fires where some clause of the evidence, however long, says what the claim says. A claim of several clauses is
+left to the judge. English only: a claim or evidence in another language (letters outside plain Latin) is never
+overruled here."""
 from __future__ import annotations
 
 import re
@@ -56,15 +58,29 @@ for _a, _b in (tuple(_stem(w) for w in pair.split()) for pair in _PAIRS):
     OPPOSITES[_b] = OPPOSITES.get(_b, frozenset()) | {_a}
 
 _WORD = re.compile(r"[a-z]+")
-_CLAUSES = re.compile(r"\s*[;:,]\s*|\s+(?:but|while|whereas|although|though|however|yet|except)\b\s*|(?<=[.!?])\s+",
-                      re.IGNORECASE)
+_CLAUSES = re.compile(r"\s*[;:,()]\s*|\s+-+\s+|\s+(?:but|while|whereas|although|though|however|yet|except)\b\s*"
+                      r"|(?<=[.!?])\s+", re.IGNORECASE)
 _CONDITION = re.compile(r"^\W*(?:if|unless|whether|when|whenever|in case|provided)\b", re.IGNORECASE)
-_NOT_ONLY = re.compile(r"\bnot\s+(?:only|just|merely|simply)\b", re.IGNORECASE)
+_NOT_ONLY = re.compile(r"\bnot\s+(?:only|just|merely|simply)\b|\bor\s+not\b", re.IGNORECASE)  # "whether or not"
 # a capitalised negation inside a sentence is part of a title ("To Be or Not to Be"), not a denial
 _TITLE_NEGATION = re.compile(r"(?<!^)(?<![.!?:;]\s)(?<![.!?:;])\b(?:Not|No|Never|None|Nothing|Without|Cannot)\b")
 _LEADING = re.compile(r"^(?:but|and|or|so|then|while|whereas|although|though|however|yet)\b\s*", re.IGNORECASE)
 _YES_NO = re.compile(r"^\W*(?:yes|no|yeah|nope|correct|incorrect|right|wrong)\b\W*", re.IGNORECASE)
 _NEGATION_WORDS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "without"})
+
+
+_PLAIN = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": " - ",
+                        "\u00a0": " ", "\u202f": " ", "\u2009": " "})
+
+
+def _english(text: str) -> str | None:
+    """``text`` with typographic quotes, dashes and spaces made plain ("isn\u2019t" reads as "isn't"), or None when more
+    than a few of its letters are outside plain Latin: the rule reads English only."""
+    plain = text.translate(_PLAIN)
+    letters = [c for c in plain if c.isalpha()]
+    if sum(not c.isascii() for c in letters) > max(2, 0.03 * len(letters)):  # "café", "naïve" are English too
+        return None
+    return plain
 
 
 def _stems(text: str) -> set[str]:
@@ -103,16 +119,19 @@ class Said:
     """The clauses of an evidence text, read once for all the claims checked against it."""
 
     def __init__(self, evidence: str):
-        self.english = evidence.isascii()
+        plain = _english(evidence)
+        self.english = plain is not None
         self.clauses = [_Clause(k, frozenset(c | _stems(k)), frozenset(c), _negated(k), _counts(k))
-                        for k in (clauses(evidence) if self.english else []) for c in [_content(k)]]
+                        for k in (clauses(plain) if plain is not None else []) for c in [_content(k)]]
 
     def flipped(self, claim: str) -> str | None:
         """Why ``claim`` states the opposite of this evidence (a note), or None: some clause holds every other content
         word of the claim with the opposite polarity or the other word of an antonym pair, and no clause holds the
         claim as it is."""
-        if not self.english or not claim.isascii():
+        plain = _english(claim)
+        if not self.english or plain is None:
             return None
+        claim = plain
         own = clauses(_YES_NO.sub("", claim.strip(), count=1))
         if len(own) != 1 or claim.rstrip().endswith("?"):
             return None
@@ -124,8 +143,10 @@ class Said:
         # the claim's own statement: a clause with every content word of the claim and few others ("Two men jumping
         # on the freeway" is not "Two men in Germany jumping over a rail on the freeway ... without shirts" negated)
         close = [k for k in self.clauses if len(k.content - content) <= max(2, len(content) // 2)]
+        # ... and any clause, however long, that holds every content word of the claim in its polarity says it
+        stated = any(content <= k.words and k.negative == negative for k in self.clauses)
         same = [k for k in close if content <= k.words]
-        if same and all(k.negative != negative for k in same):
+        if same and not stated:
             return f"its evidence says the opposite: \"{same[0].text}\""
         # by counts: "Increasing the batch size decreases throughput" holds "increase" once, as its subject, and the
         # evidence's "Increasing the batch size increases throughput" twice
@@ -143,24 +164,29 @@ class Said:
                 if opposite:
                     return (f"it says '{_written(body, word)}' where its evidence says "
                             f"'{_written(k.text, opposite[0])}': \"{k.text}\"")
-        return self._swapped(body, content, negative, close) or self._reversed(body, content, negative, close)
+        return (None if stated else self._swapped(body, content, negative, close)) \
+            or self._reversed(body, content, negative, self.clauses)
 
     @staticmethod
-    def _reversed(body: str, content: set[str], negative: bool, close: list[_Clause]) -> str | None:
+    def _reversed(body: str, content: set[str], negative: bool, clauses: list[_Clause]) -> str | None:
         """The same words around the same pivot, its two sides exchanged ("vLLM is faster than TGI" against "TGI is
         faster than vLLM", "quantise before fine-tuning" against "fine-tune before quantising")."""
         mine = _sides(body)
         if mine is None:
             return None
         pivot, left, right = mine
-        for k in close:
+        turned = None
+        for k in clauses:
             theirs = _sides(k.text)
-            if k.negative != negative or theirs is None or theirs[0] != pivot or content != k.content:
+            if k.negative != negative or theirs is None or theirs[0] != pivot:
                 continue
+            if left <= theirs[1] and right <= theirs[2]:
+                return None  # some clause says it in the claim's order
             moved, back = left - theirs[1], right - theirs[2]  # what left one side, and what left the other
-            if moved and back and moved <= theirs[2] and back <= theirs[1]:
-                return f"its evidence says it the other way round around '{pivot}': \"{k.text}\""
-        return None
+            if content == k.content and moved and back and moved <= theirs[2] and back <= theirs[1]:
+                turned = turned or k
+        return None if turned is None else \
+            f"its evidence says it the other way round around '{pivot}': \"{turned.text}\""
 
     @staticmethod
     def _swapped(body: str, content: set[str], negative: bool, close: list[_Clause]) -> str | None:
@@ -193,7 +219,7 @@ def _sides(text: str) -> tuple[str, set[str], set[str]] | None:
     return found[0].lower(), _content(left), _content(right)
 
 
-_ACRONYM = re.compile(r"\b[A-Z]{2,6}s?\b")
+_ACRONYM = re.compile(r"\b(?![IVXLCDM]+\b)[A-Z]{2,6}s?\b")  # not a Roman numeral ("George III")
 
 
 def _acronyms(text: str) -> dict[str, str]:
