@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 
 from eval.judges.features import negated
 from eval.tokens import content_tokens
@@ -83,10 +84,6 @@ def _english(text: str) -> str | None:
     return plain
 
 
-def _stems(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text.lower())}
-
-
 def _counts(text: str) -> Counter[str]:
     return Counter(_stem(w) for w in _WORD.findall(text.lower()))
 
@@ -106,30 +103,39 @@ def clauses(text: str) -> list[str]:
     return [p for p in parts if not p.endswith("?") and not _CONDITION.match(p)]
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Clause:
     text: str
     words: frozenset[str]  # stems of every word and of the content words
     content: frozenset[str]  # stems of the content words
     negative: bool
-    counts: Counter[str]
+    counts: Counter[str]  # stems of every word, counted
+
+    @classmethod
+    def of(cls, text: str) -> _Clause:
+        content, counts = _content(text), _counts(text)
+        return cls(text, frozenset(content | counts.keys()), frozenset(content), _negated(text), counts)
+
+    @cached_property
+    def sides(self) -> tuple[str, set[str], set[str]] | None:
+        """Its comparison's or order's pivot and the two sides (_sides), read once, when a claim has a pivot."""
+        return _sides(self.text)
 
 
 class Said:
-    """The clauses of an evidence text, read once for all the claims checked against it."""
+    """The clauses of an evidence text, read once for all the claims checked against it (none when it is not English:
+    then no claim is overruled)."""
 
     def __init__(self, evidence: str):
         plain = _english(evidence)
-        self.english = plain is not None
-        self.clauses = [_Clause(k, frozenset(c | _stems(k)), frozenset(c), _negated(k), _counts(k))
-                        for k in (clauses(plain) if plain is not None else []) for c in [_content(k)]]
+        self.clauses = [_Clause.of(k) for k in clauses(plain)] if plain is not None else []
 
     def flipped(self, claim: str) -> str | None:
         """Why ``claim`` states the opposite of this evidence (a note), or None: some clause holds every other content
         word of the claim with the opposite polarity or the other word of an antonym pair, and no clause holds the
         claim as it is."""
         plain = _english(claim)
-        if not self.english or plain is None:
+        if not self.clauses or plain is None:
             return None
         claim = plain
         own = clauses(_YES_NO.sub("", claim.strip(), count=1))
@@ -177,7 +183,7 @@ class Said:
         pivot, left, right = mine
         turned = None
         for k in clauses:
-            theirs = _sides(k.text)
+            theirs = k.sides
             if k.negative != negative or theirs is None or theirs[0] != pivot:
                 continue
             if left <= theirs[1] and right <= theirs[2]:
