@@ -22,7 +22,7 @@ from eval.mathx import claim_prf
 from eval.metrics.base import BLOCKED, Metric, no_claims, unsupported_claims
 from eval.metrics.flips import Said
 from eval.metrics.key_facts import Stated, leading_polarity, polarity_conflict, polarity_mismatch
-from eval.metrics.verify import ClaimVerdict, Verifier, exact_facts, flip_checked
+from eval.metrics.verify import ClaimVerdict, Verifier, exact_facts
 
 NAME = "answer_correctness"
 
@@ -58,9 +58,8 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
         t = traces[n]
         ref, ans = Stated.of(t.reference or "", t.question), Stated.of(t.answer, t.question)  # each read once
         said_ref, said_ans = Said(t.reference or ""), Said(t.answer)
-        ans_v = [flip_checked(exact_facts(v, ref, overruled="contradicted"), said_ref, overruled="contradicted")
-                 for v in verdicts[2 * n]]
-        ref_v = [flip_checked(exact_facts(v, ans), said_ans) for v in verdicts[2 * n + 1]]
+        ans_v = [exact_facts(v, ref, said_ref, overruled="contradicted") for v in verdicts[2 * n]]
+        ref_v = [exact_facts(v, ans, said_ans) for v in verdicts[2 * n + 1]]
         ans_v, ref_v = _polarity_checked(t, ans_v, ref_v)
         claims = {"answer_claims": [x.as_dict() for x in ans_v], "reference_claims": [x.as_dict() for x in ref_v]}
         if _same_bare_answer(t):  # "Nope." for "No.": one answer, whatever words a judge sees shared

@@ -69,28 +69,20 @@ class ClaimVerdict:
         return out
 
 
-def exact_facts(v: ClaimVerdict, other: str | Stated, question: str = "", overruled: str = "unsupported", *,
+def exact_facts(v: ClaimVerdict, stated: Stated, said: Said, overruled: str = "unsupported", *,
                 words: bool = True) -> ClaimVerdict:
-    """A supported claim whose number or identifier the other side never states is not supported (key_facts), whatever
-    the judge's score ("1,048,000 tokens" against "1,048,576 tokens"; "E5M2" against "E4M3"). Answer correctness calls
-    an answer's claim so overruled ``contradicted``: the judge read it as the reference's statement, with a number or
-    name the reference does not give; it makes the answer wrong unless the answer also states all of the reference
-    (then it is an addition: "16 tokens per block, so 4,096 tokens fill 256 blocks"). ``words``: see missing_facts."""
+    """A supported claim is not supported, whatever the judge's score, when the other side never states its number or
+    identifier (key_facts: "1,048,000 tokens" against "1,048,576 tokens"; "E5M2" against "E4M3"), or when it repeats
+    the other side with one word turned to its opposite (flips: "disabled" for "enabled", a "not" more or less,
+    "before" for "after"). Answer correctness calls an answer's claim so overruled ``contradicted``: the judge read it
+    as the reference's statement, with a number, name or word the reference does not give; it makes the answer wrong
+    unless the answer also states all of the reference (then it is an addition: "16 tokens per block, so 4,096 tokens
+    fill 256 blocks"). ``words``: see missing_facts. ``stated`` and ``said`` read the other side once for all its
+    claims."""
     if v.verdict != "supported":
         return v
-    stated = other if isinstance(other, Stated) else Stated.of(other, question)
-    missing = stated.missing(v.claim, words=words)
-    if not missing:
-        return v
-    return replace(v, verdict=overruled, note=f"the other side never states {', '.join(missing)}")
-
-
-def flip_checked(v: ClaimVerdict, said: Said, overruled: str = "unsupported") -> ClaimVerdict:
-    """A supported claim that repeats its evidence with one word turned to its opposite ("disabled" for "enabled", a
-    "not" more or less, "before" for "after") is not supported (eval/metrics/flips.py), whatever the judge's score;
-    answer correctness calls an answer's claim so overruled ``contradicted``, as exact_facts does."""
-    if v.verdict != "supported":
-        return v
+    if missing := stated.missing(v.claim, words=words):
+        return replace(v, verdict=overruled, note=f"the other side never states {', '.join(missing)}")
     why = said.flipped(v.claim)
     return v if why is None else replace(v, verdict=overruled, note=why)
 
@@ -145,7 +137,7 @@ class Verifier:
                 checked.append(verdicts)
                 continue
             stated, said = Stated.of(evidence[k], given[k]), Said(evidence[k])  # read once, for all its claims
-            checked.append([flip_checked(exact_facts(x, stated, words=False), said) for x in verdicts])
+            checked.append([exact_facts(x, stated, said, words=False) for x in verdicts])
         return checked
 
     def _marked_cut(self, out: list[list[ClaimVerdict]]) -> list[list[ClaimVerdict]]:
