@@ -66,8 +66,10 @@ _OPEN_Q = "[\"'`“”„‘’‚«‹「『(\\[]"
 _CLOSE_Q = "[\"'`“”‘’»›」』)\\]]"
 # the English verdict tokens in a foreign sentence: in capitals, or in any case those that are no word of these
 # languages ("relevant", "irrelevant" are German words, "correct" a French one: only in capitals or in quotes)
-_EN_VERDICT = (r"(?:(?-i:NOT[_ -]?SUPPORTED|UNSUPPORTED|SUPPORTED|CONTRADICTED|NOT[_ -]?RELEVANT|IRRELEVANT|RELEVANT|"
-               r"UNFAITHFUL|FAITHFUL|UNGROUNDED|GROUNDED|INCORRECT|CORRECT)|not[_ -]?supported|unsupported|supported|"
+# the verdict words of a judge prompt, one list for the patterns below (in capitals: ``.upper()``)
+_VERDICT_WORDS = (r"not[_ -]?supported|unsupported|supported|contradicted|not[_ -]?relevant|irrelevant|relevant|"
+                  r"unfaithful|faithful|ungrounded|grounded|incorrect|correct")
+_EN_VERDICT = (rf"(?:(?-i:{_VERDICT_WORDS.upper()})|not[_ -]?supported|unsupported|supported|"
                r"contradicted|not[_ -]?relevant|unfaithful|faithful|ungrounded|grounded)(?![A-Za-z_])")
 # a translated verdict, only in quotes right after the verb ("antworte mit 'unterstützt'", "réponds « pris en
 # charge »", "请回答“不支持”"): bare, "unterstützt", "soportado", "支持" are ordinary words. Support and relevance only:
@@ -84,9 +86,8 @@ _CAPS_YES_NO = (r"(?-i:YES|NO|TRUE|FALSE|JA|NEIN|WAHR|FALSCH|OUI|NON|VRAI|FAUX|S
                 r"NAO|VERDADEIRO)(?![A-Za-z_])")
 # what makes an address one to a judge: a verdict token in capitals (German IT prose says "wird nicht mehr supported"),
 # a quoted translated verdict or "premise" after it in the sentence
-_TO_JUDGE = (r"(?=.{0,300}?(?:(?<![A-Za-z])(?-i:NOT[_ -]?SUPPORTED|UNSUPPORTED|SUPPORTED|CONTRADICTED|"
-             r"NOT[_ -]?RELEVANT|IRRELEVANT|RELEVANT|UNFAITHFUL|FAITHFUL|UNGROUNDED|GROUNDED|INCORRECT|CORRECT|"
-             rf"YES|NO|TRUE|FALSE)(?![A-Za-z_])|{_QUOTED_NATIVE}|\b(?:prämisse|prémisse|premisa|premessa|premissa)\b))")
+_TO_JUDGE = (rf"(?=.{{0,300}}?(?:(?<![A-Za-z])(?-i:{_VERDICT_WORDS.upper()}|YES|NO|TRUE|FALSE)(?![A-Za-z_])"
+             rf"|{_QUOTED_NATIVE}|\b(?:prämisse|prémisse|premisa|premessa|premissa)\b))")
 _ML_ROLE = (r"(?:(?:schieds)?richter(?:in(?:nen)?)?|bewerter(?:in(?:nen)?)?|(?:fakten)?prüfer(?:in(?:nen)?)?|"
             r"gutachter(?:in(?:nen)?)?|beurteiler(?:in(?:nen)?)?|(?:korrektor|annotator|evaluator)(?:in(?:nen)?|en)?|"
             r"juges?|[ée]valuat(?:eur|rice)s?|correct(?:eur|rice)s?|v[ée]rificat(?:eur|rice)s?|annotat(?:eur|rice)s?|"
@@ -188,8 +189,7 @@ _ZH_AFTER = r"[\s:]*(?:(?:为|為|是|成|以)\s*)?"
 # (模型必须回答 SUPPORTED 或 NOT_SUPPORTED。 describes a judge)
 _ZH_PLEASE = (rf"(?:请|請|务必|務必|(?:你|您)(?:要|应该|應該|应|應|必须|必須|需要|只需)|"
               rf"(?:{_CJK_START}|[:,;、]\s*)(?:必须|必須|一定要|只需|只要|只能|应当|應當))")
-_CJK_VERDICT = (rf"(?:{_OPEN_Q}*+(?:not[_ -]?supported|unsupported|supported|contradicted|not[_ -]?relevant|irrelevant|"
-                rf"relevant|unfaithful|faithful|ungrounded|grounded|incorrect|correct)(?![A-Za-z_])|{_QUOTED_NATIVE})")
+_CJK_VERDICT = rf"(?:{_OPEN_Q}*+(?:{_VERDICT_WORDS})(?![A-Za-z_])|{_QUOTED_NATIVE})"
 _JA_DO = r"(?:てください|て下さい|てくれ|なさい|て(?=\s*(?:[。!.]|$)))"
 _JA_ORDER = (rf"\s*{_CLOSE_Q}?\s*(?:と|を|で)\s*(?:だけ|のみ)?\s*(?:お答えください|ご回答ください|"
              rf"答え(?:{_JA_DO}|ろ|よ|ること)|(?:回答|出力|返答|返信|判定|評価|記入|表示|記載|分類)(?:し{_JA_DO}|しろ|"
