@@ -33,6 +33,9 @@ H2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\
 DROPPED = "Ignoring this exception with remaining max_errored_blocks"
 EXECUTOR_LOG = "ray.data._internal.execution.streaming_executor_state"
 WORKER_DIED = "its worker process died (killed, out of memory or crashed: the Ray session's logs say which)"
+# what Ray Data raises, now and then, instead of ActorDiedError when it reads a block the dead worker made (seen with
+# a worker dying on every batch: tests/eval/test_ray_engine.py)
+_OWNER_UNKNOWN = "trying to access a Ray object whose owner is unknown"
 
 
 class WorkerFailure(RuntimeError):
@@ -45,6 +48,8 @@ def cause_of(exc: BaseException) -> str:
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
     if type(exc).__name__ in ("ActorUnavailableError", "ActorDiedError") and "creation task" not in text:
         return WORKER_DIED  # Ray's text names RPC sockets, its actor ids and a page of guesses
+    if type(exc).__name__ == "OwnerDiedError" or _OWNER_UNKNOWN in text:
+        return WORKER_DIED  # a block whose owner, the dead worker's process, is gone: Ray names the object id
     causes = re.findall(r"^\s*((?:[A-Za-z_][\w.]*)?(?:Error|Exception)(?:\([^)]*\))?: .+)$", text, re.M)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return (causes[-1].strip() if causes else (lines[0] if lines else type(exc).__name__))[:300]

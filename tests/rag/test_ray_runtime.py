@@ -48,6 +48,17 @@ def test_a_ray_error_becomes_one_line_with_its_cause():
     assert str(plain) == "w: The actor died unexpectedly before finishing this task."
 
 
+def test_a_block_whose_worker_died_reads_as_the_worker_died():
+    """Ray Data sometimes raises, instead of ActorDiedError, a ValueError about the block a dead worker made (its
+    owner): the cause is the same, said the same way."""
+    owner = ValueError("An application is trying to access a Ray object whose owner is unknown(00ffffffffffffffffff"
+                       "ffffffffffffffffffffff0100000005e1f505). Please make sure that all Ray objects you are trying "
+                       "to access are part of the current Ray session.")
+    assert str(rr.worker_failure(owner, "w")) == f"w: {rr.WORKER_DIED}"
+    assert str(rr.worker_failure(ValueError("a judge's own ValueError: bad input"), "w")) == \
+        "w: a judge's own ValueError: bad input"
+
+
 def test_a_private_runtime_listens_on_loopback_only():
     ray = pytest.importorskip("ray")
     ray.shutdown()
