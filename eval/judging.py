@@ -55,7 +55,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 25  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 26  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -112,6 +112,8 @@ METRICS_VERSION = 25  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     orders to a judge are found in German, French, Spanish, Italian, Portuguese, Chinese and Japanese as well; a
 #     claim repeating its evidence with one word turned to its opposite ("disabled" for "enabled", a "not" more or
 #     less) is not supported by it, for every judge and every metric that reads claims (eval/metrics/flips.py)
+# 26: a negation about a statement the text reports ("It is not widely known that X", "This does not mean that X")
+#     is not read as X's opposite by the flip rule, nor is "may or may not"; "not true / not the case that X" still is
 
 
 def _first_line(exc: Exception) -> str:

@@ -7,12 +7,14 @@ where the claim is otherwise the evidence's own statement.
 
 ``flipped`` fires only when one clause of the evidence holds every other content word of the claim (the same
 statement) and either (a) its polarity is the opposite (one is negated: "not", "never", "without", "no longer"; "not
-only", "whether or not" are no negation), or (b) the claim has one word of an antonym
+only", "whether or not", "may or may not" are no negation), or (b) the claim has one word of an antonym
 pair where that clause has the other, and not the claim's own word, or (c) one all-capital acronym of the claim
 stands where the clause has another ("CPU memory" for "GPU memory"), or (d) the two sides of a comparison or an order
 are exchanged ("TGI is faster than vLLM" for "vLLM is faster than TGI"). A clause of the evidence is split at
 ",;:()", a spaced dash and at "but", "while", "whereas", "although", "though", "however", "yet", "except"; a question
-("Should it be enabled?") and a condition ("if it is not warm", "unless ...") assert nothing and are never read; no
+("Should it be enabled?") and a condition ("if it is not warm", "unless ...") assert nothing and are never read; a
+negation about a statement the text reports ("It is not widely known that X", "This does not mean that X", "We cannot
+guarantee that X") is not X's opposite and is never read either ("It is not true that X" is); no
 rule fires where some clause of the evidence, however long, says what the claim says. A claim of several clauses is
 left to the judge. English only: a claim or evidence in another language (letters outside plain Latin) is never
 overruled here."""
@@ -62,7 +64,9 @@ _WORD = re.compile(r"[a-z]+")
 _CLAUSES = re.compile(r"\s*[;:,()]\s*|\s+-+\s+|\s+(?:but|while|whereas|although|though|however|yet|except)\b\s*"
                       r"|(?<=[.!?])\s+", re.IGNORECASE)
 _CONDITION = re.compile(r"^\W*(?:if|unless|whether|when|whenever|in case|provided)\b", re.IGNORECASE)
-_NOT_ONLY = re.compile(r"\bnot\s+(?:only|just|merely|simply)\b|\bor\s+not\b", re.IGNORECASE)  # "whether or not"
+# "not only", "whether or not", "may or may not", "could or couldn't": no denial
+_NOT_ONLY = re.compile(r"\bnot\s+(?:only|just|merely|simply)\b|\bor\s+not\b|\b(\w+)\s+or\s+\1(?:\s+not\b|n't\b)",
+                       re.IGNORECASE)
 # a capitalised negation inside a sentence is part of a title ("To Be or Not to Be"), not a denial
 _TITLE_NEGATION = re.compile(r"(?<!^)(?<![.!?:;]\s)(?<![.!?:;])\b(?:Not|No|Never|None|Nothing|Without|Cannot)\b")
 _LEADING = re.compile(r"^(?:but|and|or|so|then|while|whereas|although|though|however|yet)\b\s*", re.IGNORECASE)
@@ -92,8 +96,24 @@ def _content(text: str) -> set[str]:
     return {_stem(w) for w in content_tokens(text) if w not in _NEGATION_WORDS}
 
 
-def _negated(text: str) -> bool:
-    return negated(_NOT_ONLY.sub(" ", _TITLE_NEGATION.sub(" ", text.strip())))
+# a negation before a verb of knowing or saying with a "that" after it is about the statement, not its opposite: "It
+# is not widely known that X" presupposes X, "This does not mean that X" and "We cannot guarantee that X" leave X open.
+# Only "not true / not the case / not correct that X" deny X.
+_ABOUT_A_STATEMENT = re.compile(
+    r"(?:\b(?:not|no|never|nobody|cannot)\b|n't\b)(?:\s+\w+){0,3}?\s+(?:know|known|knew|think|thought|believe|believed|say|"
+    r"said|says|mean|means|meant|recogni[sz]ed|clear|obvious|evident|surprising|expect|expected|guarantee|imply|"
+    r"implies|suggest|suggests|show|shows|shown|prove|proven|proved|claim|claims|claimed|state|states|stated|mention|"
+    r"mentions|mentioned|aware|sure|certain|doubt|deny|denied|realise|realize|realised|realized|notice|noticed|"
+    r"assume|assumed|confirm|confirmed)\s+that\b", re.IGNORECASE)
+
+
+def _negated(text: str) -> bool | None:
+    """Whether ``text`` denies what it says; None when its negation is about a statement it reports ("It is not
+    widely known that X"): then which way X goes is not read here."""
+    text = _NOT_ONLY.sub(" ", _TITLE_NEGATION.sub(" ", text.strip()))
+    if _ABOUT_A_STATEMENT.search(text):
+        return None
+    return negated(text)
 
 
 def clauses(text: str) -> list[str]:
@@ -108,7 +128,7 @@ class _Clause:
     text: str
     words: frozenset[str]  # stems of every word and of the content words
     content: frozenset[str]  # stems of the content words
-    negative: bool
+    negative: bool | None  # None: its negation is about a statement it reports (_negated)
     counts: Counter[str]  # stems of every word, counted
 
     @classmethod
@@ -146,12 +166,14 @@ class Said:
         if len(content) < 2:
             return None
         negative = _negated(body)
+        if negative is None:
+            return None  # "It is not widely known that X" neither says X nor denies it in a way read here
         # the claim's own statement: a clause with every content word of the claim and few others ("Two men jumping
         # on the freeway" is not "Two men in Germany jumping over a rail on the freeway ... without shirts" negated)
         close = [k for k in self.clauses if len(k.content - content) <= max(2, len(content) // 2)]
         # ... and any clause, however long, that holds every content word of the claim in its polarity says it
         stated = any(content <= k.words and k.negative == negative for k in self.clauses)
-        same = [k for k in close if content <= k.words]
+        same = [k for k in close if content <= k.words and k.negative is not None]
         if same and not stated:
             return f"its evidence says the opposite: \"{same[0].text}\""
         # by counts: "Increasing the batch size decreases throughput" holds "increase" once, as its subject, and the

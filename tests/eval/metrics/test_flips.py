@@ -32,6 +32,10 @@ FLIPS = [  # (claim, evidence): the claim says the opposite
     ("The server streams tokens over UDP.", "The server streams tokens over TCP."),
     ("TGI is faster than vLLM for long prompts.", "vLLM is faster than TGI for long prompts."),
     ("Run calibration before pruning.", "Run pruning before calibration."),
+    # "not true that" denies; a relative "that" is no reported statement: the negation still denies
+    ("The cache is warm.", "It is not true that the cache is warm."),
+    ("vLLM supports models that use FP8.", "vLLM does not support models that use FP8."),
+    ("The docs say that paged attention is disabled.", "The docs say that paged attention is enabled."),
 ]
 SAME = [  # (claim, evidence): no flip, whatever words the two share
     ("FP8 is supported on H100.", "FP8 is not supported on A100 GPUs, but it is supported on H100."),
@@ -58,6 +62,16 @@ SAME = [  # (claim, evidence): no flip, whatever words the two share
     ("Use the REST API for batch jobs.", "Use the gRPC API for streaming and the REST API for batch jobs."),
     ("vLLM is faster than TGI.", "vLLM is faster than TGI for long prompts."),
     ("Convert the checkpoint from FP16 to BF16.", "Convert the checkpoint from FP16 to BF16 first."),
+    # a negation about a reported statement is not the statement's opposite
+    ("FP8 is supported on A100 GPUs.", "It is not widely known that FP8 is supported on A100 GPUs."),
+    ("Paged attention is enabled.", "This does not mean that paged attention is enabled."),
+    ("The cache was disabled.", "Nobody noticed that the cache was disabled."),
+    ("Paged attention is enabled.", "We cannot guarantee that paged attention is enabled."),
+    ("LoRA adapters reduce memory.", "It isn't obvious that LoRA adapters reduce memory."),
+    # both polarities at once deny nothing
+    ("Parties could or could not include members.", "Such parties may include members."),
+    ("The flag is set.", "The flag may or may not be set."),
+    ("The cache is or isn't warm.", "The cache is warm."),
 ]
 
 
