@@ -113,7 +113,8 @@ METRICS_VERSION = 26  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     claim repeating its evidence with one word turned to its opposite ("disabled" for "enabled", a "not" more or
 #     less) is not supported by it, for every judge and every metric that reads claims (eval/metrics/flips.py)
 # 26: a negation about a statement the text reports ("It is not widely known that X", "This does not mean that X")
-#     is not read as X's opposite by the flip rule, nor is "may or may not"; "not true / not the case that X" still is
+#     is not read as X's opposite by the flip rule, nor is "may or may not", nor a negation of a word the other side
+#     does not say (a bare "The bridge" against "The bridge was never completed"); "not true that X" still is
 
 
 def _first_line(exc: Exception) -> str:

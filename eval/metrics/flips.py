@@ -7,7 +7,8 @@ where the claim is otherwise the evidence's own statement.
 
 ``flipped`` fires only when one clause of the evidence holds every other content word of the claim (the same
 statement) and either (a) its polarity is the opposite (one is negated: "not", "never", "without", "no longer"; "not
-only", "whether or not", "may or may not" are no negation), or (b) the claim has one word of an antonym
+only", "whether or not", "may or may not" are no negation) and the negation denies a word the other side says (a bare
+"The bridge" is no opposite of "The bridge was never completed"), or (b) the claim has one word of an antonym
 pair where that clause has the other, and not the claim's own word, or (c) one all-capital acronym of the claim
 stands where the clause has another ("CPU memory" for "GPU memory"), or (d) the two sides of a comparison or an order
 are exchanged ("TGI is faster than vLLM" for "vLLM is faster than TGI"). A clause of the evidence is split at
@@ -107,6 +108,26 @@ _ABOUT_A_STATEMENT = re.compile(
     r"assume|assumed|confirm|confirmed)\s+that\b", re.IGNORECASE)
 
 
+_EVERYTHING = ""  # what a negation at the end denies ("I am not.": the whole statement)
+
+
+def _denied(text: str) -> frozenset[str]:
+    """Stems of the (up to two) words after each negation of ``text``: what it denies ("never completed": 'complet';
+    "no longer supported": 'longer', 'support'; "I am not": _EVERYTHING)."""
+    words = content_tokens(text)
+    denied: set[str] = set()
+    for i, n in enumerate(words):
+        if n in _NEGATION_WORDS:
+            after = [_stem(w) for w in words[i + 1:i + 3] if w not in _NEGATION_WORDS]
+            denied.update(after or [_EVERYTHING])
+    return frozenset(denied)
+
+
+def _denies(denied: frozenset[str], said: frozenset[str] | set[str]) -> bool:
+    """Whether a negation that denies ``denied`` denies something of a statement whose words are ``said``."""
+    return _EVERYTHING in denied or bool(denied & said)
+
+
 def _negated(text: str) -> bool | None:
     """Whether ``text`` denies what it says; None when its negation is about a statement it reports ("It is not
     widely known that X"): then which way X goes is not read here."""
@@ -130,11 +151,12 @@ class _Clause:
     content: frozenset[str]  # stems of the content words
     negative: bool | None  # None: its negation is about a statement it reports (_negated)
     counts: Counter[str]  # stems of every word, counted
+    denied: frozenset[str]  # stems of what its negations deny (_denied)
 
     @classmethod
     def of(cls, text: str) -> _Clause:
         content, counts = _content(text), _counts(text)
-        return cls(text, frozenset(content | counts.keys()), frozenset(content), _negated(text), counts)
+        return cls(text, frozenset(content | counts.keys()), frozenset(content), _negated(text), counts, _denied(text))
 
     @cached_property
     def sides(self) -> tuple[str, set[str], set[str]] | None:
@@ -173,7 +195,11 @@ class Said:
         close = [k for k in self.clauses if len(k.content - content) <= max(2, len(content) // 2)]
         # ... and any clause, however long, that holds every content word of the claim in its polarity says it
         stated = any(content <= k.words and k.negative == negative for k in self.clauses)
-        same = [k for k in close if content <= k.words and k.negative is not None]
+        # ... and the negation of one side denies a word the other side says: "The section around the crossing" is
+        # no opposite of "The section around the crossing was never completed", which denies only 'completed'
+        denied = _denied(body)
+        same = [k for k in close if content <= k.words and k.negative is not None
+                and (_denies(denied, k.words) if negative else _denies(k.denied, content))]
         if same and not stated:
             return f"its evidence says the opposite: \"{same[0].text}\""
         # by counts: "Increasing the batch size decreases throughput" holds "increase" once, as its subject, and the

@@ -34,6 +34,9 @@ FLIPS = [  # (claim, evidence): the claim says the opposite
     ("Run calibration before pruning.", "Run pruning before calibration."),
     # "not true that" denies; a relative "that" is no reported statement: the negation still denies
     ("The cache is warm.", "It is not true that the cache is warm."),
+    ("FP8 is supported on A100 GPUs.", "FP8 is no longer supported on A100 GPUs."),
+    ("The bridge was completed.", "The bridge was never completed."),
+    ("I am.", "I am not."),  # a negation at the end denies the whole statement
     ("vLLM supports models that use FP8.", "vLLM does not support models that use FP8."),
     ("The docs say that paged attention is disabled.", "The docs say that paged attention is enabled."),
 ]
@@ -72,6 +75,9 @@ SAME = [  # (claim, evidence): no flip, whatever words the two share
     ("Parties could or could not include members.", "Such parties may include members."),
     ("The flag is set.", "The flag may or may not be set."),
     ("The cache is or isn't warm.", "The cache is warm."),
+    # a bare noun phrase says nothing the evidence's negation denies
+    ("The section around the crossing of the River Ribble",
+     "The section around the crossing of the River Ribble was never completed."),
 ]
 
 
