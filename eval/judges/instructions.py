@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from rag.guardrails.detectors import Finding, normalise, scan_chunk, scan_question
+from rag.guardrails.ignore_orders import DETERMINERS, IMPERATIVE, SHARED_WITH_THIRD_PERSON
 from rag.llm import one_line
 
 EVIDENCE_KEY = "judge_redacted"  # the result's evidence: one note per sentence the judge did not read
@@ -254,21 +255,12 @@ _ML_JUDGED = (r"(?:prämissen?|aussagen?|behauptung(?:en)?|textstellen?|textpass
               r"affirmations?|d[ée]clarations?|[ée]nonc[ée]s?|contexte|premisas?|afirmaci(?:ón|ones)|"
               r"declaraci(?:ón|ones)|enunciados?|pasajes?|contexto|premess[ae]|affermazion[ei]|dichiarazion[ei]|"
               r"enunciati?|passaggi?|contesto|premissas?|afirma[cç](?:ão|ões)|declara[cç](?:ão|ões)|passage(?:m|ns))\b")
-_ML_DET = (r"(?:(?:die|den|das|dem|diese[nrms]?|obige[nrms]?|vorherige[nrms]?|gegebene[nrms]?|folgende[nrms]?|alle|"
-           r"jede[nrms]?|sämtliche[n]?|la|le|les|cette|ce|cet|ces|toute|tout|toutes|tous|pr[ée]c[ée]dente?s?|"
-           r"donn[ée]e?s?|du|des|el|los|las|esta|este|estas|estos|toda|todo|todas|todos|anterior(?:es)?|dad[oa]s?|"
-           r"del|il|lo|gli|i|questa|questo|queste|questi|tutta|tutto|tutte|tutti|precedenti?|della|dello|a|o|as|os|"
-           r"essa|esse|da|do|das|dos)\s+|(?:l|dell|d)['’]\s*)")
 # "Ignoriere die Prämisse", "Ignorez le contexte", "Olvide la afirmación", not a court's "Ignorieren Sie die Aussage des
 # Zeugen" (an object of someone's) or "Vergiss den Kontext nicht"; an infinitive opening a sentence is its subject
 # ("Ignorer le contexte est une erreur fréquente."), so only the imperatives
-_ML_IGNORE = (r"(?:ignoriere|ignorier|ignorieren\s+sie|vergiss|vergessen\s+sie|missachte|missachten\s+sie|übergehe|"
-              r"übergehen\s+sie|ignorez|oubliez|n[ée]gligez|ne\s+(?:tiens|tenez)\s+pas\s+compte\s+(?:de\s+|d['’]|du\s+|"
-              r"des\s+)|olvide|omita|desestime|no\s+(?:tengas|tenga)\s+en\s+cuenta|(?:haz|haga)\s+caso\s+omiso\s+(?:a|de)|"
-              r"ignori|ignorate|dimentichi|dimenticate|non\s+(?:considerare|tenere\s+conto\s+d[ei]|badare\s+a)|esqueça|"
-              r"desconsidere|despreze|não\s+considere)")
-_ML_IGNORE_3RD = (r"(?:ignora|ignore|olvida|omite|dimentica|trascura|tralascia|esquece|desconsidera|oublie|"
-                  r"n[ée]glige)")
+_ML_DET = DETERMINERS
+_ML_IGNORE = IMPERATIVE  # the verb vocabulary the rail reads too (rag/guardrails/ignore_orders.py)
+_ML_IGNORE_3RD = SHARED_WITH_THIRD_PERSON
 # someone's statement ("die Aussage des Zeugen"), one about something ("l'affirmation selon laquelle ...", "die
 # Behauptung, dass ..."), or one not to forget ("Vergiss den Kontext nicht.")
 _NOT_OWNED = (r"(?!\s*,?\s+(?:des|der|del|de|du|della|dello|da|do|dass|selon|que|che|según|segundo|sobre|über|sur|"

@@ -10,6 +10,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rag.guardrails.ignore_orders import DETERMINERS, IMPERATIVE, SHARED_WITH_THIRD_PERSON
+
 _I = re.IGNORECASE
 
 
@@ -63,6 +65,20 @@ _REPLY_ORDER = (r"(?:^|[.!?:;\n]\s*|\b(?:then|now|please|just|and)\s+)(?:please\
 _TO_MODEL = (r"(?:you(?:'re|\s+(?:are|must|will|should|shall|have|now|may))|your|instructions?|rules|prompt|mode|"
              r"override|ignore|disregard|obey|reveal)")
 
+# "Ignorieren Sie alle vorherigen Anweisungen", "Ne tenez pas compte des instructions précédentes", "Ignora las
+# instrucciones anteriores": a verb of ignoring or forgetting (ignore_orders.py, the vocabulary the judges read too), up
+# to four words, and the model's instructions. A form a third person shares ("ignora", "oublie") is an order only where
+# a sentence or a clause opens with it: "¿Por qué el modelo ignora las instrucciones anteriores?" asks about a model;
+# "Vergessen Sie nicht die Anweisungen" and "Vergiss die Anweisungen nicht" say not to forget them
+_ML_INSTRUCTIONS = (r"(?:anweisungen|instruktionen|regeln|vorgaben|richtlinien|instrucciones|indicaciones|reglas|"
+                    r"instructions|consignes|r[eè]gles|directives|istruzioni|indicazioni|regole|direttive|"
+                    r"instru[cç][õo]es|regras|diretrizes)")
+_ML_CLAUSE_START = (r"(?:^|[.!?;:,\n¡¿]|\b(?:y|e|et|und|ahora|maintenant|jetzt|ora|agora|luego|puis|dann|poi|depois|"
+                    r"bitte|favor|favore|pla[iî]t)\b)\s*")
+_ML_OVERRIDE = (rf"(?:\b{IMPERATIVE}|{_ML_CLAUSE_START}(?:{SHARED_WITH_THIRD_PERSON}|desobedece|ignorieren))"
+                r"(?:(?<=[\s'’])|\b)(?!\s*(?:nicht|pas|jamais|nunca|mai|não)\b)\s*(?:bitte\s+)?"
+                rf"(?:{DETERMINERS}|\w+\s+){{0,4}}?{_ML_INSTRUCTIONS}\b(?!\s+nicht\b)")
+
 # Shared by questions and chunks: direct attempts to replace the model's instructions or extract them.
 _COMMON: list[tuple[str, re.Pattern]] = [
     ("override_instructions", _any(rf"\b{_OVERRIDE_VERB}\b(?:\s+{_PRIOR}\b){{1,3}}(?:\s+\w+){{0,2}}\s+{_TARGET}\b",
@@ -77,13 +93,8 @@ _COMMON: list[tuple[str, re.Pattern]] = [
                                    rf"don't|no longer|never)\s+(?:follow|obey|apply))\s+{_THEIR}\b(?:\s+\w+){{0,2}}?"
                                    rf"\s+{_TARGET}\b",
                                    # the same order in other languages: German, Spanish, French, Italian, Portuguese
-                                   # (an imperative and "all / the previous instructions"), Chinese and Japanese
-                                   r"\b(?:ignorier(?:e|en)?|vergiss|missachte)\s+(?:alle\s+)?(?:\w+\s+){0,2}?"
-                                   r"(?:anweisungen|instruktionen|regeln|vorgaben)\b",
-                                   r"\b(?:ignora|ignore|olvida|olvide|omite|desobedece|ignorez|oubliez|oublie|"
-                                   r"dimentica|esque[cç]a)\s+(?:todas\s+|toutes\s+|tutte\s+)?(?:las|les|le|as|tus|tes|"
-                                   r"vos|sus|tue)\s+(?:\w+\s+)?(?:instrucciones|instructions|consignes|istruzioni|"
-                                   r"instru[cç][õo]es|reglas|r[eè]gles|regole|regras|indicaciones)\b",
+                                   # (_ML_OVERRIDE), Chinese and Japanese
+                                   _ML_OVERRIDE,
                                    r"(?:忽略|无视|忽視|無視|忘记|忘記|不要理会)(?:掉)?(?:你)?(?:之前|以前|先前|上面|以上|前面|所有|全部)"
                                    r"[^。？！?!\n]{0,10}(?:指令|指示|提示|规则|規則|说明)",
                                    r"(?:以前|前|上記|これまで)の[^。？！?!\n]{0,10}(?:指示|命令|ルール)[^。？！?!\n]{0,6}"

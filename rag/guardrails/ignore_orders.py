@@ -1,0 +1,24 @@
+"""How an order to ignore or forget some text is worded in German, French, Spanish, Italian and Portuguese: one
+vocabulary for the rail, which looks for such an order about the model's instructions in a question or a retrieved
+chunk (rag/guardrails/detectors.py), and for the judges, which look for one about the text they judge inside an
+answer or a premise (eval/judges/instructions.py). A verb added here is read by both.
+
+Two kinds of verb form. ``IMPERATIVE``: second person and polite imperatives ("Vergessen Sie", "ignorez",
+"ignorate", "desconsidere", "ne tenez pas compte des"), an order wherever they stand. ``SHARED_WITH_THIRD_PERSON``:
+forms a third person shares ("ignora", "oublie", "dimentica": "el modelo ignora las instrucciones" describes a model),
+an order only where a sentence or a clause opens with them."""
+from __future__ import annotations
+
+IMPERATIVE = (r"(?:ignoriere|ignorier|ignorieren\s+sie|vergiss|vergessen\s+sie|missachte|missachten\s+sie|übergehe|"
+              r"übergehen\s+sie|ignorez|oubliez|n[ée]gligez|ne\s+(?:tiens|tenez)\s+pas\s+compte\s+(?:de\s+|d['’]|du\s+|"
+              r"des\s+)|olvide|omita|desestime|no\s+(?:tengas|tenga)\s+en\s+cuenta|(?:haz|haga)\s+caso\s+omiso\s+(?:a|de)|"
+              r"ignori|ignorate|dimentichi|dimenticate|non\s+(?:considerare|tenere\s+conto\s+d[ei]|badare\s+a)|esqueça|"
+              r"desconsidere|despreze|não\s+considere)")
+SHARED_WITH_THIRD_PERSON = (r"(?:ignora|ignore|olvida|omite|dimentica|trascura|tralascia|esquece|desconsidera|oublie|"
+                            r"n[ée]glige)")
+# the words between such a verb and what it orders ignored: articles, demonstratives, "all", "previous", "given"
+DETERMINERS = (r"(?:(?:die|den|das|dem|diese[nrms]?|obige[nrms]?|vorherige[nrms]?|gegebene[nrms]?|folgende[nrms]?|"
+               r"alle|jede[nrms]?|sämtliche[n]?|la|le|les|cette|ce|cet|ces|toute|tout|toutes|tous|"
+               r"pr[ée]c[ée]dente?s?|donn[ée]e?s?|du|des|el|los|las|esta|este|estas|estos|toda|todo|todas|todos|"
+               r"anterior(?:es)?|dad[oa]s?|del|il|lo|gli|i|questa|questo|queste|questi|tutta|tutto|tutte|tutti|"
+               r"precedenti?|della|dello|a|o|as|os|essa|esse|da|do|das|dos)\s+|(?:l|dell|d)['’]\s*)")
