@@ -21,23 +21,9 @@ from corpora.digest import sha256_file
 from corpora.errors import UsageError
 from judge_train.out_folder import finished, fresh, replaceable_out
 from corpora.jsonl import read_json_object
-from judge_train.stage_files import WEIGHTS, load_weights, stage_chain, stage_problem, stage_recipe
+from judge_train.stage_files import WEIGHTS, load_weights, slot_records, stage_chain, stage_problem, stage_recipe
 
 RECORDS = ("training_config.json", "data_manifest.json")
-
-
-def records_dir(model: Path) -> Path | None:
-    """Where a model folder's training records are: the folder itself (a stage trained by ``judge train``), or, for
-    the ``support/`` slot of a judge folder, ``stages/<its support stage>`` (package.json lists that stage first)."""
-    if (model / "training_config.json").is_file():
-        return model
-    pkg = model.parent / "package.json"
-    if model.name == "support" and pkg.is_file():
-        stages = read_json_object(pkg).get("stages") or []
-        found = model.parent / "stages" / stages[0] if stages else None
-        if found is not None and (found / "training_config.json").is_file():
-            return found
-    return None
 
 
 # what makes two cross-encoders one architecture beyond their tensors' names and shapes: the same layers, activation
@@ -84,7 +70,7 @@ def interpolate(base: Path, tuned: Path, weight: float, out: Path) -> dict:
         if why:
             raise UsageError(why)
     replaceable_out(out, [base, tuned], what="stage folder")
-    records, base_records = records_dir(tuned), records_dir(base)
+    records, base_records = slot_records(tuned), slot_records(base)
     for folder, found in ((tuned, records), (base, base_records)):
         if found is None:  # the mix's record must say what both halves trained on (cross-fitting reads it)
             raise UsageError(f"no training records for {folder} (training_config.json, or a judge folder's stages/)")

@@ -110,20 +110,22 @@ def recorded_share(folder: Path, recipe: dict[str, Any]) -> int:
 
 
 def slot_records(model: Path) -> Path | None:
-    """Where a model folder's training record is: the folder itself, or for the ``support/`` or ``relevance/`` slot of
-    a judge folder, ``stages/<the stage>`` (package.json lists the support stage first; the relevance stage is the one
-    listed whose recipe's task is relevance); None when neither says."""
-    from judge_train.interpolate import records_dir  # noqa: PLC0415 - interpolate imports this module
-
-    found = records_dir(model)
+    """Where a model folder's training record is: the folder itself (a stage trained by ``judge train``), or for the
+    ``support/`` or ``relevance/`` slot of a judge folder, ``stages/<the stage>`` (package.json lists the support stage
+    first; the relevance stage is the one listed whose recipe's task is relevance); None when neither says."""
+    if (model / "training_config.json").is_file():
+        return model
     pkg = model.parent / "package.json"
-    if found is None and model.name == "relevance" and pkg.is_file():
-        names = read_json_object(pkg).get("stages")
-        for name in names if isinstance(names, list) else []:
-            rec = model.parent / "stages" / str(name)
-            if (rec / "training_config.json").is_file() and stage_recipe(rec).get("task") == "relevance":
-                return rec
-    return found
+    if model.name not in ("support", "relevance") or not pkg.is_file():
+        return None
+    names = read_json_object(pkg).get("stages")
+    names = [str(n) for n in names] if isinstance(names, list) else []
+    for name in names if model.name == "relevance" else names[:1]:
+        rec = model.parent / "stages" / name
+        if (rec / "training_config.json").is_file() and (
+                model.name == "support" or stage_recipe(rec).get("task") == "relevance"):
+            return rec
+    return None
 
 
 def heldout_shares(stage: Path) -> tuple[dict[str, int], list[str]]:

@@ -7,7 +7,8 @@ from safetensors.torch import load_file, save_file
 
 from corpora.errors import InputError, UsageError
 from judge_train.crossfit import trained_sources
-from judge_train.interpolate import interpolate, records_dir
+from judge_train.interpolate import interpolate
+from judge_train.stage_files import slot_records
 
 
 def _model(path, w, recipe=None, base="runs/judge/nli-stage", extra=None):
@@ -51,10 +52,27 @@ def test_a_judge_folders_support_slot_finds_its_records_under_stages(tmp_path):
     (stage / "training_config.json").write_text(json.dumps({"recipe": {"recipe": "minilm-support-stage",
                                                                        "base_model": "minilm", "data": {}}}))
     (judge / "package.json").write_text(json.dumps({"stages": ["minilm-support-stage", "minilm-nli-stage"]}))
-    assert records_dir(sup) == stage
-    assert records_dir(_model(tmp_path / "loose", 1.0)) is None
+    assert slot_records(sup) == stage
+    assert slot_records(_model(tmp_path / "loose", 1.0)) is None
     record = interpolate(_model(tmp_path / "nli", 0.0, "nli"), sup, 0.5, tmp_path / "mix")
     assert record["tuned_recipe"] == "minilm-support-stage"
+    assert load_file(str(tmp_path / "mix" / "model.safetensors"))["layer.weight"][0, 0].item() == 1.0
+
+
+def test_a_judge_folders_relevance_slot_mixes_with_a_stage_tuned_from_it(tmp_path):
+    """A reranker fine-tuned from a judge's relevance/ mixes with it: the slot's records are the listed stage whose task
+    is relevance, not the support stage listed first."""
+    judge = tmp_path / "judge"
+    rel = _model(judge / "relevance", 0.0)
+    for name, task in (("minilm-support-stage", "support"), ("minilm-relevance-stage", "relevance")):
+        (judge / "stages" / name).mkdir(parents=True)
+        (judge / "stages" / name / "training_config.json").write_text(json.dumps({"recipe": {
+            "recipe": name, "task": task, "base_model": "minilm", "data": {"cap_per_label": {"qnli": 5}}}}))
+    (judge / "package.json").write_text(json.dumps({"stages": ["minilm-support-stage", "minilm-relevance-stage"]}))
+    assert slot_records(rel) == judge / "stages" / "minilm-relevance-stage"
+    reranker = _model(tmp_path / "reranker", 2.0, "minilm-reranker-stage", base=rel)
+    record = interpolate(rel, reranker, 0.5, tmp_path / "mix")
+    assert record["tuned_recipe"] == "minilm-reranker-stage" and record["base_sources"] == ["qnli"]
     assert load_file(str(tmp_path / "mix" / "model.safetensors"))["layer.weight"][0, 0].item() == 1.0
 
 
