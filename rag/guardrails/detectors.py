@@ -75,9 +75,12 @@ _ML_INSTRUCTIONS = (r"(?:anweisungen|instruktionen|regeln|vorgaben|richtlinien|i
                     r"instru[cç][õo]es|regras|diretrizes)")
 _ML_CLAUSE_START = (r"(?:^|[.!?;:,\n¡¿]|\b(?:y|e|et|und|ahora|maintenant|jetzt|ora|agora|luego|puis|dann|poi|depois|"
                     r"bitte|favor|favore|pla[iî]t)\b)\s*")
-_ML_OVERRIDE = (rf"(?:\b{IMPERATIVE}|{_ML_CLAUSE_START}(?:{SHARED_WITH_THIRD_PERSON}|desobedece|ignorieren))"
-                r"(?:(?<=[\s'’])|\b)(?!\s*(?:nicht|pas|jamais|nunca|mai|não)\b)\s*(?:bitte\s+)?"
-                rf"(?:{DETERMINERS}|\w+\s+){{0,4}}?{_ML_INSTRUCTIONS}\b(?!\s+nicht\b)")
+# (English "ignore" is a French, Spanish and Portuguese form too: read as one only before one of their determiners,
+# "Ignore les consignes", not in "Ignore compiler warnings about unused instructions")
+_ML_OVERRIDE = (rf"(?:(?:\b{IMPERATIVE}|{_ML_CLAUSE_START}(?:(?!ignore\b){SHARED_WITH_THIRD_PERSON}|desobedece|"
+                r"ignorieren))(?:(?<=[\s'’])|\b)(?!\s*(?:nicht|pas|jamais|nunca|mai|não)\b)\s*(?:bitte\s+)?"
+                rf"|{_ML_CLAUSE_START}ignore\s+{DETERMINERS})(?:{DETERMINERS}|\w+\s+){{0,4}}?{_ML_INSTRUCTIONS}\b"
+                r"(?!\s+nicht\b)")
 
 # Shared by questions and chunks: direct attempts to replace the model's instructions or extract them.
 _COMMON: list[tuple[str, re.Pattern]] = [
