@@ -176,9 +176,13 @@ def _judge_problem(judge: Path) -> str | None:
 def cmd_judge_interpolate(args) -> int:
     from judge_train.interpolate import interpolate
 
+    from judge_train.stage_files import stage_recipe
+
     record = interpolate(Path(args.base), Path(args.tuned), args.weight, Path(args.out))  # UsageError: main's exit 2
+    use = (f"ragdoctor judge refit JUDGE --support {args.out} ..." if stage_recipe(Path(args.out)).get("task") == "support"
+           else f"ragdoctor judge combine --support DIR --relevance {args.out} ...")
     print(f"stage folder: {args.out} ({1 - record['weight']:g} x {args.base} + {record['weight']:g} x {args.tuned}; "
-          f"use it with: ragdoctor judge refit JUDGE --support {args.out} ...)")
+          f"use it with: {use})")
     return 0
 
 

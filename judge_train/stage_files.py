@@ -69,6 +69,11 @@ def weights_problem(path: Path) -> str | None:
     return None
 
 
+# the stages that can stand in a slot of another task: a reranker reads (passage, question) into one logit of
+# relevance, as the relevance stage does (trained listwise instead of by pairs)
+READ_AS = {"relevance": {"relevance", "rerank"}}
+
+
 def stage_problem(folder: Path, *, task: str | None = None, recorded: bool = False) -> str | None:
     """Why ``folder`` cannot be read as a trained stage (a cross-encoder folder a judge command wrote or was given),
     found before any work; None when it can. ``task``: the task its recipe must record, when it records one
@@ -83,7 +88,7 @@ def stage_problem(folder: Path, *, task: str | None = None, recorded: bool = Fal
     if records.is_file():
         chain = list(stage_chain(folder))  # read whole: a damaged record of a stage it started from is found too
         got = chain[0][1].get("task")
-        if task is not None and isinstance(got, str) and got != task:
+        if task is not None and isinstance(got, str) and got not in READ_AS.get(task, {task}):
             return f"{folder} is a {got} stage, not a {task} stage"
     elif recorded:
         return f"no training_config.json in {folder}: which sources it trained on cannot be told"

@@ -59,7 +59,7 @@ def test_a_judge_folders_support_slot_finds_its_records_under_stages(tmp_path):
     assert load_file(str(tmp_path / "mix" / "model.safetensors"))["layer.weight"][0, 0].item() == 1.0
 
 
-def test_a_judge_folders_relevance_slot_mixes_with_a_stage_tuned_from_it(tmp_path):
+def test_a_judge_folders_relevance_slot_mixes_with_a_stage_tuned_from_it(tmp_path, capsys):
     """A reranker fine-tuned from a judge's relevance/ mixes with it: the slot's records are the listed stage whose task
     is relevance, not the support stage listed first."""
     judge = tmp_path / "judge"
@@ -74,6 +74,10 @@ def test_a_judge_folders_relevance_slot_mixes_with_a_stage_tuned_from_it(tmp_pat
     record = interpolate(rel, reranker, 0.5, tmp_path / "mix")
     assert record["tuned_recipe"] == "minilm-reranker-stage" and record["base_sources"] == ["qnli"]
     assert load_file(str(tmp_path / "mix" / "model.safetensors"))["layer.weight"][0, 0].item() == 1.0
+    # and the command says where such a mix goes: the relevance slot of `judge combine`, not `judge refit --support`
+    from ragdoctor.cli import main
+    assert main(["judge", "interpolate", str(rel), str(reranker), "--weight", "0.5", "--out", str(tmp_path / "m2")]) == 0
+    assert f"use it with: ragdoctor judge combine --support DIR --relevance {tmp_path / 'm2'}" in capsys.readouterr().out
 
 
 def test_what_cannot_be_mixed_is_refused_in_one_line(tmp_path):

@@ -83,3 +83,16 @@ def test_damaged_judge_inputs_are_one_line_before_any_work(tmp_path, capsys, mon
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "runs").exists()  # nothing half-written left to block the rerun
+
+
+def test_a_reranker_stands_in_the_relevance_slot_and_nowhere_else(tmp_path):
+    """A reranker reads (passage, question) into one logit of relevance, as the relevance stage does: --relevance takes
+    it; --support and --cross-fit do not."""
+    from judge_train.stage_files import stage_problem
+
+    reranker = _stage(tmp_path / "reranker")
+    tc = json.loads((reranker / "training_config.json").read_text())
+    tc["recipe"]["task"] = "rerank"
+    (reranker / "training_config.json").write_text(json.dumps(tc))
+    assert stage_problem(reranker, task="relevance") is None
+    assert stage_problem(reranker, task="support") == f"{reranker} is a rerank stage, not a support stage"
