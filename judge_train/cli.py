@@ -175,7 +175,6 @@ def _judge_problem(judge: Path) -> str | None:
 
 def cmd_judge_interpolate(args) -> int:
     from judge_train.interpolate import interpolate
-
     from judge_train.stage_files import stage_recipe
 
     record = interpolate(Path(args.base), Path(args.tuned), args.weight, Path(args.out))  # UsageError: main's exit 2
