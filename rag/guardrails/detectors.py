@@ -77,10 +77,12 @@ _ML_CLAUSE_START = (r"(?:^|[.!?;:,\n¡¿]|\b(?:y|e|et|und|ahora|maintenant|jetzt
                     r"bitte|favor|favore|pla[iî]t)\b)\s*")
 # (English "ignore" is a French, Spanish and Portuguese form too: read as one only before one of their determiners,
 # "Ignore les consignes", not in "Ignore compiler warnings about unused instructions")
-_ML_OVERRIDE = (rf"(?:(?:\b{IMPERATIVE}|{_ML_CLAUSE_START}(?:(?!ignore\b){SHARED_WITH_THIRD_PERSON}|desobedece|"
-                r"ignorieren))(?:(?<=[\s'’])|\b)(?!\s*(?:nicht|pas|jamais|nunca|mai|não)\b)\s*(?:bitte\s+)?"
-                rf"|{_ML_CLAUSE_START}ignore\s+{DETERMINERS})(?:{DETERMINERS}|\w+\s+){{0,4}}?{_ML_INSTRUCTIONS}\b"
-                r"(?!\s+nicht\b)")
+# (and in a question, "¿Ignora el modelo las instrucciones?", such a form asks about someone: not an order)
+_NOT_ASKED = r"(?![^.!\n]*\?)"
+_ML_OVERRIDE = (rf"(?:(?:\b{IMPERATIVE}|{_ML_CLAUSE_START}{_NOT_ASKED}(?:(?!ignore\b){SHARED_WITH_THIRD_PERSON}|"
+                r"desobedece))(?:(?<=[\s'’])|\b)(?!\s*(?:nicht|pas|jamais|nunca|mai|não)\b)\s*(?:bitte\s+)?"
+                rf"|{_ML_CLAUSE_START}{_NOT_ASKED}ignore\s+{DETERMINERS})(?:{DETERMINERS}|\w+\s+){{0,4}}?"
+                rf"{_ML_INSTRUCTIONS}\b(?!\s+nicht\b)")
 
 # Shared by questions and chunks: direct attempts to replace the model's instructions or extract them.
 _COMMON: list[tuple[str, re.Pattern]] = [

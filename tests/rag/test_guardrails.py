@@ -645,6 +645,8 @@ FOREIGN_MENTIONS = [  # a model described, an order not to forget, a question: n
     "Vergessen Sie nicht die Anweisungen zu lesen.",
     "Vergiss die Anweisungen nicht.",
     "Ignore compiler warnings about unused instructions.",  # English: no order about the model's instructions
+    "¿Ignora el modelo las instrucciones anteriores?",  # a question: the form a third person shares asks about one
+    "Ignorieren die Modelle die Regeln?",
 ]
 
 
