@@ -115,13 +115,30 @@ def test_the_bundled_english_judges_leave_text_they_cannot_read_unmeasured(name,
         assert "reads Latin-script text" in r.reason or "no words to check" in r.reason, r
 
 
-def test_a_custom_model_is_checked_through_its_own_vocabulary():
+def test_a_model_with_the_bundled_vocabulary_reads_latin_and_another_is_checked_through_its_own(tmp_path):
+    """A judge folder made from the bundled models (a `judge refit` or `judge combine` output, its tokenizer in
+    support/) or a copy of MiniLM reads Latin-script text like the shipped judge: Cyrillic, which MiniLM's vocabulary
+    spells without unknown tokens, is unmeasured too. A model of another vocabulary is checked through its own."""
+    import json
+    import shutil
+
+    from eval.judges.scripts import reader_for
     from rag.models import minilm_path
 
     judge = make_judge("nli", JudgeOptions(nli_model=str(minilm_path())))
-    thai = "กรุงเทพเป็นเมืองหลวงของไทย"
-    r = judge.judge("groundedness", [sample(thai, thai)])[0]
-    assert r.status == "unmeasured" and "unknown to the judge's model" in r.reason
+    for text in ("กรุงเทพเป็นเมืองหลวงของไทย", "Столица Египта — Каир."):
+        r = judge.judge("groundedness", [sample(text, text)])[0]
+        assert r.status == "unmeasured" and "reads Latin-script text" in r.reason, r
+    folder = tmp_path / "judge" / "support"
+    folder.mkdir(parents=True)
+    shutil.copy(minilm_path() / "tokenizer.json", folder / "tokenizer.json")
+    assert "Cyrillic" in reader_for(folder.parent, "refit", latin_only=False)(["Столица Египта — Каир."])
+    other = json.loads((minilm_path() / "tokenizer.json").read_text(encoding="utf-8"))
+    other["model"]["vocab"] = {k: v for k, v in other["model"]["vocab"].items() if k.isascii()}  # no Thai pieces
+    (tmp_path / "custom").mkdir()
+    (tmp_path / "custom" / "tokenizer.json").write_text(json.dumps(other), encoding="utf-8")
+    why = reader_for(tmp_path / "custom", "custom", latin_only=False)(["กรุงเทพเป็นเมืองหลวงของไทย"])
+    assert why is not None and "unknown to the judge's model" in why
 
 
 # --- item 4 and 5: labels and missing inputs ---------------------------------------------------------------------

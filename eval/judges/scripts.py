@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from tokenizers import Tokenizer
 
@@ -59,9 +61,38 @@ def vocabulary_reader(model: str, tokenizer_file: Path) -> Reader | None:
     return unreadable
 
 
+def tokenizer_of(model_dir: str | Path | None) -> Path | None:
+    """A model folder's tokenizer.json, or a judge folder's (its models keep theirs in support/); None without one."""
+    if not model_dir:
+        return None
+    found = [f for f in (Path(model_dir) / "tokenizer.json", Path(model_dir) / "support" / "tokenizer.json")
+             if f.is_file()]
+    return found[0] if found else None
+
+
+def _vocabulary(tokenizer_file: Path) -> Any:
+    try:
+        return json.loads(tokenizer_file.read_text(encoding="utf-8")).get("model")
+    except Exception:  # noqa: BLE001 - an unreadable tokenizer says nothing about the vocabulary
+        return None
+
+
+@lru_cache(maxsize=1)
+def _minilm_vocabulary() -> Any:
+    try:
+        from rag.models import minilm_path  # noqa: PLC0415 - lazy: only when a model folder is checked
+
+        return _vocabulary(minilm_path() / "tokenizer.json")
+    except Exception:  # noqa: BLE001 - no bundled MiniLM: no model can be told to share its vocabulary
+        return None
+
+
 def reader_for(model_dir: str | Path | None, model_id: str, *, latin_only: bool) -> Reader | None:
-    """The unreadable-text check for a judge's model: Latin-only for the bundled English models, else by vocabulary."""
-    if latin_only:
+    """The unreadable-text check for a judge's model: Latin-only for the bundled English models and any model with
+    their vocabulary (one trained or combined from them: a `judge refit` or `judge combine` folder), else by the
+    model's own vocabulary."""
+    tokenizer = tokenizer_of(model_dir)
+    if latin_only or (tokenizer is not None and _minilm_vocabulary() is not None
+                      and _vocabulary(tokenizer) == _minilm_vocabulary()):
         return latin_reader(model_id)
-    tokenizer = Path(model_dir) / "tokenizer.json" if model_dir else None
-    return vocabulary_reader(model_id, tokenizer) if tokenizer and tokenizer.exists() else None
+    return vocabulary_reader(model_id, tokenizer) if tokenizer is not None else None
