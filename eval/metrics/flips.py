@@ -151,12 +151,16 @@ class _Clause:
     content: frozenset[str]  # stems of the content words
     negative: bool | None  # None: its negation is about a statement it reports (_negated)
     counts: Counter[str]  # stems of every word, counted
-    denied: frozenset[str]  # stems of what its negations deny (_denied)
 
     @classmethod
     def of(cls, text: str) -> _Clause:
         content, counts = _content(text), _counts(text)
-        return cls(text, frozenset(content | counts.keys()), frozenset(content), _negated(text), counts, _denied(text))
+        return cls(text, frozenset(content | counts.keys()), frozenset(content), _negated(text), counts)
+
+    @cached_property
+    def denied(self) -> frozenset[str]:
+        """Stems of what its negations deny (_denied), read once, when a claim of the other polarity holds its words."""
+        return _denied(self.text)
 
     @cached_property
     def sides(self) -> tuple[str, set[str], set[str]] | None:
@@ -197,7 +201,7 @@ class Said:
         stated = any(content <= k.words and k.negative == negative for k in self.clauses)
         # ... and the negation of one side denies a word the other side says: "The section around the crossing" is
         # no opposite of "The section around the crossing was never completed", which denies only 'completed'
-        denied = _denied(body)
+        denied = _denied(body) if negative else frozenset()
         same = [k for k in close if content <= k.words and k.negative is not None
                 and (_denies(denied, k.words) if negative else _denies(k.denied, content))]
         if same and not stated:
