@@ -368,8 +368,13 @@ def screened(metric: str, spec: RagasMetric, t: Trace) -> Screened:
     question without its sentences that are an attack (a question of such sentences only leaves nothing to judge
     relevance or usefulness against: unmeasured). The answer is what ragas judges and it decomposes it with the model
     itself, so no sentence of it can be withheld: an answer carrying an instruction aimed at the judge is not sent
-    (unmeasured, saying what it carries), never scored by the model it addresses."""
+    (unmeasured, saying what it carries), never scored by the model it addresses. A trace that is not asked holds no
+    notes: nothing of it was sent, so nothing was withheld from what the judge read."""
     reads = spec.reads(t)
+    if "answer" in reads and (found := orders(t.answer)):
+        carries = f"the answer carries instructions aimed at the judge ({cited(found)}): ragas reads an answer " \
+                  "whole, so it was not asked"
+        return Screened(t.question, [], None, [], carries)
     removed: list[str] = []
     contexts = [c.text for c in judged_chunks(t)]
     if "contexts" in reads:
@@ -390,10 +395,7 @@ def screened(metric: str, spec: RagasMetric, t: Trace) -> Screened:
         removed += [x.note for x in q.removed]
         if q.removed and not question.strip() and metric in QUESTION_JUDGED:
             why = ONLY_INSTRUCTIONS
-    if "answer" in reads and (found := orders(t.answer)):
-        why = (f"the answer carries instructions aimed at the judge ({cited(found)}): ragas reads an answer whole, "
-               "so it was not asked")
-    return Screened(question, contexts, reference, list(dict.fromkeys(removed)), why)
+    return Screened(question, contexts, reference, [] if why else list(dict.fromkeys(removed)), why)
 
 
 def embedder_id(embedder: Any) -> str:

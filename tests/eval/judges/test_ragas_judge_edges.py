@@ -206,6 +206,24 @@ def test_an_answer_carrying_an_order_to_the_judge_is_not_sent_to_the_judge_it_ad
     assert r.status == "unmeasured" and "instructions aimed at the judge" in r.reason
 
 
+def test_a_trace_that_is_not_asked_notes_nothing_withheld(judge_cls):
+    """An unmeasured result says why it was not asked and claims no redaction: nothing of the trace was sent, so no
+    sentence was 'removed before the judge read it' (the chunk's order is noted only where the chunk was sent)."""
+    note = f'context sentence with instructions aimed at a model removed before the judge read it: "{ORDER}"'
+    t = trace([chunk("tower#0", 1, f"{CTX} {ORDER}")], answer=f"{ANSWER} {JUDGE_ORDER}")
+    for m in LLM_METRICS:
+        r = judge_cls(RagasScript(), FakeEmbedder(), cache=False).judge(m, [t])[0]
+        check_result(r)
+        if r.status == "unmeasured":
+            assert "instructions aimed at the judge" in r.reason and "judge_redacted" not in r.evidence, (m, r)
+        elif m != "answer_correctness":  # answer correctness reads no chunk
+            assert r.evidence.get("judge_redacted") == [note], (m, r)
+    both = trace([chunk("tower#0", 1, f"{CTX} {ORDER}")], reference=ORDER)
+    r = judge_cls(RagasScript(), FakeEmbedder(), cache=False).judge("context_recall", [both])[0]
+    assert r.status == "unmeasured" and "reference is only instructions" in r.reason
+    assert "judge_redacted" not in r.evidence
+
+
 def test_a_questions_attack_sentence_is_withheld_and_a_question_of_attacks_only_leaves_nothing_to_judge(judge_cls):
     """The question is read as the llm judge reads it: its sentences that are an attack withheld and noted (a format
     request such as 'Answer only with a number.' is not one); a question of attacks only is unmeasured by the metrics
