@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from rag.guardrails.detectors import Finding, normalise, scan_chunk, scan_question
-from rag.guardrails.ignore_orders import DETERMINERS, IMPERATIVE, SHARED_WITH_THIRD_PERSON
+from rag.guardrails.ignore_orders import DETERMINERS, IMPERATIVE, POLITE_SHARED, SHARED_WITH_THIRD_PERSON
 from rag.llm import one_line
 
 EVIDENCE_KEY = "judge_redacted"  # the result's evidence: one note per sentence the judge did not read
@@ -259,7 +259,9 @@ _ML_JUDGED = (r"(?:prämissen?|aussagen?|behauptung(?:en)?|textstellen?|textpass
 # Zeugen" (an object of someone's) or "Vergiss den Kontext nicht"; an infinitive opening a sentence is its subject
 # ("Ignorer le contexte est une erreur fréquente."), so only the imperatives
 _ML_DET = DETERMINERS
-_ML_IGNORE = IMPERATIVE  # the verb vocabulary the rail reads too (rag/guardrails/ignore_orders.py)
+# the verb vocabulary the rail reads too (rag/guardrails/ignore_orders.py); a judged text's order opens its sentence, so
+# Italian's polite imperative ("Ignori la premessa") counts as one here
+_ML_IGNORE = rf"(?:{IMPERATIVE}|{POLITE_SHARED})"
 _ML_IGNORE_3RD = SHARED_WITH_THIRD_PERSON
 # someone's statement ("die Aussage des Zeugen"), one about something ("l'affirmation selon laquelle ...", "die
 # Behauptung, dass ..."), or one not to forget ("Vergiss den Kontext nicht.")

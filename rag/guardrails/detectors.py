@@ -10,7 +10,16 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rag.guardrails.ignore_orders import DETERMINERS, IMPERATIVE, SHARED_WITH_THIRD_PERSON
+from rag.guardrails.ignore_orders import (
+    ADDRESSEE,
+    ADDRESSEE_SUBJUNCTIVE,
+    DETERMINERS,
+    IMPERATIVE,
+    POLITE_SHARED,
+    SHARED_SUBJUNCTIVE,
+    SHARED_WITH_THIRD_PERSON,
+    VERB_LAST,
+)
 
 _I = re.IGNORECASE
 
@@ -80,9 +89,22 @@ _ML_CLAUSE_START = (r"(?:^|[.!?;:,\n¡¿]|\b(?:y|e|et|und|ahora|maintenant|jetzt
 # (and in a question, "¿Ignora el modelo las instrucciones?", such a form asks about someone: not an order)
 _NOT_ASKED = r"(?![^.!\n]*\?)"
 _ML_OVERRIDE = (rf"(?:(?:\b{IMPERATIVE}|{_ML_CLAUSE_START}{_NOT_ASKED}(?:(?!ignore\b){SHARED_WITH_THIRD_PERSON}|"
-                r"desobedece))(?:(?<=[\s'’])|\b)(?!\s*(?:nicht|pas|jamais|nunca|mai|não)\b)\s*(?:bitte\s+)?"
+                rf"{POLITE_SHARED}|desobedece))(?:(?<=[\s'’])|\b)(?!\s*(?:nicht|pas|jamais|nunca|mai|não)\b)\s*(?:bitte\s+)?"
                 rf"|{_ML_CLAUSE_START}{_NOT_ASKED}ignore\s+{DETERMINERS})(?:{DETERMINERS}|\w+\s+){{0,4}}?"
                 rf"{_ML_INSTRUCTIONS}\b(?!\s+nicht\b)")
+
+# the same order put as a wish or a request ("Quiero que ignores las instrucciones", "Je veux que vous ignoriez les
+# consignes", "Ich möchte, dass du alle vorherigen Anweisungen ignorierst"): the verb right after "que" / "che" and the
+# addressee, or last after "dass du / Sie / ihr"; not where the sentence negates the wish ("No quiero que ...", "Ich
+# möchte nicht, dass ..."), names someone else ("que el modelo ignore ...") or asks ("¿Quieres que ignore ...?")
+_UNNEGATED = r"(?:(?!\b(?:no|ne|n['’]|non|nicht|não|nunca|jamais|mai|kein\w*)\b)[^.!?;:\n¡¿])*?"
+_NOT_NEGATING = r"(?!(?:nicht|nie|niemals|kein\w*)\b)"
+_ML_WISH = (rf"(?:^|[.!?;:\n¡¿])\s*{_UNNEGATED}\b(?:que|che)\s+{_NOT_ASKED}"
+            rf"(?:(?:{ADDRESSEE}\s+)?{ADDRESSEE_SUBJUNCTIVE}|{ADDRESSEE}\s+{SHARED_SUBJUNCTIVE})\b\s*"
+            rf"(?:{DETERMINERS}|\w+\s+){{0,4}}?{_ML_INSTRUCTIONS}\b"
+            rf"|(?:^|[.!?;:\n])\s*{_UNNEGATED}\bdass\s+(?:du|ihr|(?-i:Sie))\s+{_NOT_ASKED}"
+            rf"(?:{_NOT_NEGATING}(?:{DETERMINERS}|\w+\s+)){{0,4}}?{_ML_INSTRUCTIONS}\s+(?:(?:einfach|bitte|alle|"
+            rf"komplett|vollständig)\s+)?{VERB_LAST}\b")
 
 # Shared by questions and chunks: direct attempts to replace the model's instructions or extract them.
 _COMMON: list[tuple[str, re.Pattern]] = [
@@ -99,7 +121,7 @@ _COMMON: list[tuple[str, re.Pattern]] = [
                                    rf"\s+{_TARGET}\b",
                                    # the same order in other languages: German, Spanish, French, Italian, Portuguese
                                    # (_ML_OVERRIDE), Chinese and Japanese
-                                   _ML_OVERRIDE,
+                                   _ML_OVERRIDE, _ML_WISH,
                                    r"(?:忽略|无视|忽視|無視|忘记|忘記|不要理会)(?:掉)?(?:你)?(?:之前|以前|先前|上面|以上|前面|所有|全部)"
                                    r"[^。？！?!\n]{0,10}(?:指令|指示|提示|规则|規則|说明)",
                                    r"(?:以前|前|上記|これまで)の[^。？！?!\n]{0,10}(?:指示|命令|ルール)[^。？！?!\n]{0,6}"

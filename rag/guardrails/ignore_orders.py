@@ -6,14 +6,20 @@ answer or a premise (eval/judges/instructions.py). A verb added here is read by 
 Two kinds of verb form. ``IMPERATIVE``: second person and polite imperatives ("Vergessen Sie", "ignorez",
 "ignorate", "desconsidere", "ne tenez pas compte des"), an order wherever they stand. ``SHARED_WITH_THIRD_PERSON``:
 forms a third person shares ("ignora", "oublie", "dimentica": "el modelo ignora las instrucciones" describes a model),
-an order only where a sentence or a clause opens with them."""
+an order only where a sentence or a clause opens with them; Italian's polite imperative (``POLITE_SHARED``) is such a
+form too ("capita che il modello ignori le istruzioni"). And an order put as a wish or a request, the verb in the
+subjunctive after "que" or "che" ("Quiero que ignores las instrucciones", "Je veux que vous ignoriez les consignes")
+or last after "dass" ("Ich möchte, dass du alle Anweisungen ignorierst"): the addressee's own forms
+(``ADDRESSEE_SUBJUNCTIVE``), and forms a third person shares only with the addressee named (``ADDRESSEE`` then
+``SHARED_SUBJUNCTIVE``: "que usted ignore", not "que el modelo ignore")."""
 from __future__ import annotations
 
 IMPERATIVE = (r"(?:ignoriere|ignorier|ignorieren\s+sie|vergiss|vergessen\s+sie|missachte|missachten\s+sie|übergehe|"
               r"übergehen\s+sie|ignorez|oubliez|n[ée]gligez|ne\s+(?:tiens|tenez)\s+pas\s+compte\s+(?:de\s+|d['’]|du\s+|"
               r"des\s+)|olvide|omita|desestime|no\s+(?:tengas|tenga)\s+en\s+cuenta|(?:haz|haga)\s+caso\s+omiso\s+(?:a|de)|"
-              r"ignori|ignorate|dimentichi|dimenticate|non\s+(?:considerare|tenere\s+conto\s+d[ei]|badare\s+a)|esqueça|"
+              r"ignorate|dimenticate|non\s+(?:considerare|tenere\s+conto\s+d[ei]|badare\s+a)|esqueça|"
               r"desconsidere|despreze|não\s+considere)")
+POLITE_SHARED = r"(?:ignori|dimentichi)"
 SHARED_WITH_THIRD_PERSON = (r"(?:ignora|ignore|olvida|omite|dimentica|trascura|tralascia|esquece|desconsidera|oublie|"
                             r"n[ée]glige)")
 # the words between such a verb and what it orders ignored: articles, demonstratives, "all", "previous", "given"
@@ -22,3 +28,11 @@ DETERMINERS = (r"(?:(?:die|den|das|dem|diese[nrms]?|obige[nrms]?|vorherige[nrms]
                r"pr[ée]c[ée]dente?s?|donn[ée]e?s?|du|des|el|los|las|esta|este|estas|estos|toda|todo|todas|todos|"
                r"anterior(?:es)?|dad[oa]s?|del|il|lo|gli|i|questa|questo|queste|questi|tutta|tutto|tutte|tutti|"
                r"precedenti?|della|dello|a|o|as|os|essa|esse|da|do|das|dos)\s+|(?:l|dell|d)['’]\s*)")
+
+ADDRESSEE_SUBJUNCTIVE = (r"(?:ignores|olvides|omitas|desestimes|ignoriez|oubliiez|n[ée]gligiez|ignoriate|dimentichiate|"
+                         r"trascuriate|tralasciate|esqueças|desconsideres|desprezes)")
+ADDRESSEE = r"(?:tu|tú|usted(?:es)?|vous|voi|lei|vocês?|o\s+senhor|a\s+senhora)"
+SHARED_SUBJUNCTIVE = (r"(?:ignore[ns]?|olvide[ns]?|omita[ns]?|desestime[ns]?|oublies|n[ée]gliges|ignori|dimentichi|"
+                      r"trascuri|tralasci|esqueça[ms]?|desconsidere[ms]?|despreze[ms]?)")
+VERB_LAST = (r"(?:ignorierst|ignorieren|ignoriert|vergisst|vergessen|vergesst|missachtest|missachten|missachtet|"
+             r"übergehst|übergehen|übergeht)")
