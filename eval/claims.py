@@ -204,7 +204,7 @@ def decompose(answer: str, *, min_words: int = 3) -> list[str]:
 
 # what a bare answer to a yes/no question is made of: the answer word, an intensifier, and the pieces content_tokens
 # leaves of a negated auxiliary ("No, it isn't." -> no, isn, t)
-_POLARITY_WORDS = frozenset(
+POLARITY_WORDS = frozenset(
     "yes yeah yep yup no nope nah not correct incorrect right wrong true false indeed exactly absolutely definitely "
     "certainly really sure t isn aren wasn weren doesn don didn hasn haven hadn can won wouldn shouldn couldn "
     "mustn needn".split())
@@ -224,7 +224,7 @@ def standalone(claims: list[str], question: str) -> list[str]:
 def bare_answer(text: str) -> bool:
     """``text`` is only an answer word to a yes/no question ("Yes.", "No, it isn't.", "Correct."): it says nothing
     without its question."""
-    return all(t in _POLARITY_WORDS for t in content_tokens(text))
+    return all(t in POLARITY_WORDS for t in content_tokens(text))
 
 
 def _pair(a: str, b: str, limit: int) -> str:

@@ -55,7 +55,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 26  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 27  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -115,6 +115,8 @@ METRICS_VERSION = 26  # 4: Unicode tokens, unmeasured without contexts, [] relev
 # 26: a negation about a statement the text reports ("It is not widely known that X", "This does not mean that X")
 #     is not read as X's opposite by the flip rule, nor is "may or may not", nor a negation of a word the other side
 #     does not say (a bare "The bridge" against "The bridge was never completed"); "not true that X" still is
+# 27: answer correctness reads an answer (or a reference) that states words of its own without a yes/no question before
+#     it: the question's words are the statement a claim may repeat ("Is it exact?" before "It is approximate.")
 
 
 def _first_line(exc: Exception) -> str:

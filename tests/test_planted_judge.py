@@ -66,3 +66,23 @@ def test_stale_answer_from_a_retrieved_outdated_document_is_grounded_yet_halluci
         pytest.fail(f"{qid}: the outdated document {outdated} was not retrieved, so this case tests nothing")
     d = classify(j)
     assert d.category == "grounded_yet_hallucinated", (qid, d.category, d.rule)
+
+
+# answers that state the opposite of a yes/no reference without opening with a yes or no: the question before the
+# answer read as if the answer said it (answer correctness 1.0 for each, METRICS_VERSION 26)
+OPPOSITES = [
+    ("Is FlashAttention exact?", "Yes, it is exact.", "FlashAttention is an approximate attention method."),
+    ("Does LoRA freeze the base weights?", "Yes, the base weights are frozen.", "LoRA updates all the base weights."),
+    ("Can QLoRA train a 65B model on one 48GB GPU?", "Yes, QLoRA fits a 65B model on a single 48GB GPU.",
+     "QLoRA needs several GPUs for a 65B model."),
+]
+
+
+def test_an_answer_stating_the_opposite_of_a_yes_no_reference_is_wrong():
+    from corpora.records import Trace
+
+    judge = make_judge("nli", JudgeOptions())
+    traces = [Trace(sample_id=f"s{i}", question=q, answer=a, reference=ref, contexts=[])
+              for i, (q, ref, a) in enumerate(OPPOSITES)]
+    for t, r in zip(traces, judge.judge("answer_correctness", traces)):
+        assert r.measured and r.value < 0.5, (t.question, t.answer, r.evidence.get("reference_claims"))

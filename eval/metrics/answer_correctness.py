@@ -17,12 +17,14 @@ from dataclasses import replace
 
 from corpora.records import MetricResult, Trace
 from eval.answerability import refused, unanswerable
-from eval.claims import bare_answer, decompose
+from eval.claims import POLARITY_WORDS, bare_answer, decompose
 from eval.mathx import claim_prf
+from eval.metrics.answer_types import YES_NO, asked_kind
 from eval.metrics.base import BLOCKED, Metric, no_claims, unsupported_claims
 from eval.metrics.flips import Said
 from eval.metrics.key_facts import Stated, leading_polarity, polarity_conflict, polarity_mismatch
 from eval.metrics.verify import ClaimVerdict, Verifier, exact_facts
+from eval.tokens import content_tokens
 
 NAME = "answer_correctness"
 
@@ -48,10 +50,10 @@ def rules(t: Trace, judge: str) -> MetricResult | None:
 def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
     items, leads = [], []
     for t in traces:  # the question is given, not claimed: an answer restating it adds no claim beyond the reference;
-        # it leads every premise window but is never a premise alone (a question asserts nothing)
+        # it leads the premise windows (never a premise alone: a question asserts nothing) where they need it (_lead)
         items.append((decompose(t.answer), [("reference", t.reference or "")]))
         items.append((decompose(t.reference or ""), [("answer", t.answer)]))
-        leads += [t.question, t.question]
+        leads += [_lead(t.question, t.reference or ""), _lead(t.question, t.answer)]
     verdicts = v.verify(items, leads)
     out = []
     for n in range(len(traces)):
@@ -99,6 +101,18 @@ METRIC = Metric(
 
 
 _OPPOSITE = "the yes/no answer asserts the opposite of the reference"
+
+
+def _lead(question: str, premise: str) -> str:
+    """What leads the windows of ``premise`` (the answer, or the reference): the question, so that a short text
+    ("25 MB.", "Yes, it is.") reads in context; but not a yes/no question before a text that states words of its own.
+    Such a question is the very statement a claim may repeat ("Is FlashAttention exact?" before "FlashAttention is an
+    approximate method."): a learned judge reads its words as said and finds "Yes, it is exact." supported by an answer
+    that says the opposite."""
+    if asked_kind(question) != YES_NO:
+        return question
+    own = set(content_tokens(premise)) - set(content_tokens(question)) - POLARITY_WORDS
+    return "" if own else question
 
 
 def _same_bare_answer(t: Trace) -> bool:

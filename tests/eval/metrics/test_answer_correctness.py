@@ -3,7 +3,7 @@ from corpora.records import Trace
 from eval.judges.lexical import LexicalScorer
 from eval.judges.scorer import ScorerJudge
 from eval.metrics import get
-from tests.eval.metrics.records import strict, trace
+from tests.eval.metrics.records import QUESTION, strict, trace
 
 METRIC = get("answer_correctness")
 REFUSAL = "I don't know based on the provided documents."
@@ -101,3 +101,38 @@ def test_a_bare_yes_or_no_is_read_after_its_question_against_the_reference():
     # the contrast excludes something the question did not ask about: no polarity overrule (the reference's A100 is
     # still a fact the answer does not state)
     assert "opposite" not in str(right.evidence)
+
+
+class _Reading(LexicalScorer):
+    """The lexical scorer, recording every (premise, claim) pair it is given."""
+
+    def __init__(self):
+        super().__init__()
+        self.read: list[tuple[str, str]] = []
+
+    def support(self, pairs):
+        self.read += pairs
+        return super().support(pairs)
+
+
+def test_a_yes_no_question_does_not_lead_a_text_that_states_words_of_its_own():
+    """'Is FlashAttention exact?' before 'FlashAttention is an approximate attention method.' reads as if the answer
+    said 'exact' (the shipped judge found 'Yes, it is exact.' supported at 0.59: answer correctness 1.0 for the wrong
+    answer). A yes/no question leads only a text with no word of its own ('Yes, it is.'); any other question leads
+    every text, so that a short one ('16 tokens.') reads in context."""
+    q = "Is FlashAttention exact?"
+    for answer, reference, led in (
+            ("FlashAttention is an approximate attention method.", "Yes, it is exact.", {"reference"}),
+            ("Yes, it is.", "Yes, FlashAttention computes exact attention.", {"answer"}),
+            ("FlashAttention computes exact attention.", "Yes, it needs no approximation.", set())):
+        scorer = _Reading()
+        ScorerJudge(scorer).judge("answer_correctness", [Trace(sample_id="s", question=q, answer=answer,
+                                                                reference=reference, contexts=[])])
+        premises = [p for p, _ in scorer.read]
+        assert premises
+        leads = {side for side, text in (("answer", answer), ("reference", reference))
+                 if any(p.startswith(q) and text in p for p in premises)}
+        assert leads == led, (answer, reference, premises)
+    scorer = _Reading()
+    ScorerJudge(scorer).judge("answer_correctness", [trace("The default block size is 16 tokens.")])
+    assert scorer.read and all(p.startswith(QUESTION) for p, _ in scorer.read)  # not a yes/no question: leads all
