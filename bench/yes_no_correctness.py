@@ -8,7 +8,8 @@ writes JSON.
     .venv/bin/python bench/yes_no_correctness.py [--judges nli,lexical] [--out bench/results/yes_no_correctness.json]
 
 Written in session 38 to measure one change (METRICS_VERSION 27: a yes/no question no longer leads an answer that
-states words of its own); 20 pairs is a probe, not a benchmark to choose a judge on.
+states words of its own, and a claim is read without the yes or no it opens with); 20 pairs is a probe, not a
+benchmark to choose a judge on.
 """
 from __future__ import annotations
 

@@ -22,7 +22,13 @@ from eval.mathx import claim_prf
 from eval.metrics.answer_types import YES_NO, asked_kind
 from eval.metrics.base import BLOCKED, Metric, no_claims, unsupported_claims
 from eval.metrics.flips import Said
-from eval.metrics.key_facts import Stated, leading_polarity, polarity_conflict, polarity_mismatch
+from eval.metrics.key_facts import (
+    Stated,
+    leading_polarity,
+    polarity_conflict,
+    polarity_mismatch,
+    without_answer_word,
+)
 from eval.metrics.verify import ClaimVerdict, Verifier, exact_facts
 from eval.tokens import content_tokens
 
@@ -51,13 +57,15 @@ def compute(v: Verifier, judge: str, traces: list[Trace]) -> list[MetricResult]:
     items, leads = [], []
     for t in traces:  # the question is given, not claimed: an answer restating it adds no claim beyond the reference;
         # it leads the premise windows (never a premise alone: a question asserts nothing) where they need it (_lead)
-        items.append((decompose(t.answer), [("reference", t.reference or "")]))
-        items.append((decompose(t.reference or ""), [("answer", t.answer)]))
+        items.append((_read(t.question, decompose(t.answer)), [("reference", t.reference or "")]))
+        items.append((_read(t.question, decompose(t.reference or "")), [("answer", t.answer)]))
         leads += [_lead(t.question, t.reference or ""), _lead(t.question, t.answer)]
     verdicts = v.verify(items, leads)
     out = []
     for n in range(len(traces)):
         t = traces[n]
+        for k, text in ((2 * n, t.answer), (2 * n + 1, t.reference or "")):  # each verdict shows its claim as written
+            verdicts[k] = [replace(x, claim=c) for x, c in zip(verdicts[k], decompose(text))]
         ref, ans = Stated.of(t.reference or "", t.question), Stated.of(t.answer, t.question)  # each read once
         said_ref, said_ans = Said(t.reference or ""), Said(t.answer)
         ans_v = [exact_facts(v, ref, said_ref, overruled="contradicted") for v in verdicts[2 * n]]
@@ -101,6 +109,14 @@ METRIC = Metric(
 
 
 _OPPOSITE = "the yes/no answer asserts the opposite of the reference"
+
+
+def _read(question: str, claims: list[str]) -> list[str]:
+    """The claims as the judge reads them: after a yes/no question, without the yes or no a claim opens with ("Yes, it
+    is exact." is read as "It is exact."). The word is checked by the yes/no rules (polarity_conflict,
+    _polarity_checked); left in, a learned judge reads "Yes," as a word the other side lacks (on 20 yes/no questions
+    answered in words the shipped judge put 18 right answers above the wrong one with it, 20 without)."""
+    return [without_answer_word(c) for c in claims] if asked_kind(question) == YES_NO else claims
 
 
 def _lead(question: str, premise: str) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import regex
 
+from eval.claims import bare_answer
 from eval.judges.features import negated
 from eval.judges.numbers import number_facts, stated
 from eval.tokens import NUMBER_NEIGHBOURS, content_tokens, ungrouped, visible
@@ -92,6 +93,21 @@ def leading_polarity(text: str) -> str | None:
     if m:
         return m.group(1).lower()
     return "no" if _OTHER_NO.match(text) else "yes" if _OTHER_YES.match(text) else None
+
+
+_ANSWER_WORD_END = re.compile(r"\s*[,;:.!\u2013\u2014-]+\s*")
+
+
+def without_answer_word(text: str) -> str:
+    """``text`` without the yes or no it opens with, where a statement of its own follows ("Yes, it is exact." -> "It is
+    exact."; "No; keep it within one node." -> "Keep it within one node."); unchanged when it opens with none, when
+    nothing checkable follows ("No, it isn't.") or when the word is no answer ("No one uses it.")."""
+    m = _YES_NO.match(text) or _OTHER_NO.match(text) or _OTHER_YES.match(text)
+    end = m and _ANSWER_WORD_END.match(text, m.end())
+    if not end:
+        return text
+    rest = text[end.end():]
+    return text if bare_answer(rest) else rest[:1].upper() + rest[1:]
 
 
 def states_negation(text: str, question: str = "") -> bool:

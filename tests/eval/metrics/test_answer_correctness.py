@@ -136,3 +136,17 @@ def test_a_yes_no_question_does_not_lead_a_text_that_states_words_of_its_own():
     scorer = _Reading()
     ScorerJudge(scorer).judge("answer_correctness", [trace("The default block size is 16 tokens.")])
     assert scorer.read and all(p.startswith(QUESTION) for p, _ in scorer.read)  # not a yes/no question: leads all
+
+
+def test_a_yes_or_no_claim_is_read_without_its_answer_word_and_shown_as_written():
+    """After a yes/no question the judge reads "Yes, it is exact." as "It is exact." (the yes/no rules check the word);
+    the evidence shows the claim as the reference wrote it."""
+    scorer = _Reading()
+    t = Trace(sample_id="s", question="Is FlashAttention exact?", answer="FlashAttention computes exact attention.",
+              reference="Yes, it is exact.", contexts=[])
+    (r,) = ScorerJudge(scorer).judge("answer_correctness", [t])
+    assert {c for _, c in scorer.read} >= {"It is exact."} and "Yes, it is exact." not in {c for _, c in scorer.read}
+    assert [c["claim"] for c in r.evidence["reference_claims"]] == ["Yes, it is exact."]
+    scorer = _Reading()
+    ScorerJudge(scorer).judge("answer_correctness", [trace("Yes, the default block size is 16 tokens.")])
+    assert "Yes, the default block size is 16 tokens." in {c for _, c in scorer.read}  # not a yes/no question
