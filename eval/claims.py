@@ -21,6 +21,7 @@ import re
 
 from eval.sentences import MAX_SENTENCE_WORDS, sentence_blocks, split_sentences, unit_spans, word_count, words
 from eval.tokens import content_tokens
+from eval.yes_no import asks_yes_no, bare_answer, without_answer_word
 from rag.prompt import makes_no_claim, strip_citations
 
 __all__ = ["MAX_SENTENCE_WORDS", "MAX_WINDOW_WORDS", "bare_answer", "decompose", "premise_windows", "sentence_windows",
@@ -202,29 +203,18 @@ def decompose(answer: str, *, min_words: int = 3) -> list[str]:
     return [_ended(c) for c in claims if words(c) > 0 and not makes_no_claim(c)]
 
 
-# what a bare answer to a yes/no question is made of: the answer word, an intensifier, and the pieces content_tokens
-# leaves of a negated auxiliary ("No, it isn't." -> no, isn, t)
-POLARITY_WORDS = frozenset(
-    "yes yeah yep yup no nope nah not correct incorrect right wrong true false indeed exactly absolutely definitely "
-    "certainly really sure t isn aren wasn weren doesn don didn hasn haven hadn can won wouldn shouldn couldn "
-    "mustn needn".split())
-
-
 def standalone(claims: list[str], question: str) -> list[str]:
     """Each claim as it can be checked against evidence on its own: a bare yes/no ("Yes.", "No, it is not.") says
     nothing without its question, so such a claim is read after the question ("Is FlashAttention exact? Yes.");
     a claim with a word of its own stays as it is (read after the question, a short answer would share the
-    question's words with any evidence about it, and word overlap could no longer tell a right one from a wrong one)."""
+    question's words with any evidence about it, and word overlap could no longer tell a right one from a wrong one),
+    except that after a yes/no question it is read without the yes or no it opens with ("Yes, it is exact." as "It is
+    exact."): a learned judge reads "Yes," as a word the evidence lacks, and the bare yes/no checks read the word."""
     q = question.strip()
     if not q:
         return claims
-    return [f"{q} {c}" if bare_answer(c) else c for c in claims]
-
-
-def bare_answer(text: str) -> bool:
-    """``text`` is only an answer word to a yes/no question ("Yes.", "No, it isn't.", "Correct."): it says nothing
-    without its question."""
-    return all(t in POLARITY_WORDS for t in content_tokens(text))
+    yes_no = asks_yes_no(q)
+    return [f"{q} {c}" if bare_answer(c) else without_answer_word(c) if yes_no else c for c in claims]
 
 
 def _pair(a: str, b: str, limit: int) -> str:

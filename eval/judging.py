@@ -116,8 +116,9 @@ METRICS_VERSION = 27  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     is not read as X's opposite by the flip rule, nor is "may or may not", nor a negation of a word the other side
 #     does not say (a bare "The bridge" against "The bridge was never completed"); "not true that X" still is
 # 27: answer correctness reads an answer (or a reference) that states words of its own without a yes/no question before
-#     it: the question's words are the statement a claim may repeat ("Is it exact?" before "It is approximate."); and,
-#     after a yes/no question, a claim without the yes or no it opens with ("Yes, it is exact." as "It is exact.")
+#     it: the question's words are the statement a claim may repeat ("Is it exact?" before "It is approximate."); and
+#     every metric that checks claims reads one, after a yes/no question, without the yes or no it opens with ("Yes, it
+#     is exact." as "It is exact."; eval/yes_no.py)
 
 
 def _first_line(exc: Exception) -> str:

@@ -17,20 +17,14 @@ from dataclasses import replace
 
 from corpora.records import MetricResult, Trace
 from eval.answerability import refused, unanswerable
-from eval.claims import POLARITY_WORDS, bare_answer, decompose
+from eval.claims import decompose
 from eval.mathx import claim_prf
-from eval.metrics.answer_types import YES_NO, asked_kind
 from eval.metrics.base import BLOCKED, Metric, no_claims, unsupported_claims
 from eval.metrics.flips import Said
-from eval.metrics.key_facts import (
-    Stated,
-    leading_polarity,
-    polarity_conflict,
-    polarity_mismatch,
-    without_answer_word,
-)
+from eval.metrics.key_facts import Stated, polarity_conflict, polarity_mismatch
 from eval.metrics.verify import ClaimVerdict, Verifier, exact_facts
 from eval.tokens import content_tokens
+from eval.yes_no import POLARITY_WORDS, asks_yes_no, bare_answer, leading_polarity, without_answer_word
 
 NAME = "answer_correctness"
 
@@ -116,7 +110,7 @@ def _read(question: str, claims: list[str]) -> list[str]:
     is exact." is read as "It is exact."). The word is checked by the yes/no rules (polarity_conflict,
     _polarity_checked); left in, a learned judge reads "Yes," as a word the other side lacks (on 20 yes/no questions
     answered in words the shipped judge put 18 right answers above the wrong one with it, 20 without)."""
-    return [without_answer_word(c) for c in claims] if asked_kind(question) == YES_NO else claims
+    return [without_answer_word(c) for c in claims] if asks_yes_no(question) else claims
 
 
 def _lead(question: str, premise: str) -> str:
@@ -125,7 +119,7 @@ def _lead(question: str, premise: str) -> str:
     Such a question is the very statement a claim may repeat ("Is FlashAttention exact?" before "FlashAttention is an
     approximate method."): a learned judge reads its words as said and finds "Yes, it is exact." supported by an answer
     that says the opposite."""
-    if asked_kind(question) != YES_NO:
+    if not asks_yes_no(question):
         return question
     own = set(content_tokens(premise)) - set(content_tokens(question)) - POLARITY_WORDS
     return "" if own else question

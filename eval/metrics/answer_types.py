@@ -11,7 +11,7 @@ with another noun, how/why):
           length, amount, version, capacity, percentage, ratio, dimension) read as the question's subject ("What is the
           default block size in vLLM?", "Which CUDA version is required?"; not "What limits the batch size?")
 
-A fragment gives the kind: a yes/no when it opens with one (eval.metrics.key_facts.leading_polarity: "Yes.", "No, it
+A fragment gives the kind: a yes/no when it opens with one (eval.yes_no.leading_polarity: "Yes.", "No, it
 isn't.", "Correct."; English only); a number when eval.judges.numbers.number_facts reads one ("16 tokens", "sixteen",
 "1.5k", "0.6.3") or it names a version ("v0.6.3"); a date when it states a year or a date (a number fact read as a year
 1000-2999 or as a day: "2023", "March 15, 2023", "'23") or names a month or a weekday.
@@ -26,21 +26,18 @@ import calendar
 import re
 
 from eval.judges.numbers import number_facts
-from eval.metrics.key_facts import leading_polarity
 from eval.tokens import content_tokens
+from eval.yes_no import AUX as _AUX
+from eval.yes_no import asks_yes_no, leading_polarity
 
 YES_NO, NUMBER, DATE = "yes/no", "number", "date"
 
-_AUX = (r"(?:is|are|was|were|am|does|do|did|can|could|should|would|will|shall|may|might|must|has|have|had|"
-        r"isn[’']t|aren[’']t|wasn[’']t|weren[’']t|doesn[’']t|don[’']t|didn[’']t|can[’']t|couldn[’']t|"
-        r"shouldn[’']t|wouldn[’']t|won[’']t|hasn[’']t|haven[’']t|hadn[’']t)")
 # an auxiliary or a form of be/have/do, or a contraction of one: a short sentence ("It is there.", "Kwon did.")
 _VERB = re.compile(rf"\b(?:{_AUX}|be|been|being)\b|[’'](?:re|ve|ll|m)\b|\b(?:it|that|there|he|she|this)[’']s\b",
                    re.IGNORECASE)
 # a subject pronoun opening the fragment and a word after it: a short sentence whatever its verb ("It stores optimizer
 # momentum.", "They freeze them.")
 _PRONOUN_SUBJECT = re.compile(r"^\W*(?:it|they|he|she|we|you|i|this|that|these|those|there)\s+\w", re.IGNORECASE)
-_YES_NO_Q = re.compile(rf"^\W*{_AUX}\b(?!.*\bor\b(?!\s+not\b))", re.IGNORECASE | re.S)
 _WHEN_PAST = re.compile(r"^\W*when\s+(?:was|were|did)\b", re.IGNORECASE)
 _HOW_MUCH = re.compile(r"^\W*how\s+(?:many|much|long|big|large|old|far)\b", re.IGNORECASE)
 # what/which, an optional "is the", up to three modifiers (no article: "What limits the ..." has a verb), then the
@@ -88,7 +85,7 @@ def asked_kind(question: str) -> str | None:
     """YES_NO, DATE or NUMBER when the question's wording asks for that kind of answer (see the module docstring);
     None for any other question."""
     q = question.strip()
-    if _YES_NO_Q.match(q):
+    if asks_yes_no(q):
         return YES_NO
     if _WHEN_PAST.match(q) or _DATE_Q.match(q):
         return DATE

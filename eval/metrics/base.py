@@ -151,12 +151,15 @@ def passages(t: Trace) -> list[tuple[str, str]]:
 def claims_supported(metric: str, judge: str, v: Verifier, traces: Sequence[Trace],
                      text_of: Callable[[Trace], str]) -> list[MetricResult]:
     """Share of ``text_of(trace)``'s claims that some retrieved chunk supports, each claim's verdict as evidence; a
-    bare yes/no claim is read after the trace's question (eval.claims.standalone) and its polarity checked."""
-    verdicts = v.verify([(standalone(decompose(text_of(t)), t.question), passages(t)) for t in traces],
+    bare yes/no claim is read after the trace's question (eval.claims.standalone) and its polarity checked, and after a
+    yes/no question a claim is read without the yes or no it opens with (shown as written)."""
+    written = [decompose(text_of(t)) for t in traces]
+    verdicts = v.verify([(standalone(w, t.question), passages(t)) for t, w in zip(traces, written)],
                         given=[t.question for t in traces])
     out = []
-    for t, vs in zip(traces, verdicts):
+    for t, vs, w in zip(traces, verdicts, written):
         vs = [polarity_checked(x, t.question) for x in vs]
+        vs = [x if x.claim.endswith(c) else replace(x, claim=c) for x, c in zip(vs, w)]
         value = fraction([x.verdict == "supported" for x in vs])
         out.append(MetricResult.ok(metric, judge, value, claims=[x.as_dict() for x in vs]) if value is not None
                    else MetricResult.unmeasured(metric, judge, "no claims to check"))

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import regex
 
-from eval.claims import bare_answer
 from eval.judges.features import negated
 from eval.judges.numbers import number_facts, stated
 from eval.tokens import NUMBER_NEIGHBOURS, content_tokens, ungrouped, visible
+from eval.yes_no import leading_polarity
 
 _TOKEN = re.compile(r"[^\W_][\w.-]*[^\W_]|[^\W_]", re.UNICODE)
 _CJK = regex.compile(rf"[{NUMBER_NEIGHBOURS}]\p{{M}}*")  # CJK text is words, not identifiers: '约占2' states 2
@@ -25,13 +25,6 @@ _NUMBER_LIKE = re.compile(r"\d+(?:\.\d+)?(?:[kKMBTb]|bn|Bn|BN|st|nd|rd|th)")
 # a number glued to its unit, or a duration glued in parts ('1h30', '1m30s')
 _GLUED_UNIT = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[A-Za-z\u00b5\u03bc]+(?:\d+[A-Za-z]*)*(?![\w/])")
 _DIGIT = re.compile(r"\d")
-_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
-# other ways to open a bare answer to a yes/no question, read only when the word stands alone ("Correct.", "Nope,";
-# not "Right now ..." nor "True positives ..."); an emphatic "not" that ends its clause denies ("Definitely not.")
-_OTHER_YES = re.compile(r"^\W*(?:yeah|yep|yup|correct|right|true|indeed|exactly|absolutely|definitely|certainly)"
-                        r"(?=\s*(?:[.,;:!]|$))", re.IGNORECASE)
-_OTHER_NO = re.compile(r"^\W*(?:nope|nah|incorrect|wrong|false|not really|not at all|(?:absolutely|definitely|"
-                       r"certainly|of course|really) not)(?=\s*(?:[.,;:!]|$))", re.IGNORECASE)
 # a contrast after the statement ("supported on the H100, not the A100"; "rather than X") does not negate it
 _CONTRAST_TAIL = re.compile(r"(?:,\s*(?:(?:but|and|yet)\s+)?|\s+(?:but|yet)\s+)not\b(?!\s+(?:only|just|merely)\b).*$"
                             r"|\b(?:rather than|instead of|unlike|as opposed to)\b.*$", re.IGNORECASE | re.S)
@@ -84,30 +77,6 @@ def _glued_quantities(text: str) -> dict[str, frozenset[str]]:
         if readings:
             out[m.group(0).lower()] = frozenset(readings)
     return out
-
-
-def leading_polarity(text: str) -> str | None:
-    """"yes" or "no" when ``text`` opens with an answer to a yes/no question ("No, it isn't.", "Correct.", "Nope.",
-    "Definitely not."); else None."""
-    m = _YES_NO.match(text)
-    if m:
-        return m.group(1).lower()
-    return "no" if _OTHER_NO.match(text) else "yes" if _OTHER_YES.match(text) else None
-
-
-_ANSWER_WORD_END = re.compile(r"\s*[,;:.!\u2013\u2014-]+\s*")
-
-
-def without_answer_word(text: str) -> str:
-    """``text`` without the yes or no it opens with, where a statement of its own follows ("Yes, it is exact." -> "It is
-    exact."; "No; keep it within one node." -> "Keep it within one node."); unchanged when it opens with none, when
-    nothing checkable follows ("No, it isn't.") or when the word is no answer ("No one uses it.")."""
-    m = _YES_NO.match(text) or _OTHER_NO.match(text) or _OTHER_YES.match(text)
-    end = m and _ANSWER_WORD_END.match(text, m.end())
-    if not end:
-        return text
-    rest = text[end.end():]
-    return text if bare_answer(rest) else rest[:1].upper() + rest[1:]
 
 
 def states_negation(text: str, question: str = "") -> bool:

@@ -48,8 +48,11 @@ def test_standalone_reads_short_claims_after_the_question():
 
     q = "Is FlashAttention exact?"
     assert standalone(["Yes.", "No, it is not."], q) == [f"{q} Yes.", f"{q} No, it is not."]
-    for own in ("It is 64.", "FlashAttention computes exact attention.", "Yes, it is exact."):
+    for own in ("It is 64.", "FlashAttention computes exact attention."):
         assert standalone([own], q) == [own]
+    # after a yes/no question, a claim with words of its own is read without the yes or no it opens with
+    assert standalone(["Yes, it is exact."], q) == ["It is exact."]
+    assert standalone(["Yes, it is 16 tokens."], "What is the default block size?") == ["Yes, it is 16 tokens."]
     assert standalone(["Yes."], "") == ["Yes."]
 
 

@@ -22,3 +22,15 @@ def trace(answer: str = "The default block size is 16 tokens.", *, contexts: lis
 
 def strict() -> ScorerJudge:
     return ScorerJudge(LexicalScorer(support_threshold=0.95, relevance_threshold=0.5))
+
+
+class Reading(LexicalScorer):
+    """The lexical scorer, recording every (premise, claim) pair it is given."""
+
+    def __init__(self):
+        super().__init__()
+        self.read: list[tuple[str, str]] = []
+
+    def support(self, pairs):
+        self.read += pairs
+        return super().support(pairs)

@@ -3,7 +3,7 @@ from corpora.records import Trace
 from eval.judges.lexical import LexicalScorer
 from eval.judges.scorer import ScorerJudge
 from eval.metrics import get
-from tests.eval.metrics.records import QUESTION, strict, trace
+from tests.eval.metrics.records import QUESTION, Reading, strict, trace
 
 METRIC = get("answer_correctness")
 REFUSAL = "I don't know based on the provided documents."
@@ -103,18 +103,6 @@ def test_a_bare_yes_or_no_is_read_after_its_question_against_the_reference():
     assert "opposite" not in str(right.evidence)
 
 
-class _Reading(LexicalScorer):
-    """The lexical scorer, recording every (premise, claim) pair it is given."""
-
-    def __init__(self):
-        super().__init__()
-        self.read: list[tuple[str, str]] = []
-
-    def support(self, pairs):
-        self.read += pairs
-        return super().support(pairs)
-
-
 def test_a_yes_no_question_does_not_lead_a_text_that_states_words_of_its_own():
     """'Is FlashAttention exact?' before 'FlashAttention is an approximate attention method.' reads as if the answer
     said 'exact' (the shipped judge found 'Yes, it is exact.' supported at 0.59: answer correctness 1.0 for the wrong
@@ -125,7 +113,7 @@ def test_a_yes_no_question_does_not_lead_a_text_that_states_words_of_its_own():
             ("FlashAttention is an approximate attention method.", "Yes, it is exact.", {"reference"}),
             ("Yes, it is.", "Yes, FlashAttention computes exact attention.", {"answer"}),
             ("FlashAttention computes exact attention.", "Yes, it needs no approximation.", set())):
-        scorer = _Reading()
+        scorer = Reading()
         ScorerJudge(scorer).judge("answer_correctness", [Trace(sample_id="s", question=q, answer=answer,
                                                                 reference=reference, contexts=[])])
         premises = [p for p, _ in scorer.read]
@@ -133,7 +121,7 @@ def test_a_yes_no_question_does_not_lead_a_text_that_states_words_of_its_own():
         leads = {side for side, text in (("answer", answer), ("reference", reference))
                  if any(p.startswith(q) and text in p for p in premises)}
         assert leads == led, (answer, reference, premises)
-    scorer = _Reading()
+    scorer = Reading()
     ScorerJudge(scorer).judge("answer_correctness", [trace("The default block size is 16 tokens.")])
     assert scorer.read and all(p.startswith(QUESTION) for p, _ in scorer.read)  # not a yes/no question: leads all
 
@@ -141,12 +129,12 @@ def test_a_yes_no_question_does_not_lead_a_text_that_states_words_of_its_own():
 def test_a_yes_or_no_claim_is_read_without_its_answer_word_and_shown_as_written():
     """After a yes/no question the judge reads "Yes, it is exact." as "It is exact." (the yes/no rules check the word);
     the evidence shows the claim as the reference wrote it."""
-    scorer = _Reading()
+    scorer = Reading()
     t = Trace(sample_id="s", question="Is FlashAttention exact?", answer="FlashAttention computes exact attention.",
               reference="Yes, it is exact.", contexts=[])
     (r,) = ScorerJudge(scorer).judge("answer_correctness", [t])
     assert {c for _, c in scorer.read} >= {"It is exact."} and "Yes, it is exact." not in {c for _, c in scorer.read}
     assert [c["claim"] for c in r.evidence["reference_claims"]] == ["Yes, it is exact."]
-    scorer = _Reading()
+    scorer = Reading()
     ScorerJudge(scorer).judge("answer_correctness", [trace("Yes, the default block size is 16 tokens.")])
     assert "Yes, the default block size is 16 tokens." in {c for _, c in scorer.read}  # not a yes/no question

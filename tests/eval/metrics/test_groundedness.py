@@ -2,8 +2,9 @@
 import pytest
 
 from corpora.records import Chunk, Trace
+from eval.judges.scorer import ScorerJudge
 from eval.metrics import get
-from tests.eval.metrics.records import CUR, OLD, QUESTION, strict, trace
+from tests.eval.metrics.records import CUR, OLD, QUESTION, Reading, strict, trace
 
 METRIC = get("groundedness")
 
@@ -53,3 +54,18 @@ def test_bare_yes_no_with_the_real_judge():
     (no,) = judge.judge("groundedness", [ask("No.")])
     assert yes.value == 1.0, yes.evidence
     assert no.value == 0.0 and "polarity" in no.evidence["claims"][0]["note"], no.evidence
+
+
+def test_after_a_yes_no_question_a_claim_is_read_without_its_yes_or_no_and_shown_as_written():
+    """'Yes, it is exact.' is read as 'It is exact.' (a learned judge reads 'Yes,' as a word the chunk lacks); a bare
+    'Yes.' is still read after the question; the evidence shows each claim as the answer wrote it, a bare one after
+    its question as before."""
+    scorer = Reading()
+    q = "Is FlashAttention exact?"
+    chunks = [Chunk(chunk_id="fa#0", doc_id="fa", rank=1, text="FlashAttention is exact.")]
+    traces = [Trace(sample_id=s, question=q, answer=a, contexts=chunks) for s, a in (("a", "Yes, it is exact."),
+                                                                                  ("b", "Yes."))]
+    r, bare = ScorerJudge(scorer).judge("groundedness", traces)
+    assert {c for _, c in scorer.read} == {"It is exact.", f"{q} Yes."}
+    assert [c["claim"] for c in r.evidence["claims"]] == ["Yes, it is exact."]
+    assert [c["claim"] for c in bare.evidence["claims"]] == [f"{q} Yes."]

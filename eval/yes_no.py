@@ -1,0 +1,65 @@
+"""Yes/no questions and the answers to them, read the same way by every metric: whether a question asks for a yes or a
+no (``asks_yes_no``), the yes or no an answer opens with (``leading_polarity``), an answer that is nothing else
+(``bare_answer``), and a statement without the yes or no it opens with (``without_answer_word``). Pure functions."""
+from __future__ import annotations
+
+import re
+
+from eval.tokens import content_tokens
+
+AUX = (r"(?:is|are|was|were|am|does|do|did|can|could|should|would|will|shall|may|might|must|has|have|had|"
+        r"isn[’']t|aren[’']t|wasn[’']t|weren[’']t|doesn[’']t|don[’']t|didn[’']t|can[’']t|couldn[’']t|"
+        r"shouldn[’']t|wouldn[’']t|won[’']t|hasn[’']t|haven[’']t|hadn[’']t)")
+_YES_NO_Q = re.compile(rf"^\W*{AUX}\b(?!.*\bor\b(?!\s+not\b))", re.IGNORECASE | re.S)
+
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+# other ways to open a bare answer to a yes/no question, read only when the word stands alone ("Correct.", "Nope,";
+# not "Right now ..." nor "True positives ..."); an emphatic "not" that ends its clause denies ("Definitely not.")
+_OTHER_YES = re.compile(r"^\W*(?:yeah|yep|yup|correct|right|true|indeed|exactly|absolutely|definitely|certainly)"
+                        r"(?=\s*(?:[.,;:!]|$))", re.IGNORECASE)
+_OTHER_NO = re.compile(r"^\W*(?:nope|nah|incorrect|wrong|false|not really|not at all|(?:absolutely|definitely|"
+                       r"certainly|of course|really) not)(?=\s*(?:[.,;:!]|$))", re.IGNORECASE)
+
+# what a bare answer to a yes/no question is made of: the answer word, an intensifier, and the pieces content_tokens
+# leaves of a negated auxiliary ("No, it isn't." -> no, isn, t)
+POLARITY_WORDS = frozenset(
+    "yes yeah yep yup no nope nah not correct incorrect right wrong true false indeed exactly absolutely definitely "
+    "certainly really sure t isn aren wasn weren doesn don didn hasn haven hadn can won wouldn shouldn couldn "
+    "mustn needn".split())
+
+
+
+def asks_yes_no(question: str) -> bool:
+    """``question`` opens with an auxiliary ("Is ...", "Does ...", "Can't ...") and offers no alternatives ("Is it FP8
+    or FP16?" asks for one of them; "or not" is no alternative)."""
+    return bool(_YES_NO_Q.match(question.strip()))
+
+
+def bare_answer(text: str) -> bool:
+    """``text`` is only an answer word to a yes/no question ("Yes.", "No, it isn't.", "Correct."): it says nothing
+    without its question."""
+    return all(t in POLARITY_WORDS for t in content_tokens(text))
+
+
+def leading_polarity(text: str) -> str | None:
+    """"yes" or "no" when ``text`` opens with an answer to a yes/no question ("No, it isn't.", "Correct.", "Nope.",
+    "Definitely not."); else None."""
+    m = _YES_NO.match(text)
+    if m:
+        return m.group(1).lower()
+    return "no" if _OTHER_NO.match(text) else "yes" if _OTHER_YES.match(text) else None
+
+
+_ANSWER_WORD_END = re.compile(r"\s*[,;:.!\u2013\u2014-]+\s*")
+
+
+def without_answer_word(text: str) -> str:
+    """``text`` without the yes or no it opens with, where a statement of its own follows ("Yes, it is exact." -> "It is
+    exact."; "No; keep it within one node." -> "Keep it within one node."); unchanged when it opens with none, when
+    nothing checkable follows ("No, it isn't.") or when the word is no answer ("No one uses it.")."""
+    m = _YES_NO.match(text) or _OTHER_NO.match(text) or _OTHER_YES.match(text)
+    end = m and _ANSWER_WORD_END.match(text, m.end())
+    if not end:
+        return text
+    rest = text[end.end():]
+    return text if bare_answer(rest) else rest[:1].upper() + rest[1:]

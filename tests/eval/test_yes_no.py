@@ -1,0 +1,27 @@
+"""Yes/no questions and answers (eval/yes_no.py): pure functions."""
+from eval.yes_no import asks_yes_no, bare_answer, leading_polarity, without_answer_word
+
+
+def test_without_answer_word_drops_an_opening_yes_or_no_only_before_a_statement():
+    assert without_answer_word("Yes, it is exact.") == "It is exact."
+    assert without_answer_word("No; keep it within one node.") == "Keep it within one node."
+    assert without_answer_word("Correct: the weights stay frozen.") == "The weights stay frozen."
+    assert without_answer_word("Definitely not, it changes nothing.") == "It changes nothing."
+    for same in ("No, it isn't.", "Yes.", "No one uses it.", "Yesterday it shipped.", "Nobody knows.",
+                 "The answer is yes, it is exact.", "Right now it is 16."):
+        assert without_answer_word(same) == same, same
+
+
+def test_asks_yes_no_is_an_auxiliary_first_question_without_alternatives():
+    for q in ("Is FlashAttention exact?", "Does LoRA freeze the base weights?", "Can't it run on a CPU?",
+              "Is it supported or not?", "  should a TP group span two nodes, and what degree is recommended?"):
+        assert asks_yes_no(q), q
+    for q in ("What is the default block size?", "Is it FP8 or FP16?", "Which is faster, vLLM or TGI?", ""):
+        assert not asks_yes_no(q), q
+
+
+def test_a_bare_answer_is_only_a_yes_or_no_and_its_leading_polarity_is_read():
+    assert bare_answer("Yes.") and bare_answer("No, it isn't.") and bare_answer("Definitely not.")
+    assert not bare_answer("Yes, it is exact.") and not bare_answer("16 tokens.")
+    assert [leading_polarity(t) for t in ("Yes, it is.", "Nope.", "Correct.", "Right now it is 16.")] == [
+        "yes", "no", "yes", None]
