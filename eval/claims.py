@@ -21,7 +21,7 @@ import re
 
 from eval.sentences import MAX_SENTENCE_WORDS, sentence_blocks, split_sentences, unit_spans, word_count, words
 from eval.tokens import content_tokens
-from eval.yes_no import asks_yes_no, bare_answer, without_answer_word
+from eval.yes_no import asks_yes_no, bare_answer, short_answer, without_answer_word
 from rag.prompt import makes_no_claim, strip_citations
 
 __all__ = ["MAX_SENTENCE_WORDS", "MAX_WINDOW_WORDS", "bare_answer", "decompose", "premise_windows", "sentence_windows",
@@ -209,12 +209,14 @@ def standalone(claims: list[str], question: str) -> list[str]:
     a claim with a word of its own stays as it is (read after the question, a short answer would share the
     question's words with any evidence about it, and word overlap could no longer tell a right one from a wrong one),
     except that after a yes/no question it is read without the yes or no it opens with ("Yes, it is exact." as "It is
-    exact."): a learned judge reads "Yes," as a word the evidence lacks, and the bare yes/no checks read the word."""
+    exact."): a learned judge reads "Yes," as a word the evidence lacks, and the bare yes/no checks read the word; a
+    yes or no with a few words that say nothing alone ("Yes, both.") is read after the question, like a bare one."""
     q = question.strip()
     if not q:
         return claims
     yes_no = asks_yes_no(q)
-    return [f"{q} {c}" if bare_answer(c) else without_answer_word(c) if yes_no else c for c in claims]
+    return [f"{q} {c}" if bare_answer(c) or (yes_no and short_answer(c)) else without_answer_word(c) if yes_no else c
+            for c in claims]
 
 
 def _pair(a: str, b: str, limit: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from eval.sentences import word_count
 from eval.tokens import content_tokens
 
 AUX = (r"(?:is|are|was|were|am|does|do|did|can|could|should|would|will|shall|may|might|must|has|have|had|"
@@ -51,15 +52,30 @@ def leading_polarity(text: str) -> str | None:
 
 
 _ANSWER_WORD_END = re.compile(r"\s*[,;:.!\u2013\u2014-]+\s*")
+MIN_STATEMENT_WORDS = 3  # what follows a yes or no is a statement of its own from three words ("They are American.")
+
+
+def _after_answer_word(text: str) -> str | None:
+    """What follows the yes or no ``text`` opens with ("Yes, it is exact." -> "it is exact."); None when it opens with
+    none (or with a word that is no answer: "No one uses it.")."""
+    m = _YES_NO.match(text) or _OTHER_NO.match(text) or _OTHER_YES.match(text)
+    end = m and _ANSWER_WORD_END.match(text, m.end())
+    return text[end.end():] if end else None
+
+
+def short_answer(text: str) -> bool:
+    """``text`` is a yes or no with a few words that say nothing without the question ("Yes, both.", "No, since
+    v0.3."): read after its question, like a bare answer."""
+    rest = _after_answer_word(text)
+    return rest is not None and not bare_answer(rest) and word_count(rest) < MIN_STATEMENT_WORDS
 
 
 def without_answer_word(text: str) -> str:
     """``text`` without the yes or no it opens with, where a statement of its own follows ("Yes, it is exact." -> "It is
     exact."; "No; keep it within one node." -> "Keep it within one node."); unchanged when it opens with none, when
-    nothing checkable follows ("No, it isn't.") or when the word is no answer ("No one uses it.")."""
-    m = _YES_NO.match(text) or _OTHER_NO.match(text) or _OTHER_YES.match(text)
-    end = m and _ANSWER_WORD_END.match(text, m.end())
-    if not end:
+    nothing checkable follows ("No, it isn't."), when a few words follow ("Yes, both.": short_answer) or when the word
+    is no answer ("No one uses it.")."""
+    rest = _after_answer_word(text)
+    if rest is None or bare_answer(rest) or word_count(rest) < MIN_STATEMENT_WORDS:
         return text
-    rest = text[end.end():]
-    return text if bare_answer(rest) else rest[:1].upper() + rest[1:]
+    return rest[:1].upper() + rest[1:]

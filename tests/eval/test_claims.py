@@ -52,6 +52,7 @@ def test_standalone_reads_short_claims_after_the_question():
         assert standalone([own], q) == [own]
     # after a yes/no question, a claim with words of its own is read without the yes or no it opens with
     assert standalone(["Yes, it is exact."], q) == ["It is exact."]
+    assert standalone(["Yes, both."], q) == [f"{q} Yes, both."]  # a few words that say nothing alone
     assert standalone(["Yes, it is 16 tokens."], "What is the default block size?") == ["Yes, it is 16 tokens."]
     assert standalone(["Yes."], "") == ["Yes."]
 

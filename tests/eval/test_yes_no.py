@@ -1,5 +1,5 @@
 """Yes/no questions and answers (eval/yes_no.py): pure functions."""
-from eval.yes_no import asks_yes_no, bare_answer, leading_polarity, without_answer_word
+from eval.yes_no import asks_yes_no, bare_answer, leading_polarity, short_answer, without_answer_word
 
 
 def test_without_answer_word_drops_an_opening_yes_or_no_only_before_a_statement():
@@ -8,8 +8,11 @@ def test_without_answer_word_drops_an_opening_yes_or_no_only_before_a_statement(
     assert without_answer_word("Correct: the weights stay frozen.") == "The weights stay frozen."
     assert without_answer_word("Definitely not, it changes nothing.") == "It changes nothing."
     for same in ("No, it isn't.", "Yes.", "No one uses it.", "Yesterday it shipped.", "Nobody knows.",
-                 "The answer is yes, it is exact.", "Right now it is 16."):
+                 "The answer is yes, it is exact.", "Right now it is 16.", "Yes, both.", "No, since v0.3."):
         assert without_answer_word(same) == same, same
+    # a yes or no with a few words that say nothing alone is read after its question, as a bare one is
+    assert short_answer("Yes, both.") and short_answer("No, since v0.3.")
+    assert not any(short_answer(t) for t in ("Yes.", "No, it isn't.", "Yes, they are both American.", "Both."))
 
 
 def test_asks_yes_no_is_an_auxiliary_first_question_without_alternatives():
