@@ -11,7 +11,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -400,6 +400,33 @@ def _terminated(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def data_executors() -> list[threading.Thread]:
+    """The Ray Data executors running in this process: Ray Data names each one's thread
+    ``StreamingExecutor-<dataset>``, and the thread is the executor (it has ``shutdown``)."""
+    return [t for t in threading.enumerate()
+            if t.name.startswith("StreamingExecutor-") and callable(getattr(t, "shutdown", None))]
+
+
+def stop_data_executors(within: float = 10.0, *, spare: Sequence[threading.Thread] = ()) -> list[str]:
+    """Shut down the Ray Data executors running in this process, but those in ``spare`` (running before a session
+    began: someone else's), and wait for their threads (``within`` seconds in all); the names of those still alive
+    after that. A stream interrupted mid-run (Ctrl+C, SIGTERM) can leave its
+    executor's scheduling thread going: when such a thread reaches Ray after ``ray.shutdown()``, Ray's core ends the
+    whole process with status 1 ("The core worker has already been shutdown"), before the run's one-line stop and its
+    exit status 130. Each is shut down with ``shutdown(force=True)``, as Ray Data's own iterator does when it is closed;
+    a shutdown that fails is left to Ray."""
+    deadline = time.monotonic() + within
+    executors = [t for t in data_executors() if t not in spare]
+    for t in executors:
+        try:
+            t.shutdown(force=True)  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001, S110 - Ray's own cleanup: nothing more to do here than wait
+            pass
+    for t in executors:
+        t.join(max(0.0, deadline - time.monotonic()))
+    return [t.name for t in executors if t.is_alive()]
+
+
 @contextmanager
 def ray_session(address: str | None, init: dict[str, Any], gpus_per_worker: float = 0.0) -> Iterator[Any]:
     """``ray`` connected (see ``connect``) and able to place the workers' GPUs; shut down on exit when started
@@ -409,6 +436,7 @@ def ray_session(address: str | None, init: dict[str, Any], gpus_per_worker: floa
     main = threading.current_thread() is threading.main_thread()
     before = signal.getsignal(signal.SIGTERM) if main else None
     started = False
+    others = data_executors()
     try:
         started = connect(address, **init)
         if main:
@@ -417,6 +445,7 @@ def ray_session(address: str | None, init: dict[str, Any], gpus_per_worker: floa
         yield ray
     finally:
         try:
+            stop_data_executors(spare=others)  # before Ray goes: a thread of theirs reaching it after ends the process
             if started:
                 ray.shutdown()
         finally:

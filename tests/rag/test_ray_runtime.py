@@ -186,3 +186,37 @@ def test_the_raylets_messages_reach_stderr_not_the_report_on_stdout(capsys):
     out, err = capsys.readouterr()
     assert "A worker died" in err and "A worker died" not in out
     assert "a line the worker printed" in out
+
+
+def test_ray_datas_executors_still_running_are_shut_down_and_waited_for_before_ray_goes():
+    """A stream interrupted mid-run can leave Ray Data's scheduling thread going; if it reaches Ray after
+    ray.shutdown(), Ray's core ends the process with status 1 instead of the run's one-line stop (seen once in CI on
+    SIGTERM). stop_data_executors shuts such threads down as Ray Data's own iterator does and waits for them; other
+    threads are left alone, and one that does not stop in time is named."""
+    stop, calls = threading.Event(), []
+
+    class Executor(threading.Thread):
+        def __init__(self, name, stops=True):
+            super().__init__(name=name, daemon=True)
+            self.stops = stops
+
+        def run(self):
+            (stop if self.stops else threading.Event()).wait(30 if self.stops else 3)
+
+        def shutdown(self, force, exception=None):
+            calls.append((self.name, force))
+            if self.stops:
+                stop.set()
+
+    other = threading.Thread(target=stop.wait, args=(30,), name="not-an-executor", daemon=True)
+    running = [Executor("StreamingExecutor-ds1"), Executor("StreamingExecutor-ds2")]
+    for t in [*running, other]:
+        t.start()
+    assert rr.stop_data_executors(within=5) == []
+    assert sorted(calls) == [("StreamingExecutor-ds1", True), ("StreamingExecutor-ds2", True)]
+    assert not any(t.is_alive() for t in running)
+    stuck = Executor("StreamingExecutor-ds3", stops=False)
+    stuck.start()
+    assert rr.stop_data_executors(within=0.2) == ["StreamingExecutor-ds3"]
+    calls.clear()
+    assert rr.stop_data_executors(within=0.2, spare=[stuck]) == [] and calls == []  # running before: someone else's
