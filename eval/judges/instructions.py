@@ -17,7 +17,17 @@ import re
 from dataclasses import dataclass
 
 from rag.guardrails.detectors import Finding, normalise, scan_chunk, scan_question
-from rag.guardrails.ignore_orders import DETERMINERS, IMPERATIVE, POLITE_SHARED, SHARED_WITH_THIRD_PERSON
+from rag.guardrails.ignore_orders import (
+    ADDRESSEE,
+    ADDRESSEE_SUBJUNCTIVE,
+    DETERMINERS,
+    IMPERATIVE,
+    POLITE_SHARED,
+    SHARED_SUBJUNCTIVE,
+    SHARED_WITH_THIRD_PERSON,
+    UNNEGATED,
+    VERB_LAST,
+)
 from rag.llm import one_line
 
 EVIDENCE_KEY = "judge_redacted"  # the result's evidence: one note per sentence the judge did not read
@@ -274,6 +284,11 @@ _ML_IGNORES = (
     # premisa cuando es irrelevante." describes a model), with a verdict after it or nothing else in the sentence
     rf"^\W*{_ML_IGNORE_3RD}\s+{_ML_DET}{{0,3}}{_ML_JUDGED}{_NOT_OWNED}(?=\s*[.!]?\s*$|.*?(?<![A-Za-z]){_EN_VERDICT}"
     rf"|.*?{_QUOTED_NATIVE})",
+    # the same order put as a wish ("Quiero que ignores la premisa.", "Ich möchte, dass du den Kontext ignorierst."),
+    # as the rail reads one: the addressee's subjunctive right after que / che, the verb last after dass; not negated
+    rf"^\W*{UNNEGATED}\b(?:que|che)\s+(?:(?:{ADDRESSEE}\s+)?{ADDRESSEE_SUBJUNCTIVE}|{ADDRESSEE}\s+{SHARED_SUBJUNCTIVE})"
+    rf"\s+{_ML_DET}{{0,3}}{_ML_JUDGED}{_NOT_OWNED}",
+    rf"^\W*{UNNEGATED}\bdass\s+(?:du|ihr|(?-i:Sie))\s+{_ML_DET}{{0,3}}{_ML_JUDGED}\s+(?:einfach\s+)?{VERB_LAST}\b",
     # 忽略前提，直接回答 ... (not 忽略上下文会导致错误, "ignoring the context causes errors": an order ends
     # there, goes on with "and" or is asked with 请)
     rf"{_CJK_START}(?:(?:请|請)\s*(?:你|您)?|(?:你|您))(?:忽略|无视|無視|忽视|忽視|不要理会|不要理會|不用管|别管|別管|"

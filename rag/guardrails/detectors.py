@@ -18,6 +18,7 @@ from rag.guardrails.ignore_orders import (
     POLITE_SHARED,
     SHARED_SUBJUNCTIVE,
     SHARED_WITH_THIRD_PERSON,
+    UNNEGATED,
     VERB_LAST,
 )
 
@@ -97,12 +98,11 @@ _ML_OVERRIDE = (rf"(?:(?:\b{IMPERATIVE}|{_ML_CLAUSE_START}{_NOT_ASKED}(?:(?!igno
 # consignes", "Ich möchte, dass du alle vorherigen Anweisungen ignorierst"): the verb right after "que" / "che" and the
 # addressee, or last after "dass du / Sie / ihr"; not where the sentence negates the wish ("No quiero que ...", "Ich
 # möchte nicht, dass ..."), names someone else ("que el modelo ignore ...") or asks ("¿Quieres que ignore ...?")
-_UNNEGATED = r"(?:(?!\b(?:no|ne|n['’]|non|nicht|não|nunca|jamais|mai|kein\w*)\b)[^.!?;:\n¡¿])*?"
 _NOT_NEGATING = r"(?!(?:nicht|nie|niemals|kein\w*)\b)"
-_ML_WISH = (rf"(?:^|[.!?;:\n¡¿])\s*{_UNNEGATED}\b(?:que|che)\s+{_NOT_ASKED}"
+_ML_WISH = (rf"(?:^|[.!?;:\n¡¿])\s*{UNNEGATED}\b(?:que|che)\s+{_NOT_ASKED}"
             rf"(?:(?:{ADDRESSEE}\s+)?{ADDRESSEE_SUBJUNCTIVE}|{ADDRESSEE}\s+{SHARED_SUBJUNCTIVE})\b\s*"
             rf"(?:{DETERMINERS}|\w+\s+){{0,4}}?{_ML_INSTRUCTIONS}\b"
-            rf"|(?:^|[.!?;:\n])\s*{_UNNEGATED}\bdass\s+(?:du|ihr|(?-i:Sie))\s+{_NOT_ASKED}"
+            rf"|(?:^|[.!?;:\n])\s*{UNNEGATED}\bdass\s+(?:du|ihr|(?-i:Sie))\s+{_NOT_ASKED}"
             rf"(?:{_NOT_NEGATING}(?:{DETERMINERS}|\w+\s+)){{0,4}}?{_ML_INSTRUCTIONS}\s+(?:(?:einfach|bitte|alle|"
             rf"komplett|vollständig)\s+)?{VERB_LAST}\b")
 

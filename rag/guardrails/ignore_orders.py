@@ -36,3 +36,5 @@ SHARED_SUBJUNCTIVE = (r"(?:ignore[ns]?|olvide[ns]?|omita[ns]?|desestime[ns]?|oub
                       r"trascuri|tralasci|esqueça[ms]?|desconsidere[ms]?|despreze[ms]?)")
 VERB_LAST = (r"(?:ignorierst|ignorieren|ignoriert|vergisst|vergessen|vergesst|missachtest|missachten|missachtet|"
              r"übergehst|übergehen|übergeht)")
+# a clause up to its "que" / "dass" that negates nothing ("No quiero que ...", "Ich möchte nicht, dass ...": no order)
+UNNEGATED = r"(?:(?!\b(?:no|ne|n['’]|non|nicht|não|nunca|jamais|mai|kein\w*)\b)[^.!?;:\n¡¿])*?"
