@@ -29,7 +29,6 @@ POLARITY_WORDS = frozenset(
     "mustn needn".split())
 
 
-
 def asks_yes_no(question: str) -> bool:
     """``question`` opens with an auxiliary ("Is ...", "Does ...", "Can't ...") and offers no alternatives ("Is it FP8
     or FP16?" asks for one of them; "or not" is no alternative)."""

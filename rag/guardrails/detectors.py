@@ -11,15 +11,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rag.guardrails.ignore_orders import (
-    ADDRESSEE,
-    ADDRESSEE_SUBJUNCTIVE,
     DETERMINERS,
     IMPERATIVE,
     POLITE_SHARED,
-    SHARED_SUBJUNCTIVE,
     SHARED_WITH_THIRD_PERSON,
+    THAT,
+    THAT_YOU,
     UNNEGATED,
     VERB_LAST,
+    WISHED,
 )
 
 _I = re.IGNORECASE
@@ -99,10 +99,9 @@ _ML_OVERRIDE = (rf"(?:(?:\b{IMPERATIVE}|{_ML_CLAUSE_START}{_NOT_ASKED}(?:(?!igno
 # addressee, or last after "dass du / Sie / ihr"; not where the sentence negates the wish ("No quiero que ...", "Ich
 # möchte nicht, dass ..."), names someone else ("que el modelo ignore ...") or asks ("¿Quieres que ignore ...?")
 _NOT_NEGATING = r"(?!(?:nicht|nie|niemals|kein\w*)\b)"
-_ML_WISH = (rf"(?:^|[.!?;:\n¡¿])\s*{UNNEGATED}\b(?:que|che)\s+{_NOT_ASKED}"
-            rf"(?:(?:{ADDRESSEE}\s+)?{ADDRESSEE_SUBJUNCTIVE}|{ADDRESSEE}\s+{SHARED_SUBJUNCTIVE})\b\s*"
+_ML_WISH = (rf"(?:^|[.!?;:\n¡¿])\s*{UNNEGATED}{THAT}{_NOT_ASKED}{WISHED}\b\s*"
             rf"(?:{DETERMINERS}|\w+\s+){{0,4}}?{_ML_INSTRUCTIONS}\b"
-            rf"|(?:^|[.!?;:\n])\s*{UNNEGATED}\bdass\s+(?:du|ihr|(?-i:Sie))\s+{_NOT_ASKED}"
+            rf"|(?:^|[.!?;:\n])\s*{UNNEGATED}{THAT_YOU}{_NOT_ASKED}"
             rf"(?:{_NOT_NEGATING}(?:{DETERMINERS}|\w+\s+)){{0,4}}?{_ML_INSTRUCTIONS}\s+(?:(?:einfach|bitte|alle|"
             rf"komplett|vollständig)\s+)?{VERB_LAST}\b")
 

@@ -34,6 +34,12 @@ ADDRESSEE_SUBJUNCTIVE = (r"(?:ignores|olvides|omitas|desestimes|ignoriez|oubliie
 ADDRESSEE = r"(?:tu|tú|usted(?:es)?|vous|voi|lei|vocês?|o\s+senhor|a\s+senhora)"
 SHARED_SUBJUNCTIVE = (r"(?:ignore[ns]?|olvide[ns]?|omita[ns]?|desestime[ns]?|oublies|n[ée]gliges|ignori|dimentichi|"
                       r"trascuri|tralasci|esqueça[ms]?|desconsidere[ms]?|despreze[ms]?)")
+# a wish or a request to the addressee: "que" / "che", then the addressee's own subjunctive, or a form a third person
+# shares with the addressee named ("que usted ignore", not "que el modelo ignore"); German puts the verb last after
+# "dass du / ihr / Sie" ("Sie" capitalised: "dass sie ..." is "that they ...")
+THAT = r"\b(?:que|che)\s+"
+WISHED = rf"(?:(?:{ADDRESSEE}\s+)?{ADDRESSEE_SUBJUNCTIVE}|{ADDRESSEE}\s+{SHARED_SUBJUNCTIVE})"
+THAT_YOU = r"\bdass\s+(?:du|ihr|(?-i:Sie))\s+"
 VERB_LAST = (r"(?:ignorierst|ignorieren|ignoriert|vergisst|vergessen|vergesst|missachtest|missachten|missachtet|"
              r"übergehst|übergehen|übergeht)")
 # a clause up to its "que" / "dass" that negates nothing ("No quiero que ...", "Ich möchte nicht, dass ...": no order)
