@@ -55,7 +55,7 @@ class EvalRun:
 
 # Bump when what a metric means changes (claim splitting, premises, rules): older results are then judged again
 # instead of being resumed.
-METRICS_VERSION = 27  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
+METRICS_VERSION = 28  # 4: Unicode tokens, unmeasured without contexts, [] relevant ids are not "unanswerable";
 # 5: claim premises are bounded windows (40-word sentence pieces, 70-word windows, the joined best 2-3 sentences);
 # 6: answer correctness checks numbers, identifiers and a leading yes/no exactly (eval/metrics/key_facts.py);
 # 7: groundedness and context recall read a bare yes/no claim after the question, and check its polarity;
@@ -119,6 +119,9 @@ METRICS_VERSION = 27  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     it: the question's words are the statement a claim may repeat ("Is it exact?" before "It is approximate."); and
 #     every metric that checks claims reads one, after a yes/no question, without the yes or no it opens with ("Yes, it
 #     is exact." as "It is exact."; eval/yes_no.py)
+# 28: a "no" that affirms ("No doubt, it is.", "Without a doubt.") is a yes, one that answers nothing ("No more than 8
+#     GPUs.", "No matter the size") no yes/no; a count said "a single" or "a dozen" is the number (1, 12) where number
+#     words are read (answer correctness, against a short reference)
 
 
 def _first_line(exc: Exception) -> str:

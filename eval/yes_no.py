@@ -20,6 +20,12 @@ _OTHER_YES = re.compile(r"^\W*(?:yeah|yep|yup|correct|right|true|indeed|exactly|
                         r"(?=\s*(?:[.,;:!]|$))", re.IGNORECASE)
 _OTHER_NO = re.compile(r"^\W*(?:nope|nah|incorrect|wrong|false|not really|not at all|(?:absolutely|definitely|"
                        r"certainly|of course|really) not)(?=\s*(?:[.,;:!]|$))", re.IGNORECASE)
+# a "no" that affirms ("No doubt, it is exact.", "No question.", "Without a doubt.") and one that answers nothing: a
+# comparison or a concession ("No more than 8 GPUs.", "No later than v2.", "No matter the size, ...")
+_AFFIRMING_NO = re.compile(r"^\W*(?:no\s+(?:doubt|question)|without\s+(?:a\s+|any\s+)?doubt|no\s+problem)(?![^\W\d_])",
+                           re.IGNORECASE)
+_UNANSWERING_NO = re.compile(r"^\W*no\s+(?:(?:more|less|fewer|later|earlier|sooner|longer|other)\s+than|matter)\b",
+                             re.IGNORECASE)
 
 # what a bare answer to a yes/no question is made of: the answer word, an intensifier, and the pieces content_tokens
 # leaves of a negated auxiliary ("No, it isn't." -> no, isn, t)
@@ -38,14 +44,20 @@ def asks_yes_no(question: str) -> bool:
 def bare_answer(text: str) -> bool:
     """``text`` is only an answer word to a yes/no question ("Yes.", "No, it isn't.", "Correct."): it says nothing
     without its question."""
-    return all(t in POLARITY_WORDS for t in content_tokens(text))
+    if all(t in POLARITY_WORDS for t in content_tokens(text)):
+        return True
+    rest = _after_answer_word(text) if _AFFIRMING_NO.match(text) else None  # "No doubt.", "Without a doubt, yes."
+    return rest is not None and bare_answer(rest)
 
 
 def leading_polarity(text: str) -> str | None:
     """"yes" or "no" when ``text`` opens with an answer to a yes/no question ("No, it isn't.", "Correct.", "Nope.",
-    "Definitely not."); else None."""
+    "Definitely not.", "No one uses it."; "No doubt, it is." is a yes); else None, also for a "no" that answers
+    nothing ("No more than 8 GPUs.", "No matter the size, ...")."""
+    if _AFFIRMING_NO.match(text):
+        return "yes"
     m = _YES_NO.match(text)
-    if m:
+    if m and not _UNANSWERING_NO.match(text):
         return m.group(1).lower()
     return "no" if _OTHER_NO.match(text) else "yes" if _OTHER_YES.match(text) else None
 
@@ -57,7 +69,9 @@ MIN_STATEMENT_WORDS = 3  # what follows a yes or no is a statement of its own fr
 def _after_answer_word(text: str) -> str | None:
     """What follows the yes or no ``text`` opens with ("Yes, it is exact." -> "it is exact."); None when it opens with
     none (or with a word that is no answer: "No one uses it.")."""
-    m = _YES_NO.match(text) or _OTHER_NO.match(text) or _OTHER_YES.match(text)
+    if _UNANSWERING_NO.match(text):
+        return None
+    m = _AFFIRMING_NO.match(text) or _YES_NO.match(text) or _OTHER_NO.match(text) or _OTHER_YES.match(text)
     end = m and _ANSWER_WORD_END.match(text, m.end())
     return text[end.end():] if end else None
 

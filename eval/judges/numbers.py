@@ -21,7 +21,20 @@ _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     "seventeen eighteen nineteen twenty".split())}
 _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
                       "ninety": "90", "hundred": "100", "thousand": "1000", "million": "1000000",
-                      "billion": "1000000000", "half": "0.5", "twice": "2", "double": "2", "once": "1"})
+                      "billion": "1000000000", "half": "0.5", "twice": "2", "double": "2", "once": "1",
+                      # the way English often says a count ('on a single node' is 'on one node')
+                      "a single": "1", "one single": "1", "a dozen": "12"})
+
+
+def _word_value(raw: str) -> Decimal:
+    """The value of a number word as written ('Twenty', 'a  single')."""
+    return Decimal(_NUMBER_WORDS[" ".join(raw.lower().split())])
+
+
+def _alternatives(words: Iterable[str]) -> str:
+    """A regex alternation of number words, longest first, a phrase's words apart by any white space."""
+    return "|".join(w.replace(" ", r"\s+") for w in sorted(words, key=len, reverse=True))
+
 # multipliers: a letter glued to a number ('1.5k', '128K', '$1.5M', '7B', '2bn', '1.2T'; 'm' only after a currency sign:
 # '5m' is metres or minutes) or words after it ('1.5 million', 'two hundred'); a unit ('16GB', '128KB') is none
 _SUFFIXES = {"k": 3, "K": 3, "m": 6, "M": 6, "b": 9, "B": 9, "bn": 9, "T": 12}
@@ -178,12 +191,12 @@ _VERSION_WORDS = frozenset("version versions release releases ver rev revision p
                            "debian fedora kernel linux macos ios android windows gcc clang llvm torch pytorch numpy"
                            .split())
 _NUMBER_WORD_RUN = regex.compile(
-    rf"(?<![^\W\d_])(?P<n>(?i:{'|'.join(sorted(_NUMBER_WORDS, key=len, reverse=True))}))(?![^\W\d_])"
+    rf"(?<![^\W\d_])(?P<n>(?i:{_alternatives(_NUMBER_WORDS)}))(?![^\W\d_])"
     rf"(?P<mags>(?:{_GAP}+(?i:{_MAG})(?![^\W\d_]))*)")
 # a number word with a unit after it ('two hours', 'a two-hour run', 'twenty-five minutes', 'one hundred
 # milliseconds', 'two gigabytes'): written in digits before it is read (see _number_words_with_units)
 _TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
-_COUNTING = "|".join(sorted(set(_NUMBER_WORDS) - {"half", "twice", "double", "once"}, key=len, reverse=True))
+_COUNTING = _alternatives(set(_NUMBER_WORDS) - {"half", "twice", "double", "once"})
 _WORD_QUANTITY = regex.compile(
     rf"(?<![^\W\d_])(?:(?P<tens>(?i:{_TENS}))(?:-|{_GAP})(?P<ones>(?i:one|two|three|four|five|six|seven|eight|nine))"
     rf"|(?P<n>(?i:{_COUNTING})))"
@@ -389,7 +402,7 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
             k = bisect_right(consumed, (m.start(), math.inf)) - 1
             if k >= 0 and consumed[k][0] <= m.start() < consumed[k][1]:
                 continue  # a magnitude read with the number before it ('1.5 million')
-            value = _NUMBER_WORDS[m.group("n").lower()]
+            value = _word_value(m.group("n"))
             exponent = sum(_MAGNITUDES[w.lower()] for w in _MAG_WORD.findall(m.group("mags")))
             key = _canonical(Decimal(value).scaleb(exponent))
             facts[NumberFact(key, frozenset([key]))] = None
@@ -407,9 +420,9 @@ def _number_words_with_units(text: str) -> str:
         if unit in _FRENCH_SHORT or not (unit in _UNITS or unit.lower() in _UNIT_WORDS):
             continue
         if m.group("tens"):
-            value = Decimal(_NUMBER_WORDS[m.group("tens").lower()]) + Decimal(_NUMBER_WORDS[m.group("ones").lower()])
+            value = _word_value(m.group("tens")) + _word_value(m.group("ones"))
         else:
-            value = Decimal(_NUMBER_WORDS[m.group("n").lower()])
+            value = _word_value(m.group("n"))
         exponent = sum(_MAGNITUDES[w.lower()] for w in _MAG_WORD.findall(m.group("mags")))
         digits = _canonical(value.scaleb(exponent))
         if len(digits) > m.end() - m.start():

@@ -28,3 +28,15 @@ def test_a_bare_answer_is_only_a_yes_or_no_and_its_leading_polarity_is_read():
     assert not bare_answer("Yes, it is exact.") and not bare_answer("16 tokens.")
     assert [leading_polarity(t) for t in ("Yes, it is.", "Nope.", "Correct.", "Right now it is 16.")] == [
         "yes", "no", "yes", None]
+
+
+def test_a_no_that_affirms_is_a_yes_and_one_that_answers_nothing_is_none():
+    # "No doubt" and "No question" affirm; a comparison or a concession opened by "no" answers nothing
+    assert [leading_polarity(t) for t in ("No doubt, it is exact.", "Without a doubt.", "No question: it is faster.",
+                                          "No problem.")] == ["yes"] * 4
+    for t in ("No more than 8 GPUs.", "No later than v2.0.", "No fewer than two replicas.", "No matter the size, use 128."):
+        assert leading_polarity(t) is None and without_answer_word(t) == t, t
+    # a "no" that negates what follows still answers no ("Is it still supported?" "No longer.")
+    assert [leading_polarity(t) for t in ("No one uses it.", "No longer.", "No GPU is needed.")] == ["no"] * 3
+    assert without_answer_word("No doubt, it is exact.") == "It is exact."
+    assert bare_answer("No doubt.") and bare_answer("Without a doubt, yes.") and not bare_answer("No doubt, it is exact.")

@@ -90,7 +90,8 @@ def test_a_bare_yes_or_no_is_read_after_its_question_against_the_reference():
     ref = "FP8 is not supported on the A100."
     cases = [("Yes.", ref, 0.0), ("Correct.", ref, 0.0), ("No, it isn't.", ref, 1.0), ("Nope.", "No.", 1.0),
              ("Yes.", "No.", 0.0), ("Definitely not.", "No.", 1.0),
-             ("Yes.", "FP8 is supported on the H100, not the A100.", 0.0)]  # the contrast names what was asked
+             ("Yes.", "FP8 is supported on the H100, not the A100.", 0.0),  # the contrast names what was asked
+             ("No doubt.", "No.", 0.0), ("Without a doubt.", "Yes.", 1.0)]  # a "no" that affirms
     for answer, reference, want in cases:
         t = Trace(sample_id="s", question=q, answer=answer, reference=reference, contexts=[])
         (r,) = lenient().judge("answer_correctness", [t])

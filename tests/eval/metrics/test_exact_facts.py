@@ -5,6 +5,7 @@ from eval.judges.lexical import LexicalScorer
 from eval.judges.numbers import numbers
 from eval.judges.scorer import ScorerJudge
 from eval.metrics import get
+from eval.metrics.key_facts import missing_facts
 from tests.eval.metrics.records import CUR, OLD, REFERENCE, trace
 
 LOOSE = ScorerJudge(LexicalScorer(support_threshold=0.5))  # word overlap alone would call a changed number supported
@@ -19,6 +20,14 @@ def test_numbers_compare_on_every_digit():
     assert numbers("1,999,999 or 2,000,000") == {"1999999", "2000000"}
     assert numbers("2.50, 2.5 and +2.5") == {"2.5"} and numbers("0.0 and -0") == {"0"}
     assert numbers("twelve") == {"12"} and numbers("one of the options", words=False) == set()
+
+
+def test_a_count_said_the_english_way_is_the_number():
+    """'a single node' states the reference's 'one node' (the yes/no probe's right answer was called wrong for it)."""
+    assert numbers("on a single node") == numbers("one node") == {"1"} and numbers("a  Dozen GPUs") == {"12"}
+    assert missing_facts("Keep it within one node.", "Keep it within a single node.") == []
+    assert missing_facts("Keep it within one node.", "Keep it within two nodes.") == ["1"]
+    assert numbers("single precision") == numbers("a singleton") == set() == numbers("a single node", words=False)
 
 
 def test_groundedness_does_not_let_a_changed_number_pass():
