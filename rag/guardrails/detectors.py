@@ -15,6 +15,7 @@ from rag.guardrails.ignore_orders import (
     IMPERATIVE,
     POLITE_SHARED,
     SHARED_WITH_THIRD_PERSON,
+    SOFTENER_DE,
     THAT,
     THAT_YOU,
     UNNEGATED,
@@ -102,8 +103,7 @@ _NOT_NEGATING = r"(?!(?:nicht|nie|niemals|kein\w*)\b)"
 _ML_WISH = (rf"(?:^|[.!?;:\n¡¿])\s*{UNNEGATED}{THAT}{_NOT_ASKED}{WISHED}\b\s*"
             rf"(?:{DETERMINERS}|\w+\s+){{0,4}}?{_ML_INSTRUCTIONS}\b"
             rf"|(?:^|[.!?;:\n])\s*{UNNEGATED}{THAT_YOU}{_NOT_ASKED}"
-            rf"(?:{_NOT_NEGATING}(?:{DETERMINERS}|\w+\s+)){{0,4}}?{_ML_INSTRUCTIONS}\s+(?:(?:einfach|bitte|alle|"
-            rf"komplett|vollständig)\s+)?{VERB_LAST}\b")
+            rf"(?:{_NOT_NEGATING}(?:{DETERMINERS}|\w+\s+)){{0,4}}?{_ML_INSTRUCTIONS}\s+{SOFTENER_DE}?{VERB_LAST}\b")
 
 # Shared by questions and chunks: direct attempts to replace the model's instructions or extract them.
 _COMMON: list[tuple[str, re.Pattern]] = [

@@ -35,11 +35,16 @@ ADDRESSEE = r"(?:tu|tú|usted(?:es)?|vous|voi|lei|vocês?|o\s+senhor|a\s+senhora
 SHARED_SUBJUNCTIVE = (r"(?:ignore[ns]?|olvide[ns]?|omita[ns]?|desestime[ns]?|oublies|n[ée]gliges|ignori|dimentichi|"
                       r"trascuri|tralasci|esqueça[ms]?|desconsidere[ms]?|despreze[ms]?)")
 # a wish or a request to the addressee: "que" / "che", then the addressee's own subjunctive, or a form a third person
-# shares with the addressee named ("que usted ignore", not "que el modelo ignore"); German puts the verb last after
-# "dass du / ihr / Sie" ("Sie" capitalised: "dass sie ..." is "that they ...")
+# shares with the addressee named ("que usted ignore", not "que el modelo ignore"), an adverb or a "please" allowed
+# before the verb ("que simplemente ignores", "que você simplesmente ignore", "che per favore ignoriate"); German puts
+# the verb last after "dass du / ihr / Sie" ("Sie" capitalised: "dass sie ..." is "that they ...")
 THAT = r"\b(?:que|che)\s+"
-WISHED = rf"(?:(?:{ADDRESSEE}\s+)?{ADDRESSEE_SUBJUNCTIVE}|{ADDRESSEE}\s+{SHARED_SUBJUNCTIVE})"
+SOFTENER = (r"(?:(?:simplemente|simplesmente|semplicemente|solamente|somente|apenas|s[oó]lo|ahora|agora|ora|ya|já|"
+            r"tambi[ée]n|também|anche|completamente|totalmente|por\s+favor|per\s+favore)\s+)")
+WISHED = (rf"(?:{SOFTENER}?(?:(?:{ADDRESSEE}\s+{SOFTENER}?)?{ADDRESSEE_SUBJUNCTIVE}|"
+          rf"{ADDRESSEE}\s+{SOFTENER}?{SHARED_SUBJUNCTIVE}))")
 THAT_YOU = r"\bdass\s+(?:du|ihr|(?-i:Sie))\s+"
+SOFTENER_DE = r"(?:(?:einfach|bitte|jetzt|nun|alle|komplett|vollständig)\s+)"  # "dass du einfach ... ignorierst"
 VERB_LAST = (r"(?:ignorierst|ignorieren|ignoriert|vergisst|vergessen|vergesst|missachtest|missachten|missachtet|"
              r"übergehst|übergehen|übergeht)")
 # a clause up to its "que" / "dass" that negates nothing ("No quiero que ...", "Ich möchte nicht, dass ...": no order)
