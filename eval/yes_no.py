@@ -76,6 +76,13 @@ def _after_answer_word(text: str) -> str | None:
     return text[end.end():] if end else None
 
 
+def after_answer_word(text: str) -> str:
+    """``text`` without the yes or no it opens with, whatever follows ("No, it is not." -> "it is not."); unchanged when
+    the word is no answer ("No GPU supports it.", "No doubt about it.") or none opens it."""
+    rest = _after_answer_word(text)
+    return text if rest is None else rest
+
+
 def short_answer(text: str) -> bool:
     """``text`` is a yes or no with a few words that say nothing without the question ("Yes, both.", "No, since
     v0.3."): read after its question, like a bare answer."""

@@ -5,20 +5,20 @@ pair as a near copy (every other word is shared), which is how an answer copied 
 question's answer flipped without a yes or no, passes for grounded. Read like key_facts' numbers: exactly, and only
 where the claim is otherwise the evidence's own statement.
 
-``flipped`` fires only when one clause of the evidence holds every other content word of the claim (the same
-statement) and either (a) its polarity is the opposite (one is negated: "not", "never", "without", "no longer"; "not
-only", "whether or not", "may or may not" are no negation) and the negation denies a word the other side says (a bare
-"The bridge" is no opposite of "The bridge was never completed"), or (b) the claim has one word of an antonym
-pair where that clause has the other, and not the claim's own word, or (c) one all-capital acronym of the claim
+``flipped`` fires only when one clause of the evidence holds every other content word of the claim (the same statement)
+and either (a) its polarity is the opposite (one is negated: "not", "never", "without", "no longer"; "not only",
+"whether or not", "may or may not" are no negation; a verb that denies the next is one: "fails to", "refused to",
+"unable to"; a claim's opening "No" is its negation, "No, ..." an answer word) and the negation denies a word the other
+side says (a bare "The bridge" is no opposite of "The bridge was never completed"), or (b) the claim has one word of an
+antonym pair where that clause has the other, and not the claim's own word, or (c) one all-capital acronym of the claim
 stands where the clause has another ("CPU memory" for "GPU memory"), or (d) the two sides of a comparison or an order
-are exchanged ("TGI is faster than vLLM" for "vLLM is faster than TGI"). A clause of the evidence is split at
-",;:()", a spaced dash and at "but", "while", "whereas", "although", "though", "however", "yet", "except"; a question
-("Should it be enabled?") and a condition ("if it is not warm", "unless ...") assert nothing and are never read; a
-negation about a statement the text reports ("It is not widely known that X", "This does not mean that X", "We cannot
-guarantee that X") is not X's opposite and is never read either ("It is not true that X" is); no
-rule fires where some clause of the evidence, however long, says what the claim says. A claim of several clauses is
-left to the judge. English only: a claim or evidence in another language (letters outside plain Latin) is never
-overruled here."""
+are exchanged ("TGI is faster than vLLM" for "vLLM is faster than TGI"). A clause of the evidence is split at ",;:()", a
+spaced dash and at "but", "while", "whereas", "although", "though", "however", "yet", "except"; a question ("Should it
+be enabled?") and a condition ("if it is not warm", "unless ...") assert nothing and are never read; a negation about a
+statement the text reports ("It is not widely known that X", "This does not mean that X", "We cannot guarantee that X")
+is not X's opposite and is never read either ("It is not true that X" is); no rule fires where some clause of the
+evidence, however long, says what the claim says. A claim of several clauses is left to the judge. English only: a claim
+or evidence in another language (letters outside plain Latin) is never overruled here."""
 from __future__ import annotations
 
 import re
@@ -28,6 +28,7 @@ from functools import cached_property
 
 from eval.judges.features import negated
 from eval.tokens import content_tokens
+from eval.yes_no import after_answer_word
 
 # opposites, read by their stems (_stem: "enable", "enabled", "enables", "enabling" are one)
 _PAIRS = (
@@ -71,8 +72,9 @@ _NOT_ONLY = re.compile(r"\bnot\s+(?:only|just|merely|simply)\b|\bor\s+not\b|\b(\
 # a capitalised negation inside a sentence is part of a title ("To Be or Not to Be"), not a denial
 _TITLE_NEGATION = re.compile(r"(?<!^)(?<![.!?:;]\s)(?<![.!?:;])\b(?:Not|No|Never|None|Nothing|Without|Cannot)\b")
 _LEADING = re.compile(r"^(?:but|and|or|so|then|while|whereas|although|though|however|yet)\b\s*", re.IGNORECASE)
-_YES_NO = re.compile(r"^\W*(?:yes|no|yeah|nope|correct|incorrect|right|wrong)\b\W*", re.IGNORECASE)
 _NEGATION_WORDS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "without"})
+# a verb that denies the one after it: "fails to converge" is "does not converge", "refused to start", "unable to load"
+_DENYING_VERB = re.compile(r"\b(?:fail(?:s|ed|ing)?|refus(?:e|es|ed|ing)|unable)\s+to\s+(?=\w)", re.IGNORECASE)
 
 
 _PLAIN = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": " - ",
@@ -94,7 +96,8 @@ def _counts(text: str) -> Counter[str]:
 
 
 def _content(text: str) -> set[str]:
-    return {_stem(w) for w in content_tokens(text) if w not in _NEGATION_WORDS}
+    """Stems of the content words ``text`` says, without its negations (nor a verb that denies: "fails to")."""
+    return {_stem(w) for w in content_tokens(_DENYING_VERB.sub(" not ", text)) if w not in _NEGATION_WORDS}
 
 
 # a negation before a verb of knowing or saying with a "that" after it is about the statement, not its opposite: "It
@@ -114,7 +117,7 @@ _EVERYTHING = ""  # what a negation at the end denies ("I am not.": the whole st
 def _denied(text: str) -> frozenset[str]:
     """Stems of the (up to two) words after each negation of ``text``: what it denies ("never completed": 'complet';
     "no longer supported": 'longer', 'support'; "I am not": _EVERYTHING)."""
-    words = content_tokens(text)
+    words = content_tokens(_DENYING_VERB.sub(" not ", text))
     denied: set[str] = set()
     for i, n in enumerate(words):
         if n in _NEGATION_WORDS:
@@ -134,7 +137,7 @@ def _negated(text: str) -> bool | None:
     text = _NOT_ONLY.sub(" ", _TITLE_NEGATION.sub(" ", text.strip()))
     if _ABOUT_A_STATEMENT.search(text):
         return None
-    return negated(text)
+    return negated(text) != bool(_DENYING_VERB.search(text))  # "did not fail to start" started
 
 
 def clauses(text: str) -> list[str]:
@@ -184,7 +187,7 @@ class Said:
         if not self.clauses or plain is None:
             return None
         claim = plain
-        own = clauses(_YES_NO.sub("", claim.strip(), count=1))
+        own = clauses(after_answer_word(claim.strip()))  # "No, it is not." (not "No GPU supports it.")
         if len(own) != 1 or claim.rstrip().endswith("?"):
             return None
         body = own[0]

@@ -39,6 +39,10 @@ FLIPS = [  # (claim, evidence): the claim says the opposite
     ("I am.", "I am not."),  # a negation at the end denies the whole statement
     ("vLLM supports models that use FP8.", "vLLM does not support models that use FP8."),
     ("The docs say that paged attention is disabled.", "The docs say that paged attention is enabled."),
+    # a verb that denies the one after it is a negation
+    ("The server refused to start.", "The server started."),
+    ("The loader is unable to read FP8 weights.", "The loader reads FP8 weights."),
+    ("The job converges.", "The job fails to converge."),
 ]
 SAME = [  # (claim, evidence): no flip, whatever words the two share
     ("FP8 is supported on H100.", "FP8 is not supported on A100 GPUs, but it is supported on H100."),
@@ -75,6 +79,15 @@ SAME = [  # (claim, evidence): no flip, whatever words the two share
     ("Parties could or could not include members.", "Such parties may include members."),
     ("The flag is set.", "The flag may or may not be set."),
     ("The cache is or isn't warm.", "The cache is warm."),
+    # a "no" that opens a statement is its negation, not an answer word taken away ("No, ..." is one)
+    ("No GPU supports FP8.", "No GPU supports FP8 today."),
+    ("No fat is in our budget.", "There is no fat in our budget."),
+    ("No fighter escort was requested.", "FAA did not request a fighter escort."),
+    # ... and a verb that denies says what a negation says
+    ("The job does not converge.", "The job fails to converge."),
+    ("My brain was not commanding properly.", "My brain refusing to command properly."),
+    ("The failed node restarts.", "The node restarts."),
+    ("The run did not fail to start.", "The run started."),
     # a bare noun phrase says nothing the evidence's negation denies
     ("The section around the crossing of the River Ribble",
      "The section around the crossing of the River Ribble was never completed."),
