@@ -23,7 +23,10 @@ _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60
                       "ninety": "90", "hundred": "100", "thousand": "1000", "million": "1000000",
                       "billion": "1000000000", "half": "0.5", "twice": "2", "double": "2", "once": "1",
                       # the way English often says a count ('on a single node' is 'on one node')
-                      "a single": "1", "one single": "1", "a dozen": "12"})
+                      "a single": "1", "one single": "1", "a dozen": "12",
+                      # a fraction or a multiple said as a verb or a noun ('halves the memory' is 'cuts it by 50%')
+                      "halve": "0.5", "halves": "0.5", "halved": "0.5", "halving": "0.5", "a quarter": "0.25",
+                      "doubles": "2", "doubled": "2", "doubling": "2", "triple": "3", "triples": "3", "tripled": "3"})
 
 
 def _word_value(raw: str) -> Decimal:
@@ -196,7 +199,8 @@ _NUMBER_WORD_RUN = regex.compile(
 # a number word with a unit after it ('two hours', 'a two-hour run', 'twenty-five minutes', 'one hundred
 # milliseconds', 'two gigabytes'): written in digits before it is read (see _number_words_with_units)
 _TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
-_COUNTING = _alternatives(set(_NUMBER_WORDS) - {"half", "twice", "double", "once"})
+_COUNTING = _alternatives(w for w, v in _NUMBER_WORDS.items() if "." not in v and w not in {"twice", "once"}
+                          and not w.startswith(("doubl", "tripl")))
 _WORD_QUANTITY = regex.compile(
     rf"(?<![^\W\d_])(?:(?P<tens>(?i:{_TENS}))(?:-|{_GAP})(?P<ones>(?i:one|two|three|four|five|six|seven|eight|nine))"
     rf"|(?P<n>(?i:{_COUNTING})))"
@@ -392,8 +396,9 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
         text = "".join(pieces) + text[at:]
         for m in _NUM.finditer(text):
             found, also = _number(text, m)
+            percent = _PERCENT.match(text, m.start("unit") if m.group("unit") else m.end())  # '50 %', '50 per cent'
             for fact in found:
-                facts[fact] = None
+                facts[_percent(fact) if percent else fact] = None
             inside.update(also)
             if m.group("words"):
                 consumed.append(m.span("words"))
@@ -405,8 +410,23 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
             value = _word_value(m.group("n"))
             exponent = sum(_MAGNITUDES[w.lower()] for w in _MAG_WORD.findall(m.group("mags")))
             key = _canonical(Decimal(value).scaleb(exponent))
-            facts[NumberFact(key, frozenset([key]))] = None
+            fact = NumberFact(key, frozenset([key]))
+            facts[_percent(fact) if _PERCENT.match(text, m.end()) else fact] = None
     return facts, inside
+
+
+_PERCENT = regex.compile(r"\s*(?:%|(?i:percent|per\s*cent|pct)\b)")
+
+
+def _percent(fact: NumberFact) -> NumberFact:
+    """A percentage is also the fraction it names: '50%' is stated by 'half' and by '0.5' (and by a bare 50)."""
+    fractions = set()
+    for r in fact.readings:
+        try:
+            fractions.add(_canonical(Decimal(r) / 100))
+        except InvalidOperation:
+            continue
+    return fact._replace(readings=fact.readings | fractions)
 
 
 def _number_words_with_units(text: str) -> str:

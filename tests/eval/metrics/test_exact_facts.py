@@ -30,6 +30,20 @@ def test_a_count_said_the_english_way_is_the_number():
     assert numbers("single precision") == numbers("a singleton") == set() == numbers("a single node", words=False)
 
 
+def test_a_percentage_is_its_fraction_and_a_multiple_its_number():
+    """'cuts memory by half' and 'by 50%' state one fact; '2x faster' and 'twice as fast' too (the answer's '50' and
+    '2x' were facts the reference did not state, so a right answer was overruled as contradicted)."""
+    for said, other in (("It cuts memory use by half.", "It cuts memory use by 50%."),
+                        ("It halves memory use.", "It cuts memory use by 50 percent."),
+                        ("Use a quarter of the GPUs.", "Use 25% of the GPUs."),
+                        ("It is twice as fast.", "It is 2x faster."), ("It doubles throughput.", "It is 2X faster."),
+                        ("It is three times faster.", "It is 3x faster.")):
+        assert missing_facts(said, other) == [] and missing_facts(other, said) == [], (said, other)
+    assert missing_facts("It cuts memory use by half.", "It cuts memory use by 40%.") == ["0.5"]
+    assert missing_facts("It is 2x faster.", "It is 3x faster.") == ["2"]
+    assert numbers("1.5%") == {"1.5", "0.015"} and numbers("half of 8 GPUs", words=False) == {"8"}
+
+
 def test_groundedness_does_not_let_a_changed_number_pass():
     ctx = Chunk(chunk_id="b#0", doc_id="b", rank=1, text="The maximum batch size is 64 requests.")
     r = _one("groundedness", trace("The maximum batch size is 32 requests.", contexts=[ctx]))
