@@ -108,7 +108,7 @@ _NUM = regex.compile(rf"""
     )
     (?: (?P<suffix>(?i:bn)|[kKmMbBT])(?!{_GLUED})
       | {_GAP}(?P<gap_suffix>(?i:bn)|[kKMBmT])(?!{_GLUED})  # '128 K tokens', '$1.5 M': see _spaced_magnitude
-      | (?P<words>(?:{_GAP}+(?i:{_MAG})s?\b)+)
+      | (?P<words>(?:(?:{_GAP}+|-)(?i:{_MAG})s?\b)+)  # '1.5 million', 'a 7-billion-parameter model'
       | (?:{_GAP}*|-)(?P<unit>[A-Za-z\u00b5\u03bc\u00e9]{{1,12}})(?![\w/]) )?  # a unit if _UNITS knows it ('64 KB', '5-min')
     """, regex.VERBOSE)
 _SIGNS = str.maketrans({"\u2212": "-", "\uff0d": "-", "\uff0e": "."} | {chr(0xFF10 + i): str(i) for i in range(10)})
@@ -643,7 +643,9 @@ def _magnitude(raw: str, exponent: int, suffix: str | None) -> tuple[list[Number
     key = _canonical(value.scaleb(exponent))
     n = _SUFFIX_BYTES.get(suffix or "")
     as_bytes = [] if n is None else _quantities(value, "B", (Decimal(1000) ** n, Decimal(1024) ** n))
-    return [NumberFact(key, frozenset([key, *as_bytes]))], [bare]
+    # '4K tokens' and '128K context' are as often 4,096 and 131,072 (powers of two) as 4,000 and 128,000
+    binary = [_canonical(value * Decimal(1024) ** n)] if suffix in ("k", "K", "M") and n else []
+    return [NumberFact(key, frozenset([key, *as_bytes, *binary]))], [bare]
 
 
 def number_facts(text: str, *, words: bool = True) -> list[NumberFact]:
@@ -731,11 +733,22 @@ def numbers(text: str, *, words: bool = True) -> set[str]:
             | {k for f in facts if all(" " in r for r in f.readings) for k in f.readings})  # a duration in parts
 
 
+_ORDINALS = {w: str(i + 1) for i, w in enumerate(  # not 'second', a unit of time far more often than 'the 2nd'
+    "first - third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split()) if w != "-"}
+_ORDINAL = regex.compile(rf"(?<![^\W\d_])(?i:{'|'.join(_ORDINALS)})(?![^\W\d_])")
+# a version written 'v2' or 'v2.1' states the number 'version 2' gives
+_V_NUMBER = regex.compile(r"(?<![^\W\d_])v(?=\d)")  # not 'V100', a GPU
+
+
 def stated(text: str, *, words: bool = True) -> set[str]:
     """Everything a claim's number is matched against (number_missing, key_facts.Stated): numbers(), each number
     stated without a unit also as its key with '~', and quantities with a unit in their base unit ('64000 B',
-    '5400 s'; see _with_unit)."""
-    return _stated(*_read(text, words))
+    '5400 s'; see _with_unit); with ``words``, an ordinal word states its number ('the first stage' states '1st
+    stage'; it is no fact of its own: 'First, install it' claims no number); a version 'v2' states 'version 2'."""
+    out = _stated(*_read(_V_NUMBER.sub("version ", text), words))
+    if words:
+        out.update(_ORDINALS[m.group(0).lower()] for m in _ORDINAL.finditer(text))
+    return out
 
 
 def _stated(facts: Iterable[NumberFact], inside: set[str]) -> set[str]:

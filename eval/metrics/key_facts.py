@@ -25,6 +25,7 @@ _NUMBER_LIKE = re.compile(r"\d+(?:\.\d+)?(?:[kKMBTb]|bn|Bn|BN|st|nd|rd|th|[xX\u0
 # a number glued to its unit, or a duration glued in parts ('1h30', '1m30s')
 _GLUED_UNIT = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[A-Za-z\u00b5\u03bc]+(?:\d+[A-Za-z]*)*(?![\w/])")
 _DIGIT = re.compile(r"\d")
+_VERSION_WORD = re.compile(r"\bversion\s*(?=\d)")
 # a contrast after the statement ("supported on the H100, not the A100"; "rather than X") does not negate it
 _CONTRAST_TAIL = re.compile(r"(?:,\s*(?:(?:but|and|yet)\s+)?|\s+(?:but|yet)\s+)not\b(?!\s+(?:only|just|merely)\b).*$"
                             r"|\b(?:rather than|instead of|unlike|as opposed to)\b.*$", re.IGNORECASE | re.S)
@@ -51,7 +52,8 @@ def _compact(text: str) -> str:
     """Lower case without spaces and hyphens: '16 GB' and '16GB', 'E4M3' and 'e4m3' read the same; between two digits
     they leave a '|', so '1 16GB' does not read as '116gb' (see _states); a number grouped in thousands is written
     whole ('1,024MB' reads as '1024mb'), invisible characters are dropped."""
-    return re.sub(r"[\s-]+", "", re.sub(r"(?<=\d)[\s-]+(?=\d)", "|", ungrouped(visible(text)).lower()))
+    text = _VERSION_WORD.sub("v", ungrouped(visible(text)).lower())  # 'version 2' states 'v2'
+    return re.sub(r"[\s-]+", "", re.sub(r"(?<=\d)[\s-]+(?=\d)", "|", text))
 
 
 def _states(compact: str, identifier: str) -> bool:

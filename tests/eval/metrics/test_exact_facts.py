@@ -44,6 +44,21 @@ def test_a_percentage_is_its_fraction_and_a_multiple_its_number():
     assert numbers("1.5%") == {"1.5", "0.015"} and numbers("half of 8 GPUs", words=False) == {"8"}
 
 
+def test_the_same_number_in_another_common_writing_is_stated():
+    """'4K tokens' is as often 4,096 as 4,000; 'a 7-billion-parameter model' is a 7B model; 'v2' is version 2; 'the
+    first stage' states '1st' (an ordinal word states its number but claims none: 'First, install it.')."""
+    for said, other in (("The limit is 4,096 tokens.", "The limit is 4K tokens."),
+                        ("The window is 131072 tokens.", "The window is 128K tokens."),
+                        ("The limit is 4000 tokens.", "The limit is 4k tokens."),
+                        ("A 7-billion-parameter model.", "A 7B model."),
+                        ("Use version 2.", "Use v2."), ("Use v2.1.", "Use version 2.1."),
+                        ("It is the 1st stage.", "It is the first stage.")):
+        assert missing_facts(said, other) == [] and missing_facts(other, said) == [], (said, other)
+    assert missing_facts("First, install it.", "Install it.") == []
+    assert missing_facts("Use v2.", "Use v3.") == ["v2"] and missing_facts("Use version 2.", "Use version 3.") == ["2"]
+    assert missing_facts("It has 100 nodes.", "It runs on a V100 for a second.") == ["100"]
+
+
 def test_groundedness_does_not_let_a_changed_number_pass():
     ctx = Chunk(chunk_id="b#0", doc_id="b", rank=1, text="The maximum batch size is 64 requests.")
     r = _one("groundedness", trace("The maximum batch size is 32 requests.", contexts=[ctx]))
