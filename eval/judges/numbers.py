@@ -23,7 +23,7 @@ _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60
                       "ninety": "90", "hundred": "100", "thousand": "1000", "million": "1000000",
                       "billion": "1000000000", "half": "0.5", "twice": "2", "double": "2", "once": "1",
                       # the way English often says a count ('on a single node' is 'on one node')
-                      "a single": "1", "one single": "1", "a dozen": "12",
+                      "a single": "1", "one single": "1", "a dozen": "12", "half a dozen": "6",
                       # a fraction or a multiple said as a verb or a noun ('halves the memory' is 'cuts it by 50%')
                       "halve": "0.5", "halves": "0.5", "halved": "0.5", "halving": "0.5", "a quarter": "0.25",
                       "doubles": "2", "doubled": "2", "doubling": "2", "triple": "3", "triples": "3", "tripled": "3"})
@@ -429,11 +429,34 @@ def _percent(fact: NumberFact) -> NumberFact:
     return fact._replace(readings=fact.readings | fractions)
 
 
+# a half of a unit said in words: 'one and a half hours', '2 and a half days', 'an hour and a half', 'half a minute'
+_HALF_UNIT = regex.compile(
+    rf"(?<![\w.,])(?i:(?:(?P<n>{_COUNTING}|\d+){_GAP}+and{_GAP}+a{_GAP}+half{_GAP}+(?P<u1>[a-z]{{2,12}})"
+    rf"|an?{_GAP}+(?P<u2>[a-z]{{2,12}}){_GAP}+and{_GAP}+a{_GAP}+half|half{_GAP}+an?{_GAP}+(?P<u3>[a-z]{{2,12}})))"
+    rf"(?![^\W\d_])")
+
+
+def _half_units(text: str) -> str:
+    """``text`` with each half of a unit said in words written in digits, right-aligned in its place ('an hour and a
+    half' -> '        1.5 hour'): 5400 s, as '90 minutes' is."""
+    def digits(m: regex.Match[str]) -> str:
+        unit = m.group("u1") or m.group("u2") or m.group("u3")
+        if unit in _FRENCH_SHORT or not (unit in _UNITS or unit.lower() in _UNIT_WORDS):
+            return m.group(0)
+        n = m.group("n")
+        whole = Decimal(0) if m.group("u3") else Decimal(1) if not n else \
+            Decimal(n) if n.isdigit() else _word_value(n)
+        return f"{_canonical(whole + Decimal('0.5'))} {unit}".rjust(m.end() - m.start())
+    return _HALF_UNIT.sub(digits, text)
+
+
 def _number_words_with_units(text: str) -> str:
     """``text`` with each number word before a unit written in digits, right-aligned in its place ('two hours' ->
     '  2 hours', 'twenty-five minutes' -> '         25 minutes'), so a number word with a unit is read as the same
     number in digits ('2 hours': 7200 s), and in a duration in parts ('two hours and thirty minutes'). A unit of two
-    letters or more only ('one B' is no byte, 'one To' no terabyte); 'half', 'twice', 'double' and 'once' are left."""
+    letters or more only ('one B' is no byte, 'one To' no terabyte); 'half', 'twice', 'double' and 'once' are left,
+    except in a half of a unit ('an hour and a half': _half_units)."""
+    text = _half_units(text)
     pieces, at = [], 0
     for m in _WORD_QUANTITY.finditer(text):
         unit = m.group("unit")

@@ -59,6 +59,16 @@ def test_the_same_number_in_another_common_writing_is_stated():
     assert missing_facts("It has 100 nodes.", "It runs on a V100 for a second.") == ["100"]
 
 
+def test_a_half_of_a_unit_said_in_words_is_the_quantity():
+    for said, other in (("It takes 90 minutes.", "It takes an hour and a half."),
+                        ("It takes 1.5 hours.", "It takes one and a half hours."),
+                        ("It takes 30 minutes.", "It takes half an hour."),
+                        ("It ran for 60 hours.", "It ran for two and a half days."), ("Use 6 GPUs.", "Use half a dozen GPUs.")):
+        assert missing_facts(said, other) == [] and missing_facts(other, said) == [], (said, other)
+    assert missing_facts("It takes half an hour.", "It takes 40 minutes.") == ["0.5 hour"]
+    assert numbers("half an apple") == {"0.5"}  # no unit: the fraction alone
+
+
 def test_groundedness_does_not_let_a_changed_number_pass():
     ctx = Chunk(chunk_id="b#0", doc_id="b", rank=1, text="The maximum batch size is 64 requests.")
     r = _one("groundedness", trace("The maximum batch size is 32 requests.", contexts=[ctx]))
