@@ -120,7 +120,8 @@ METRICS_VERSION = 28  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     every metric that checks claims reads one, after a yes/no question, without the yes or no it opens with ("Yes, it
 #     is exact." as "It is exact."; eval/yes_no.py)
 # 28: a "no" that affirms ("No doubt, it is.", "Without a doubt.") is a yes, one that answers nothing ("No more than 8
-#     GPUs.", "No matter the size") no yes/no; a count said "a single" or "a dozen" is the number (1, 12) where number
+#     GPUs.", "No matter the size") and a mixed one ("Yes and no.") no yes/no; "Of course." and "Sure." answer yes,
+#     "Never." and "No way." no; a count said "a single" or "a dozen" is the number (1, 12) where number
 #     words are read (answer correctness, against a short reference), as are 'halves' (0.5), 'doubles' (2) and 'a
 #     quarter' (0.25); a percentage is also its fraction ('50%' is stated by 'half') and '3x' a number, no identifier a
 #     reference must spell the same way; '4K' is also 4,096 (and '128K' 131,072), 'a 7-billion-parameter model' 7e9,

@@ -16,10 +16,12 @@ _YES_NO_Q = re.compile(rf"^\W*{AUX}\b(?!.*\bor\b(?!\s+not\b))", re.IGNORECASE | 
 _YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 # other ways to open a bare answer to a yes/no question, read only when the word stands alone ("Correct.", "Nope,";
 # not "Right now ..." nor "True positives ..."); an emphatic "not" that ends its clause denies ("Definitely not.")
-_OTHER_YES = re.compile(r"^\W*(?:yeah|yep|yup|correct|right|true|indeed|exactly|absolutely|definitely|certainly)"
-                        r"(?=\s*(?:[.,;:!]|$))", re.IGNORECASE)
-_OTHER_NO = re.compile(r"^\W*(?:nope|nah|incorrect|wrong|false|not really|not at all|(?:absolutely|definitely|"
-                       r"certainly|of course|really) not)(?=\s*(?:[.,;:!]|$))", re.IGNORECASE)
+_OTHER_YES = re.compile(r"^\W*(?:yeah|yep|yup|correct|right|true|indeed|exactly|absolutely|definitely|certainly|"
+                        r"of course|sure|affirmative)(?=\s*(?:[.,;:!]|$))", re.IGNORECASE)
+_OTHER_NO = re.compile(r"^\W*(?:nope|nah|never|negative|no way|incorrect|wrong|false|not really|not at all|"
+                       r"(?:absolutely|definitely|certainly|of course|really) not)(?=\s*(?:[.,;:!]|$))", re.IGNORECASE)
+# both at once answers neither ("Yes and no.", "Yes or no?")
+_BOTH = re.compile(r"^\W*(?:yes|no)\s+(?:and|or)\s+(?:yes|no)\b", re.IGNORECASE)
 # a "no" that affirms ("No doubt, it is exact.", "No question.", "Without a doubt.") and one that answers nothing: a
 # comparison or a concession ("No more than 8 GPUs.", "No later than v2.", "No matter the size, ...")
 _AFFIRMING_NO = re.compile(r"^\W*(?:no\s+(?:doubt|question)|without\s+(?:a\s+|any\s+)?doubt|no\s+problem)(?![^\W\d_])",
@@ -30,9 +32,9 @@ _UNANSWERING_NO = re.compile(r"^\W*no\s+(?:(?:more|less|fewer|later|earlier|soon
 # what a bare answer to a yes/no question is made of: the answer word, an intensifier, and the pieces content_tokens
 # leaves of a negated auxiliary ("No, it isn't." -> no, isn, t)
 POLARITY_WORDS = frozenset(
-    "yes yeah yep yup no nope nah not correct incorrect right wrong true false indeed exactly absolutely definitely "
-    "certainly really sure t isn aren wasn weren doesn don didn hasn haven hadn can won wouldn shouldn couldn "
-    "mustn needn".split())
+    "yes yeah yep yup no nope nah not never correct incorrect right wrong true false indeed exactly absolutely "
+    "definitely certainly really sure course affirmative negative way t isn aren wasn weren doesn don didn hasn haven "
+    "hadn can won wouldn shouldn couldn mustn needn".split())
 
 
 def asks_yes_no(question: str) -> bool:
@@ -54,6 +56,8 @@ def leading_polarity(text: str) -> str | None:
     """"yes" or "no" when ``text`` opens with an answer to a yes/no question ("No, it isn't.", "Correct.", "Nope.",
     "Definitely not.", "No one uses it."; "No doubt, it is." is a yes); else None, also for a "no" that answers
     nothing ("No more than 8 GPUs.", "No matter the size, ...")."""
+    if _BOTH.match(text):
+        return None
     if _AFFIRMING_NO.match(text):
         return "yes"
     m = _YES_NO.match(text)
@@ -69,9 +73,10 @@ MIN_STATEMENT_WORDS = 3  # what follows a yes or no is a statement of its own fr
 def _after_answer_word(text: str) -> str | None:
     """What follows the yes or no ``text`` opens with ("Yes, it is exact." -> "it is exact."); None when it opens with
     none (or with a word that is no answer: "No one uses it.")."""
-    if _UNANSWERING_NO.match(text):
+    if _UNANSWERING_NO.match(text) or _BOTH.match(text):
         return None
-    m = _AFFIRMING_NO.match(text) or _YES_NO.match(text) or _OTHER_NO.match(text) or _OTHER_YES.match(text)
+    found = [m for p in (_AFFIRMING_NO, _YES_NO, _OTHER_NO, _OTHER_YES) if (m := p.match(text))]
+    m = max(found, key=lambda m: m.end(), default=None)  # the whole answer phrase ("No way,", not its "No")
     end = m and _ANSWER_WORD_END.match(text, m.end())
     return text[end.end():] if end else None
 

@@ -40,3 +40,13 @@ def test_a_no_that_affirms_is_a_yes_and_one_that_answers_nothing_is_none():
     assert [leading_polarity(t) for t in ("No one uses it.", "No longer.", "No GPU is needed.")] == ["no"] * 3
     assert without_answer_word("No doubt, it is exact.") == "It is exact."
     assert bare_answer("No doubt.") and bare_answer("Without a doubt, yes.") and not bare_answer("No doubt, it is exact.")
+
+
+def test_other_common_answers_and_a_mixed_one():
+    assert [leading_polarity(t) for t in ("Of course.", "Of course, it is exact.", "Sure.", "Affirmative.")] == ["yes"] * 4
+    assert [leading_polarity(t) for t in ("Never.", "Negative.", "No way.", "Of course not.")] == ["no"] * 4
+    assert [leading_polarity(t) for t in ("Yes and no.", "Yes or no?", "Never use it.", "Of course it is.")] == [None] * 4
+    assert bare_answer("Never.") and bare_answer("Of course.") and bare_answer("No way.")
+    # the whole answer phrase is dropped, not its first word
+    assert without_answer_word("No way, it is approximate.") == "It is approximate."
+    assert without_answer_word("Of course, it is exact.") == "It is exact."
