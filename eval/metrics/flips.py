@@ -42,6 +42,9 @@ _PAIRS = (
     "positive negative", "true false", "improve degrade", "improve worsen", "gain loss", "raise lower",
     "encrypt decrypt", "lock unlock", "safe unsafe", "stable unstable", "deterministic nondeterministic",
     "first last", "minor major", "weak strong", "cheaper costlier",
+    "highest lowest", "largest smallest", "fastest slowest", "best worst", "better worse", "ascending descending",
+    "sparse dense", "explicit implicit", "manual automatic", "manually automatically", "online offline",
+    "blocking nonblocking", "mutable immutable", "start stop", "single multiple", "deprecated recommended",
 )
 
 
