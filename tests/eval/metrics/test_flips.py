@@ -39,6 +39,10 @@ FLIPS = [  # (claim, evidence): the claim says the opposite
     ("I am.", "I am not."),  # a negation at the end denies the whole statement
     ("vLLM supports models that use FP8.", "vLLM does not support models that use FP8."),
     ("The docs say that paged attention is disabled.", "The docs say that paged attention is enabled."),
+    ("The sparse attention kernel is used.", "The dense attention kernel is used."),
+    ("The model runs on a single GPU.", "The model runs on multiple GPUs."),
+    ("The legacy API is recommended.", "The legacy API is deprecated."),
+    ("Results are sorted in ascending order.", "Results are sorted in descending order."),
     # a verb that denies the one after it is a negation
     ("The server refused to start.", "The server started."),
     ("The loader is unable to read FP8 weights.", "The loader reads FP8 weights."),
