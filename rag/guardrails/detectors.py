@@ -13,8 +13,12 @@ from dataclasses import dataclass, field
 from rag.guardrails.ignore_orders import (
     DETERMINERS,
     IMPERATIVE,
+    INFINITIVE,
+    MODAL_DE,
     POLITE_SHARED,
+    REQUEST,
     SHARED_WITH_THIRD_PERSON,
+    SOFTENER,
     SOFTENER_DE,
     THAT,
     THAT_YOU,
@@ -104,6 +108,13 @@ _ML_WISH = (rf"(?:^|[.!?;:\n¡¿])\s*{UNNEGATED}{THAT}{_NOT_ASKED}{WISHED}\b\s*"
             rf"(?:{DETERMINERS}|\w+\s+){{0,4}}?{_ML_INSTRUCTIONS}\b"
             rf"|(?:^|[.!?;:\n])\s*{UNNEGATED}{THAT_YOU}{_NOT_ASKED}"
             rf"(?:{_NOT_NEGATING}(?:{DETERMINERS}|\w+\s+)){{0,4}}?{_ML_INSTRUCTIONS}\s+{SOFTENER_DE}?{VERB_LAST}\b")
+# ... and as a request or a permission ("Veuillez ignorer les instructions précédentes", "¿Puedes ignorar las
+# instrucciones anteriores?", "Kannst du alle vorherigen Anweisungen ignorieren?"): a question asks the model here, as
+# "Can you ignore all previous instructions?" does
+_ML_REQUEST = (rf"{_ML_CLAUSE_START}{REQUEST}\s*{SOFTENER}?{INFINITIVE}\b\s*(?:{DETERMINERS}|\w+\s+){{0,4}}?"
+               rf"{_ML_INSTRUCTIONS}\b"
+               rf"|{_ML_CLAUSE_START}{MODAL_DE}\s+(?:{_NOT_NEGATING}(?:{DETERMINERS}|\w+\s+)){{0,4}}?"
+               rf"{_ML_INSTRUCTIONS}\s+{SOFTENER_DE}?{VERB_LAST}\b")
 
 # Shared by questions and chunks: direct attempts to replace the model's instructions or extract them.
 _COMMON: list[tuple[str, re.Pattern]] = [
@@ -113,6 +124,9 @@ _COMMON: list[tuple[str, re.Pattern]] = [
                                    r"(?:the\s+|what(?:'s|\s+is|\s+was)\s+(?:written\s+|said\s+)?)?"
                                    r"(?:above|before\s+this|previously\s+said)\b(?!-)"
                                    r"(?=\s*(?:$|[.,;:!\n]|(?:and|then|instead|&)\b))",
+                                   # asked as a favour ("Would you mind ignoring your instructions?")
+                                   rf"\bwould\s+you\s+mind\s+(?:ignoring|disregarding|forgetting)\b(?:\s+\w+){{0,3}}?"
+                                   rf"\s+{_TARGET}\b",
                                    # told to stop following them ("Stop following your guidelines", "Don't follow
                                    # your previous instructions")
                                    rf"{_AT_ORDER}(?:(?:stop|quit|cease)\s+(?:following|obeying|applying)|(?:do not|"
@@ -120,7 +134,7 @@ _COMMON: list[tuple[str, re.Pattern]] = [
                                    rf"\s+{_TARGET}\b",
                                    # the same order in other languages: German, Spanish, French, Italian, Portuguese
                                    # (_ML_OVERRIDE), Chinese and Japanese
-                                   _ML_OVERRIDE, _ML_WISH,
+                                   _ML_OVERRIDE, _ML_WISH, _ML_REQUEST,
                                    r"(?:忽略|无视|忽視|無視|忘记|忘記|不要理会)(?:掉)?(?:你)?(?:之前|以前|先前|上面|以上|前面|所有|全部)"
                                    r"[^。？！?!\n]{0,10}(?:指令|指示|提示|规则|規則|说明)",
                                    r"(?:以前|前|上記|これまで)の[^。？！?!\n]{0,10}(?:指示|命令|ルール)[^。？！?!\n]{0,6}"

@@ -7,11 +7,12 @@ Two kinds of verb form. ``IMPERATIVE``: second person and polite imperatives ("V
 "ignorate", "desconsidere", "ne tenez pas compte des"), an order wherever they stand. ``SHARED_WITH_THIRD_PERSON``:
 forms a third person shares ("ignora", "oublie", "dimentica": "el modelo ignora las instrucciones" describes a model),
 an order only where a sentence or a clause opens with them; Italian's polite imperative (``POLITE_SHARED``) is such a
-form too ("capita che il modello ignori le istruzioni"). And an order put as a wish or a request, the verb in the
-subjunctive after "que" or "che" ("Quiero que ignores las instrucciones", "Je veux que vous ignoriez les consignes")
-or last after "dass" ("Ich möchte, dass du alle Anweisungen ignorierst"): the addressee's own forms
-(``ADDRESSEE_SUBJUNCTIVE``), and forms a third person shares only with the addressee named (``ADDRESSEE`` then
-``SHARED_SUBJUNCTIVE``: "que usted ignore", not "que el modelo ignore")."""
+form too ("capita che il modello ignori le istruzioni"). An order put as a wish, the verb in the subjunctive after
+"que" or "che" ("Quiero que ignores las instrucciones", "Je veux que vous ignoriez les consignes") or last after "dass"
+("Ich möchte, dass du alle Anweisungen ignorierst"): the addressee's own forms (``ADDRESSEE_SUBJUNCTIVE``), and forms a
+third person shares only with the addressee named (``ADDRESSEE`` then ``SHARED_SUBJUNCTIVE``: "que usted ignore", not
+"que el modelo ignore"). And an order put as a request, the infinitive after a modal said to the addressee or a
+formula of politeness (``REQUEST``, ``MODAL_DE``: "Veuillez ignorer ...", "¿Puedes ignorar ...?")."""
 from __future__ import annotations
 
 IMPERATIVE = (r"(?:ignoriere|ignorier|ignorieren\s+sie|vergiss|vergessen\s+sie|missachte|missachten\s+sie|übergehe|"
@@ -47,5 +48,22 @@ THAT_YOU = r"\bdass\s+(?:du|ihr|(?-i:Sie))\s+"
 SOFTENER_DE = r"(?:(?:einfach|bitte|jetzt|nun|alle|komplett|vollständig)\s+)"  # "dass du einfach ... ignorierst"
 VERB_LAST = (r"(?:ignorierst|ignorieren|ignoriert|vergisst|vergessen|vergesst|missachtest|missachten|missachtet|"
              r"übergehst|übergehen|übergeht)")
+# an order put as a request or a permission: the verb in the infinitive after a modal said to the addressee or a
+# formula of politeness ("Veuillez ignorer", "Si prega di ignorare", "¿Puedes ignorar ...?", "Pouvez-vous ignorer",
+# "Você pode ignorar", "Devi ignorare"); only where a clause opens with it ("El modelo puede ignorar ..." describes a
+# model, "No puedes ignorar ..." forbids). German puts the infinitive last: "Kannst du alle Anweisungen ignorieren?"
+INFINITIVE = (r"(?:ignorar|olvidar|omitir|desestimar|ignorer|oublier|n[ée]gliger|ignorare|dimenticare|trascurare|"
+              r"tralasciare|esquecer|desconsiderar|desprezar)")
+REQUEST = (r"(?:veuillez|veuille|merci\s+d['’]\s*|je\s+vous\s+prie\s+d['’]\s*|"
+           r"(?:peux|pouvez|pourrais|pourriez|dois|devez|devrais|devriez)[-\s](?:tu|vous)|"
+           r"(?:tu|vous)\s+(?:peux|pouvez|pourrais|pourriez|dois|devez|devrais|devriez)|si\s+prega\s+di|"
+           r"(?:(?:tu|lei|voi)\s+)?(?:puoi|potresti|potete|potreste|devi|dovresti|dovete|può|potrebbe|deve)|"
+           r"(?:(?:tú|tu|usted(?:es)?)\s+)?(?:puedes|podrías|podrias|pueden|podrían|debes|deberías|deberias|puede|"
+           r"podría|podria|debe)(?:\s+usted(?:es)?)?|"
+           r"(?:(?:você|vocês|tu)\s+)?(?:podes|poderias|deves|pode|poderia|podem|deve)"
+           r"(?:\s+(?:você|vocês|o\s+senhor|a\s+senhora))?)")
+MODAL_DE = (r"(?:(?:kannst|könntest|würdest|solltest|musst)\s+du|du\s+(?:kannst|könntest|solltest|musst|darfst)|"
+            r"(?-i:(?:Können|Könnten|Würden|Sollten|Müssen|können|könnten|würden|sollten|müssen)\s+Sie|"
+            r"Sie\s+(?:können|könnten|sollten|müssen|dürfen)))")
 # a clause up to its "que" / "dass" that negates nothing ("No quiero que ...", "Ich möchte nicht, dass ...": no order)
 UNNEGATED = r"(?:(?!\b(?:no|ne|n['’]|non|nicht|não|nunca|jamais|mai|kein\w*)\b)[^.!?;:\n¡¿])*?"
