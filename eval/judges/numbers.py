@@ -419,14 +419,18 @@ _PERCENT = regex.compile(r"\s*(?:%|(?i:percent|per\s*cent|pct)\b)")
 
 
 def _percent(fact: NumberFact) -> NumberFact:
-    """A percentage is also the fraction it names: '50%' is stated by 'half' and by '0.5' (and by a bare 50)."""
-    fractions = set()
+    """A percentage, read like a number with a unit ('50%': '50~' and '50%', so a bare 50 states it, and it states no
+    bare 50: '50 layers' is no percentage), and also the fraction it names ('0.5': stated by 'half' and by '0.5');
+    '0.5%' is then not '50%', whose fraction is 0.5."""
+    readings = set()
     for r in fact.readings:
         try:
-            fractions.add(_canonical(Decimal(r) / 100))
+            value = Decimal(r)
         except InvalidOperation:
+            readings.add(r)
             continue
-    return fact._replace(readings=fact.readings | fractions)
+        readings |= {f"{r}~", f"{r}%", _canonical(value / 100)}
+    return NumberFact(f"{fact.shown}%", frozenset(readings))
 
 
 # a half of a unit said in words: 'one and a half hours', '2 and a half days', 'an hour and a half', 'half a minute'

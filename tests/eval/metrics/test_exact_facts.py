@@ -40,8 +40,14 @@ def test_a_percentage_is_its_fraction_and_a_multiple_its_number():
                         ("It is three times faster.", "It is 3x faster.")):
         assert missing_facts(said, other) == [] and missing_facts(other, said) == [], (said, other)
     assert missing_facts("It cuts memory use by half.", "It cuts memory use by 40%.") == ["0.5"]
+    assert missing_facts("It cuts memory use by 40%.", "It cuts memory use by half.") == ["40%"]
     assert missing_facts("It is 2x faster.", "It is 3x faster.") == ["2"]
-    assert numbers("1.5%") == {"1.5", "0.015"} and numbers("half of 8 GPUs", words=False) == {"8"}
+    assert numbers("half of 8 GPUs", words=False) == {"8"}
+    # a percentage is read like a number with a unit: a bare 50 states '50%', '50%' states no bare 50, and '0.5%' is
+    # not '50%' (whose fraction is 0.5)
+    assert missing_facts("The rate is 50%.", "The rate is 50.") == [] and missing_facts("It has 50 layers.", "50%.") == ["50"]
+    assert missing_facts("The error rate is 0.5%.", "It is 50%.") == ["0.5%"]
+    assert missing_facts("The error rate is 50%.", "It is 0.5%.") == ["50%"]
 
 
 def test_the_same_number_in_another_common_writing_is_stated():
