@@ -407,8 +407,10 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
             k = bisect_right(consumed, (m.start(), math.inf)) - 1
             if k >= 0 and consumed[k][0] <= m.start() < consumed[k][1]:
                 continue  # a magnitude read with the number before it ('1.5 million')
-            if m.group("n").lower() == "halves" and _HALVES_NOUN.search(text, max(0, m.start() - 12), m.start()):
-                continue  # 'the two halves of the model': a noun, no fraction
+            word = m.group("n").lower()
+            if word == "halves" and _HALVES_NOUN.search(text, max(0, m.start() - 12), m.start()) \
+                    or word.startswith("doubl") and _DOUBLE_NAME.match(text, m.end()):
+                continue  # 'the two halves of the model', 'double precision', 'it doubles as a cache': no number
             value = _word_value(m.group("n"))
             exponent = sum(_MAGNITUDES[w.lower()] for w in _MAG_WORD.findall(m.group("mags")))
             key = _canonical(Decimal(value).scaleb(exponent))
@@ -418,6 +420,8 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
 
 
 _HALVES_NOUN = regex.compile(r"(?i:\b(?:two|both|the|into|in|its|their|these|those)\s+)\Z")
+_DOUBLE_NAME = regex.compile(r"(?i:[\s-]+(?:as|precision|quotes?|check\w*|click\w*|buffer\w*|free|spaced?|"
+                             r"dipping|counting|descent|edged)\b)")
 _PERCENT = regex.compile(r"\s*(?:%|(?i:percent|per\s*cent|pct)\b)")
 
 

@@ -554,7 +554,7 @@ def test_a_kelvin_temperature_is_no_thousands():
     "at " * 33_000, "cooled to 7K " * 8_000,
     # the half of a unit, percentages, versions and ordinals (METRICS_VERSION 28)
     "1 and a half " * 8_000, "a " * 50_000, "an hour and " * 9_000, "half a " * 14_000, "50 % " * 20_000,
-    "v1 " * 30_000, "first " * 16_000, "a single " * 11_000, "two halves " * 9_000,
+    "v1 " * 30_000, "first " * 16_000, "a single " * 11_000, "two halves " * 9_000, "double-" * 12_000,
 ])
 def test_a_long_text_of_digits_is_read_in_linear_time(text):
     import time

@@ -44,6 +44,8 @@ def test_a_percentage_is_its_fraction_and_a_multiple_its_number():
     assert missing_facts("It is 2x faster.", "It is 3x faster.") == ["2"]
     assert numbers("half of 8 GPUs", words=False) == {"8"}
     assert numbers("The two halves of the model.") == {"2"} and numbers("It halves memory use.") == {"0.5"}  # a noun
+    assert numbers("It uses double precision and double quotes.") == numbers("It doubles as a cache.") == set()
+    assert numbers("It is double the size.") == numbers("It doubles throughput.") == {"2"}
     # a percentage is read like a number with a unit: a bare 50 states '50%', '50%' states no bare 50, and '0.5%' is
     # not '50%' (whose fraction is 0.5)
     assert missing_facts("The rate is 50%.", "The rate is 50.") == [] and missing_facts("It has 50 layers.", "50%.") == ["50"]
