@@ -409,7 +409,7 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
                 continue  # a magnitude read with the number before it ('1.5 million')
             word = m.group("n").lower()
             if word == "halves" and _HALVES_NOUN.search(text, max(0, m.start() - 12), m.start()) \
-                    or word.startswith("doubl") and _DOUBLE_NAME.match(text, m.end()):
+                    or word.startswith(("doubl", "tripl")) and _DOUBLE_NAME.match(text, m.end()):
                 continue  # 'the two halves of the model', 'double precision', 'it doubles as a cache': no number
             value = _word_value(m.group("n"))
             exponent = sum(_MAGNITUDES[w.lower()] for w in _MAG_WORD.findall(m.group("mags")))
