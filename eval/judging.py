@@ -126,7 +126,8 @@ METRICS_VERSION = 28  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     quarter' (0.25); a percentage is also its fraction ('50%' is stated by 'half') and '3x' a number, no identifier a
 #     reference must spell the same way; '4K' is also 4,096 (and '128K' 131,072), 'a 7-billion-parameter model' 7e9,
 #     'v2' and 'version 2' state each other, an ordinal word states its number ('first' states '1st'), a half of a unit
-#     in words is the quantity ('an hour and a half' is 90 minutes, 'half a dozen' 6); the flip rule
+#     in words is the quantity ('an hour and a half' is 90 minutes, 'half a dozen' 6), scientific notation is one number
+#     ('3e-4' is 0.0003), 'GiB' is a unit (no identifier) and Hz and FLOPS compare across prefixes; the flip rule
 #     reads a claim's opening "No" as its negation unless an answer word ("No, ..."), and a verb that denies the next
 #     ("fails to", "refused to", "unable to") as a negation
 

@@ -84,6 +84,14 @@ def _unit_table() -> dict[str, tuple[str, tuple[Decimal, ...]]]:
                "hours": "3600", "day": "86400",
                "days": "86400", "week": "604800", "weeks": "604800"}
     table.update({k: ("s", (Decimal(v),)) for k, v in seconds.items()})
+    # frequencies and compute rates, with a decimal prefix ('1.5 GHz' = '1500 MHz', '989 TFLOPS' = '0.989 PFLOPS')
+    for n, (P, word) in enumerate((("", ""), ("k", "kilo"), ("M", "mega"), ("G", "giga"), ("T", "tera"), ("P", "peta"),
+                                   ("E", "exa"))):
+        factor = (Decimal(1000) ** n,)
+        for key in (f"{P}Hz", f"{word}hertz"):
+            table[key] = ("Hz", factor)
+        for key in (f"{P.upper()}FLOPS", f"{P.upper()}FLOPs", f"{P.upper()}flops"):
+            table[key] = ("FLOPS", factor)
     # short duration words capitalised or in capitals ('90 Min', '1.5 HRS'; longer words are read in any case); not
     # 'SEC', 'HR', 'MS', 'H' or 'S', which name other things as often
     table.update({k: table[k.lower()] for k in ("Min", "MIN", "Sec", "Hr", "Hrs", "HRS", "Day")})
@@ -92,6 +100,12 @@ def _unit_table() -> dict[str, tuple[str, tuple[Decimal, ...]]]:
 
 _UNITS = _unit_table()
 _UNIT_WORDS = {k.lower(): v for k, v in _UNITS.items() if len(k) > 3}  # 'Seconds', 'MEGABYTES': words in any case
+
+
+def is_unit(word: str) -> bool:
+    """``word`` is a unit numbers are compared in ('GiB', 'kB', 'ms', 'Megabytes'): no name of its own."""
+    return word in _UNITS or (len(word) > 3 and word.lower() in _UNIT_WORDS)
+
 _MAGNITUDES = {"hundred": 2, "thousand": 3, "million": 6, "billion": 9, "trillion": 12}
 _MAG = "|".join(_MAGNITUDES)
 _CURRENCY = "$€£¥"
@@ -359,6 +373,14 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
         text = _number_words_with_units(text)
     if _HAS_DIGIT.search(text):
         pieces, at = [], 0
+        for m in SCIENTIFIC.finditer(text):
+            mantissa, exp = (m.group("m"), m.group("e")) if m.group("e") else (m.group("m2") or "1", m.group("e2"))
+            key = _canonical(Decimal(mantissa).scaleb(int(exp)))
+            facts[NumberFact(key, frozenset([key]))] = None
+            pieces += [text[at : m.start()], " " * (m.end() - m.start())]
+            at = m.end()
+        text = "".join(pieces) + text[at:]
+        pieces, at = [], 0
         for m in _DATE.finditer(text):
             kind = m.lastgroup or ""
             read = _date_facts(kind, m.group(kind))
@@ -419,6 +441,10 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
     return facts, inside
 
 
+# a number in scientific notation ('3e-4', '1.5E+3', '1 × 10^-5', '10^-5'): one number, 0.0003, not 3, 4 and '3e'
+SCIENTIFIC = regex.compile(
+    r"(?<![\w.])(?:(?P<m>\d+(?:\.\d+)?)[eE](?P<e>[-+]?\d{1,3})|(?:(?P<m2>\d+(?:\.\d+)?)[ \t]*[×xX*][ \t]*)?"
+    r"10[ \t]*(?:\^|\*\*)[ \t]*\(?(?P<e2>[-+]?\d{1,3})\)?)(?!\w|[.-]\d)")
 _HALVES_NOUN = regex.compile(r"(?i:\b(?:two|both|the|into|in|its|their|these|those)\s+)\Z")
 _DOUBLE_NAME = regex.compile(r"(?i:[\s-]+(?:as|precision|quotes?|check\w*|click\w*|buffer\w*|free|spaced?|"
                              r"dipping|counting|descent|edged)\b)")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import regex
 
 from eval.judges.features import negated
-from eval.judges.numbers import number_facts, stated
+from eval.judges.numbers import SCIENTIFIC, is_unit, number_facts, stated
 from eval.tokens import NUMBER_NEIGHBOURS, content_tokens, ungrouped, visible
 from eval.yes_no import leading_polarity
 
@@ -38,10 +38,10 @@ def identifiers(text: str) -> set[str]:
     a magnitude ('128k', '7B'), a multiple ('3x') or an ordinal ('15th'); CJK characters are words, never part of
     one ('H100显卡' holds 'h100'), and invisible characters inside a word do not split it ('f\u200bp16' is 'fp16')."""
     out = set()
-    for m in _TOKEN.finditer(_CJK.sub(" ", ungrouped(visible(text)))):
+    for m in _TOKEN.finditer(SCIENTIFIC.sub(" ", _CJK.sub(" ", ungrouped(visible(text))))):  # '3e-4' is a number
         for word in m.group(0).split("-"):  # '4-bit' is a number and a unit; 'GPT-4' a name and a number
-            if not any(ch.isalpha() for ch in word) or _NUMBER_LIKE.fullmatch(word):
-                continue  # a number: numbers() reads it, normalised
+            if not any(ch.isalpha() for ch in word) or _NUMBER_LIKE.fullmatch(word) or is_unit(word):
+                continue  # a number: numbers() reads it, normalised; a unit ('GiB') reads with its number
             mixed = any(ch.isupper() for ch in word[1:]) and not word.isupper()  # 'vLLM', not the acronym 'GPU'
             if mixed or any(ch.isdigit() for ch in word):
                 out.add(word.lower())

@@ -68,6 +68,19 @@ def test_the_same_number_in_another_common_writing_is_stated():
     assert missing_facts("It has 100 nodes.", "It runs on a V100 for a second.") == ["100"]
 
 
+def test_scientific_notation_units_and_rates_are_read_as_numbers():
+    """A learning rate '3e-4' is 0.0003 (it read as 3, 4 and the identifier '3e'); 'GiB' and 'kB' are units, no names
+    a reference must spell; frequencies and FLOPS compare across prefixes."""
+    for said, other in (("The lr is 3e-4.", "The lr is 0.0003."), ("lr 1e-5", "a learning rate of 1 × 10^-5"),
+                        ("It needs 16 GiB.", "It needs 16 GB."), ("It uses 1 MiB pages.", "It uses 1024 KiB pages."),
+                        ("Use 16 kB.", "Use 16,000 bytes."), ("It runs at 1.5 GHz.", "It runs at 1500 MHz."),
+                        ("It reaches 1 PFLOPS.", "It reaches 1000 TFLOPS."), ("It reaches 989 TFLOPS.", "989 TFLOPs.")):
+        assert missing_facts(said, other) == [] and missing_facts(other, said) == [], (said, other)
+    assert missing_facts("The lr is 3e-4.", "The lr is 3e-5.") == ["0.0003"]
+    assert missing_facts("It runs at 1.5 GHz.", "It runs at 1.6 GHz.") == ["1.5 GHz"]
+    assert numbers("1.5E+3 and 10^6 tokens") == {"1500", "1000000"}
+
+
 def test_a_half_of_a_unit_said_in_words_is_the_quantity():
     for said, other in (("It takes 90 minutes.", "It takes an hour and a half."),
                         ("It takes 1.5 hours.", "It takes one and a half hours."),
