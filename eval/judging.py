@@ -121,15 +121,16 @@ METRICS_VERSION = 28  # 4: Unicode tokens, unmeasured without contexts, [] relev
 #     is exact." as "It is exact."; eval/yes_no.py)
 # 28: a "no" that affirms ("No doubt, it is.", "Without a doubt.") is a yes, one that answers nothing ("No more than 8
 #     GPUs.", "No matter the size") and a mixed one ("Yes and no.") no yes/no; "Of course." and "Sure." answer yes,
-#     "Never." and "No way." no; a count said "a single" or "a dozen" is the number (1, 12) where number
-#     words are read (answer correctness, against a short reference), as are 'halves' (0.5), 'doubles' (2) and 'a
-#     quarter' (0.25); a percentage is also its fraction ('50%' is stated by 'half') and '3x' a number, no identifier a
-#     reference must spell the same way; '4K' is also 4,096 (and '128K' 131,072), 'a 7-billion-parameter model' 7e9,
-#     'v2' and 'version 2' state each other, an ordinal word states its number ('first' states '1st'), a half of a unit
-#     in words is the quantity ('an hour and a half' is 90 minutes, 'half a dozen' 6), scientific notation is one number
-#     ('3e-4' is 0.0003), 'GiB' is a unit (no identifier) and Hz and FLOPS compare across prefixes; the flip rule
-#     reads a claim's opening "No" as its negation unless an answer word ("No, ..."), and a verb that denies the next
-#     ("fails to", "refused to", "unable to") as a negation
+#     "Never." and "No way." no; a count said "a single" or "a dozen" is the number (1, 12) where number words are read
+#     (answer correctness, against a short reference), as are 'halves' (0.5), 'doubles' (2) and 'a quarter' (0.25); a
+#     percentage is also its fraction ('50%' is stated by 'half') and '3x' a number, no identifier a reference must
+#     spell the same way; '4K' is also 4,096 (and '128K' 131,072), 'a 7-billion-parameter model' 7e9, 'v2' and 'version
+#     2' state each other, an ordinal word states its number ('first' states '1st'), a half of a unit in words is the
+#     quantity ('an hour and a half' is 90 minutes, 'half a dozen' 6), scientific notation is one number ('3e-4' is
+#     0.0003), 'GiB' is a unit (no identifier) and Hz and FLOPS compare across prefixes, a month of a year is a date
+#     ('March 2023' = '2023-03', stated by a day of it) and a decade one ('the 1990s' = 'the 90s'); the flip rule reads
+#     a claim's opening "No" as its negation unless an answer word ("No, ..."), and a verb that denies the next ("fails
+#     to", "refused to", "unable to") as a negation
 
 
 def _first_line(exc: Exception) -> str:

@@ -144,6 +144,11 @@ _DATE = regex.compile(rf"""
     | (?<!{_GLUED})(?P<mdy>(?i:{_MONTH})\.?{_GAP}+\d{{1,2}}{_TH},?{_GAP}+\d{{4}})(?!\d)            # March 15, 2023
     | (?<!{_GLUED}|[.,])(?P<dm_y>\d{{1,2}}{_TH}{_GAP}+(?i:of{_GAP}+)?(?i:{_MONTH})\.?,?{_GAP}+\d{{4}})(?!\d)  # 15 March 2023
     | (?<!\d)(?P<cjk>\d{{4}}\s*[年년]\s*\d{{1,2}}\s*[月월]\s*\d{{1,2}}\s*[日일])                  # 2023年3月15日
+    | (?<!{_GLUED})(?P<my>(?i:{_MONTH})\.?,?{_GAP}+(?:(?i:of){_GAP}+)?\d{{4}})(?![\d.,]\d|\d)          # March 2023
+    | (?<!{_GLUED}|[.,/-])(?P<ym>\d{{4}}-(?:0[1-9]|1[0-2]))(?!\d|[-/.]\d)                         # 2023-03
+    | (?<!{_GLUED}|[.,/-])(?P<m_y>(?:0?[1-9]|1[0-2])/\d{{4}})(?!\d|[-/.]\d)                        # 03/2023
+    | (?<![\w.,'\u2019])(?P<decade>1[5-9]\d0|20\d0)s(?![\w'\u2019])                                 # the 1990s
+    | (?<=\b(?i:the|early|mid|late)[ \t-]{{1,3}})(?P<decade2>\d0)s(?![\w'\u2019])                   # the 90s
     """, regex.VERBOSE)
 # a duration in parts, larger units first, is one quantity (see numbers()): '1 h 30 min', '1h30m', '2 hours 15
 # minutes', '2 hours and 15 minutes', '1 hr 30 mins', '3 min 20 s', '1d 12h', '1 min 30 s 500 ms'; hours glued to
@@ -340,12 +345,22 @@ def _date_facts(kind: str, raw: str) -> tuple[list[NumberFact], list[str]] | Non
         yy = int(raw[1:])
         year = str(_century(yy))
         return [NumberFact(raw, frozenset([str(yy), year]))], [year]
+    if kind in ("decade", "decade2"):  # 'the 1990s', 'the 90s' (not 90 seconds)
+        year = str(_century(int(raw)) if kind == "decade2" else int(raw))
+        return [NumberFact(f"{year}s", frozenset([f"{year}s", year]))], [year]  # stated by "the '90s" too
+    if kind in ("my", "ym", "m_y"):  # a month of a year: 'March 2023' is '2023-03' and states the year 2023
+        nums = [int(x) for x in regex.findall(r"\d+", raw)]
+        y, m = (nums[0], nums[1]) if kind == "ym" else (nums[-1], nums[0]) if kind == "m_y" else \
+            (nums[0], _MONTHS[_MONTH_NAME.search(raw).group(0).lower()])  # type: ignore[union-attr]
+        key = f"{y:04d}-{m:02d}"
+        return [NumberFact(key, frozenset([key]))], [str(y)]
     if kind == "dmyy" and "." in raw and not regex.fullmatch(r"\d\d\.\d\d\.\d\d", raw):
         return None  # '1.2.10': a version, read as written
     found, written = _date_readings(kind, raw)
     if not found:
         return None  # no such day: read as numbers ('31.02.2023' as written, like a version)
     keys = frozenset(d.isoformat() for d in found)
+    written += [d.isoformat()[:7] for d in found]  # a day of a month states the month ('March 15, 2023': March 2023)
     if kind != "dmyy":
         return [NumberFact(found[0].isoformat() if len(found) == 1 else raw, keys)], written
     written += [str(d.year) for d in found]

@@ -20,7 +20,7 @@ from eval.yes_no import leading_polarity
 _TOKEN = re.compile(r"[^\W_][\w.-]*[^\W_]|[^\W_]", re.UNICODE)
 _CJK = regex.compile(rf"[{NUMBER_NEIGHBOURS}]\p{{M}}*")  # CJK text is words, not identifiers: '约占2' states 2
 # a number with a magnitude ('128k', '1.5M', '7B') or an ordinal ('15th'): numbers() reads it, normalised
-_NUMBER_LIKE = re.compile(r"\d+(?:\.\d+)?(?:[kKMBTb]|bn|Bn|BN|st|nd|rd|th|[xX\u00d7])")  # '3x' is a multiple
+_NUMBER_LIKE = re.compile(r"\d+(?:\.\d+)?(?:[kKMBTb]|bn|Bn|BN|st|nd|rd|th|s|[xX\u00d7])")  # '3x' is a multiple
 # a number glued to a unit ('16GB', '1,024MB', '90min'): an identifier that a quantity in another writing also states
 # a number glued to its unit, or a duration glued in parts ('1h30', '1m30s')
 _GLUED_UNIT = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[A-Za-z\u00b5\u03bc]+(?:\d+[A-Za-z]*)*(?![\w/])")
@@ -32,11 +32,12 @@ _CONTRAST_TAIL = re.compile(r"(?:,\s*(?:(?:but|and|yet)\s+)?|\s+(?:but|yet)\s+)n
 
 
 def identifiers(text: str) -> set[str]:
-    """Lower-cased words carrying a digit next to letters ('E4M3', 'H100', 'GPT-4'), or mixed case ('vLLM');
-    plain acronyms ('GPU') and capitalised words are names a paraphrase may spell out, so they are not counted.
-    Numbers are read by numbers() and are no identifiers: a bare or grouped number ('1,024MB' is '1024mb'), one with
-    a magnitude ('128k', '7B'), a multiple ('3x') or an ordinal ('15th'); CJK characters are words, never part of
-    one ('H100显卡' holds 'h100'), and invisible characters inside a word do not split it ('f\u200bp16' is 'fp16')."""
+    """Lower-cased words carrying a digit next to letters ('E4M3', 'H100', 'GPT-4'), or mixed case ('vLLM'); plain
+    acronyms ('GPU') and capitalised words are names a paraphrase may spell out, so they are not counted. Numbers are
+    read by numbers() and are no identifiers: a bare or grouped number ('1,024MB' is '1024mb'), one with a magnitude
+    ('128k', '7B'), a multiple ('3x'), a decade or seconds ('1990s', '30s') or an ordinal ('15th'); CJK characters are
+    words, never part of one ('H100显卡' holds 'h100'), and invisible characters inside a word do not split it
+    ('f\u200bp16' is 'fp16')."""
     out = set()
     for m in _TOKEN.finditer(SCIENTIFIC.sub(" ", _CJK.sub(" ", ungrouped(visible(text))))):  # '3e-4' is a number
         for word in m.group(0).split("-"):  # '4-bit' is a number and a unit; 'GPT-4' a name and a number

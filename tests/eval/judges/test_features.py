@@ -555,7 +555,7 @@ def test_a_kelvin_temperature_is_no_thousands():
     # the half of a unit, percentages, versions and ordinals (METRICS_VERSION 28)
     "1 and a half " * 8_000, "a " * 50_000, "an hour and " * 9_000, "half a " * 14_000, "50 % " * 20_000,
     "v1 " * 30_000, "first " * 16_000, "a single " * 11_000, "two halves " * 9_000, "double-" * 12_000,
-    "1e-4 " * 20_000, "10^" * 30_000, "1e" * 40_000, "1 x 10^-5 " * 9_000,
+    "1e-4 " * 20_000, "10^" * 30_000, "1e" * 40_000, "1 x 10^-5 " * 9_000, " " * 100_000, "the  90s " * 10_000,
 ])
 def test_a_long_text_of_digits_is_read_in_linear_time(text):
     import time

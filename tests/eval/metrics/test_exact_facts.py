@@ -81,6 +81,21 @@ def test_scientific_notation_units_and_rates_are_read_as_numbers():
     assert numbers("1.5E+3 and 10^6 tokens") == {"1500", "1000000"}
 
 
+def test_a_month_of_a_year_and_a_decade_are_dates():
+    """'Released in March 2023' against 'April 2023' passed (a month name was no fact); '1990s' was 1990 seconds."""
+    for said, other in (("It was released in March 2023.", "It was released in 2023-03."),
+                        ("It was released in March 2023.", "It was released in 03/2023."),
+                        ("Released in March 2023.", "Released on March 15, 2023."),  # a day states its month
+                        ("Released in the 1990s.", "Released in the 90s."), ("Music of the 1990s.", "Music of the '90s.")):
+        assert missing_facts(said, other) == [], (said, other)
+    assert missing_facts("Released in March 2023.", "Released in April 2023.") == ["2023-03"]
+    assert missing_facts("Released in March 2023.", "Released in 2023.") == ["2023-03"]  # more than it says
+    assert missing_facts("Released in 2023.", "Released in March 2023.") == []
+    assert missing_facts("Released in the 1990s.", "Released in the 1980s.") == ["1990s"]
+    assert missing_facts("It times out after 30s.", "It times out after 30 seconds.") == []
+    assert numbers("the 2023-24 season") == {"2023", "24"}  # no month 24
+
+
 def test_a_half_of_a_unit_said_in_words_is_the_quantity():
     for said, other in (("It takes 90 minutes.", "It takes an hour and a half."),
                         ("It takes 1.5 hours.", "It takes one and a half hours."),
