@@ -104,7 +104,7 @@ _UNIT_WORDS = {k.lower(): v for k, v in _UNITS.items() if len(k) > 3}  # 'Second
 
 def is_unit(word: str) -> bool:
     """``word`` is a unit numbers are compared in ('GiB', 'kB', 'ms', 'Megabytes'): no name of its own."""
-    return word in _UNITS or (len(word) > 3 and word.lower() in _UNIT_WORDS)
+    return word in _UNITS or word.lower() in _UNIT_WORDS
 
 _MAGNITUDES = {"hundred": 2, "thousand": 3, "million": 6, "billion": 9, "trillion": 12}
 _MAG = "|".join(_MAGNITUDES)
@@ -377,6 +377,16 @@ def _valid(ymd: tuple[int, int, int]) -> bool:
     return True
 
 
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span (in order, apart) blanked out, every other character in its place: what one reading
+    took is not read again by the next."""
+    pieces, at = [], 0
+    for start, end in spans:
+        pieces += [text[at:start], " " * (end - start)]
+        at = end
+    return "".join(pieces) + text[at:]
+
+
 def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
     """The numbers ``text`` states, in order (see numbers), and the numbers written inside its dates (the year, and
     the day and month written in digits: stated, not facts of their own)."""
@@ -387,15 +397,14 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
     if words:
         text = _number_words_with_units(text)
     if _HAS_DIGIT.search(text):
-        pieces, at = [], 0
+        spans = []
         for m in SCIENTIFIC.finditer(text):
             mantissa, exp = (m.group("m"), m.group("e")) if m.group("e") else (m.group("m2") or "1", m.group("e2"))
             key = _canonical(Decimal(mantissa).scaleb(int(exp)))
             facts[NumberFact(key, frozenset([key]))] = None
-            pieces += [text[at : m.start()], " " * (m.end() - m.start())]
-            at = m.end()
-        text = "".join(pieces) + text[at:]
-        pieces, at = [], 0
+            spans.append(m.span())
+        text = _blanked(text, spans)
+        spans = []
         for m in _DATE.finditer(text):
             kind = m.lastgroup or ""
             read = _date_facts(kind, m.group(kind))
@@ -403,34 +412,32 @@ def _read(text: str, words: bool) -> tuple[dict[NumberFact, None], set[str]]:
                 continue
             facts.update(dict.fromkeys(read[0]))
             inside.update(read[1])
-            pieces += [text[at : m.start()], " " * (m.end() - m.start())]
-            at = m.end()
-        text = "".join(pieces) + text[at:]
+            spans.append(m.span())
+        text = _blanked(text, spans)
         for m in _CLOCK_WRITTEN.finditer(text):  # the time of day a clock writing may name: stated
             hour = int(m.group("h"))
             ap = (m.group("ap") or "").lower()[:1]
             if ap and 1 <= hour <= 12:
                 hour = hour % 12 + (12 if ap == "p" else 0)
             inside.add(_clock_key(hour, m.group("m") or m.group("mm"), m.group("s")))
-        pieces, at, last = [], 0, -1
+        spans, last = [], -1
         for m in _CLOCK.finditer(text):
             time = _time_fact(text, m, last)
             if time is None:
                 continue
             facts[time[0]] = None
             inside.update(time[1])
-            pieces += [text[at : m.start("clock")], " " * (m.end() - m.start("clock"))]
-            at = last = m.end()
-        text = "".join(pieces) + text[at:]
-        pieces, at = [], 0
+            spans.append((m.start("clock"), m.end()))
+            last = m.end()
+        text = _blanked(text, spans)
+        spans = []
         for m in _DURATION.finditer(text):
             fact = _duration_fact(text, m)
             if fact is None:
                 continue
             facts[fact] = None
-            pieces += [text[at : m.start()], " " * (m.end() - m.start())]
-            at = m.end()
-        text = "".join(pieces) + text[at:]
+            spans.append(m.span())
+        text = _blanked(text, spans)
         for m in _NUM.finditer(text):
             found, also = _number(text, m)
             percent = _PERCENT.match(text, m.start("unit") if m.group("unit") else m.end())  # '50 %', '50 per cent'
@@ -493,7 +500,7 @@ def _half_units(text: str) -> str:
     half' -> '        1.5 hour'): 5400 s, as '90 minutes' is."""
     def digits(m: regex.Match[str]) -> str:
         unit = m.group("u1") or m.group("u2") or m.group("u3")
-        if unit in _FRENCH_SHORT or not (unit in _UNITS or unit.lower() in _UNIT_WORDS):
+        if unit in _FRENCH_SHORT or not is_unit(unit):
             return m.group(0)
         n = m.group("n")
         whole = Decimal(0) if m.group("u3") else Decimal(1) if not n else \
@@ -512,7 +519,7 @@ def _number_words_with_units(text: str) -> str:
     pieces, at = [], 0
     for m in _WORD_QUANTITY.finditer(text):
         unit = m.group("unit")
-        if unit in _FRENCH_SHORT or not (unit in _UNITS or unit.lower() in _UNIT_WORDS):
+        if unit in _FRENCH_SHORT or not is_unit(unit):
             continue
         if m.group("tens"):
             value = _word_value(m.group("tens")) + _word_value(m.group("ones"))
@@ -649,7 +656,7 @@ def _number(text: str, m: regex.Match[str]) -> tuple[list[NumberFact], list[str]
             suffix = None  # '$1.5M' is money, never 1.5 MB
     if m.group("words"):
         exponent += sum(_MAGNITUDES[w.lower()] for w in _MAG_WORD.findall(m.group("words")))
-    known = unit if unit and not exponent and (unit in _UNITS or unit.lower() in _UNIT_WORDS) else None
+    known = unit if unit and not exponent and is_unit(unit) else None
     plain = m.group("plain")
     if plain is not None:
         if plain.count(".") >= 2 or (not exponent and re.search(r"\.\d+0$", plain)
@@ -808,8 +815,9 @@ def numbers(text: str, *, words: bool = True) -> set[str]:
             | {k for f in facts if all(" " in r for r in f.readings) for k in f.readings})  # a duration in parts
 
 
-_ORDINALS = {w: str(i + 1) for i, w in enumerate(  # not 'second', a unit of time far more often than 'the 2nd'
-    "first - third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split()) if w != "-"}
+_ORDINALS = {w: str(i) for i, w in enumerate(  # not 'second', a unit of time far more often than 'the 2nd'
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split(), start=1)
+    if w != "second"}
 _ORDINAL = regex.compile(rf"(?<![^\W\d_])(?i:{'|'.join(_ORDINALS)})(?![^\W\d_])")
 # a version written 'v2' or 'v2.1' states the number 'version 2' gives
 _V_NUMBER = regex.compile(r"(?<![^\W\d_])v(?=\d)")  # not 'V100', a GPU
