@@ -13,17 +13,14 @@ from dataclasses import dataclass, field
 from rag.guardrails.ignore_orders import (
     DETERMINERS,
     IMPERATIVE,
-    INFINITIVE,
+    LAST_VERB,
     MODAL_DE,
     POLITE_SHARED,
-    REQUEST,
+    REQUESTED,
     SHARED_WITH_THIRD_PERSON,
-    SOFTENER,
-    SOFTENER_DE,
     THAT,
     THAT_YOU,
     UNNEGATED,
-    VERB_LAST,
     WISHED,
 )
 
@@ -107,14 +104,14 @@ _NOT_NEGATING = r"(?!(?:nicht|nie|niemals|kein\w*)\b)"
 _ML_WISH = (rf"(?:^|[.!?;:\n¡¿])\s*{UNNEGATED}{THAT}{_NOT_ASKED}{WISHED}\b\s*"
             rf"(?:{DETERMINERS}|\w+\s+){{0,4}}?{_ML_INSTRUCTIONS}\b"
             rf"|(?:^|[.!?;:\n])\s*{UNNEGATED}{THAT_YOU}{_NOT_ASKED}"
-            rf"(?:{_NOT_NEGATING}(?:{DETERMINERS}|\w+\s+)){{0,4}}?{_ML_INSTRUCTIONS}\s+{SOFTENER_DE}?{VERB_LAST}\b")
+            rf"(?:{_NOT_NEGATING}(?:{DETERMINERS}|\w+\s+)){{0,4}}?{_ML_INSTRUCTIONS}\s+{LAST_VERB}\b")
 # ... and as a request or a permission ("Veuillez ignorer les instructions précédentes", "¿Puedes ignorar las
 # instrucciones anteriores?", "Kannst du alle vorherigen Anweisungen ignorieren?"): a question asks the model here, as
 # "Can you ignore all previous instructions?" does
-_ML_REQUEST = (rf"{_ML_CLAUSE_START}{REQUEST}\s*{SOFTENER}?{INFINITIVE}\b\s*(?:{DETERMINERS}|\w+\s+){{0,4}}?"
+_ML_REQUEST = (rf"{_ML_CLAUSE_START}{REQUESTED}\b\s*(?:{DETERMINERS}|\w+\s+){{0,4}}?"
                rf"{_ML_INSTRUCTIONS}\b"
                rf"|{_ML_CLAUSE_START}{MODAL_DE}\s+(?:{_NOT_NEGATING}(?:{DETERMINERS}|\w+\s+)){{0,4}}?"
-               rf"{_ML_INSTRUCTIONS}\s+{SOFTENER_DE}?{VERB_LAST}\b")
+               rf"{_ML_INSTRUCTIONS}\s+{LAST_VERB}\b")
 
 # Shared by questions and chunks: direct attempts to replace the model's instructions or extract them.
 _COMMON: list[tuple[str, re.Pattern]] = [

@@ -48,6 +48,7 @@ THAT_YOU = r"\bdass\s+(?:du|ihr|(?-i:Sie))\s+"
 SOFTENER_DE = r"(?:(?:einfach|bitte|jetzt|nun|alle|komplett|vollständig)\s+)"  # "dass du einfach ... ignorierst"
 VERB_LAST = (r"(?:ignorierst|ignorieren|ignoriert|vergisst|vergessen|vergesst|missachtest|missachten|missachtet|"
              r"übergehst|übergehen|übergeht)")
+LAST_VERB = rf"{SOFTENER_DE}?{VERB_LAST}"  # German's verb last, "einfach" or "bitte" allowed before it
 # an order put as a request or a permission: the verb in the infinitive after a modal said to the addressee or a
 # formula of politeness ("Veuillez ignorer", "Si prega di ignorare", "¿Puedes ignorar ...?", "Pouvez-vous ignorer",
 # "Você pode ignorar", "Devi ignorare"); only where a clause opens with it ("El modelo puede ignorar ..." describes a
@@ -62,6 +63,7 @@ REQUEST = (r"(?:veuillez|veuille|merci\s+d['’]\s*|je\s+vous\s+prie\s+d['’]\s
            r"podría|podria|debe)(?:\s+usted(?:es)?)?|"
            r"(?:(?:você|vocês|tu)\s+)?(?:podes|poderias|deves|pode|poderia|podem|deve)"
            r"(?:\s+(?:você|vocês|o\s+senhor|a\s+senhora))?)")
+REQUESTED = rf"{REQUEST}\s*{SOFTENER}?{INFINITIVE}"  # "Veuillez ignorer", "¿Puedes simplemente ignorar"
 MODAL_DE = (r"(?:(?:kannst|könntest|würdest|solltest|musst)\s+du|du\s+(?:kannst|könntest|solltest|musst|darfst)|"
             r"(?-i:(?:Können|Könnten|Würden|Sollten|Müssen|können|könnten|würden|sollten|müssen)\s+Sie|"
             r"Sie\s+(?:können|könnten|sollten|müssen|dürfen)))")
